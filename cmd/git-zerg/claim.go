@@ -1,0 +1,202 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+type claimOptions struct {
+	worker string
+	task   string
+}
+
+func claimCmd(e *env) *cli.Command {
+	var o claimOptions
+	return &cli.Command{
+		Name:      "claim",
+		Usage:     "claim a task (or the best ready one) for a worker",
+		ArgsUsage: "[TASK]",
+		Description: "Prints the claimed task's id (the task object with --json). Exit 3 when the\n" +
+			"gate refuses TASK, exit 4 when no task is ready to claim.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "worker", Aliases: []string{"w"}, Usage: "worker `NAME`", Destination: &o.worker},
+		},
+		Action: func(c *cli.Context) error {
+			a, err := args(c, 0, 1)
+			if err != nil {
+				return err
+			}
+			if len(a) == 1 {
+				o.task = a[0]
+			}
+			return runClaim(e, &o)
+		},
+	}
+}
+
+// errNoneReady is the exit-4 answer.
+var errNoneReady = errors.New("nothing to claim")
+
+func runClaim(e *env, o *claimOptions) error {
+	if err := checkWorker(o.worker); err != nil {
+		return err
+	}
+	feature, err := e.resolveFeature()
+	if err != nil {
+		return err
+	}
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	base, err := headCommit(s)
+	if err != nil {
+		return err
+	}
+	policy := policyOf(cfg)
+	ttl := time.Duration(cfg.Locks.TTL)
+	owner := workerOwner(o.worker)
+	var claimed *state.Task
+	var why string
+	err = s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		claimed, why = nil, ""
+		if !tx.Exists() {
+			return nil, notPlanned(feature)
+		}
+		x := &txn{tx: tx, now: e.now().UTC(), policy: policy, ttl: ttl}
+		if _, err := x.expireLeases(); err != nil {
+			return nil, err
+		}
+		ws, err := tx.Workers()
+		if err != nil {
+			return nil, err
+		}
+		held := ""
+		if w, ok := ws[o.worker]; ok {
+			held = w.Task
+		}
+		locks, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		facts := gates.ClaimFacts{Status: x.statusOf, Worker: o.worker, Owner: owner, Held: held, Locks: locks, Now: x.now}
+		var t *state.Task
+		if o.task != "" {
+			t, err = tx.Task(o.task)
+			if errors.Is(err, gitstore.ErrNotFound) {
+				return nil, usageErr("no task %q in feature %s", o.task, feature)
+			} else if err != nil {
+				return nil, err
+			}
+			facts.Task = t
+			if err := policy.Claim(facts); err != nil {
+				return nil, err
+			}
+		} else {
+			if held != "" {
+				return nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", o.worker, held))
+			}
+			tasks, err := tx.Tasks()
+			if err != nil {
+				return nil, err
+			}
+			ready := policy.ReadyOrder(tasks, x.now)
+			for _, cand := range ready {
+				facts.Task = cand
+				if err := policy.Claim(facts); err == nil {
+					t = cand
+					break
+				} else if why == "" {
+					why = err.Error()
+				}
+			}
+			if t == nil {
+				if why == "" {
+					why = waitingFor(tasks, policy, x.now)
+				}
+				// Expired leases found on the way are still worth recording.
+				return x.commitExpiries(feature)
+			}
+		}
+		t = t.Clone()
+		if t.Status == state.Failed {
+			t.Record(x.event("backoff", state.Pending, "", "backoff over", ""))
+		}
+		t.Record(x.event("claim", state.Claimed, o.worker, "", ""))
+		t.Worker, t.Owner, t.Base, t.Commit, t.Reason = o.worker, owner, base, "", ""
+		t.NotBefore = time.Time{}
+		t.Attempts++
+		if err := tx.Put(t); err != nil {
+			return nil, err
+		}
+		lease := &state.Worker{Name: o.worker, Owner: owner, Task: t.ID(), Since: x.now, Expires: x.now.Add(ttl),
+			Host: gitstore.Hostname(), PID: rushPID(), Started: os.Getenv("ZERG_RUSH_STARTED")}
+		if err := tx.PutWorker(lease); err != nil {
+			return nil, err
+		}
+		if err := x.takeLocks(t, owner, lease.Expires); err != nil {
+			return nil, err
+		}
+		claimed = t
+		return &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), o.worker), Op: "claim", Task: t.ID(),
+			Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
+	})
+	if err != nil {
+		return err
+	}
+	if claimed == nil {
+		return &cliError{code: exitNone, what: "nothing to claim right now", why: why}
+	}
+	if e.json {
+		return writeJSON(e.stdout, taskOut(claimed, false))
+	}
+	fmt.Fprintln(e.stdout, claimed.ID())
+	return nil
+}
+
+// commitExpiries finishes a transaction that decided nothing but may have
+// expired leases: those are written, the rest of the answer is the caller's.
+func (x *txn) commitExpiries(feature string) (*gitstore.Message, error) {
+	return &gitstore.Message{Subject: "expire leases in " + feature, Op: "expire"}, nil
+}
+
+// waitingFor explains why no task is ready.
+func waitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
+	counts := map[state.Status]int{}
+	for _, t := range tasks {
+		counts[t.Status]++
+	}
+	if counts[state.Done] == len(tasks) {
+		return "the feature is complete"
+	}
+	return fmt.Sprintf("%d pending, %d claimed, %d verified, %d failed, %d blocked; none has its dependencies done",
+		counts[state.Pending], counts[state.Claimed], counts[state.Verified], counts[state.Failed], counts[state.Blocked])
+}
+
+func notPlanned(feature string) error {
+	return &cliError{code: exitUsage, what: fmt.Sprintf("feature %q is not planned", feature), hint: "git zerg features lists the planned ones"}
+}
+
+// rushPID is the pid of the rush that runs this worker, if any: it is the
+// process whose death frees the claim on --resume.
+func rushPID() int {
+	if v := os.Getenv("ZERG_RUSH_PID"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return 0
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+)
+
+// Exit codes (SPEC "Exit codes").
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitRefused = 3
+	exitNone    = 4
+)
+
+// cliError is the one error type the CLI prints: one line
+// `git-zerg: <what> (<why>)` and, where it helps, a hint line.
+type cliError struct {
+	code int
+	what string
+	why  string
+	hint string
+}
+
+func (e *cliError) Error() string {
+	if e.why == "" {
+		return e.what
+	}
+	return e.what + " (" + e.why + ")"
+}
+
+func usageErr(what string, args ...any) *cliError {
+	return &cliError{code: exitUsage, what: fmt.Sprintf(what, args...)}
+}
+
+func refused(what, why string) *cliError {
+	return &cliError{code: exitRefused, what: what, why: why}
+}
+
+func failed(what, why string) *cliError {
+	return &cliError{code: exitFailed, what: what, why: why}
+}
+
+// exitError prints err as the SPEC's one-line error and returns its code.
+// This is the only place where errors become sentences and exit codes.
+func exitError(w io.Writer, err error) int {
+	var ce *cliError
+	if !errors.As(err, &ce) {
+		ce = classify(err)
+	}
+	line := strings.ReplaceAll(ce.Error(), "\n", " ")
+	fmt.Fprintf(w, "git-zerg: %s\n", line)
+	if ce.hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", ce.hint)
+	}
+	return ce.code
+}
+
+func classify(err error) *cliError {
+	var ref *gates.Refusal
+	var ge *gitcmd.Error
+	switch {
+	case errors.As(err, &ref):
+		return &cliError{code: exitRefused, what: ref.Op + " " + ref.Task + " refused", why: strings.Join(ref.Reasons, "; ")}
+	case errors.Is(err, gitstore.ErrNotRepo):
+		return &cliError{code: exitUsage, what: "not in a git repository", why: err.Error()}
+	case errors.Is(err, gitstore.ErrNotFound):
+		return &cliError{code: exitUsage, what: err.Error()}
+	case errors.Is(err, gitstore.ErrExists):
+		return &cliError{code: exitRefused, what: err.Error(), hint: "use --force to replace it"}
+	case errors.Is(err, gitstore.ErrContention):
+		return &cliError{code: exitRefused, what: "state update lost", why: err.Error()}
+	case errors.As(err, &ge):
+		return &cliError{code: exitFailed, what: "git failed", why: ge.Error()}
+	}
+	return &cliError{code: exitFailed, what: err.Error()}
+}

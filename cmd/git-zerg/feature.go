@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+)
+
+// WorkerBranchPrefix is the branch namespace of a feature's workers.
+func workerBranchPrefix(feature string) string { return "zerg/" + feature + "/worker-" }
+
+// currentBranch reads HEAD of the work tree we run in without starting git:
+// this runs on every command and in every hook.
+func currentBranch(s *gitstore.Store) string {
+	b, err := os.ReadFile(filepath.Join(s.GitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/")
+	if !ok {
+		return ""
+	}
+	return ref
+}
+
+// workerOfBranch returns the feature and worker name of a worker branch
+// (zerg/<feature>/worker-<n>).
+func workerOfBranch(branch string) (feature, worker string, ok bool) {
+	rest, ok := strings.CutPrefix(branch, "zerg/")
+	if !ok {
+		return "", "", false
+	}
+	feature, worker, ok = strings.Cut(rest, "/")
+	if !ok || !strings.HasPrefix(worker, "worker-") || strings.Contains(worker, "/") {
+		return "", "", false
+	}
+	return feature, worker, true
+}
+
+// resolveFeature picks the feature: -f, else the worker branch we are on,
+// else the one chosen with `use` or planned last, else the only one.
+func (e *env) resolveFeature() (string, error) {
+	if e.feature != "" {
+		if err := levels.ValidFeatureName(e.feature); err != nil {
+			return "", usageErr("bad feature name %q (%v)", e.feature, err)
+		}
+		return e.feature, nil
+	}
+	s, err := e.Store()
+	if err != nil {
+		return "", err
+	}
+	if f, _, ok := workerOfBranch(currentBranch(s)); ok {
+		return f, nil
+	}
+	if f := s.CurrentFeature(); f != "" {
+		return f, nil
+	}
+	fs, err := s.Features()
+	if err != nil {
+		return "", err
+	}
+	if len(fs) == 1 {
+		return fs[0], nil
+	}
+	if len(fs) == 0 {
+		return "", &cliError{code: exitUsage, what: "no feature planned", hint: "git zerg plan --graph task-graph.json"}
+	}
+	return "", &cliError{code: exitUsage, what: "no feature chosen", why: strings.Join(fs, ", "),
+		hint: "git zerg use FEATURE, or -f FEATURE"}
+}
+
+// view opens a read-only snapshot of the current feature.
+func (e *env) view() (*gitstore.Store, *gitstore.Tx, string, error) {
+	feature, err := e.resolveFeature()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	s, err := e.Store()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	tx, err := s.View(feature)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, nil, "", &cliError{code: exitUsage, what: fmt.Sprintf("feature %q is not planned", feature),
+			hint: "git zerg features lists the planned ones"}
+	}
+	return s, tx, feature, err
+}
+
+// config reads .zerg/config.toml of the work tree we run in.
+func (e *env) config() (*config.Config, error) {
+	s, err := e.Store()
+	if err != nil {
+		return nil, err
+	}
+	if s.Top == "" {
+		return config.Default(), nil
+	}
+	c, err := config.Load(filepath.Join(s.Top, ".zerg", "config.toml"))
+	if err != nil {
+		return nil, &cliError{code: exitUsage, what: "bad configuration", why: err.Error()}
+	}
+	return c, nil
+}
+
+func policyOf(c *config.Config) gates.Policy {
+	p := gates.DefaultPolicy
+	p.MaxAttempts = c.Retry.MaxAttempts
+	p.Backoff = time.Duration(c.Retry.Backoff)
+	if c.Retry.BackoffCap > 0 {
+		p.BackoffCap = time.Duration(c.Retry.BackoffCap)
+	}
+	return p
+}
+
+// workerOwner is the lock owner identity of a worker on this host.
+func workerOwner(worker string) string { return worker + "@" + gitstore.Hostname() }
+
+// userIdentity is who owns manual locks and approvals: the worker named by
+// ZERG_WORKER when a shared-mode worker runs us, else the git user.
+func (e *env) userIdentity() string {
+	if w := os.Getenv("ZERG_WORKER"); w != "" {
+		return workerOwner(w)
+	}
+	if s, err := e.Store(); err == nil {
+		if out, err := s.Git.Line(e.ctx, "config", "--get", "user.email"); err == nil && out != "" {
+			return out
+		}
+	}
+	u := os.Getenv("USER")
+	if u == "" {
+		u = "user"
+	}
+	return u + "@" + gitstore.Hostname()
+}
+
+// checkWorker validates a --worker value: it names a tree entry and a
+// branch, so it is as strict as a task id.
+func checkWorker(w string) error {
+	if w == "" {
+		return usageErr("--worker is required")
+	}
+	if !levels.ValidID(w) {
+		return usageErr("bad worker name %q (letters, digits, '.', '_' and '-', at most 64)", w)
+	}
+	return nil
+}
+
+var _ = exec.Command

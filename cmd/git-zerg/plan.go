@@ -1,0 +1,365 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+type validateOptions struct {
+	strict bool
+	file   string
+}
+
+func validateCmd(e *env) *cli.Command {
+	var o validateOptions
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "validate a task graph",
+		ArgsUsage: "[FILE]",
+		Description: "Reports every error and warning at once, each with its place in the file.\n" +
+			"Exit 2 when the graph is invalid (or has warnings, with --strict).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "strict", Usage: "treat warnings as errors", Destination: &o.strict},
+		},
+		Action: func(c *cli.Context) error {
+			a, err := args(c, 0, 1)
+			if err != nil {
+				return err
+			}
+			if len(a) == 1 {
+				o.file = a[0]
+			}
+			return runValidate(e, &o)
+		},
+	}
+}
+
+type validateJSON struct {
+	File     string        `json:"file"`
+	Valid    bool          `json:"valid"`
+	Feature  string        `json:"feature"`
+	Tasks    int           `json:"tasks"`
+	Levels   [][]string    `json:"levels"`
+	Errors   []problemJSON `json:"errors"`
+	Warnings []problemJSON `json:"warnings"`
+}
+
+func runValidate(e *env, o *validateOptions) error {
+	file, err := e.graphFile(o.file, "")
+	if err != nil {
+		return err
+	}
+	plan, err := e.loadGraph(file, o.strict, !e.json)
+	if e.json {
+		out := validateJSON{File: file, Valid: err == nil, Levels: [][]string{}, Errors: []problemJSON{}, Warnings: []problemJSON{}}
+		var ge *graphError
+		if errors.As(err, &ge) {
+			out.Errors, out.Warnings = problemsOut(ge.errs), problemsOut(ge.warnings)
+		} else if err != nil {
+			return err
+		}
+		if plan != nil {
+			out.Feature, out.Tasks, out.Levels = plan.Graph.Feature, len(plan.Graph.Tasks), plan.Levels
+			out.Warnings = problemsOut(plan.Warnings)
+		}
+		if werr := writeJSON(e.stdout, out); werr != nil {
+			return werr
+		}
+		if err != nil {
+			return &cliError{code: exitUsage, what: err.Error()}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %d tasks in %d levels\n", file, plan.Graph.Feature, len(plan.Graph.Tasks), len(plan.Levels))
+	return nil
+}
+
+// graphError is an invalid graph; its problems were printed (or go into
+// JSON) one per line before the one-line error.
+type graphError struct {
+	file           string
+	errs, warnings []levels.Problem
+	strict         bool
+}
+
+func (g *graphError) Error() string {
+	n := len(g.errs)
+	what := "errors"
+	if n == 1 {
+		what = "error"
+	}
+	if g.strict && len(g.warnings) > 0 {
+		return fmt.Sprintf("invalid task graph %s (%d %s, %d warnings under --strict)", g.file, n, what, len(g.warnings))
+	}
+	return fmt.Sprintf("invalid task graph %s (%d %s)", g.file, n, what)
+}
+
+// graphFile finds the task graph: the file given, else the feature's
+// .gsd/specs/<feature>/task-graph.json, else the only graph under .gsd/specs.
+func (e *env) graphFile(file, feature string) (string, error) {
+	if file != "" {
+		return file, nil
+	}
+	base := "."
+	if s, err := e.Store(); err == nil && s.Top != "" {
+		base = s.Top
+	} else if e.dir != "" {
+		base = e.dir
+	}
+	if feature == "" {
+		feature = e.feature
+	}
+	if feature != "" {
+		return filepath.Join(base, ".gsd", "specs", feature, "task-graph.json"), nil
+	}
+	found, _ := filepath.Glob(filepath.Join(base, ".gsd", "specs", "*", "task-graph.json"))
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", &cliError{code: exitUsage, what: "no task graph given", why: "none under .gsd/specs/*/task-graph.json",
+			hint: "give the file: git zerg validate FILE"}
+	}
+	return "", &cliError{code: exitUsage, what: "several task graphs under .gsd/specs", why: strings.Join(found, ", "),
+		hint: "name one with -f FEATURE or give the file"}
+}
+
+// loadGraph reads, validates and levels a graph. Problems are printed on
+// stderr, one per line with their place, unless quiet.
+func (e *env) loadGraph(file string, strict, print bool) (*levels.Plan, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &cliError{code: exitUsage, what: "cannot read task graph " + file, why: "no such file"}
+		}
+		return nil, &cliError{code: exitUsage, what: "cannot read task graph " + file, why: err.Error()}
+	}
+	plan, errs := levels.Load(data)
+	var warnings []levels.Problem
+	if plan != nil {
+		warnings = plan.Warnings
+	}
+	if print {
+		for _, p := range errs {
+			fmt.Fprintf(e.stderr, "%s: %s\n", file, p)
+		}
+		for _, p := range warnings {
+			fmt.Fprintf(e.stderr, "%s: warning: %s\n", file, p)
+		}
+	}
+	if len(errs) > 0 || (strict && len(warnings) > 0) {
+		return plan, &graphError{file: file, errs: errs, warnings: warnings, strict: strict}
+	}
+	return plan, nil
+}
+
+type planOptions struct {
+	graph  string
+	force  bool
+	accept bool
+	strict bool
+	name   string
+}
+
+func planCmd(e *env) *cli.Command {
+	var o planOptions
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "validate a task graph and store it as the feature's initial state",
+		ArgsUsage: "[FEATURE]",
+		Description: "FEATURE defaults to the graph's \"feature\". An existing feature is refused (exit 3)\n" +
+			"unless --force, which starts it over and keeps the old history in its log.\n" +
+			"--accept trusts the verification commands of a feature that arrived by sync.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "graph", Aliases: []string{"g"}, Usage: "task graph `FILE`", Destination: &o.graph},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing feature", Destination: &o.force},
+			&cli.BoolFlag{Name: "accept", Usage: "trust the commands of a synced feature", Destination: &o.accept},
+			&cli.BoolFlag{Name: "strict", Usage: "treat warnings as errors", Destination: &o.strict},
+		},
+		Action: func(c *cli.Context) error {
+			a, err := args(c, 0, 1)
+			if err != nil {
+				return err
+			}
+			if len(a) == 1 {
+				o.name = a[0]
+			}
+			return runPlan(e, &o)
+		},
+	}
+}
+
+type planJSON struct {
+	Feature  string        `json:"feature"`
+	Tasks    int           `json:"tasks"`
+	Levels   [][]string    `json:"levels"`
+	Warnings []problemJSON `json:"warnings"`
+	Commit   string        `json:"commit"`
+}
+
+func runPlan(e *env, o *planOptions) error {
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	if o.name != "" {
+		if err := levels.ValidFeatureName(o.name); err != nil {
+			return usageErr("bad feature name %q (%v)", o.name, err)
+		}
+	}
+	if o.accept && o.graph == "" {
+		return runAccept(e, s, o)
+	}
+	file, err := e.graphFile(o.graph, o.name)
+	if err != nil {
+		return err
+	}
+	plan, err := e.loadGraph(file, o.strict, true)
+	if err != nil {
+		return err
+	}
+	name := o.name
+	if name == "" {
+		name = plan.Graph.Feature
+	}
+	if err := levels.ValidFeatureName(name); err != nil {
+		return usageErr("bad feature name %q (%v)", name, err)
+	}
+	now := e.now().UTC()
+	tasks := planTasks(plan, now)
+	meta := &state.Feature{Format: state.Format, Name: name, PlannedAt: now, Levels: plan.Levels, Graph: plan.Graph.Extra}
+	for _, w := range plan.Warnings {
+		meta.Warnings = append(meta.Warnings, w.String())
+	}
+	err = s.Create(e.ctx, name, o.force, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		clock := tx.Clock() + 1
+		for _, t := range tasks {
+			t.History[0].Clock = clock
+		}
+		if err := tx.Init(meta, tasks); err != nil {
+			return nil, err
+		}
+		subject := fmt.Sprintf("plan %s: %d tasks in %d levels", name, len(tasks), len(plan.Levels))
+		if tx.Exists() {
+			subject = fmt.Sprintf("plan --force %s: %d tasks in %d levels", name, len(tasks), len(plan.Levels))
+		}
+		return &gitstore.Message{Subject: subject, Op: "plan"}, nil
+	})
+	if errors.Is(err, gitstore.ErrExists) {
+		return &cliError{code: exitRefused, what: fmt.Sprintf("feature %q is already planned", name),
+			hint: "git zerg plan --force replaces it (its history stays in git zerg log)"}
+	}
+	if err != nil {
+		return err
+	}
+	if err := trust(s, name, tasks); err != nil {
+		return err
+	}
+	if err := s.SetCurrentFeature(name); err != nil {
+		return err
+	}
+	if e.json {
+		tip, _ := s.ReadRef(gitstore.FeatureRef(name))
+		return writeJSON(e.stdout, planJSON{name, len(tasks), plan.Levels, problemsOut(plan.Warnings), tip.String()})
+	}
+	fmt.Fprintf(e.stdout, "planned %s: %d tasks in %d levels\n", name, len(tasks), len(plan.Levels))
+	return nil
+}
+
+func planTasks(plan *levels.Plan, now time.Time) []*state.Task {
+	tasks := make([]*state.Task, 0, len(plan.Graph.Tasks))
+	for _, sp := range plan.Graph.Tasks {
+		tasks = append(tasks, &state.Task{
+			Spec:       sp,
+			Level:      plan.Level[sp.ID],
+			Implied:    plan.Implied[sp.ID],
+			Dependents: plan.Dependents[sp.ID],
+			Status:     state.Pending,
+			History:    []state.Event{{At: now, Op: "plan", To: state.Pending}},
+		})
+	}
+	return tasks
+}
+
+// State fetched from elsewhere is never trusted to run a command: a task's
+// verification command runs only if this machine planned it (or accepted
+// it with plan --accept). The trust file lists each task with the digest of
+// its command.
+func commandDigest(t *state.Task) string {
+	sum := sha256.Sum256([]byte(t.Spec.Verification.Command))
+	return hex.EncodeToString(sum[:])
+}
+
+func trustFile(s *gitstore.Store, feature string) string {
+	return filepath.Join(s.ZergDir(), "trusted", feature)
+}
+
+func trust(s *gitstore.Store, feature string, tasks []*state.Task) error {
+	var b strings.Builder
+	for _, t := range tasks {
+		fmt.Fprintf(&b, "%s %s\n", t.ID(), commandDigest(t))
+	}
+	name := trustFile(s, feature)
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
+}
+
+// trustedTask reports whether the task's command is the one planned or
+// accepted here.
+func trustedTask(s *gitstore.Store, feature string, t *state.Task) bool {
+	b, err := os.ReadFile(trustFile(s, feature))
+	if err != nil {
+		return false
+	}
+	want := t.ID() + " " + commandDigest(t)
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == want {
+			return true
+		}
+	}
+	return false
+}
+
+func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
+	name := o.name
+	if name == "" {
+		var err error
+		if name, err = e.resolveFeature(); err != nil {
+			return err
+		}
+	}
+	tx, err := s.View(name)
+	if err != nil {
+		return err
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		fmt.Fprintf(e.stderr, "accept %s: %s\n", t.ID(), t.Spec.Verification.Command)
+	}
+	if err := trust(s, name, tasks); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "accepted the commands of %s (%d tasks)\n", name, len(tasks))
+	return nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"flag"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "update testscript archives from actual output (cmp)")
+
+// TestMain registers git-zerg as a program of the test binary, so scripts
+// run `exec git zerg ...` exactly as users do, and hooks installed by a
+// script find it on PATH too.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"git-zerg": func() { os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScript(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "../../testdata/script"))
+}
+
+func scriptParams(t *testing.T, dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			home := env.WorkDir + "/.home"
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("HOME", home)
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "Zerg Tester")
+			env.Setenv("GIT_AUTHOR_EMAIL", "tester@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "Zerg Tester")
+			env.Setenv("GIT_COMMITTER_EMAIL", "tester@example.com")
+			env.Setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+			env.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitcode,
+			"gitrepo":  cmdGitrepo,
+		},
+	}
+}
+
+// exitcode N cmd args...: run cmd and require exit code N (testscript
+// alone only tells zero from non-zero, and the SPEC's codes are API).
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	got := 0
+	err = ts.Exec(args[1], args[2:]...)
+	if err != nil {
+		var ee *exec.ExitError
+		if !asExitError(err, &ee) {
+			ts.Fatalf("%v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// gitrepo [DIR]: init a repository with one commit (README), the usual
+// starting point of a script.
+func cmdGitrepo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: gitrepo [DIR]")
+	}
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	for _, a := range [][]string{
+		{"init", "-q", "-b", "main", dir},
+		{"-C", dir, "commit", "-q", "--allow-empty", "-m", "initial"},
+	} {
+		if err := ts.Exec("git", a...); err != nil {
+			ts.Fatalf("git %s: %v", strings.Join(a, " "), err)
+		}
+	}
+}
+
+func asExitError(err error, target **exec.ExitError) bool { return errors.As(err, target) }

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+func statusCmd(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "levels, tasks, workers, locks and progress of the feature",
+		Action: func(c *cli.Context) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			return runStatus(e)
+		},
+	}
+}
+
+type statusJSON struct {
+	Feature  string         `json:"feature"`
+	Complete bool           `json:"complete"`
+	Progress progressJSON   `json:"progress"`
+	Counts   map[string]int `json:"counts"`
+	Tasks    []taskJSON     `json:"tasks"`
+	Levels   []levelJSON    `json:"levels"`
+	Workers  []workerJSON   `json:"workers"`
+	Locks    []lockJSON     `json:"locks"`
+}
+
+type progressJSON struct {
+	Done    int `json:"done"`
+	Total   int `json:"total"`
+	Percent int `json:"percent"`
+}
+
+// snapshot is everything status-like commands print, read once.
+type snapshot struct {
+	feature string
+	meta    *state.Feature
+	tasks   []*state.Task
+	byID    map[string]*state.Task
+	workers []*state.Worker
+	locks   []state.Lock // active only
+}
+
+func (e *env) snapshot() (*snapshot, error) {
+	_, tx, feature, err := e.view()
+	if err != nil {
+		return nil, err
+	}
+	meta, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := tx.Workers()
+	if err != nil {
+		return nil, err
+	}
+	all, err := tx.Locks()
+	if err != nil {
+		return nil, err
+	}
+	sn := &snapshot{feature: feature, meta: meta, tasks: tasks, byID: map[string]*state.Task{}}
+	for _, t := range tasks {
+		sn.byID[t.ID()] = t
+	}
+	for _, w := range ws {
+		sn.workers = append(sn.workers, w)
+	}
+	sort.Slice(sn.workers, func(i, j int) bool { return sn.workers[i].Name < sn.workers[j].Name })
+	now := e.now()
+	for _, l := range all {
+		if l.Active(now) {
+			sn.locks = append(sn.locks, l)
+		}
+	}
+	return sn, nil
+}
+
+func (sn *snapshot) levels() []levelJSON {
+	out := []levelJSON{}
+	for i, ids := range sn.meta.Levels {
+		lv := levelJSON{Level: i + 1, Tasks: ids, Counts: map[string]int{}, Done: true}
+		for _, st := range state.Statuses {
+			lv.Counts[string(st)] = 0
+		}
+		for _, id := range ids {
+			st := sn.byID[id].Status
+			lv.Counts[string(st)]++
+			if st != state.Done {
+				lv.Done = false
+			}
+		}
+		out = append(out, lv)
+	}
+	return out
+}
+
+func runStatus(e *env) error {
+	sn, err := e.snapshot()
+	if err != nil {
+		return err
+	}
+	counts := countStatuses(sn.tasks)
+	done := counts[string(state.Done)]
+	prog := progressJSON{Done: done, Total: len(sn.tasks)}
+	if prog.Total > 0 {
+		prog.Percent = done * 100 / prog.Total
+	}
+	if e.json {
+		out := statusJSON{Feature: sn.feature, Complete: done == len(sn.tasks), Progress: prog, Counts: counts,
+			Tasks: []taskJSON{}, Levels: sn.levels(), Workers: []workerJSON{}, Locks: locksOut(sn.locks)}
+		for _, t := range sn.tasks {
+			out.Tasks = append(out.Tasks, taskOut(t, false))
+		}
+		for _, w := range sn.workers {
+			out.Workers = append(out.Workers, workerJSON{w.Name, w.Owner, w.Task, w.Since.UTC(), w.Expires.UTC(), w.Host, w.PID})
+		}
+		return writeJSON(e.stdout, out)
+	}
+	now := e.now()
+	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, len(sn.tasks), prog.Percent, countsLine(counts))
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, lv := range sn.levels() {
+		mark := "open"
+		if lv.Done {
+			mark = "done"
+		}
+		fmt.Fprintf(tw, "\nlevel %d\t%s\t%s\n", lv.Level, mark, countsLine(lv.Counts))
+		for _, id := range lv.Tasks {
+			t := sn.byID[id]
+			extra := ""
+			switch {
+			case t.Status == state.Claimed:
+				extra = "by " + t.Worker
+			case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
+				extra = t.Reason
+			case t.Commit != "":
+				extra = shortHash(t.Commit)
+			}
+			if t.Attempts > 1 {
+				extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, t.Spec.Title, strings.TrimSpace(extra))
+		}
+	}
+	tw.Flush()
+	if len(sn.workers) > 0 {
+		fmt.Fprintln(e.stdout, "\nworkers:")
+		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		for _, w := range sn.workers {
+			lease := "lease expired"
+			if now.Before(w.Expires) {
+				lease = "lease " + roundDur(w.Expires.Sub(now)) + " left"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", w.Name, w.Task, roundDur(now.Sub(w.Since)), lease)
+		}
+		tw.Flush()
+	}
+	if len(sn.locks) > 0 {
+		fmt.Fprintln(e.stdout, "\nlocks:")
+		printLocks(e, sn.locks)
+	}
+	return nil
+}
+
+func roundDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	default:
+		return d.Round(time.Minute).String()
+	}
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

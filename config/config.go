@@ -1,0 +1,129 @@
+// Package config reads .zerg/config.toml, the per-repository settings of
+// git zerg: how workers run, how failed tasks are retried, how long locks
+// last, where worktrees go, how state is synced and which gates a task's
+// result must pass.
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Duration is a time.Duration written in the file as a string such as
+// "45m", so that the file stays readable and unit mistakes are impossible.
+type Duration time.Duration
+
+// UnmarshalText accepts what time.ParseDuration accepts. Whether zero or a
+// negative value is acceptable depends on the key, so it is checked there.
+func (d *Duration) UnmarshalText(text []byte) error {
+	v, err := time.ParseDuration(string(text))
+	if err != nil {
+		return &durationError{string(text)}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText lets a Config be written back out with toml.Encode.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+type durationError struct{ text string }
+
+func (e *durationError) Error() string {
+	return `"` + e.text + `" is not a duration (write e.g. "45m", "10s" or "2h")`
+}
+
+// Workers says how worker processes are started.
+type Workers struct {
+	Count          int      `toml:"count"`
+	Command        string   `toml:"command"` // run by sh in the worker's worktree
+	Timeout        Duration `toml:"timeout"`
+	MaxCheckpoints int      `toml:"max_checkpoints"`
+	Image          string   `toml:"image"` // only used by --mode container
+}
+
+// Retry says how failed tasks are retried.
+type Retry struct {
+	MaxAttempts int      `toml:"max_attempts"`
+	Backoff     Duration `toml:"backoff"` // zero retries at once; doubles each attempt
+	BackoffCap  Duration `toml:"backoff_cap"`
+}
+
+// Locks says how long task locks live.
+type Locks struct {
+	TTL Duration `toml:"ttl"`
+}
+
+// Worktrees says where worker worktrees go and how they are prepared.
+type Worktrees struct {
+	Root  string `toml:"root"`  // "" puts them outside the main work tree
+	Setup string `toml:"setup"` // "" runs nothing
+}
+
+// Sync says which remotes the shared state goes through.
+type Sync struct {
+	Remote  string `toml:"remote"`
+	Arbiter string `toml:"arbiter"`
+}
+
+// Gate is a command a task's result must pass.
+type Gate struct {
+	Name     string   `toml:"name"`
+	Command  string   `toml:"command"`
+	Required bool     `toml:"required"` // true when the file does not say
+	Timeout  Duration `toml:"timeout"`  // zero when the file does not say: the caller's limit applies
+}
+
+// Config is the whole configuration file.
+type Config struct {
+	Workers   Workers   `toml:"workers"`
+	Retry     Retry     `toml:"retry"`
+	Locks     Locks     `toml:"locks"`
+	Worktrees Worktrees `toml:"worktrees"`
+	Sync      Sync      `toml:"sync"`
+	Gates     []Gate    `toml:"gates"`
+	Path      string    `toml:"-"` // file it came from; "" for defaults
+}
+
+// DefaultCommand hands the task prompt to Claude Code. The prompt goes
+// through a file because it is too long and too full of quotes for argv.
+const DefaultCommand = `claude -p "$(cat "$ZERG_PROMPT_FILE")"`
+
+// Default is the configuration used when there is no file, and the base
+// every file is read over.
+func Default() *Config {
+	return &Config{
+		Workers: Workers{
+			Count:          4,
+			Command:        DefaultCommand,
+			Timeout:        Duration(45 * time.Minute),
+			MaxCheckpoints: 3,
+		},
+		Retry: Retry{
+			MaxAttempts: 3,
+			Backoff:     Duration(10 * time.Second),
+			BackoffCap:  Duration(5 * time.Minute),
+		},
+		Locks: Locks{TTL: Duration(2 * time.Hour)},
+		Sync:  Sync{Remote: "origin"},
+	}
+}
+
+// Load reads the file at path over the defaults. A missing file is not an
+// error: a repository needs no configuration, so the defaults come back
+// with Path "". Problems in the file come back together as Errors; a file
+// that exists but cannot be read is returned as the os error.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}

@@ -1,0 +1,478 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The file is decoded in two steps. Tables are held as Primitives so that a
+// table of the wrong shape is one reported problem instead of the end of
+// decoding, and values are held as any so that every wrong type is reported
+// rather than only the first one the decoder meets.
+type rawFile struct {
+	Workers   toml.Primitive `toml:"workers"`
+	Retry     toml.Primitive `toml:"retry"`
+	Locks     toml.Primitive `toml:"locks"`
+	Worktrees toml.Primitive `toml:"worktrees"`
+	Sync      toml.Primitive `toml:"sync"`
+	Gates     toml.Primitive `toml:"gates"`
+}
+
+type rawWorkers struct {
+	Count          any `toml:"count"`
+	Command        any `toml:"command"`
+	Timeout        any `toml:"timeout"`
+	MaxCheckpoints any `toml:"max_checkpoints"`
+	Image          any `toml:"image"`
+}
+
+type rawRetry struct {
+	MaxAttempts any `toml:"max_attempts"`
+	Backoff     any `toml:"backoff"`
+	BackoffCap  any `toml:"backoff_cap"`
+}
+
+type rawLocks struct {
+	TTL any `toml:"ttl"`
+}
+
+type rawWorktrees struct {
+	Root  any `toml:"root"`
+	Setup any `toml:"setup"`
+}
+
+type rawSync struct {
+	Remote  any `toml:"remote"`
+	Arbiter any `toml:"arbiter"`
+}
+
+type rawGate struct {
+	Name     any `toml:"name"`
+	Command  any `toml:"command"`
+	Required any `toml:"required"`
+	Timeout  any `toml:"timeout"`
+}
+
+// The toml decoder matches keys to fields ignoring case, but TOML keys are
+// case-sensitive and "Count" is a typo for "count", so the exact names are
+// kept to catch what the decoder would silently accept.
+var (
+	tableNames = tomlNames(rawFile{})
+	fieldNames = map[string][]string{
+		"workers":   tomlNames(rawWorkers{}),
+		"retry":     tomlNames(rawRetry{}),
+		"locks":     tomlNames(rawLocks{}),
+		"worktrees": tomlNames(rawWorktrees{}),
+		"sync":      tomlNames(rawSync{}),
+		"gates":     tomlNames(rawGate{}),
+	}
+)
+
+func tomlNames(v any) []string {
+	t := reflect.TypeOf(v)
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i] = t.Field(i).Tag.Get("toml")
+	}
+	return names
+}
+
+// Parse is Load from bytes; name is the file name used in messages and
+// recorded as Path.
+func Parse(name string, data []byte) (*Config, error) {
+	src := string(data)
+	var raw rawFile
+	md, err := toml.Decode(src, &raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, Errors{{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}}
+		}
+		return nil, Errors{{File: name, Msg: err.Error()}}
+	}
+	p := &parser{file: name, md: md, keys: indexKeys(src), reported: map[string]bool{}}
+	c := Default()
+	c.Path = name
+	p.workers(raw.Workers, &c.Workers)
+	p.retry(raw.Retry, &c.Retry)
+	p.locks(raw.Locks, &c.Locks)
+	p.worktrees(raw.Worktrees, &c.Worktrees)
+	p.sync(raw.Sync, &c.Sync)
+	c.Gates = p.gates(raw.Gates)
+	p.unknownKeys()
+	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b *Error) int { return a.Line - b.Line })
+		return nil, p.errs
+	}
+	return c, nil
+}
+
+type parser struct {
+	file string
+	md   toml.MetaData
+	keys *keyIndex
+	errs Errors
+	// reported holds the keys already reported, so that what lies below a
+	// bad key is not reported again as unknown.
+	reported map[string]bool
+}
+
+func (p *parser) report(key string, line int, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+	p.reported[key] = true
+}
+
+func (p *parser) errorf(key, format string, args ...any) {
+	p.report(key, p.keys.lineOf(key), format, args...)
+}
+
+// table decodes the table named key into dst and says whether it was
+// there and was a table.
+func (p *parser) table(key string, prim toml.Primitive, dst any) bool {
+	if !p.md.IsDefined(key) {
+		return false
+	}
+	var v any
+	_ = p.md.PrimitiveDecode(prim, &v) // decoding into any cannot fail
+	m, ok := v.(map[string]any)
+	if !ok {
+		p.errorf(key, "must be a table ([%s]), got %s", key, describe(v))
+		return false
+	}
+	if err := p.md.PrimitiveDecode(prim, dst); err != nil {
+		p.errorf(key, "%v", err)
+		return false
+	}
+	exact(dst, m)
+	return true
+}
+
+// exact refills dst from m by exact key. The decoder is still needed, to
+// mark keys decoded for MetaData.Undecoded, but its case-insensitive match
+// would let "Count" stand in for "count", or pick either at random when
+// both are written.
+func exact(dst any, m map[string]any) {
+	rv := reflect.ValueOf(dst).Elem()
+	for i := range rv.NumField() {
+		f := rv.Field(i)
+		if x, ok := m[rv.Type().Field(i).Tag.Get("toml")]; ok {
+			f.Set(reflect.ValueOf(x))
+		} else {
+			f.SetZero()
+		}
+	}
+}
+
+func (p *parser) workers(prim toml.Primitive, w *Workers) {
+	var r rawWorkers
+	if !p.table("workers", prim, &r) {
+		return
+	}
+	if p.integer("workers.count", r.Count, &w.Count) && w.Count < 1 {
+		p.errorf("workers.count", "must be at least 1, got %d", w.Count)
+	}
+	if p.str("workers.command", r.Command, &w.Command) && strings.TrimSpace(w.Command) == "" {
+		p.errorf("workers.command", "must not be empty")
+	}
+	p.duration("workers.timeout", r.Timeout, &w.Timeout, false)
+	if p.integer("workers.max_checkpoints", r.MaxCheckpoints, &w.MaxCheckpoints) && w.MaxCheckpoints < 0 {
+		p.errorf("workers.max_checkpoints", "must not be negative, got %d", w.MaxCheckpoints)
+	}
+	p.str("workers.image", r.Image, &w.Image)
+}
+
+func (p *parser) retry(prim toml.Primitive, rt *Retry) {
+	var r rawRetry
+	if !p.table("retry", prim, &r) {
+		return
+	}
+	if p.integer("retry.max_attempts", r.MaxAttempts, &rt.MaxAttempts) && rt.MaxAttempts < 1 {
+		p.errorf("retry.max_attempts", "must be at least 1, got %d", rt.MaxAttempts)
+	}
+	p.duration("retry.backoff", r.Backoff, &rt.Backoff, true)
+	p.duration("retry.backoff_cap", r.BackoffCap, &rt.BackoffCap, false)
+}
+
+func (p *parser) locks(prim toml.Primitive, l *Locks) {
+	var r rawLocks
+	if !p.table("locks", prim, &r) {
+		return
+	}
+	p.duration("locks.ttl", r.TTL, &l.TTL, false)
+}
+
+func (p *parser) worktrees(prim toml.Primitive, w *Worktrees) {
+	var r rawWorktrees
+	if !p.table("worktrees", prim, &r) {
+		return
+	}
+	p.str("worktrees.root", r.Root, &w.Root)
+	p.str("worktrees.setup", r.Setup, &w.Setup)
+}
+
+func (p *parser) sync(prim toml.Primitive, s *Sync) {
+	var r rawSync
+	if !p.table("sync", prim, &r) {
+		return
+	}
+	p.str("sync.remote", r.Remote, &s.Remote)
+	p.str("sync.arbiter", r.Arbiter, &s.Arbiter)
+}
+
+func (p *parser) gates(prim toml.Primitive) []Gate {
+	if !p.md.IsDefined("gates") {
+		return nil
+	}
+	var v any
+	_ = p.md.PrimitiveDecode(prim, &v)
+	elems, ok := tableArray(v)
+	if !ok {
+		p.errorf("gates", "must be an array of tables ([[gates]]), got %s", describe(v))
+		return nil
+	}
+	var raw []rawGate
+	if err := p.md.PrimitiveDecode(prim, &raw); err != nil {
+		p.errorf("gates", "%v", err)
+		return nil
+	}
+	for i := range raw {
+		exact(&raw[i], elems[i])
+	}
+	gates := make([]Gate, 0, len(raw))
+	firstUse := map[string]string{}
+	for i, r := range raw {
+		at := fmt.Sprintf("gates[%d]", i)
+		g := Gate{Required: true}
+		switch {
+		case r.Name == nil:
+			p.errorf(at+".name", "must be set")
+		case !p.str(at+".name", r.Name, &g.Name):
+		case strings.TrimSpace(g.Name) == "":
+			p.errorf(at+".name", "must not be empty")
+		case firstUse[g.Name] != "":
+			p.errorf(at+".name", "duplicate gate name %q (first used by %s)", g.Name, firstUse[g.Name])
+		default:
+			firstUse[g.Name] = at
+		}
+		switch {
+		case r.Command == nil:
+			p.errorf(at+".command", "must be set")
+		case p.str(at+".command", r.Command, &g.Command) && strings.TrimSpace(g.Command) == "":
+			p.errorf(at+".command", "must not be empty")
+		}
+		p.boolean(at+".required", r.Required, &g.Required)
+		p.duration(at+".timeout", r.Timeout, &g.Timeout, false)
+		gates = append(gates, g)
+	}
+	return gates
+}
+
+// tableArray accepts both [[gates]] and an inline array of inline tables.
+func tableArray(v any) ([]map[string]any, bool) {
+	switch v := v.(type) {
+	case []map[string]any:
+		return v, true
+	case []any:
+		out := make([]map[string]any, len(v))
+		for i, e := range v {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			out[i] = m
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// The value helpers leave dst alone and say false when the key is absent
+// (v is nil: TOML has no null) or has the wrong type.
+
+func (p *parser) integer(key string, v any, dst *int) bool {
+	if v == nil {
+		return false
+	}
+	n, ok := v.(int64)
+	if !ok {
+		p.errorf(key, "must be an integer, got %s", describe(v))
+		return false
+	}
+	if int64(int(n)) != n {
+		p.errorf(key, "%d is out of range", n)
+		return false
+	}
+	*dst = int(n)
+	return true
+}
+
+func (p *parser) str(key string, v any, dst *string) bool {
+	if v == nil {
+		return false
+	}
+	s, ok := v.(string)
+	if !ok {
+		p.errorf(key, "must be a string, got %s", describe(v))
+		return false
+	}
+	*dst = s
+	return true
+}
+
+func (p *parser) boolean(key string, v any, dst *bool) bool {
+	if v == nil {
+		return false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		p.errorf(key, "must be true or false, got %s", describe(v))
+		return false
+	}
+	*dst = b
+	return true
+}
+
+// duration takes zeroOK for the one duration where zero means something
+// (retry at once); a zero timeout or lifetime would only ever fail.
+func (p *parser) duration(key string, v any, dst *Duration, zeroOK bool) bool {
+	if v == nil {
+		return false
+	}
+	s, ok := v.(string)
+	if !ok {
+		p.errorf(key, `must be a duration string such as "45m", got %s`, describe(v))
+		return false
+	}
+	var d Duration
+	if err := d.UnmarshalText([]byte(s)); err != nil {
+		p.errorf(key, "%v", err)
+		return false
+	}
+	switch {
+	case d < 0 && zeroOK:
+		p.errorf(key, "must not be negative, got %q", s)
+		return false
+	case d <= 0 && !zeroOK:
+		p.errorf(key, "must be positive, got %q", s)
+		return false
+	}
+	*dst = d
+	return true
+}
+
+// describe names a decoded TOML value for a message.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return fmt.Sprintf("string %q", v)
+	case int64:
+		return fmt.Sprintf("integer %d", v)
+	case float64:
+		return fmt.Sprintf("float %v", v)
+	case bool:
+		return fmt.Sprintf("boolean %v", v)
+	case time.Time:
+		return "datetime " + v.Format(time.RFC3339)
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// unknownKeys reports, in document order, each key the decoder left alone
+// or matched only by ignoring case. Keys below one already reported are
+// skipped: one misspelled table is one problem, not one per key in it.
+func (p *parser) unknownKeys() {
+	undecoded := map[string]bool{}
+	for _, k := range p.md.Undecoded() {
+		undecoded[k.String()] = true
+	}
+	seen := map[string]int{}
+	for _, k := range p.md.Keys() {
+		plain := k.String()
+		loc := p.keys.loc(k, seen[plain])
+		seen[plain]++
+		want, exact := p.known(k)
+		if exact && !undecoded[plain] || p.below(loc.path) {
+			continue
+		}
+		what := "key"
+		if t := p.md.Type(k...); t == "Hash" || t == "ArrayHash" {
+			what = "table"
+		}
+		if want != "" {
+			p.report(loc.path, loc.line, "unknown %s (did you mean %q?)", what, want)
+		} else {
+			p.report(loc.path, loc.line, "unknown %s", what)
+		}
+	}
+}
+
+// known says whether each component of k is spelled exactly as a key
+// there, and if not, the name that was probably meant.
+func (p *parser) known(k toml.Key) (suggest string, exact bool) {
+	levels := [][]string{tableNames, fieldNames[k[0]]}
+	for i := 0; i < len(k) && i < len(levels); i++ {
+		if slices.Contains(levels[i], k[i]) {
+			continue
+		}
+		return closest(k[i], levels[i]), false
+	}
+	return "", true
+}
+
+func (p *parser) below(path string) bool {
+	for r := range p.reported {
+		if strings.HasPrefix(path, r+".") || strings.HasPrefix(path, r+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// closest is the name a typo most likely meant: same letters in another
+// case, or at most two edits away. "" when nothing is that close.
+func closest(s string, names []string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		if strings.EqualFold(s, n) {
+			return n
+		}
+		if d := editDistance(s, n); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

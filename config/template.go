@@ -1,0 +1,51 @@
+package config
+
+// Template is the config.toml that `git zerg init` writes: every key with
+// its default, so that the file documents itself, and the gates example
+// commented out because no gate suits every repository. It parses to
+// Default(); a test holds it to that.
+const Template = `# git zerg configuration. Every key is optional; the values shown are the defaults.
+
+[workers]
+# How many workers run at once.
+count = 4
+# What each worker runs, by sh in its worktree; $ZERG_PROMPT_FILE holds the task prompt.
+command = 'claude -p "$(cat "$ZERG_PROMPT_FILE")"'
+# How long a worker may spend on one task before it is stopped.
+timeout = "45m"
+# How many checkpoints a worker may make on one task.
+max_checkpoints = 3
+# Container image the workers run in with --mode container.
+image = ""
+
+[retry]
+# How many times a task is tried before it is blocked.
+max_attempts = 3
+# Wait before the first retry; it doubles with each attempt.
+backoff = "10s"
+# The longest the wait between retries grows to.
+backoff_cap = "5m"
+
+[locks]
+# How long a lock lasts unless its holder renews it.
+ttl = "2h"
+
+[worktrees]
+# Directory for the workers' worktrees; empty puts them outside the main work tree.
+root = ""
+# Command run by sh in each new worktree, e.g. "npm ci"; empty runs nothing.
+setup = ""
+
+[sync]
+# Remote the shared state is pushed to and fetched from.
+remote = "origin"
+# Remote that settles competing updates, e.g. "origin"; empty for none.
+arbiter = ""
+
+# Gates are commands a task's result must pass. Repeat the block for each gate.
+# [[gates]]
+# name = "test"              # unique name of the gate
+# command = "go test ./..."  # run by sh in the worktree
+# required = true            # false: a failure is reported but does not fail the task
+# timeout = "10m"            # how long the gate may run
+`

@@ -1,0 +1,414 @@
+// Package gates decides whether a state transition may happen. Every gate is
+// a pure function of facts that the caller gathered (task states, locks, the
+// paths a commit touches, the exit code of a verification the tool ran
+// itself): nothing here reads git, and nothing an agent says is a fact.
+package gates
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// Refusal is a closed gate: the transition is illegal or its conditions do
+// not hold. Reasons lists every condition that failed.
+type Refusal struct {
+	Task    string
+	Op      string
+	Reasons []string
+}
+
+func (r *Refusal) Error() string {
+	what := r.Op
+	if r.Task != "" {
+		what += " " + r.Task
+	}
+	return fmt.Sprintf("%s refused (%s)", what, strings.Join(r.Reasons, "; "))
+}
+
+func refuse(t *state.Task, op string, reasons ...string) error {
+	id := ""
+	if t != nil {
+		id = t.ID()
+	}
+	return &Refusal{Task: id, Op: op, Reasons: reasons}
+}
+
+// Ops and the transitions they may make. The table is the SPEC's; fsck
+// replays histories against it.
+var transitions = map[string][][2]state.Status{
+	"claim":   {{state.Pending, state.Claimed}},
+	"done":    {{state.Claimed, state.Verified}, {state.Claimed, state.Done}, {state.Claimed, state.Failed}},
+	"merge":   {{state.Verified, state.Done}, {state.Verified, state.Blocked}},
+	"release": {{state.Claimed, state.Pending}},
+	"expire":  {{state.Claimed, state.Pending}, {state.Claimed, state.Failed}},
+	"fail":    {{state.Claimed, state.Failed}},
+	"backoff": {{state.Failed, state.Pending}},
+	"block":   {{state.Failed, state.Blocked}},
+	"retry":   {{state.Blocked, state.Pending}, {state.Failed, state.Pending}},
+	"approve": {{state.Pending, state.Pending}, {state.Failed, state.Failed}, {state.Blocked, state.Blocked}},
+	"plan":    {{"", state.Pending}},
+}
+
+// Legal reports whether op may take a task from one status to another.
+func Legal(op string, from, to state.Status) bool {
+	for _, tr := range transitions[op] {
+		if tr[0] == from && tr[1] == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Policy is the configuration the gates depend on.
+type Policy struct {
+	MaxAttempts int
+	Backoff     time.Duration // first retry delay; doubles each attempt
+	BackoffCap  time.Duration
+}
+
+// DefaultPolicy is used when no configuration says otherwise.
+var DefaultPolicy = Policy{MaxAttempts: 3, Backoff: 10 * time.Second, BackoffCap: 5 * time.Minute}
+
+// BackoffAfter is the wait before attempt n+1 after n failed attempts.
+func (p Policy) BackoffAfter(attempts int) time.Duration {
+	d := p.Backoff
+	for i := 1; i < attempts && d < p.BackoffCap; i++ {
+		d *= 2
+	}
+	if p.BackoffCap > 0 && d > p.BackoffCap {
+		d = p.BackoffCap
+	}
+	return d
+}
+
+// DepsDone reports whether every hard dependency (implied ones included) is
+// done; missing lists those that are not.
+func DepsDone(t *state.Task, status func(id string) state.Status) (missing []string) {
+	for _, d := range t.Deps() {
+		if status(d) != state.Done {
+			missing = append(missing, fmt.Sprintf("%s is %s", d, status(d)))
+		}
+	}
+	return missing
+}
+
+// Waiting reports whether a task is waiting for its backoff: failed, with
+// attempts left, and not yet at NotBefore. Such a task becomes pending
+// (op "backoff") once the wait is over.
+func (p Policy) Retryable(t *state.Task) bool {
+	return t.Status == state.Failed && t.Attempts < p.MaxAttempts
+}
+
+// Ready reports whether the task can be claimed now as far as its own state
+// and its dependencies go (locks and the worker are checked by Claim).
+func (p Policy) Ready(t *state.Task, status func(id string) state.Status, now time.Time) bool {
+	switch {
+	case t.Status == state.Pending:
+	case p.Retryable(t):
+	default:
+		return false
+	}
+	if now.Before(t.NotBefore) {
+		return false
+	}
+	if t.NeedsApproval() && t.Approved == "" {
+		return false
+	}
+	return len(DepsDone(t, status)) == 0
+}
+
+// ClaimFacts are what the claim gate needs.
+type ClaimFacts struct {
+	Task   *state.Task
+	Status func(id string) state.Status
+	Worker string
+	Owner  string
+	// Held is the task the worker already holds in this feature, if any.
+	Held  string
+	Locks []state.Lock // every lock of the repository
+	Now   time.Time
+}
+
+// Claim checks pending → claimed.
+func (p Policy) Claim(f ClaimFacts) error {
+	t := f.Task
+	var why []string
+	switch {
+	case t.Status == state.Pending:
+		if f.Now.Before(t.NotBefore) {
+			why = append(why, "backing off until "+t.NotBefore.UTC().Format(time.RFC3339))
+		}
+	case p.Retryable(t):
+		if f.Now.Before(t.NotBefore) {
+			why = append(why, "failed, retry not before "+t.NotBefore.UTC().Format(time.RFC3339))
+		}
+	default:
+		why = append(why, fmt.Sprintf("task is %s, not pending", t.Status))
+	}
+	why = append(why, DepsDone(t, f.Status)...)
+	if t.NeedsApproval() && t.Approved == "" {
+		why = append(why, fmt.Sprintf("risk %s needs `git zerg approve %s`", t.Spec.Risk, t.ID()))
+	}
+	if f.Held != "" && f.Held != t.ID() {
+		why = append(why, fmt.Sprintf("worker %s already holds %s", f.Worker, f.Held))
+	}
+	for _, c := range LockConflicts(t.Spec.Owned(), f.Locks, f.Owner, f.Now) {
+		why = append(why, c.String())
+	}
+	if len(why) > 0 {
+		return refuse(t, "claim", why...)
+	}
+	return nil
+}
+
+// Conflict is a path under another owner's active lock.
+type Conflict struct {
+	Path string
+	Lock state.Lock
+}
+
+func (c Conflict) String() string {
+	held := c.Lock.Owner
+	if c.Lock.Task != "" {
+		held += " for " + c.Lock.Feature + "/" + c.Lock.Task
+	} else if c.Lock.Reason != "" {
+		held += " (" + c.Lock.Reason + ")"
+	}
+	if c.Path == c.Lock.Path {
+		return fmt.Sprintf("%s is locked by %s", c.Path, held)
+	}
+	return fmt.Sprintf("%s is under lock %s held by %s", c.Path, c.Lock.Path, held)
+}
+
+// LockConflicts lists each path that an active lock of another owner covers.
+// Paths may be owned patterns (directories, globs): conflict is overlap.
+func LockConflicts(paths []string, locks []state.Lock, owner string, now time.Time) []Conflict {
+	var out []Conflict
+	for _, p := range paths {
+		for _, l := range locks {
+			if l.Owner == owner || !l.Active(now) {
+				continue
+			}
+			if levels.Overlap(p, l.Path) {
+				out = append(out, Conflict{Path: p, Lock: l})
+			}
+		}
+	}
+	return out
+}
+
+// Unowned returns the touched paths that no pattern of the task owns.
+func Unowned(t *levels.Task, touched []string) []string {
+	owned := t.Owned()
+	var out []string
+	for _, f := range touched {
+		ok := false
+		for _, p := range owned {
+			if levels.Match(p, f) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Mode says where the work of a task happens.
+type Mode int
+
+const (
+	// Shared: one checkout, one branch; done goes straight to done.
+	Shared Mode = iota
+	// Worktree: a worker's own worktree and branch; done goes to verified,
+	// and the level merge makes it done.
+	Worktree
+)
+
+// Verification is the result of the verification command as the tool ran it.
+type Verification struct {
+	Ran      bool
+	ExitCode int
+	TimedOut bool
+	Output   string // last lines, for the reason
+}
+
+// DoneFacts are what the done gate needs.
+type DoneFacts struct {
+	Task   *state.Task
+	Worker string
+	Owner  string
+	Mode   Mode
+	// Commit is the work; NewCommit says it differs from the task's base
+	// and descends from it.
+	Commit    string
+	NewCommit bool
+	Touched   []string
+	// Reachable: shared mode only, the commit is on the integration branch.
+	Reachable bool
+	Locks     []state.Lock
+	Now       time.Time
+}
+
+// DoneWork checks the facts of claimed → verified/done other than the
+// verification: the worker holds the task, there is new work, and it touches
+// only what the task owns and nothing another owner locked.
+func DoneWork(f DoneFacts) error {
+	t := f.Task
+	if err := Holder(t, "done", f.Worker); err != nil {
+		return err
+	}
+	var why []string
+	owned := t.Spec.Owned()
+	if len(owned) > 0 && !f.NewCommit {
+		why = append(why, fmt.Sprintf("no new commit since the claim (base %s)", short(t.Base)))
+	}
+	if len(owned) == 0 && len(f.Touched) > 0 {
+		why = append(why, fmt.Sprintf("check-only task changed files: %s", strings.Join(f.Touched, ", ")))
+	} else if un := Unowned(t.Spec, f.Touched); len(un) > 0 {
+		why = append(why, fmt.Sprintf("touches paths the task does not own: %s", strings.Join(un, ", ")))
+	}
+	for _, c := range LockConflicts(f.Touched, f.Locks, f.Owner, f.Now) {
+		why = append(why, c.String())
+	}
+	if f.Mode == Shared && f.NewCommit && !f.Reachable {
+		why = append(why, fmt.Sprintf("commit %s is not on the integration branch", short(f.Commit)))
+	}
+	if len(why) > 0 {
+		return refuse(t, "done", why...)
+	}
+	return nil
+}
+
+// Outcome is where the verification result takes a claimed task whose work
+// passed DoneWork: verified (worktree) or done (shared) when it passed,
+// failed with a reason when it did not.
+func Outcome(mode Mode, v Verification) (to state.Status, reason string) {
+	switch {
+	case !v.Ran:
+		return state.Failed, "verification did not run"
+	case v.TimedOut:
+		return state.Failed, "verification timed out"
+	case v.ExitCode != 0:
+		r := fmt.Sprintf("verification exited %d", v.ExitCode)
+		if v.Output != "" {
+			r += ": " + v.Output
+		}
+		return state.Failed, r
+	case mode == Worktree:
+		return state.Verified, ""
+	}
+	return state.Done, ""
+}
+
+// AfterFailure is where a failed attempt leads: back to pending after the
+// backoff while attempts remain, else blocked.
+func (p Policy) AfterFailure(t *state.Task, now time.Time) (next state.Status, notBefore time.Time) {
+	if t.Attempts < p.MaxAttempts {
+		return state.Failed, now.Add(p.BackoffAfter(t.Attempts))
+	}
+	return state.Blocked, time.Time{}
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "none"
+	}
+	return h
+}
+
+// Holder checks that worker holds the claimed task (release, fail,
+// heartbeat): anything else is an illegal transition or a lost claim.
+func Holder(t *state.Task, op, worker string) error {
+	if t.Status != state.Claimed {
+		return refuse(t, op, fmt.Sprintf("task is %s, not claimed", t.Status))
+	}
+	if t.Worker != worker {
+		return refuse(t, op, fmt.Sprintf("claim lost: task is held by %s, not %s", t.Worker, worker))
+	}
+	return nil
+}
+
+// Retry checks blocked (or failed) → pending by hand.
+func Retry(t *state.Task) error {
+	if t.Status != state.Blocked && t.Status != state.Failed {
+		return refuse(t, "retry", fmt.Sprintf("task is %s; only blocked or failed tasks can be retried", t.Status))
+	}
+	return nil
+}
+
+// Approve checks that approval means something: the task needs it and has
+// not started.
+func Approve(t *state.Task) error {
+	switch {
+	case !t.NeedsApproval():
+		return refuse(t, "approve", fmt.Sprintf("risk is %q; only high and critical tasks need approval", t.Spec.Risk))
+	case t.Approved != "":
+		return refuse(t, "approve", "already approved by "+t.Approved)
+	case t.Status != state.Pending && t.Status != state.Failed && t.Status != state.Blocked:
+		return refuse(t, "approve", fmt.Sprintf("task is already %s", t.Status))
+	}
+	return nil
+}
+
+// Unlock checks that owner may remove a lock; force breaks another owner's.
+func Unlock(l state.Lock, owner string, force bool, now time.Time) error {
+	if l.Owner == owner || force || !l.Active(now) {
+		return nil
+	}
+	return &Refusal{Op: "unlock " + l.Path, Reasons: []string{fmt.Sprintf("locked by %s; use --force to break it", l.Owner)}}
+}
+
+// Lock checks that owner may lock path: no active lock of another owner
+// overlaps it.
+func Lock(path, owner string, locks []state.Lock, now time.Time) error {
+	cs := LockConflicts([]string{path}, locks, owner, now)
+	if len(cs) == 0 {
+		return nil
+	}
+	var why []string
+	for _, c := range cs {
+		why = append(why, c.String())
+	}
+	return &Refusal{Op: "lock " + path, Reasons: why}
+}
+
+// StatusFunc looks up the status of tasks by id (unknown ids read as "").
+func StatusFunc(tasks []*state.Task) func(id string) state.Status {
+	m := make(map[string]state.Status, len(tasks))
+	for _, t := range tasks {
+		m[t.ID()] = t.Status
+	}
+	return func(id string) state.Status { return m[id] }
+}
+
+// ReadyOrder returns the tasks that are ready now, best first: lowest
+// level, then most dependents (unblocking more work sooner), then plan
+// order. tasks must be in plan order.
+func (p Policy) ReadyOrder(tasks []*state.Task, now time.Time) []*state.Task {
+	status := StatusFunc(tasks)
+	var out []*state.Task
+	for _, t := range tasks {
+		if p.Ready(t, status, now) {
+			out = append(out, t)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Level != out[j].Level {
+			return out[i].Level < out[j].Level
+		}
+		return len(out[i].Dependents) > len(out[j].Dependents)
+	})
+	return out
+}

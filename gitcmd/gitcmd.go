@@ -1,0 +1,126 @@
+// Package gitcmd is the one way git-zerg runs the git binary.
+//
+// go-git covers reads and object writes in-process, but it cannot take part
+// in git's own <ref>.lock protocol, has no linked worktrees and no 3-way
+// merge. Everything that needs those goes through a Runner, so every git
+// process is started the same way: with -C, with stderr kept for the error,
+// and with the hook guard in its environment.
+package gitcmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// GuardEnv is set in the environment of every git process we start. Hooks
+// installed by git-zerg see it and do not re-run git-zerg's checks for
+// git commands that git-zerg itself issued (lefthook does the same), so a
+// commit made by the tool on a worker's behalf cannot recurse into the hook.
+const GuardEnv = "GIT_ZERG_INTERNAL"
+
+// Error is a git process that exited non-zero.
+type Error struct {
+	Args   []string
+	Code   int
+	Stderr string
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("exit status %d", e.Code)
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+// ExitCode returns the exit code of a git failure, or -1 when err is not one.
+func ExitCode(err error) int {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return -1
+}
+
+// Runner runs git in one directory.
+type Runner struct {
+	Dir string
+	// Env is added to the environment of every call (KEY=VALUE).
+	Env []string
+}
+
+// Call describes one git invocation beyond its arguments.
+type Call struct {
+	Stdin io.Reader
+	Env   []string
+}
+
+// Run runs git with args and returns its stdout.
+func (r *Runner) Run(ctx context.Context, args ...string) ([]byte, error) {
+	return r.RunWith(ctx, Call{}, args...)
+}
+
+// RunWith runs git with args, stdin and extra environment.
+func (r *Runner) RunWith(ctx context.Context, c Call, args ...string) ([]byte, error) {
+	full := append([]string{"-C", r.Dir}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Env = append(os.Environ(), GuardEnv+"=1")
+	cmd.Env = append(cmd.Env, r.Env...)
+	cmd.Env = append(cmd.Env, c.Env...)
+	cmd.Stdin = c.Stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else {
+			return nil, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+		}
+		return stdout.Bytes(), &Error{Args: args, Code: code, Stderr: stderr.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
+// Line runs git and returns its stdout without the trailing newline.
+func (r *Runner) Line(ctx context.Context, args ...string) (string, error) {
+	out, err := r.Run(ctx, args...)
+	return strings.TrimRight(string(out), "\n"), err
+}
+
+// Fields runs git and splits its stdout on NUL when the output is
+// NUL-terminated (-z formats), else on newlines.
+func (r *Runner) Fields(ctx context.Context, sep byte, args ...string) ([]string, error) {
+	out, err := r.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return Split(out, sep), nil
+}
+
+// Split splits b on sep, dropping one trailing empty field.
+func Split(b []byte, sep byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	if b[len(b)-1] == sep {
+		b = b[:len(b)-1]
+	}
+	return strings.Split(string(b), string(sep))
+}
+
+// Internal reports whether this process was started by git-zerg itself
+// (through a Runner), as a hook does when the tool commits for a worker.
+func Internal() bool { return os.Getenv(GuardEnv) != "" }

@@ -1,0 +1,70 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Entry is one state commit.
+type Entry struct {
+	Hash    plumbing.Hash
+	Parent  plumbing.Hash // first parent, zero for the first commit
+	When    time.Time
+	Message Message
+}
+
+// Log returns the feature's state commits, newest first, following first
+// parents (a forced re-plan keeps the earlier history behind it). limit <= 0
+// means all.
+func (s *Store) Log(feature string, limit int) ([]Entry, error) {
+	tip, err := s.ReadRef(FeatureRef(feature))
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, fmt.Errorf("feature %q: %w", feature, ErrNotFound)
+	}
+	var out []Entry
+	for h := tip; !h.IsZero() && (limit <= 0 || len(out) < limit); {
+		c, err := s.readCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		e := Entry{Hash: h, When: c.Committer.When, Message: ParseMessage(c.Message)}
+		if len(c.ParentHashes) > 0 {
+			e.Parent = c.ParentHashes[0]
+		}
+		out = append(out, e)
+		h = e.Parent
+	}
+	return out, nil
+}
+
+// TaskAt returns the stored JSON of a task as of a state commit, nil when
+// the task did not exist then.
+func (s *Store) TaskAt(commit plumbing.Hash, id string) ([]byte, error) {
+	if commit.IsZero() {
+		return nil, nil
+	}
+	c, err := s.readCommit(commit)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.readTree(c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	f, err := t.File("tasks/" + shardOf(id) + "/" + id)
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	str, err := f.Contents()
+	return []byte(str), err
+}

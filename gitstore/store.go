@@ -1,0 +1,193 @@
+// Package gitstore keeps git-zerg's state as commits under refs/zerg/.
+//
+// Each feature is one ref, refs/zerg/features/<name>, whose commits form the
+// audit log: one commit per transition, its message naming the operation,
+// task and worker. The tree is laid out so that a transition rewrites a
+// handful of small objects whatever the size of the graph:
+//
+//	feature.json        the plan: levels and the graph's top-level keys
+//	clock               Lamport clock of the last transition
+//	tasks/<xx>/<id>     one JSON blob per task (spec, state, history); xx
+//	                    is the first byte of sha1(id), so a shard holds
+//	                    about n/256 tasks
+//	workers/<name>      one blob per worker holding a lease
+//
+// Locks are repository-wide, so they live on their own ref, refs/zerg/locks,
+// one blob per locked path. A transition that moves both refs (a claim takes
+// locks) updates them in one `git update-ref --stdin` transaction.
+//
+// Objects are read and written in-process with go-git. Ref updates go
+// through the git binary because only git's own <ref>.lock protocol is
+// respected by every git process: go-git's CheckAndSetReference locks the
+// ref file itself, so it neither excludes a concurrent `git update-ref` or
+// `git pack-refs` nor is excluded by them, and an acknowledged update can be
+// lost. Every update is a compare-and-swap on the old values; a lost race is
+// retried from a fresh read, with backoff and jitter. No lock is held
+// between commands.
+package gitstore
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+)
+
+// Ref names.
+const (
+	FeaturePrefix = "refs/zerg/features/"
+	LocksRef      = "refs/zerg/locks"
+)
+
+// FeatureRef is the ref holding a feature's state.
+func FeatureRef(feature string) string { return FeaturePrefix + feature }
+
+var (
+	// ErrNotFound: the feature (or task, or worker) does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: the feature is already planned.
+	ErrExists = errors.New("already exists")
+	// ErrContention: the refs kept moving under us for longer than the
+	// retry budget.
+	ErrContention = errors.New("state kept changing under concurrent updates")
+	// ErrNotRepo: the directory is not in a git repository.
+	ErrNotRepo = errors.New("not a git repository")
+)
+
+// Store is the state of one repository.
+type Store struct {
+	// Top is the work tree the command runs in ("" in a bare repository).
+	Top string
+	// GitDir is this work tree's git dir; CommonDir is shared by all linked
+	// worktrees and holds refs and objects.
+	GitDir, CommonDir string
+
+	Git  *gitcmd.Runner
+	objs *filesystem.Storage
+
+	// Retry bounds the compare-and-swap loop.
+	Retry time.Duration
+	// Hooks for tests: called after a transaction was built, before the
+	// ref update, to widen race windows.
+	beforeCommit func()
+}
+
+// Open finds the repository containing dir.
+func Open(ctx context.Context, dir string) (*Store, error) {
+	r := &gitcmd.Runner{Dir: dir}
+	out, err := r.Run(ctx, "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--show-toplevel")
+	lines := gitcmd.Split(out, '\n')
+	if err != nil && len(lines) < 2 {
+		var ge *gitcmd.Error
+		if errors.As(err, &ge) {
+			return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
+		}
+		return nil, err
+	}
+	if len(lines) < 2 {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotRepo)
+	}
+	s := &Store{GitDir: lines[0], CommonDir: lines[1], Git: r, Retry: 30 * time.Second}
+	if len(lines) > 2 {
+		s.Top = lines[2]
+		r.Dir = s.Top
+	}
+	s.objs = filesystem.NewStorageWithOptions(osfs.New(s.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{})
+	return s, nil
+}
+
+// Objects gives read access to the object database, for callers that
+// inspect commits (the paths a task's work touches).
+func (s *Store) Objects() *filesystem.Storage { return s.objs }
+
+// ZergDir is the per-repository directory for local, unshared files
+// (current feature, caches, rush markers).
+func (s *Store) ZergDir() string { return filepath.Join(s.CommonDir, "zerg") }
+
+// ReadRef returns the commit a ref points at, or the zero hash.
+func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
+	ref, err := s.objs.Reference(plumbing.ReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if ref.Type() != plumbing.HashReference {
+		return plumbing.ZeroHash, fmt.Errorf("%s is a symbolic ref", name)
+	}
+	return ref.Hash(), nil
+}
+
+// Features lists the planned features, sorted.
+func (s *Store) Features() ([]string, error) {
+	iter, err := s.objs.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = iter.ForEach(func(r *plumbing.Reference) error {
+		if n := r.Name().String(); strings.HasPrefix(n, FeaturePrefix) {
+			out = append(out, strings.TrimPrefix(n, FeaturePrefix))
+		}
+		return nil
+	})
+	sortStrings(out)
+	return out, err
+}
+
+// CurrentFeature returns the feature chosen with `use` or planned last.
+func (s *Store) CurrentFeature() string {
+	b, err := os.ReadFile(filepath.Join(s.ZergDir(), "feature"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// SetCurrentFeature records the feature `use` chose.
+func (s *Store) SetCurrentFeature(name string) error {
+	return writeFileAtomic(filepath.Join(s.ZergDir(), "feature"), []byte(name+"\n"))
+}
+
+func writeFileAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+func shardOf(name string) string {
+	sum := sha1.Sum([]byte(name))
+	return hex.EncodeToString(sum[:1])
+}
+
+func lockKey(path string) string {
+	sum := sha1.Sum([]byte(path))
+	return hex.EncodeToString(sum[:])
+}

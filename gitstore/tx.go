@@ -1,0 +1,588 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// Tx is one attempt at a state change: reads are lazy and see the refs as
+// they were when the attempt began; writes are buffered and land together,
+// or not at all, when the attempt commits.
+type Tx struct {
+	s       *Store
+	feature string
+
+	featTip, locksTip plumbing.Hash
+	root              entries // feature root; nil for a feature not planned yet
+	tasksTree         entries
+	shards            map[string]*shard
+	clock             uint64
+
+	meta      *state.Feature
+	metaDirty bool
+
+	workers      map[string]*state.Worker
+	workersDirty bool
+
+	locks      []state.Lock
+	locksRead  bool
+	locksDirty bool
+
+	create bool
+}
+
+type shard struct {
+	e     entries
+	tasks map[string]*state.Task
+	dirty map[string]bool
+}
+
+// Feature is the feature this transaction changes ("" for locks only).
+func (tx *Tx) Feature() string { return tx.feature }
+
+// Exists reports whether the feature is planned.
+func (tx *Tx) Exists() bool { return tx.root != nil }
+
+// Clock is the feature's Lamport clock before this transaction.
+func (tx *Tx) Clock() uint64 { return tx.clock }
+
+func (s *Store) begin(feature string) (*Tx, error) {
+	tx := &Tx{s: s, feature: feature, shards: map[string]*shard{}}
+	var err error
+	if tx.locksTip, err = s.ReadRef(LocksRef); err != nil {
+		return nil, err
+	}
+	if feature == "" {
+		return tx, nil
+	}
+	if tx.featTip, err = s.ReadRef(FeatureRef(feature)); err != nil {
+		return nil, err
+	}
+	if tx.featTip.IsZero() {
+		return tx, nil
+	}
+	c, err := s.readCommit(tx.featTip)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.readTree(c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	tx.root = entriesOf(t)
+	if te, ok := tx.root["clock"]; ok {
+		b, err := s.readBlob(te.Hash)
+		if err != nil {
+			return nil, err
+		}
+		tx.clock, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	}
+	return tx, nil
+}
+
+// Meta returns the feature's plan description.
+func (tx *Tx) Meta() (*state.Feature, error) {
+	if tx.meta != nil {
+		return tx.meta, nil
+	}
+	if tx.root == nil {
+		return nil, fmt.Errorf("feature %q: %w", tx.feature, ErrNotFound)
+	}
+	te, ok := tx.root["feature.json"]
+	if !ok {
+		return nil, fmt.Errorf("feature %q has no feature.json", tx.feature)
+	}
+	var f state.Feature
+	if err := tx.s.readJSON(te.Hash, &f); err != nil {
+		return nil, err
+	}
+	tx.meta = &f
+	return tx.meta, nil
+}
+
+func (tx *Tx) loadTasksTree() error {
+	if tx.tasksTree != nil {
+		return nil
+	}
+	if tx.root == nil {
+		tx.tasksTree = entries{}
+		return nil
+	}
+	t, err := tx.s.readTree(tx.root["tasks"].Hash)
+	if err != nil {
+		return err
+	}
+	tx.tasksTree = entriesOf(t)
+	return nil
+}
+
+func (tx *Tx) shard(name string) (*shard, error) {
+	if sh, ok := tx.shards[name]; ok {
+		return sh, nil
+	}
+	if err := tx.loadTasksTree(); err != nil {
+		return nil, err
+	}
+	sh := &shard{tasks: map[string]*state.Task{}, dirty: map[string]bool{}}
+	if te, ok := tx.tasksTree[name]; ok {
+		t, err := tx.s.readTree(te.Hash)
+		if err != nil {
+			return nil, err
+		}
+		sh.e = entriesOf(t)
+	} else {
+		sh.e = entries{}
+	}
+	tx.shards[name] = sh
+	return sh, nil
+}
+
+// Task returns the task with id; changes to it are kept only after Put.
+func (tx *Tx) Task(id string) (*state.Task, error) {
+	sh, err := tx.shard(shardOf(id))
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := sh.tasks[id]; ok {
+		return t, nil
+	}
+	te, ok := sh.e[id]
+	if !ok {
+		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
+	var t state.Task
+	if err := tx.s.readJSON(te.Hash, &t); err != nil {
+		return nil, err
+	}
+	sh.tasks[id] = &t
+	return &t, nil
+}
+
+// Tasks returns every task of the feature in plan order (level, then file
+// order).
+func (tx *Tx) Tasks() ([]*state.Task, error) {
+	meta, err := tx.Meta()
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.Task
+	for _, lvl := range meta.Levels {
+		for _, id := range lvl {
+			t, err := tx.Task(id)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Put records t as changed.
+func (tx *Tx) Put(t *state.Task) error {
+	sh, err := tx.shard(shardOf(t.ID()))
+	if err != nil {
+		return err
+	}
+	sh.tasks[t.ID()] = t
+	sh.dirty[t.ID()] = true
+	return nil
+}
+
+// Init plans the feature: meta and every task. Allowed only in a
+// transaction from Create.
+func (tx *Tx) Init(meta *state.Feature, tasks []*state.Task) error {
+	if !tx.create {
+		return errors.New("Init outside Create")
+	}
+	tx.root = entries{}
+	tx.tasksTree = entries{}
+	tx.shards = map[string]*shard{}
+	tx.workers = map[string]*state.Worker{}
+	tx.workersDirty = true
+	tx.meta = meta
+	tx.metaDirty = true
+	for _, t := range tasks {
+		if err := tx.Put(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Workers returns the leases of the feature's workers, by name.
+func (tx *Tx) Workers() (map[string]*state.Worker, error) {
+	if tx.workers != nil {
+		return tx.workers, nil
+	}
+	tx.workers = map[string]*state.Worker{}
+	if tx.root == nil {
+		return tx.workers, nil
+	}
+	te, ok := tx.root["workers"]
+	if !ok {
+		return tx.workers, nil
+	}
+	t, err := tx.s.readTree(te.Hash)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range t.Entries {
+		var w state.Worker
+		if err := tx.s.readJSON(e.Hash, &w); err != nil {
+			return nil, err
+		}
+		tx.workers[e.Name] = &w
+	}
+	return tx.workers, nil
+}
+
+// PutWorker records a worker's lease; DeleteWorker drops it.
+func (tx *Tx) PutWorker(w *state.Worker) error {
+	ws, err := tx.Workers()
+	if err != nil {
+		return err
+	}
+	ws[w.Name] = w
+	tx.workersDirty = true
+	return nil
+}
+
+func (tx *Tx) DeleteWorker(name string) error {
+	ws, err := tx.Workers()
+	if err != nil {
+		return err
+	}
+	if _, ok := ws[name]; ok {
+		delete(ws, name)
+		tx.workersDirty = true
+	}
+	return nil
+}
+
+// Locks returns every lock of the repository, expired ones included
+// (callers decide what expiry means), sorted by path.
+func (tx *Tx) Locks() ([]state.Lock, error) {
+	if tx.locksRead {
+		return tx.locks, nil
+	}
+	locks, err := tx.s.readLocks(tx.locksTip)
+	if err != nil {
+		return nil, err
+	}
+	tx.locks, tx.locksRead = locks, true
+	return tx.locks, nil
+}
+
+// SetLocks replaces the repository's locks.
+func (tx *Tx) SetLocks(locks []state.Lock) {
+	sort.Slice(locks, func(i, j int) bool { return locks[i].Path < locks[j].Path })
+	tx.locks, tx.locksRead, tx.locksDirty = locks, true, true
+}
+
+func (s *Store) readLocks(tip plumbing.Hash) ([]state.Lock, error) {
+	if tip.IsZero() {
+		return nil, nil
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.readTree(c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	locks := make([]state.Lock, 0, len(t.Entries))
+	for _, e := range t.Entries {
+		var l state.Lock
+		if err := s.readJSON(e.Hash, &l); err != nil {
+			return nil, err
+		}
+		locks = append(locks, l)
+	}
+	sort.Slice(locks, func(i, j int) bool { return locks[i].Path < locks[j].Path })
+	return locks, nil
+}
+
+func (tx *Tx) dirty() bool {
+	if tx.metaDirty || tx.workersDirty || tx.locksDirty {
+		return true
+	}
+	for _, sh := range tx.shards {
+		if len(sh.dirty) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// commit writes the objects and moves the refs; errRace means another
+// writer got there first.
+func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
+	s := tx.s
+	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
+	var updates []refUpdate
+
+	featureChanged := tx.feature != "" && (tx.metaDirty || tx.workersDirty || tx.tasksDirty())
+	if featureChanged {
+		tx.clock++
+		msg.Clock = tx.clock
+		if msg.Feature == "" {
+			msg.Feature = tx.feature
+		}
+		root := tx.root
+		if root == nil {
+			root = entries{}
+		}
+		if tx.metaDirty {
+			h, err := s.writeJSON(tx.meta)
+			if err != nil {
+				return err
+			}
+			root.setBlob("feature.json", h)
+		}
+		h, err := s.writeBlob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
+		if err != nil {
+			return err
+		}
+		root.setBlob("clock", h)
+		if tx.tasksDirty() {
+			if err := tx.loadTasksTree(); err != nil {
+				return err
+			}
+			for name, sh := range tx.shards {
+				if len(sh.dirty) == 0 {
+					continue
+				}
+				for id := range sh.dirty {
+					h, err := s.writeJSON(sh.tasks[id])
+					if err != nil {
+						return err
+					}
+					sh.e.setBlob(id, h)
+				}
+				h, err := s.writeTree(sh.e)
+				if err != nil {
+					return err
+				}
+				tx.tasksTree.setTree(name, h)
+			}
+			h, err := s.writeTree(tx.tasksTree)
+			if err != nil {
+				return err
+			}
+			root.setTree("tasks", h)
+		}
+		if tx.workersDirty {
+			we := entries{}
+			for name, w := range tx.workers {
+				h, err := s.writeJSON(w)
+				if err != nil {
+					return err
+				}
+				we.setBlob(name, h)
+			}
+			if len(we) == 0 {
+				delete(root, "workers")
+			} else {
+				h, err := s.writeTree(we)
+				if err != nil {
+					return err
+				}
+				root.setTree("workers", h)
+			}
+		}
+		th, err := s.writeTree(root)
+		if err != nil {
+			return err
+		}
+		c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
+		// A forced re-plan keeps the old history as parent too, so the
+		// audit log survives `plan --force`.
+		if !tx.featTip.IsZero() {
+			c.ParentHashes = []plumbing.Hash{tx.featTip}
+		}
+		ch, err := s.writeObject(c)
+		if err != nil {
+			return err
+		}
+		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
+	}
+	if tx.locksDirty {
+		le := entries{}
+		for _, l := range tx.locks {
+			h, err := s.writeJSON(l)
+			if err != nil {
+				return err
+			}
+			le.setBlob(lockKey(l.Path), h)
+		}
+		th, err := s.writeTree(le)
+		if err != nil {
+			return err
+		}
+		lm := *msg
+		c := &object.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
+		if !tx.locksTip.IsZero() {
+			c.ParentHashes = []plumbing.Hash{tx.locksTip}
+		}
+		ch, err := s.writeObject(c)
+		if err != nil {
+			return err
+		}
+		updates = append(updates, refUpdate{name: LocksRef, new: ch, old: tx.locksTip})
+	} else if featureChanged && tx.locksRead {
+		// The decision depended on the locks: make sure they did not move
+		// meanwhile, or a claim could slip past a lock taken concurrently.
+		updates = append(updates, refUpdate{name: LocksRef, new: tx.locksTip, old: tx.locksTip, verify: true})
+	}
+	if len(updates) == 0 {
+		return nil
+	}
+	if s.beforeCommit != nil {
+		s.beforeCommit()
+	}
+	return s.updateRefs(ctx, updates)
+}
+
+func (tx *Tx) tasksDirty() bool {
+	for _, sh := range tx.shards {
+		if len(sh.dirty) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+type refUpdate struct {
+	name     string
+	new, old plumbing.Hash
+	verify   bool // only check that the ref is still at old
+}
+
+var errRace = errors.New("ref moved")
+
+// updateRefs moves refs in one transaction, each only if it is still at its
+// old value. git's files backend takes every <ref>.lock first, checks the
+// old values, then renames: all or nothing, and respected by every git
+// process.
+func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
+	var b strings.Builder
+	b.WriteString("start\n")
+	for _, u := range us {
+		old := u.old.String()
+		if u.verify {
+			fmt.Fprintf(&b, "verify %s %s\n", u.name, old)
+			continue
+		}
+		fmt.Fprintf(&b, "update %s %s %s\n", u.name, u.new, old)
+	}
+	b.WriteString("prepare\ncommit\n")
+	// A short lock timeout makes git wait for a concurrent writer's
+	// <ref>.lock instead of failing at once; the compare-and-swap still
+	// decides who wins.
+	_, err := s.Git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())},
+		"-c", "core.filesRefLockTimeout=500", "update-ref", "--stdin")
+	if err == nil {
+		return nil
+	}
+	if gitcmd.ExitCode(err) > 0 {
+		// Whether the ref moved or its lock was held, the answer is the
+		// same: read again and retry.
+		return fmt.Errorf("%w: %v", errRace, err)
+	}
+	return err
+}
+
+// Update runs fn in a transaction on feature ("" for locks only) and
+// commits what it changed, retrying from a fresh read when another writer
+// moved the refs meanwhile. fn must be repeatable: it may run several
+// times, and it returns the message describing the change, or nil when it
+// changed nothing.
+func (s *Store) Update(ctx context.Context, feature string, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
+	return s.update(ctx, feature, false, now, fn)
+}
+
+// Create is Update for a feature that must not exist yet (or may, with
+// force, be replaced); fn calls tx.Init.
+func (s *Store) Create(ctx context.Context, feature string, force bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
+	return s.update(ctx, feature, !force, now, func(tx *Tx) (*Message, error) {
+		tx.create = true
+		return fn(tx)
+	})
+}
+
+func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
+	deadline := time.Now().Add(s.Retry)
+	wait := time.Millisecond
+	for {
+		tx, err := s.begin(feature)
+		if err != nil {
+			return err
+		}
+		if mustBeNew && tx.root != nil {
+			return fmt.Errorf("feature %q: %w", feature, ErrExists)
+		}
+		msg, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		if msg == nil || !tx.dirty() {
+			return nil
+		}
+		err = tx.commit(ctx, msg, now())
+		if !errors.Is(err, errRace) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (%v)", ErrContention, err)
+		}
+		// Full jitter keeps racing processes from retrying in lockstep.
+		time.Sleep(time.Duration(rand.Int64N(int64(wait))) + 200*time.Microsecond)
+		if wait < 64*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+var hostCache string
+
+func hostname() string {
+	if hostCache == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "localhost"
+		}
+		hostCache = h
+	}
+	return hostCache
+}
+
+// Hostname is the host part of lock owners and worker leases.
+func Hostname() string { return hostname() }
+
+// View opens a read-only transaction: a consistent snapshot of the feature
+// ("" for the locks alone) as of now.
+func (s *Store) View(feature string) (*Tx, error) {
+	tx, err := s.begin(feature)
+	if err != nil {
+		return nil, err
+	}
+	if feature != "" && tx.root == nil {
+		return nil, fmt.Errorf("feature %q: %w", feature, ErrNotFound)
+	}
+	return tx, nil
+}

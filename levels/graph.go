@@ -1,0 +1,597 @@
+// Package levels reads a ZERG task graph (task-graph.json), checks it, and
+// turns it into a plan: the tasks grouped into dependency levels such that no
+// two tasks of one level write the same files.
+//
+// The package does no I/O and knows nothing about git; callers hand it bytes
+// and get back a Plan or a list of Problems, each with the place in the file
+// it concerns, so that a user can fix every mistake in one pass.
+package levels
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Files lists the paths a task writes (Create, Modify) and the paths it
+// only reads (Read). A path ending in "/" stands for everything under that
+// directory; a path with glob characters stands for everything it matches.
+type Files struct {
+	Create []string
+	Modify []string
+	Read   []string
+	// Extra keeps keys other than create, modify and read, so that a graph
+	// written by a newer ZERG survives being rewritten by us.
+	Extra map[string]json.RawMessage
+}
+
+// Verification is the command that decides whether a task is done.
+type Verification struct {
+	Command        string
+	TimeoutSeconds int // 0 when absent
+	// Extra keeps unknown keys; see Files.Extra.
+	Extra map[string]json.RawMessage
+}
+
+// Task is one node of the graph.
+type Task struct {
+	ID          string
+	Title       string
+	Description string
+	// Level is the level given in the file, 0 when absent. It is a floor:
+	// the plan never runs the task earlier, but may run it later.
+	Level              int
+	Files              Files
+	Dependencies       []string
+	SoftDependencies   []string
+	AcceptanceCriteria []string
+	Context            []string
+	Risk               string
+	Verification       Verification
+	// Extra keeps keys this package does not interpret (estimate_minutes,
+	// phase, steps, consumers, ...) exactly as they appeared in the file.
+	Extra map[string]json.RawMessage
+}
+
+// Graph is a whole task-graph.json.
+type Graph struct {
+	Feature string
+	Tasks   []*Task
+	// Extra keeps the other top-level keys (version, levels, total_tasks,
+	// critical_path, ...) exactly as they appeared in the file.
+	Extra map[string]json.RawMessage
+}
+
+// Problem is an error or a warning about one place in a graph.
+type Problem struct {
+	// Place says where, in terms the user can find in the file:
+	// "tasks[3].dependencies[0]", "feature", or "line 3, column 7" when the
+	// file is not valid JSON. It may be empty.
+	Place string
+	Msg   string
+}
+
+func (p Problem) String() string {
+	if p.Place == "" {
+		return p.Msg
+	}
+	return p.Place + ": " + p.Msg
+}
+
+// Owned returns the paths the task writes: create then modify, each once,
+// in file order.
+func (t *Task) Owned() []string {
+	var out []string
+	for _, o := range ownedPaths(t) {
+		out = append(out, o.path)
+	}
+	return out
+}
+
+// ownedPath is an owned path together with where it was written, so that
+// ownership warnings can point at the exact list entry.
+type ownedPath struct {
+	path string
+	list string // "create" or "modify"
+	idx  int
+	key  string // see ownerKey
+	dir  bool
+}
+
+func ownedPaths(t *Task) []ownedPath {
+	n := len(t.Files.Create) + len(t.Files.Modify)
+	if n == 0 {
+		return nil
+	}
+	out := make([]ownedPath, 0, n)
+	// Tasks own a handful of paths, so a linear scan beats allocating a set.
+	var seen map[string]bool
+	if n > 16 {
+		seen = make(map[string]bool, n)
+	}
+	add := func(list string, paths []string) {
+		for i, p := range paths {
+			if seen != nil {
+				if seen[p] {
+					continue
+				}
+				seen[p] = true
+			} else if containsPath(out, p) {
+				continue
+			}
+			key, dir := ownerKey(p)
+			out = append(out, ownedPath{path: p, list: list, idx: i, key: key, dir: dir})
+		}
+	}
+	add("create", t.Files.Create)
+	add("modify", t.Files.Modify)
+	return out
+}
+
+func containsPath(ops []ownedPath, p string) bool {
+	for _, o := range ops {
+		if o.path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- decoding ----
+
+// decoder collects every type problem instead of stopping at the first, so
+// a user sees all of them at once.
+type decoder struct {
+	probs []Problem
+}
+
+func (d *decoder) add(place, format string, args ...any) {
+	d.probs = append(d.probs, Problem{Place: place, Msg: fmt.Sprintf(format, args...)})
+}
+
+func join(place, key string) string {
+	if place == "" {
+		return key
+	}
+	return place + "." + key
+}
+
+func index(place string, i int) string {
+	return place + "[" + strconv.Itoa(i) + "]"
+}
+
+// kind names the JSON type of a value the way a user thinks of it. The
+// values handed to it were already checked for syntax.
+func kind(raw json.RawMessage) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func (d *decoder) object(raw json.RawMessage, place, want string) (map[string]json.RawMessage, bool) {
+	if k := kind(raw); k != "object" {
+		d.add(place, "want %s, got %s", want, k)
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		d.add(place, "%v", err)
+		return nil, false
+	}
+	return m, true
+}
+
+func (d *decoder) str(raw json.RawMessage, place string) string {
+	switch k := kind(raw); k {
+	case "null":
+		return ""
+	case "string":
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			d.add(place, "%v", err)
+		}
+		return s
+	default:
+		d.add(place, "want a string, got %s", k)
+		return ""
+	}
+}
+
+// strs decodes an array of strings. With lenient set a lone string is taken
+// as a one-element list, for descriptive fields where some graph writers
+// use a plain string.
+func (d *decoder) strs(raw json.RawMessage, place string, lenient bool) []string {
+	switch k := kind(raw); k {
+	case "null":
+		return nil
+	case "array":
+	case "string":
+		if lenient {
+			if s := d.str(raw, place); s != "" {
+				return []string{s}
+			}
+			return nil
+		}
+		fallthrough
+	default:
+		d.add(place, "want an array of strings, got %s", k)
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		d.add(place, "%v", err)
+		return nil
+	}
+	var out []string
+	for i, e := range elems {
+		if k := kind(e); k != "string" {
+			d.add(index(place, i), "want a string, got %s", k)
+			continue
+		}
+		out = append(out, d.str(e, index(place, i)))
+	}
+	return out
+}
+
+// integer decodes a whole number; ok is false when the value is null or
+// not an integer (the latter is reported).
+func (d *decoder) integer(raw json.RawMessage, place string) (n int, ok bool) {
+	switch k := kind(raw); k {
+	case "null":
+		return 0, false
+	case "number":
+	default:
+		d.add(place, "want an integer, got %s", k)
+		return 0, false
+	}
+	s := string(bytes.TrimSpace(raw))
+	if v, err := strconv.ParseInt(s, 10, strconv.IntSize); err == nil {
+		return int(v), true
+	}
+	// Writers that go through floating point emit 30.0 or 3e1 for 30.
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+		return int(f), true
+	}
+	d.add(place, "want an integer, got %s", s)
+	return 0, false
+}
+
+var taskKeys = map[string]bool{
+	"id": true, "title": true, "description": true, "level": true, "files": true,
+	"dependencies": true, "soft_dependencies": true, "acceptance_criteria": true,
+	"context": true, "risk": true, "verification": true,
+}
+
+func extras(m map[string]json.RawMessage, known func(string) bool) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range m {
+		if known(k) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]json.RawMessage)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// decodeTask never returns nil: a task that could not be decoded still
+// takes its slot so that the indexes in later places match the file.
+func (d *decoder) task(raw json.RawMessage, place string) *Task {
+	t := &Task{}
+	m, ok := d.object(raw, place, "a task object")
+	if !ok {
+		return t
+	}
+	// Known keys are visited in a fixed order so problems come out in a
+	// stable order.
+	if v, ok := m["id"]; ok {
+		t.ID = d.str(v, join(place, "id"))
+	}
+	if v, ok := m["title"]; ok {
+		t.Title = d.str(v, join(place, "title"))
+	}
+	if v, ok := m["description"]; ok {
+		t.Description = d.str(v, join(place, "description"))
+	}
+	if v, ok := m["level"]; ok {
+		p := join(place, "level")
+		if n, ok := d.integer(v, p); ok {
+			// 0 would be indistinguishable from "absent" once decoded.
+			if n == 0 {
+				d.add(p, "must be at least 1, got 0")
+			}
+			t.Level = n
+		}
+	}
+	if v, ok := m["files"]; ok && kind(v) != "null" {
+		p := join(place, "files")
+		if fm, ok := d.object(v, p, "an object with create, modify and read"); ok {
+			if v, ok := fm["create"]; ok {
+				t.Files.Create = d.strs(v, join(p, "create"), false)
+			}
+			if v, ok := fm["modify"]; ok {
+				t.Files.Modify = d.strs(v, join(p, "modify"), false)
+			}
+			if v, ok := fm["read"]; ok {
+				t.Files.Read = d.strs(v, join(p, "read"), false)
+			}
+			t.Files.Extra = extras(fm, func(k string) bool { return k == "create" || k == "modify" || k == "read" })
+		}
+	}
+	if v, ok := m["dependencies"]; ok {
+		t.Dependencies = d.strs(v, join(place, "dependencies"), false)
+	}
+	if v, ok := m["soft_dependencies"]; ok {
+		t.SoftDependencies = d.strs(v, join(place, "soft_dependencies"), false)
+	}
+	if v, ok := m["acceptance_criteria"]; ok {
+		t.AcceptanceCriteria = d.strs(v, join(place, "acceptance_criteria"), true)
+	}
+	if v, ok := m["context"]; ok {
+		t.Context = d.strs(v, join(place, "context"), true)
+	}
+	if v, ok := m["risk"]; ok {
+		t.Risk = d.str(v, join(place, "risk"))
+	}
+	if v, ok := m["verification"]; ok && kind(v) != "null" {
+		p := join(place, "verification")
+		if vm, ok := d.object(v, p, "an object with command and timeout_seconds"); ok {
+			if v, ok := vm["command"]; ok {
+				t.Verification.Command = d.str(v, join(p, "command"))
+			}
+			if v, ok := vm["timeout_seconds"]; ok {
+				tp := join(p, "timeout_seconds")
+				if n, ok := d.integer(v, tp); ok {
+					if n == 0 {
+						d.add(tp, "must be a positive number of seconds, got 0")
+					}
+					t.Verification.TimeoutSeconds = n
+				}
+			}
+			t.Verification.Extra = extras(vm, func(k string) bool { return k == "command" || k == "timeout_seconds" })
+		}
+	}
+	t.Extra = extras(m, func(k string) bool { return taskKeys[k] })
+	return t
+}
+
+// decodeGraph returns a nil graph only when data is not a JSON object.
+func decodeGraph(data []byte) (*Graph, []Problem) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			msg := se.Error()
+			at := int(se.Offset) - 1 // Offset counts the offending byte
+			if msg == "unexpected end of JSON input" {
+				msg, at = "unexpected end of input", len(data)
+			}
+			return nil, []Problem{{Place: position(data, at), Msg: msg}}
+		case errors.As(err, &te):
+			start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+			return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got " + te.Value}}
+		default:
+			return nil, []Problem{{Msg: err.Error()}}
+		}
+	}
+	if m == nil {
+		start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+		return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got null"}}
+	}
+	d := &decoder{}
+	g := &Graph{}
+	if v, ok := m["feature"]; ok {
+		g.Feature = d.str(v, "feature")
+	}
+	if v, ok := m["tasks"]; ok && kind(v) != "null" {
+		if k := kind(v); k != "array" {
+			d.add("tasks", "want an array of tasks, got %s", k)
+		} else {
+			var elems []json.RawMessage
+			if err := json.Unmarshal(v, &elems); err != nil {
+				d.add("tasks", "%v", err)
+			}
+			g.Tasks = make([]*Task, 0, len(elems))
+			for i, e := range elems {
+				g.Tasks = append(g.Tasks, d.task(e, index("tasks", i)))
+			}
+		}
+	}
+	g.Extra = extras(m, func(k string) bool { return k == "feature" || k == "tasks" })
+	return g, d.probs
+}
+
+// position turns a byte offset into "line L, column C" (both 1-based,
+// columns counted in characters), clamping offsets outside data.
+func position(data []byte, at int) string {
+	at = max(0, min(at, len(data)))
+	line := 1 + bytes.Count(data[:at], []byte{'\n'})
+	lineStart := bytes.LastIndexByte(data[:at], '\n') + 1
+	col := 1 + utf8.RuneCount(data[lineStart:at])
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+func problemsError(probs []Problem) error {
+	if len(probs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(probs))
+	for i, p := range probs {
+		msgs[i] = p.String()
+	}
+	return errors.New("levels: " + strings.Join(msgs, "; "))
+}
+
+// UnmarshalJSON decodes a task without validating it (see Compute for
+// that); it fails only when a field has the wrong JSON type.
+func (t *Task) UnmarshalJSON(data []byte) error {
+	d := &decoder{}
+	*t = *d.task(data, "")
+	return problemsError(d.probs)
+}
+
+// UnmarshalJSON decodes a graph without validating it; Parse is usually
+// what you want.
+func (g *Graph) UnmarshalJSON(data []byte) error {
+	dg, probs := decodeGraph(data)
+	if dg != nil {
+		*g = *dg
+	}
+	return problemsError(probs)
+}
+
+// ---- encoding ----
+
+// MarshalJSON writes the known fields and Extra with sorted keys, so that
+// rewriting a graph gives a stable, diffable file. The always-present
+// fields (id, title, files, dependencies, verification) are written even
+// when empty because ZERG expects them.
+func (t *Task) MarshalJSON() ([]byte, error) {
+	files, err := marshalObject(map[string]any{
+		"create": nonNil(t.Files.Create),
+		"modify": nonNil(t.Files.Modify),
+		"read":   nonNil(t.Files.Read),
+	}, t.Files.Extra)
+	if err != nil {
+		return nil, err
+	}
+	verif := map[string]any{"command": t.Verification.Command}
+	if t.Verification.TimeoutSeconds != 0 {
+		verif["timeout_seconds"] = t.Verification.TimeoutSeconds
+	}
+	ver, err := marshalObject(verif, t.Verification.Extra)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]any{
+		"id":           t.ID,
+		"title":        t.Title,
+		"files":        json.RawMessage(files),
+		"dependencies": nonNil(t.Dependencies),
+		"verification": json.RawMessage(ver),
+	}
+	if t.Description != "" {
+		known["description"] = t.Description
+	}
+	if t.Level != 0 {
+		known["level"] = t.Level
+	}
+	if len(t.SoftDependencies) > 0 {
+		known["soft_dependencies"] = t.SoftDependencies
+	}
+	if len(t.AcceptanceCriteria) > 0 {
+		known["acceptance_criteria"] = t.AcceptanceCriteria
+	}
+	if len(t.Context) > 0 {
+		known["context"] = t.Context
+	}
+	if t.Risk != "" {
+		known["risk"] = t.Risk
+	}
+	return marshalObject(known, t.Extra)
+}
+
+// MarshalJSON writes feature, tasks and Extra with sorted keys. Extra is
+// written as is: callers that change Tasks should update total_tasks and
+// levels themselves if they care about them.
+func (g *Graph) MarshalJSON() ([]byte, error) {
+	var tasks bytes.Buffer
+	tasks.WriteByte('[')
+	for i, t := range g.Tasks {
+		if i > 0 {
+			tasks.WriteByte(',')
+		}
+		if t == nil {
+			tasks.WriteString("null")
+			continue
+		}
+		b, err := t.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("tasks[%d]: %w", i, err)
+		}
+		tasks.Write(b)
+	}
+	tasks.WriteByte(']')
+	return marshalObject(map[string]any{
+		"feature": g.Feature,
+		"tasks":   json.RawMessage(tasks.Bytes()),
+	}, g.Extra)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// marshalObject writes known and extra as one object with sorted keys; a
+// known key wins over the same key in extra. HTML escaping is off because
+// verification commands are full of '&' and '>'.
+func marshalObject(known map[string]any, extra map[string]json.RawMessage) ([]byte, error) {
+	keys := make([]string, 0, len(known)+len(extra))
+	for k := range known {
+		keys = append(keys, k)
+	}
+	for k := range extra {
+		if _, ok := known[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	encode := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode appends a newline
+		return nil
+	}
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := encode(k); err != nil {
+			return nil, err
+		}
+		buf.WriteByte(':')
+		if v, ok := known[k]; ok {
+			if err := encode(v); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			continue
+		}
+		if err := json.Compact(&buf, extra[k]); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}

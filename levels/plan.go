@@ -1,0 +1,288 @@
+package levels
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Plan is a valid graph ordered into levels: every task of a level can run
+// in parallel once all earlier levels are done.
+type Plan struct {
+	Graph *Graph
+	// Levels[0] holds the ids of level 1, in file order. A level can be
+	// empty when a task's given level skips ahead of its dependencies.
+	Levels [][]string
+	// Level is the final level of each task.
+	Level map[string]int
+	// Implied maps a task id to the ids it was ordered after because they
+	// would otherwise have written overlapping paths in the same level.
+	Implied map[string][]string
+	// Dependents maps a task id to the ids that depend on it, through hard
+	// or implied dependencies, in file order.
+	Dependents map[string][]string
+	// Warnings are things the plan fixed by itself (a task moved above its
+	// given level, an ownership clash). A strict caller treats them as
+	// errors.
+	Warnings []Problem
+}
+
+// Compute validates g and orders it into levels. Problems mean the graph
+// is invalid and the plan is nil.
+func Compute(g *Graph) (*Plan, []Problem) {
+	if errs := validate(g); len(errs) > 0 {
+		return nil, errs
+	}
+	return build(g), nil
+}
+
+// Load parses data and computes its plan.
+func Load(data []byte) (*Plan, []Problem) {
+	g, errs := Parse(data)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return build(g), nil
+}
+
+// build assumes a validated graph: unique ids, known dependencies, no
+// cycles.
+//
+// Levels are filled in increasing order, each task going to the lowest
+// level its hard dependencies and given level allow. Within a level, tasks
+// are taken in file order; one whose owned paths overlap a task already
+// placed in that level is ordered after it and retried one level up. Every
+// task is placed exactly once and only compared against an index of its
+// level, so the cost is about (tasks + retries) × path depth rather than
+// tasks².
+func build(g *Graph) *Plan {
+	n := len(g.Tasks)
+	pos := make(map[string]int, n)
+	for i, t := range g.Tasks {
+		pos[t.ID] = i
+	}
+	deps := make([][]int, n)
+	rev := make([][]int, n)
+	mark := make([]int, n) // mark[k] == i+1: k is already in deps[i]
+	for i, t := range g.Tasks {
+		for _, id := range t.Dependencies {
+			k := pos[id]
+			if k == i || mark[k] == i+1 {
+				continue
+			}
+			mark[k] = i + 1
+			deps[i] = append(deps[i], k)
+			rev[k] = append(rev[k], i)
+		}
+	}
+
+	level := make([]int, n) // lower bound until the task is placed
+	waiting := make([]int, n)
+	var buckets [][]int
+	push := func(l, i int) {
+		for len(buckets) <= l {
+			buckets = append(buckets, nil)
+		}
+		buckets[l] = append(buckets[l], i)
+	}
+	for i, t := range g.Tasks {
+		level[i] = max(1, t.Level)
+		waiting[i] = len(deps[i])
+		if waiting[i] == 0 {
+			push(level[i], i)
+		}
+	}
+	own := make([][]ownedPath, n)
+	for i, t := range g.Tasks {
+		own[i] = ownedPaths(t)
+	}
+
+	idx := &levelIndex{
+		files: make(map[string]slot),
+		dirs:  make(map[string]slot),
+		under: make(map[string]slot),
+	}
+	implied := make([][]int, n)
+	var warns []Problem
+	var found []clash
+	for l := 1; l < len(buckets); l++ {
+		b := buckets[l]
+		buckets[l] = nil
+		slices.Sort(b)
+		idx.level = l
+		for _, t := range b {
+			found = idx.clashes(own[t], found[:0])
+			if len(found) > 0 {
+				for _, c := range found {
+					implied[t] = append(implied[t], c.owner.task)
+					warns = append(warns, ownershipWarning(g, t, c))
+				}
+				push(l+1, t)
+				continue
+			}
+			level[t] = l
+			for k := range own[t] {
+				idx.add(t, &own[t][k])
+			}
+			for _, d := range rev[t] {
+				level[d] = max(level[d], l+1)
+				if waiting[d]--; waiting[d] == 0 {
+					push(level[d], d)
+				}
+			}
+		}
+	}
+
+	for i, t := range g.Tasks {
+		if t.Level == 0 {
+			continue
+		}
+		need, by := 0, -1
+		for _, k := range deps[i] {
+			if level[k]+1 > need {
+				need, by = level[k]+1, k
+			}
+		}
+		if need > t.Level {
+			warns = append(warns, Problem{
+				Place: join(index("tasks", i), "level"),
+				Msg: fmt.Sprintf("%s is level %d in the graph but depends on %s (level %d); moved to level %d",
+					t.ID, t.Level, g.Tasks[by].ID, level[by], level[i]),
+			})
+		}
+	}
+	sortProblems(warns)
+
+	p := &Plan{
+		Graph:      g,
+		Level:      make(map[string]int, n),
+		Implied:    make(map[string][]string),
+		Dependents: make(map[string][]string),
+		Warnings:   warns,
+	}
+	top := 0
+	for i, t := range g.Tasks {
+		p.Level[t.ID] = level[i]
+		top = max(top, level[i])
+	}
+	p.Levels = make([][]string, top)
+	for i, t := range g.Tasks {
+		p.Levels[level[i]-1] = append(p.Levels[level[i]-1], t.ID)
+		for _, k := range implied[i] {
+			p.Implied[t.ID] = append(p.Implied[t.ID], g.Tasks[k].ID)
+		}
+		// A hard dependency is always on a lower level than the task was
+		// ever tried at, so it never repeats as an implied one.
+		for _, k := range deps[i] {
+			id := g.Tasks[k].ID
+			p.Dependents[id] = append(p.Dependents[id], t.ID)
+		}
+		for _, k := range implied[i] {
+			id := g.Tasks[k].ID
+			p.Dependents[id] = append(p.Dependents[id], t.ID)
+		}
+	}
+	return p
+}
+
+func ownershipWarning(g *Graph, t int, c clash) Problem {
+	me, other := g.Tasks[t].ID, g.Tasks[c.owner.task].ID
+	place := fmt.Sprintf("tasks[%d].files.%s[%d]", t, c.mine.list, c.mine.idx)
+	if c.mine.path == c.owner.op.path {
+		return Problem{Place: place, Msg: fmt.Sprintf("%s and %s both write %q; %s now runs after %s",
+			me, other, c.mine.path, me, other)}
+	}
+	return Problem{Place: place, Msg: fmt.Sprintf("%s writes %q, which overlaps %q written by %s; %s now runs after %s",
+		me, c.mine.path, c.owner.op.path, other, me, other)}
+}
+
+// slot records who owns a key in the level being filled. Entries of
+// earlier levels are left in the maps and told apart by level, which is
+// cheaper than clearing maps once per level.
+type slot struct {
+	level int
+	task  int
+	op    *ownedPath
+}
+
+type clash struct {
+	mine  *ownedPath
+	owner slot
+}
+
+// levelIndex holds the paths owned in one level, arranged so that the
+// owners overlapping a path (in the sense of Overlap) are found with one
+// lookup per directory level of the path:
+//   - files: plain files by path;
+//   - dirs: directory and glob owners by their directory prefix;
+//   - under: for each directory prefix, one owner at or below it.
+type levelIndex struct {
+	level              int
+	files, dirs, under map[string]slot
+}
+
+func (x *levelIndex) get(m map[string]slot, k string) (slot, bool) {
+	s, ok := m[k]
+	return s, ok && s.level == x.level
+}
+
+func (x *levelIndex) setOnce(m map[string]slot, k string, s slot) {
+	if _, ok := x.get(m, k); !ok {
+		m[k] = s
+	}
+}
+
+// find returns an owner in this level that overlaps op.
+func (x *levelIndex) find(op *ownedPath) (slot, bool) {
+	k := op.key
+	if !op.dir {
+		if s, ok := x.get(x.files, k); ok {
+			return s, true
+		}
+	}
+	// Directory owners at or above op. For a file these are its proper
+	// prefixes; for a directory the loop reaches the directory itself.
+	if s, ok := x.get(x.dirs, ""); ok {
+		return s, true
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' {
+			if s, ok := x.get(x.dirs, k[:i+1]); ok {
+				return s, true
+			}
+		}
+	}
+	if op.dir {
+		// Anything below a directory overlaps it.
+		return x.get(x.under, k)
+	}
+	return slot{}, false
+}
+
+func (x *levelIndex) add(task int, op *ownedPath) {
+	s := slot{level: x.level, task: task, op: op}
+	k := op.key
+	if op.dir {
+		x.setOnce(x.dirs, k, s)
+	} else {
+		x.setOnce(x.files, k, s)
+	}
+	x.setOnce(x.under, "", s)
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' {
+			x.setOnce(x.under, k[:i+1], s)
+		}
+	}
+}
+
+// clashes appends to buf one clash per task in this level that overlaps
+// any of own.
+func (x *levelIndex) clashes(own []ownedPath, buf []clash) []clash {
+	for k := range own {
+		s, ok := x.find(&own[k])
+		if !ok || slices.ContainsFunc(buf, func(c clash) bool { return c.owner.task == s.task }) {
+			continue
+		}
+		buf = append(buf, clash{mine: &own[k], owner: s})
+	}
+	return buf
+}

@@ -1,0 +1,333 @@
+package levels
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// idPattern documents what ValidID accepts; ValidID itself checks bytes
+// directly because it runs for every id and every dependency.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+const (
+	maxIDLen = 64
+	// maxLevel bounds a given level so that a typo like 100000000 cannot
+	// make the plan allocate that many empty levels.
+	maxLevel = 100000
+	// maxCycles bounds the cycles listed; past a few the user has to
+	// rethink the graph anyway.
+	maxCycles = 20
+)
+
+var risks = []string{"low", "medium", "high", "critical"}
+
+// ValidID reports whether id is usable as a task id: at most 64 characters
+// matching ^[A-Za-z0-9][A-Za-z0-9._-]*$.
+func ValidID(id string) bool {
+	if id == "" || len(id) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidFeatureName checks that name can serve as a feature name: the
+// character set of task ids, at most 64 characters, and usable as one
+// component of a git ref name, since feature names end up in branch names.
+func ValidFeatureName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("feature name is empty")
+	case len(name) > maxIDLen:
+		return fmt.Errorf("feature name %q is too long (%d characters, at most %d)", name, len(name), maxIDLen)
+	case name == "@" || strings.Contains(name, "@{"):
+		return fmt.Errorf("feature name %q is not allowed in a git ref (\"@\" or \"@{\")", name)
+	case strings.Contains(name, ".."):
+		return fmt.Errorf("feature name %q must not contain \"..\" (git refs cannot)", name)
+	case strings.HasSuffix(name, ".lock"):
+		return fmt.Errorf("feature name %q must not end in \".lock\" (git refs cannot)", name)
+	case strings.HasSuffix(name, "."):
+		return fmt.Errorf("feature name %q must not end in \".\" (git refs cannot)", name)
+	case !ValidID(name):
+		return fmt.Errorf("feature name %q may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit", name)
+	}
+	return nil
+}
+
+type problems []Problem
+
+func (ps *problems) add(place, format string, args ...any) {
+	*ps = append(*ps, Problem{Place: place, Msg: fmt.Sprintf(format, args...)})
+}
+
+// validate checks every rule that does not need the JSON text, so that it
+// serves both Parse and graphs built in code.
+func validate(g *Graph) []Problem {
+	if g == nil {
+		return []Problem{{Msg: "no graph"}}
+	}
+	var ps problems
+	if strings.TrimSpace(g.Feature) == "" {
+		ps.add("feature", "required")
+	} else if err := ValidFeatureName(g.Feature); err != nil {
+		ps.add("feature", "%v", err)
+	}
+	if len(g.Tasks) == 0 {
+		ps.add("tasks", "must be a non-empty array of tasks")
+	}
+	d := &decoder{}
+	if raw, ok := g.Extra["total_tasks"]; ok {
+		if n, ok := d.integer(raw, "total_tasks"); ok && n != len(g.Tasks) {
+			ps.add("total_tasks", "is %d but the graph has %d tasks", n, len(g.Tasks))
+		}
+	}
+	if raw, ok := g.Extra["max_parallelization"]; ok {
+		if n, ok := d.integer(raw, "max_parallelization"); ok && n < 1 {
+			ps.add("max_parallelization", "must be at least 1, got %d", n)
+		}
+	}
+	ps = append(ps, d.probs...)
+
+	first := make(map[string]int, len(g.Tasks))
+	for i, t := range g.Tasks {
+		p := index("tasks", i)
+		if t == nil {
+			ps.add(p, "missing task")
+			continue
+		}
+		ip := join(p, "id")
+		switch {
+		case t.ID == "":
+			ps.add(ip, "required")
+		case len(t.ID) > maxIDLen:
+			ps.add(ip, "id %q is too long (%d characters, at most %d)", t.ID, len(t.ID), maxIDLen)
+		case !ValidID(t.ID):
+			ps.add(ip, "invalid id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", t.ID)
+		}
+		if t.ID == "" {
+			continue
+		}
+		if j, dup := first[t.ID]; dup {
+			ps.add(ip, "duplicate id %q (first at tasks[%d])", t.ID, j)
+		} else {
+			first[t.ID] = i
+		}
+	}
+
+	for i, t := range g.Tasks {
+		if t == nil {
+			continue
+		}
+		p := index("tasks", i)
+		if strings.TrimSpace(t.Title) == "" {
+			ps.add(join(p, "title"), "required")
+		}
+		if t.Level < 0 {
+			ps.add(join(p, "level"), "must be at least 1, got %d", t.Level)
+		} else if t.Level > maxLevel {
+			ps.add(join(p, "level"), "level %d is too high (at most %d)", t.Level, maxLevel)
+		}
+		for _, l := range []struct {
+			name  string
+			paths []string
+		}{{"create", t.Files.Create}, {"modify", t.Files.Modify}, {"read", t.Files.Read}} {
+			for j, path := range l.paths {
+				if msg := checkPath(path); msg != "" {
+					ps.add(index(p+".files."+l.name, j), "%s", msg)
+				}
+			}
+		}
+		checkDeps(&ps, join(p, "dependencies"), t.ID, t.Dependencies, first)
+		checkDeps(&ps, join(p, "soft_dependencies"), t.ID, t.SoftDependencies, first)
+		if t.Risk != "" && !slices.Contains(risks, t.Risk) {
+			ps.add(join(p, "risk"), "invalid risk %q (want low, medium, high or critical)", t.Risk)
+		}
+		vp := join(p, "verification")
+		if strings.TrimSpace(t.Verification.Command) == "" {
+			ps.add(join(vp, "command"), "required")
+		}
+		if t.Verification.TimeoutSeconds < 0 {
+			ps.add(join(vp, "timeout_seconds"), "must be a positive number of seconds, got %d", t.Verification.TimeoutSeconds)
+		}
+	}
+
+	ps = append(ps, cycles(g, first)...)
+	sortProblems(ps)
+	return ps
+}
+
+func checkDeps(ps *problems, place, self string, deps []string, first map[string]int) {
+	for j, dep := range deps {
+		switch _, ok := first[dep]; {
+		case dep == self && self != "":
+			ps.add(index(place, j), "task depends on itself")
+		case !ok:
+			ps.add(index(place, j), "unknown task %q", dep)
+		}
+	}
+}
+
+// cycles reports cycles through hard dependencies, each once, named as the
+// path a reader can follow through the file. Every back edge of a depth
+// first search closes one cycle, which finds every strongly connected
+// tangle without enumerating all of its (possibly exponentially many)
+// cycles.
+func cycles(g *Graph, first map[string]int) []Problem {
+	n := len(g.Tasks)
+	adj := make([][]int, n)
+	for i, t := range g.Tasks {
+		if t == nil {
+			continue
+		}
+		for _, dep := range t.Dependencies {
+			if k, ok := first[dep]; ok && k != i {
+				adj[i] = append(adj[i], k)
+			}
+		}
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, n)
+	pos := make([]int, n) // index in path while onPath
+	type frame struct{ v, next int }
+	var (
+		path    []frame
+		out     []Problem
+		seen    = map[string]bool{}
+		omitted int
+	)
+	for s := range n {
+		if state[s] != unseen {
+			continue
+		}
+		path = append(path[:0], frame{v: s})
+		state[s], pos[s] = onPath, 0
+		for len(path) > 0 {
+			f := &path[len(path)-1]
+			if f.next == len(adj[f.v]) {
+				state[f.v] = done
+				path = path[:len(path)-1]
+				continue
+			}
+			w := adj[f.v][f.next]
+			f.next++
+			switch state[w] {
+			case unseen:
+				state[w], pos[w] = onPath, len(path)
+				path = append(path, frame{v: w})
+			case onPath:
+				cyc := make([]int, 0, len(path)-pos[w])
+				for _, fr := range path[pos[w]:] {
+					cyc = append(cyc, fr.v)
+				}
+				// Start at the member that comes first in the file so the
+				// same cycle found from elsewhere gets the same name.
+				m := slices.Index(cyc, slices.Min(cyc))
+				cyc = slices.Concat(cyc[m:], cyc[:m])
+				var key, msg strings.Builder
+				msg.WriteString("cycle: ")
+				for _, v := range cyc {
+					key.WriteString(strconv.Itoa(v))
+					key.WriteByte(',')
+					msg.WriteString(g.Tasks[v].ID)
+					msg.WriteString(" -> ")
+				}
+				msg.WriteString(g.Tasks[cyc[0]].ID)
+				if seen[key.String()] {
+					continue
+				}
+				seen[key.String()] = true
+				if len(out) == maxCycles {
+					omitted++
+					continue
+				}
+				out = append(out, Problem{Place: join(index("tasks", cyc[0]), "dependencies"), Msg: msg.String()})
+			}
+		}
+	}
+	if omitted > 0 {
+		out = append(out, Problem{Place: "tasks", Msg: fmt.Sprintf("%d more dependency cycles not shown", omitted)})
+	}
+	return out
+}
+
+// taskOf returns the task index a place refers to, or -1 for places
+// outside the tasks array.
+func taskOf(place string) int {
+	rest, ok := strings.CutPrefix(place, "tasks[")
+	if !ok {
+		return -1
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return -1
+	}
+	i, err := strconv.Atoi(rest[:end])
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+// sortProblems groups problems by task, top-level ones first, keeping the
+// order of discovery within a group.
+func sortProblems(ps []Problem) {
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		return taskOf(a.Place) - taskOf(b.Place)
+	})
+}
+
+// Parse decodes a task graph and checks every rule. A non-empty problem
+// list means the graph is invalid. The graph is nil when data is not a
+// JSON object; otherwise it holds whatever could be decoded, so that a
+// caller can still show it.
+func Parse(data []byte) (*Graph, []Problem) {
+	g, probs := decodeGraph(data)
+	if g == nil {
+		return nil, probs
+	}
+	// A field of the wrong type is left empty; do not also complain that
+	// it is missing.
+	bad := make(map[string]bool, len(probs))
+	for _, p := range probs {
+		bad[p.Place] = true
+	}
+	for _, p := range validate(g) {
+		if !within(p.Place, bad) {
+			probs = append(probs, p)
+		}
+	}
+	sortProblems(probs)
+	return g, probs
+}
+
+// within reports whether place is, or lies inside, one of the places.
+func within(place string, places map[string]bool) bool {
+	if len(places) == 0 {
+		return false
+	}
+	for {
+		if places[place] {
+			return true
+		}
+		i := strings.LastIndexAny(place, ".[")
+		if i <= 0 {
+			return false
+		}
+		place = place[:i]
+	}
+}

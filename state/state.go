@@ -1,0 +1,137 @@
+// Package state holds the values git-zerg keeps under refs/zerg/: a
+// feature's tasks with their history, its workers' leases, and the
+// repository-wide file locks. It knows nothing of git (gitstore stores these
+// values as commits) and nothing of the rules (gates decides transitions).
+package state
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/git-zerg/git-zerg/levels"
+)
+
+// Format is the version of the stored layout.
+//
+//	1: feature.json, clock, tasks/<xx>/<id>, workers/<name>; locks ref <xx>/<sha1(path)>.
+const Format = 1
+
+// Status is a task's state. The names are public API (SPEC "Task states").
+type Status string
+
+const (
+	Pending  Status = "pending"
+	Claimed  Status = "claimed"
+	Verified Status = "verified"
+	Done     Status = "done"
+	Failed   Status = "failed"
+	Blocked  Status = "blocked"
+)
+
+// Statuses lists every status in lifecycle order.
+var Statuses = []Status{Pending, Claimed, Verified, Done, Failed, Blocked}
+
+// Event is one transition in a task's history.
+type Event struct {
+	Clock  uint64    `json:"clock"`
+	At     time.Time `json:"at"`
+	Op     string    `json:"op"`
+	From   Status    `json:"from"`
+	To     Status    `json:"to"`
+	Worker string    `json:"worker,omitempty"`
+	Commit string    `json:"commit,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Task is a planned task and everything that happened to it.
+type Task struct {
+	Spec       *levels.Task `json:"spec"`
+	Level      int          `json:"level"`
+	Implied    []string     `json:"implied,omitempty"`    // ordered after these for file ownership
+	Dependents []string     `json:"dependents,omitempty"` // tasks that wait for this one
+
+	Status    Status    `json:"status"`
+	Worker    string    `json:"worker,omitempty"` // worker holding (or last holding) the task
+	Owner     string    `json:"owner,omitempty"`  // lock owner identity of that worker, <worker>@<host>
+	Attempts  int       `json:"attempts"`
+	Base      string    `json:"base,omitempty"`   // commit the work is compared with
+	Commit    string    `json:"commit,omitempty"` // the verified / done work, pinned
+	Approved  string    `json:"approved,omitempty"`
+	NotBefore time.Time `json:"not_before,omitempty"` // backoff after a failure
+	Reason    string    `json:"reason,omitempty"`
+	History   []Event   `json:"history"`
+}
+
+// ID is the task's id.
+func (t *Task) ID() string { return t.Spec.ID }
+
+// NeedsApproval reports whether the task's risk requires `approve` before a claim.
+func (t *Task) NeedsApproval() bool {
+	return t.Spec.Risk == "high" || t.Spec.Risk == "critical"
+}
+
+// Deps returns the hard dependencies, including those implied by ownership.
+func (t *Task) Deps() []string {
+	if len(t.Implied) == 0 {
+		return t.Spec.Dependencies
+	}
+	out := append([]string(nil), t.Spec.Dependencies...)
+	return append(out, t.Implied...)
+}
+
+// Worker is a worker's lease on its claimed task. Its expiry is the lease of
+// the task's locks: a worker that stops heartbeating loses its claim.
+type Worker struct {
+	Name    string    `json:"name"`
+	Owner   string    `json:"owner"`
+	Task    string    `json:"task"`
+	Since   time.Time `json:"since"`
+	Expires time.Time `json:"expires"`
+	Host    string    `json:"host"`
+	PID     int       `json:"pid,omitempty"`
+	// Started identifies the process beyond its pid (pid reuse), so a
+	// resumed rush on the same host can tell a dead holder from a live one.
+	Started string `json:"started,omitempty"`
+}
+
+// Feature is the stored description of a planned feature.
+type Feature struct {
+	Format    int        `json:"format"`
+	Name      string     `json:"feature"`
+	PlannedAt time.Time  `json:"planned_at"`
+	Levels    [][]string `json:"levels"`
+	// Graph holds the graph's other top-level keys (version, levels,
+	// critical_path...) verbatim; the tasks are stored one by one.
+	Graph    map[string]json.RawMessage `json:"graph,omitempty"`
+	Warnings []string                   `json:"warnings,omitempty"`
+}
+
+// Lock is a lease on a path, repository-wide.
+type Lock struct {
+	Path    string    `json:"path"`
+	Owner   string    `json:"owner"`
+	Reason  string    `json:"reason,omitempty"`
+	Feature string    `json:"feature,omitempty"`
+	Task    string    `json:"task,omitempty"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+}
+
+// Active reports whether the lock still holds at now.
+func (l Lock) Active(now time.Time) bool { return now.Before(l.Expires) }
+
+// Record appends a transition to the task's history and moves it to ev.To.
+func (t *Task) Record(ev Event) {
+	if ev.From == "" && ev.Op != "plan" {
+		ev.From = t.Status
+	}
+	t.Status = ev.To
+	t.History = append(t.History, ev)
+}
+
+// Clone returns a copy that shares nothing mutable with t.
+func (t *Task) Clone() *Task {
+	c := *t
+	c.History = append([]Event(nil), t.History...)
+	return &c
+}
