@@ -81,8 +81,17 @@ func pathPart(c string) string { return toml.Key{c}.String() }
 func (s *keyScanner) record(plain []string, path string, line int) {
 	p := toml.Key(plain).String()
 	s.ix.byPlain[p] = append(s.ix.byPlain[p], keyLoc{path, line})
-	if _, ok := s.ix.byPath[path]; !ok {
-		s.ix.byPath[path] = line
+	// Enclosing keys that are never written out ("workers" in
+	// "workers.count.x = 1") are placed where they first appear.
+	for path != "" {
+		if _, ok := s.ix.byPath[path]; !ok {
+			s.ix.byPath[path] = line
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
 	}
 }
 

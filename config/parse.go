@@ -92,7 +92,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, Errors{{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}}
+			return nil, Errors{syntaxError(name, src, pe)}
 		}
 		return nil, Errors{{File: name, Msg: err.Error()}}
 	}
@@ -111,6 +111,26 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, p.errs
 	}
 	return c, nil
+}
+
+// syntaxError places a toml.ParseError. Its line is counted from the byte
+// offset because Position.Line is one too far when the offending byte is a
+// newline (an unclosed "[retry" header). LastKey is only the last key the
+// parser finished, which is not always where the error is, so it is named
+// only when it is on the error's line.
+func syntaxError(name, src string, pe toml.ParseError) *Error {
+	line := pe.Position.Line
+	if s := pe.Position.Start; s >= 0 && s < len(src) {
+		line = 1 + strings.Count(src[:s], "\n")
+	}
+	key := pe.LastKey
+	if lines := strings.Split(src, "\n"); key != "" && line >= 1 && line <= len(lines) {
+		last := strings.Trim(key[strings.LastIndexByte(key, '.')+1:], `"'`)
+		if !strings.Contains(lines[line-1], last) {
+			key = ""
+		}
+	}
+	return &Error{File: name, Line: line, Key: key, Msg: pe.Message}
 }
 
 type parser struct {
@@ -443,9 +463,14 @@ func (p *parser) below(path string) bool {
 }
 
 // closest is the name a typo most likely meant: same letters in another
-// case, or at most two edits away. "" when nothing is that close.
+// case, or an edit or two away; short words get one edit, or "hooks" would
+// suggest "locks". "" when nothing is that close.
 func closest(s string, names []string) string {
-	best, bestDist := "", 3
+	maxDist := 1
+	if len(s) > 5 {
+		maxDist = 2 // "wrokers" is two edits from "workers"
+	}
+	best, bestDist := "", maxDist+1
 	for _, n := range names {
 		if strings.EqualFold(s, n) {
 			return n

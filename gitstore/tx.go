@@ -41,13 +41,18 @@ type Tx struct {
 	locksRead  bool
 	locksDirty bool
 
-	create bool
+	allLoaded bool
+	create    bool
 }
 
 type shard struct {
-	e     entries
-	tasks map[string]*state.Task
-	dirty map[string]bool
+	hash plumbing.Hash // tree the shard was read from; zero for a new shard
+	// e is nil until needed: a shard served from the cache holds all its
+	// tasks (complete) and needs its tree only to be written.
+	e        entries
+	complete bool
+	tasks    map[string]*state.Task
+	dirty    map[string]bool
 }
 
 // Feature is the feature this transaction changes ("" for locks only).
@@ -138,13 +143,10 @@ func (tx *Tx) shard(name string) (*shard, error) {
 	}
 	sh := &shard{tasks: map[string]*state.Task{}, dirty: map[string]bool{}}
 	if te, ok := tx.tasksTree[name]; ok {
-		t, err := tx.s.readTree(te.Hash)
-		if err != nil {
-			return nil, err
-		}
-		sh.e = entriesOf(t)
-	} else {
-		sh.e = entries{}
+		sh.hash = te.Hash
+	}
+	if err := tx.s.loadShardTree(sh); err != nil {
+		return nil, err
 	}
 	tx.shards[name] = sh
 	return sh, nil
@@ -159,6 +161,12 @@ func (tx *Tx) Task(id string) (*state.Task, error) {
 	if t, ok := sh.tasks[id]; ok {
 		return t, nil
 	}
+	if sh.complete {
+		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
+	if err := tx.s.loadShardTree(sh); err != nil {
+		return nil, err
+	}
 	te, ok := sh.e[id]
 	if !ok {
 		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
@@ -171,11 +179,31 @@ func (tx *Tx) Task(id string) (*state.Task, error) {
 	return &t, nil
 }
 
+// loadShardTree reads the shard's tree entries if they are not read yet.
+func (s *Store) loadShardTree(sh *shard) error {
+	if sh.e != nil {
+		return nil
+	}
+	if sh.hash.IsZero() {
+		sh.e = entries{}
+		return nil
+	}
+	t, err := s.readTree(sh.hash)
+	if err != nil {
+		return err
+	}
+	sh.e = entriesOf(t)
+	return nil
+}
+
 // Tasks returns every task of the feature in plan order (level, then file
 // order).
 func (tx *Tx) Tasks() ([]*state.Task, error) {
 	meta, err := tx.Meta()
 	if err != nil {
+		return nil, err
+	}
+	if err := tx.loadAllShards(); err != nil {
 		return nil, err
 	}
 	var out []*state.Task
@@ -366,6 +394,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			for name, sh := range tx.shards {
 				if len(sh.dirty) == 0 {
 					continue
+				}
+				if err := s.loadShardTree(sh); err != nil {
+					return err
 				}
 				for id := range sh.dirty {
 					h, err := s.writeJSON(sh.tasks[id])

@@ -451,16 +451,16 @@ func TestTestdataGraphs(t *testing.T) {
 			file: "zerg-like.json",
 			levels: [][]string{
 				{"AUTH-L1-001", "AUTH-L1-002", "AUTH-L1-003"},
-				{"AUTH-L2-001", "AUTH-L2-002", "AUTH-L2-004"},
-				{"AUTH-L2-003", "AUTH-L3-001", "AUTH-L3-003"},
+				{"AUTH-L2-001", "AUTH-L2-002", "AUTH-L1-004"},
+				{"AUTH-L2-003", "AUTH-L3-001", "AUTH-L3-002"},
 				{"AUTH-L4-001"},
 			},
 			warnings: []string{
 				`tasks[5].files.modify[0]: AUTH-L2-003 and AUTH-L2-002 both write "src/auth/__init__.py"; AUTH-L2-003 now runs after AUTH-L2-002`,
-				`tasks[6].files.create[0]: AUTH-L2-004 writes "migrations/versions/0007_sessions.py", which overlaps "migrations/versions/*_users.py" written by AUTH-L1-003; AUTH-L2-004 now runs after AUTH-L1-003`,
+				`tasks[6].files.create[0]: AUTH-L1-004 writes "migrations/versions/0007_sessions.py", which overlaps "migrations/versions/*_users.py" written by AUTH-L1-003; AUTH-L1-004 now runs after AUTH-L1-003`,
 				"tasks[7].level: AUTH-L3-001 is level 2 in the graph but depends on AUTH-L2-001 (level 2); moved to level 3",
 			},
-			implied: map[string][]string{"AUTH-L2-003": {"AUTH-L2-002"}, "AUTH-L2-004": {"AUTH-L1-003"}},
+			implied: map[string][]string{"AUTH-L2-003": {"AUTH-L2-002"}, "AUTH-L1-004": {"AUTH-L1-003"}},
 		},
 	}
 	for _, tt := range tests {

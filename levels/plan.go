@@ -144,7 +144,7 @@ func build(g *Graph) *Plan {
 		}
 		if need > t.Level {
 			warns = append(warns, Problem{
-				Place: join(index("tasks", i), "level"),
+				Place: at(i, ".level"),
 				Msg: fmt.Sprintf("%s is level %d in the graph but depends on %s (level %d); moved to level %d",
 					t.ID, t.Level, g.Tasks[by].ID, level[by], level[i]),
 			})
@@ -165,20 +165,30 @@ func build(g *Graph) *Plan {
 		top = max(top, level[i])
 	}
 	p.Levels = make([][]string, top)
+	// Collected by index first: appending to map entries one id at a time
+	// costs a hash lookup per edge.
+	dependents := make([][]string, n)
 	for i, t := range g.Tasks {
 		p.Levels[level[i]-1] = append(p.Levels[level[i]-1], t.ID)
-		for _, k := range implied[i] {
-			p.Implied[t.ID] = append(p.Implied[t.ID], g.Tasks[k].ID)
+		if len(implied[i]) > 0 {
+			ids := make([]string, len(implied[i]))
+			for j, k := range implied[i] {
+				ids[j] = g.Tasks[k].ID
+			}
+			p.Implied[t.ID] = ids
 		}
 		// A hard dependency is always on a lower level than the task was
 		// ever tried at, so it never repeats as an implied one.
 		for _, k := range deps[i] {
-			id := g.Tasks[k].ID
-			p.Dependents[id] = append(p.Dependents[id], t.ID)
+			dependents[k] = append(dependents[k], t.ID)
 		}
 		for _, k := range implied[i] {
-			id := g.Tasks[k].ID
-			p.Dependents[id] = append(p.Dependents[id], t.ID)
+			dependents[k] = append(dependents[k], t.ID)
+		}
+	}
+	for k, ids := range dependents {
+		if len(ids) > 0 {
+			p.Dependents[g.Tasks[k].ID] = ids
 		}
 	}
 	return p

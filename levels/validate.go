@@ -101,64 +101,55 @@ func validate(g *Graph) []Problem {
 
 	first := make(map[string]int, len(g.Tasks))
 	for i, t := range g.Tasks {
-		p := index("tasks", i)
 		if t == nil {
-			ps.add(p, "missing task")
+			ps.add(at(i, ""), "missing task")
 			continue
 		}
-		ip := join(p, "id")
 		switch {
 		case t.ID == "":
-			ps.add(ip, "required")
+			ps.add(at(i, ".id"), "required")
 		case len(t.ID) > maxIDLen:
-			ps.add(ip, "id %q is too long (%d characters, at most %d)", t.ID, len(t.ID), maxIDLen)
+			ps.add(at(i, ".id"), "id %q is too long (%d characters, at most %d)", t.ID, len(t.ID), maxIDLen)
 		case !ValidID(t.ID):
-			ps.add(ip, "invalid id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", t.ID)
+			ps.add(at(i, ".id"), "invalid id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", t.ID)
 		}
 		if t.ID == "" {
 			continue
 		}
 		if j, dup := first[t.ID]; dup {
-			ps.add(ip, "duplicate id %q (first at tasks[%d])", t.ID, j)
+			ps.add(at(i, ".id"), "duplicate id %q (first at tasks[%d])", t.ID, j)
 		} else {
 			first[t.ID] = i
 		}
 	}
 
+	// Places are built only for problems: a valid graph of 10,000 tasks
+	// should not cost 100,000 strings.
 	for i, t := range g.Tasks {
 		if t == nil {
 			continue
 		}
-		p := index("tasks", i)
 		if strings.TrimSpace(t.Title) == "" {
-			ps.add(join(p, "title"), "required")
+			ps.add(at(i, ".title"), "required")
 		}
 		if t.Level < 0 {
-			ps.add(join(p, "level"), "must be at least 1, got %d", t.Level)
+			ps.add(at(i, ".level"), "must be at least 1, got %d", t.Level)
 		} else if t.Level > maxLevel {
-			ps.add(join(p, "level"), "level %d is too high (at most %d)", t.Level, maxLevel)
+			ps.add(at(i, ".level"), "level %d is too high (at most %d)", t.Level, maxLevel)
 		}
-		for _, l := range []struct {
-			name  string
-			paths []string
-		}{{"create", t.Files.Create}, {"modify", t.Files.Modify}, {"read", t.Files.Read}} {
-			for j, path := range l.paths {
-				if msg := checkPath(path); msg != "" {
-					ps.add(index(p+".files."+l.name, j), "%s", msg)
-				}
-			}
-		}
-		checkDeps(&ps, join(p, "dependencies"), t.ID, t.Dependencies, first)
-		checkDeps(&ps, join(p, "soft_dependencies"), t.ID, t.SoftDependencies, first)
+		checkPaths(&ps, i, "create", t.Files.Create)
+		checkPaths(&ps, i, "modify", t.Files.Modify)
+		checkPaths(&ps, i, "read", t.Files.Read)
+		checkDeps(&ps, i, "dependencies", t.ID, t.Dependencies, first)
+		checkDeps(&ps, i, "soft_dependencies", t.ID, t.SoftDependencies, first)
 		if t.Risk != "" && !slices.Contains(risks, t.Risk) {
-			ps.add(join(p, "risk"), "invalid risk %q (want low, medium, high or critical)", t.Risk)
+			ps.add(at(i, ".risk"), "invalid risk %q (want low, medium, high or critical)", t.Risk)
 		}
-		vp := join(p, "verification")
 		if strings.TrimSpace(t.Verification.Command) == "" {
-			ps.add(join(vp, "command"), "required")
+			ps.add(at(i, ".verification.command"), "required")
 		}
 		if t.Verification.TimeoutSeconds < 0 {
-			ps.add(join(vp, "timeout_seconds"), "must be a positive number of seconds, got %d", t.Verification.TimeoutSeconds)
+			ps.add(at(i, ".verification.timeout_seconds"), "must be a positive number of seconds, got %d", t.Verification.TimeoutSeconds)
 		}
 	}
 
@@ -167,13 +158,26 @@ func validate(g *Graph) []Problem {
 	return ps
 }
 
-func checkDeps(ps *problems, place, self string, deps []string, first map[string]int) {
+// at names a place inside tasks[i].
+func at(i int, rest string) string {
+	return "tasks[" + strconv.Itoa(i) + "]" + rest
+}
+
+func checkPaths(ps *problems, i int, list string, paths []string) {
+	for j, p := range paths {
+		if msg := checkPath(p); msg != "" {
+			ps.add(index(at(i, ".files."+list), j), "%s", msg)
+		}
+	}
+}
+
+func checkDeps(ps *problems, i int, field, self string, deps []string, first map[string]int) {
 	for j, dep := range deps {
 		switch _, ok := first[dep]; {
 		case dep == self && self != "":
-			ps.add(index(place, j), "task depends on itself")
+			ps.add(index(at(i, "."+field), j), "task depends on itself")
 		case !ok:
-			ps.add(index(place, j), "unknown task %q", dep)
+			ps.add(index(at(i, "."+field), j), "unknown task %q", dep)
 		}
 	}
 }
@@ -255,7 +259,7 @@ func cycles(g *Graph, first map[string]int) []Problem {
 					omitted++
 					continue
 				}
-				out = append(out, Problem{Place: join(index("tasks", cyc[0]), "dependencies"), Msg: msg.String()})
+				out = append(out, Problem{Place: at(cyc[0], ".dependencies"), Msg: msg.String()})
 			}
 		}
 	}

@@ -28,6 +28,9 @@ func commands(e *env) []*cli.Command {
 		locksCmd(e),
 		logCmd(e),
 		exportCmd(e),
+		initCmd(e),
+		hooksCmd(e),
+		hookCmd(e),
 	}
 }
 

@@ -68,6 +68,9 @@ func (x *txn) expireLeases() ([]string, error) {
 			t.Record(x.event("block", state.Blocked, name, "attempts exhausted", ""))
 		}
 		t.Reason = "lease of " + name + " expired"
+		if t.Status == state.Pending {
+			t.Worker, t.Owner = "", ""
+		}
 		if err := x.tx.Put(t); err != nil {
 			return nil, err
 		}

@@ -190,6 +190,10 @@ func runUnlock(e *env, o *lockOptions) error {
 				continue
 			}
 			if err := gates.Unlock(l, who, o.force, now); err != nil {
+				// One line naming the path once: the refusal has no task.
+				if r, ok := err.(*gates.Refusal); ok {
+					return nil, refused("unlock "+l.Path+" refused", strings.Join(r.Reasons, "; "))
+				}
 				return nil, err
 			}
 			found[l.Path] = true

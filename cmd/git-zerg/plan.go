@@ -110,6 +110,17 @@ func (g *graphError) Error() string {
 	return fmt.Sprintf("invalid task graph %s (%d %s)", g.file, n, what)
 }
 
+// As makes an invalid graph a usage error (exit 2) wherever errors become
+// exit codes: the graph is the user's input, and nothing was written.
+func (g *graphError) As(target any) bool {
+	ce, ok := target.(**cliError)
+	if !ok {
+		return false
+	}
+	*ce = &cliError{code: exitUsage, what: g.Error()}
+	return true
+}
+
 // graphFile finds the task graph: the file given, else the feature's
 // .gsd/specs/<feature>/task-graph.json, else the only graph under .gsd/specs.
 func (e *env) graphFile(file, feature string) (string, error) {
@@ -252,11 +263,31 @@ func runPlan(e *env, o *planOptions) error {
 		for _, t := range tasks {
 			t.History[0].Clock = clock
 		}
+		// Init makes the feature exist: ask before.
+		replaced := tx.Exists()
+		if replaced {
+			// The old plan's claims are gone with it: so are the locks its
+			// tasks held, or they would keep the new plan's tasks from
+			// being claimed.
+			locks, err := tx.Locks()
+			if err != nil {
+				return nil, err
+			}
+			keep := make([]state.Lock, 0, len(locks))
+			for _, l := range locks {
+				if l.Feature != name || l.Task == "" {
+					keep = append(keep, l)
+				}
+			}
+			if len(keep) != len(locks) {
+				tx.SetLocks(keep)
+			}
+		}
 		if err := tx.Init(meta, tasks); err != nil {
 			return nil, err
 		}
 		subject := fmt.Sprintf("plan %s: %d tasks in %d levels", name, len(tasks), len(plan.Levels))
-		if tx.Exists() {
+		if replaced {
 			subject = fmt.Sprintf("plan --force %s: %d tasks in %d levels", name, len(tasks), len(plan.Levels))
 		}
 		return &gitstore.Message{Subject: subject, Op: "plan"}, nil

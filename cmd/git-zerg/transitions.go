@@ -149,6 +149,7 @@ func runRelease(e *env, o *taskOpOptions) error {
 		}
 		t.Record(x.event("release", state.Pending, o.worker, "released", ""))
 		t.Attempts--
+		t.Worker, t.Owner = "", ""
 		if err := x.tx.DeleteWorker(o.worker); err != nil {
 			return nil, err
 		}
@@ -203,7 +204,7 @@ func runRetry(e *env, o *taskOpOptions) error {
 		}
 		from := t.Status
 		t.Record(x.event("retry", state.Pending, "", "retry by "+e.userIdentity(), ""))
-		t.Attempts, t.NotBefore, t.Reason = 0, time.Time{}, ""
+		t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
 		return &gitstore.Message{Subject: "retry " + t.ID(), Op: "retry", Task: t.ID(), Worker: e.userIdentity(),
 			From: string(from), To: string(state.Pending)}, nil
 	})

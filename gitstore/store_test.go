@@ -1,0 +1,328 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}, {"-C", dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "i"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func openStore(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func tasks(n int) []*state.Task {
+	var out []*state.Task
+	for i := 0; i < n; i++ {
+		out = append(out, &state.Task{
+			Spec:   &levels.Task{ID: fmt.Sprintf("T%03d", i), Title: "t", Verification: levels.Verification{Command: "true"}},
+			Level:  1,
+			Status: state.Pending,
+		})
+	}
+	return out
+}
+
+func plan(t *testing.T, s *Store, feature string, ts []*state.Task) {
+	t.Helper()
+	var ids []string
+	for _, tk := range ts {
+		ids = append(ids, tk.ID())
+	}
+	err := s.Create(context.Background(), feature, false, time.Now, func(tx *Tx) (*Message, error) {
+		return &Message{Subject: "plan", Op: "plan"}, tx.Init(&state.Feature{Name: feature, Levels: [][]string{ids}}, ts)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setStatus(s *Store, feature, id string, st state.Status) error {
+	return s.Update(context.Background(), feature, time.Now, func(tx *Tx) (*Message, error) {
+		tk, err := tx.Task(id)
+		if err != nil {
+			return nil, err
+		}
+		c := tk.Clone()
+		c.Record(state.Event{Op: "test", To: st})
+		return &Message{Subject: "set " + id, Op: "test", Task: id}, tx.Put(c)
+	})
+}
+
+func TestCreateViewUpdate(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(300))
+
+	err := s.Create(context.Background(), "f", false, time.Now, func(tx *Tx) (*Message, error) {
+		return &Message{Subject: "again"}, tx.Init(&state.Feature{Name: "f"}, tasks(1))
+	})
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("second Create: %v, want ErrExists", err)
+	}
+	if err := setStatus(s, "f", "T007", state.Claimed); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := tx.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 300 {
+		t.Fatalf("%d tasks, want 300", len(all))
+	}
+	for _, tk := range all {
+		want := state.Pending
+		if tk.ID() == "T007" {
+			want = state.Claimed
+		}
+		if tk.Status != want {
+			t.Errorf("%s is %s, want %s", tk.ID(), tk.Status, want)
+		}
+	}
+	if tx.Clock() != 2 {
+		t.Errorf("clock %d, want 2", tx.Clock())
+	}
+	// The audit log: one commit per transition, trailers readable.
+	log, err := s.Log("f", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 2 || log[0].Message.Task != "T007" || log[0].Message.Clock != 2 || log[1].Message.Op != "plan" {
+		t.Fatalf("log = %+v", log)
+	}
+	// A transition rewrites one shard: the other shard trees are shared.
+	diff := git(t, dir, "diff-tree", "-r", "--name-only", log[1].Hash.String(), log[0].Hash.String())
+	if got := strings.Fields(diff); len(got) != 2 { // clock and the task blob
+		t.Errorf("transition changed %v, want clock and one task", got)
+	}
+	if _, err := s.View("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("View(nope) = %v, want ErrNotFound", err)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress")
+}
+
+// TestCacheNeverStale reads through the cache after changes made by another
+// Store (another process): the changed shard must be read again.
+func TestCacheNeverStale(t *testing.T) {
+	dir := newRepo(t)
+	a, b := openStore(t, dir), openStore(t, dir)
+	plan(t, a, "f", tasks(50))
+	for i, st := range []state.Status{state.Claimed, state.Done, state.Failed} {
+		// a full read fills the cache...
+		tx, _ := a.View("f")
+		if _, err := tx.Tasks(); err != nil {
+			t.Fatal(err)
+		}
+		// ...another writer changes one task...
+		if err := setStatus(b, "f", "T010", st); err != nil {
+			t.Fatal(err)
+		}
+		// ...and the next full read sees it.
+		tx, _ = a.View("f")
+		all, err := tx.Tasks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range all {
+			if tk.ID() == "T010" && tk.Status != st {
+				t.Fatalf("round %d: T010 is %s, want %s", i, tk.Status, st)
+			}
+		}
+	}
+	// A corrupt cache file is only a slower read.
+	if err := os.WriteFile(a.cachePath("f"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := a.View("f")
+	if all, err := tx.Tasks(); err != nil || len(all) != 50 {
+		t.Fatalf("after corrupt cache: %d tasks, %v", len(all), err)
+	}
+}
+
+// TestConcurrentUpdates has goroutines race on one feature, each with its
+// own Store as separate processes would: every update must land.
+func TestConcurrentUpdates(t *testing.T) {
+	dir := newRepo(t)
+	plan(t, openStore(t, dir), "f", tasks(40))
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			s := openStore(t, dir)
+			for i := g; i < 40; i += 4 {
+				errs <- setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done)
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, _ := openStore(t, dir).View("f")
+	all, _ := tx.Tasks()
+	for _, tk := range all {
+		if tk.Status != state.Done {
+			t.Errorf("%s is %s: an update was lost", tk.ID(), tk.Status)
+		}
+	}
+	if n := git(t, dir, "rev-list", "--count", FeatureRef("f")); n != "41" {
+		t.Errorf("%s commits, want 41", n)
+	}
+}
+
+// TestLostRaceRetries moves the ref between a transaction's read and its
+// compare-and-swap: the transaction must run again on the new state.
+func TestLostRaceRetries(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(3))
+	other := openStore(t, dir)
+	runs := 0
+	s.beforeCommit = func() {
+		if runs == 1 {
+			if err := setStatus(other, "f", "T001", state.Blocked); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	err := s.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
+		runs++
+		tk, err := tx.Task("T002")
+		if err != nil {
+			return nil, err
+		}
+		c := tk.Clone()
+		c.Record(state.Event{Op: "test", To: state.Done})
+		return &Message{Subject: "x"}, tx.Put(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 2 {
+		t.Errorf("fn ran %d times, want 2", runs)
+	}
+	tx, _ := s.View("f")
+	t1, _ := tx.Task("T001")
+	t2, _ := tx.Task("T002")
+	if t1.Status != state.Blocked || t2.Status != state.Done {
+		t.Errorf("T001 %s, T002 %s: one of the racing updates was lost", t1.Status, t2.Status)
+	}
+}
+
+// TestLocksMoveWithFeature updates a feature and the locks ref in one
+// transaction, and checks that a decision based on the locks is refused
+// when the locks moved meanwhile.
+func TestLocksMoveWithFeature(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(2))
+	now := time.Now()
+	err := s.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
+		tx.SetLocks([]state.Lock{{Path: "src/", Owner: "w@h", Created: now, Expires: now.Add(time.Hour)}})
+		tk, _ := tx.Task("T000")
+		c := tk.Clone()
+		c.Record(state.Event{Op: "claim", To: state.Claimed})
+		return &Message{Subject: "claim"}, tx.Put(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := s.View("")
+	locks, _ := tx.Locks()
+	if len(locks) != 1 || locks[0].Path != "src/" {
+		t.Fatalf("locks = %+v", locks)
+	}
+	// Read the locks, then have someone else lock meanwhile: the commit
+	// must be retried, and the retry sees the new lock.
+	other := openStore(t, dir)
+	seen := []int{}
+	s.beforeCommit = func() {
+		if len(seen) == 1 {
+			other.Update(context.Background(), "", time.Now, func(tx *Tx) (*Message, error) {
+				ls, _ := tx.Locks()
+				tx.SetLocks(append(ls, state.Lock{Path: "docs/", Owner: "u@h", Created: now, Expires: now.Add(time.Hour)}))
+				return &Message{Subject: "lock docs/"}, nil
+			})
+		}
+	}
+	err = s.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
+		ls, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		seen = append(seen, len(ls))
+		tk, _ := tx.Task("T001")
+		c := tk.Clone()
+		c.Record(state.Event{Op: "claim", To: state.Claimed})
+		return &Message{Subject: "claim"}, tx.Put(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[1] != 2 {
+		t.Errorf("lock counts seen by the attempts: %v, want [1 2]", seen)
+	}
+}
+
+func TestOpenLinkedWorktree(t *testing.T) {
+	dir := newRepo(t)
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, dir, "worktree", "add", "-q", "-b", "w1", wt)
+	s := openStore(t, filepath.Join(wt))
+	main := openStore(t, dir)
+	if s.CommonDir != main.CommonDir || s.GitDir == main.GitDir || s.Top != wt {
+		t.Fatalf("worktree store: top %s git %s common %s; main common %s", s.Top, s.GitDir, s.CommonDir, main.CommonDir)
+	}
+	plan(t, main, "f", tasks(1))
+	if _, err := s.View("f"); err != nil {
+		t.Fatalf("feature planned in the main checkout is not visible from the worktree: %v", err)
+	}
+	if _, err := Open(context.Background(), t.TempDir()); !errors.Is(err, ErrNotRepo) {
+		t.Errorf("Open outside a repository: %v, want ErrNotRepo", err)
+	}
+}

@@ -1,0 +1,581 @@
+package hooks
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// Identity is who commits or pushes (SPEC "Hooks"): in a worker worktree the
+// worker of its branch, elsewhere ZERG_WORKER when set, else the user. The
+// CLI resolves it; Owner is called only when a lock is in the way, because
+// finding the user may cost a git process.
+type Identity struct {
+	// Feature and Worker are set in a worker worktree (branch
+	// zerg/<feature>/worker-<n>).
+	Feature, Worker string
+	// Owner returns the lock owner identity of whoever commits or pushes.
+	Owner func() string
+	// WorkerOwner returns the lock owner identity of a worker (worker@host).
+	WorkerOwner func(worker string) string
+}
+
+// Problem is one reason a commit or a push is refused.
+type Problem struct {
+	Path   string // the path at fault ("" for a ref-level problem)
+	Commit string // pre-push: the commit that changes Path
+	Ref    string // pre-push: the pushed ref, as "local -> remote"
+	What   string // what is wrong, naming the holder and the task
+	Hint   string // what to do about it
+}
+
+func (p Problem) String() string {
+	subject := displayPath(p.Path)
+	switch {
+	case p.Path == "":
+		subject = p.Ref
+	case p.Commit != "":
+		subject += " (commit " + short(p.Commit) + ")"
+	}
+	s := subject + ": " + p.What
+	if p.Hint != "" {
+		s += "; " + p.Hint
+	}
+	return s
+}
+
+// PreCommit checks the staged paths of the work tree s runs in: in a worker
+// worktree each must belong to the worker's claimed task; anywhere, none may
+// be under an active lock of another owner. It reads only the locks and,
+// in a worker worktree, the worker's lease and task; the staged paths cost
+// one `git diff --cached`, skipped when nothing could refuse them.
+func PreCommit(ctx context.Context, s *gitstore.Store, id Identity, now time.Time) ([]Problem, error) {
+	var tx *gitstore.Tx
+	var err error
+	planned := true
+	if id.Worker != "" {
+		tx, err = s.View(id.Feature)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			planned = false
+			tx, err = s.View("")
+		}
+	} else {
+		tx, err = s.View("")
+	}
+	if err != nil {
+		return nil, err
+	}
+	all, err := tx.Locks()
+	if err != nil {
+		return nil, err
+	}
+	locks := active(all, now)
+	if id.Worker == "" && len(locks) == 0 {
+		return nil, nil
+	}
+	staged, err := s.Git.Fields(ctx, 0, "diff", "--cached", "--name-only", "-z", "--no-renames")
+	if err != nil {
+		return nil, err
+	}
+	if len(staged) == 0 {
+		return nil, nil
+	}
+	var out []Problem
+	owner := lazyOwner(id)
+	switch {
+	case id.Worker != "" && !planned:
+		for _, p := range staged {
+			out = append(out, Problem{Path: p,
+				What: fmt.Sprintf("this is a worktree of %s, but feature %s is not planned", id.Worker, id.Feature),
+				Hint: "commit on another branch, or plan the feature first"})
+		}
+	case id.Worker != "":
+		ps, err := ownership(tx, id, staged)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	for _, c := range lockConflicts(staged, locks, owner, now) {
+		out = append(out, Problem{Path: c.Path, What: holderText(c), Hint: lockHint(c, true)})
+	}
+	sortProblems(out)
+	return out, nil
+}
+
+// ownership checks that the worker holds a claimed task and that the task
+// owns every staged path.
+func ownership(tx *gitstore.Tx, id Identity, staged []string) ([]Problem, error) {
+	var out []Problem
+	ws, err := tx.Workers()
+	if err != nil {
+		return nil, err
+	}
+	lease, ok := ws[id.Worker]
+	if !ok {
+		for _, p := range staged {
+			out = append(out, Problem{Path: p,
+				What: fmt.Sprintf("%s holds no claimed task in feature %s", id.Worker, id.Feature),
+				Hint: fmt.Sprintf("claim one first: git zerg claim --worker %s", id.Worker)})
+		}
+		return out, nil
+	}
+	t, err := tx.Task(lease.Task)
+	if err != nil {
+		return nil, err
+	}
+	if err := gates.Holder(t, "commit", id.Worker); err != nil {
+		why := err.Error()
+		var r *gates.Refusal
+		if errors.As(err, &r) {
+			why = strings.Join(r.Reasons, "; ")
+		}
+		for _, p := range staged {
+			out = append(out, Problem{Path: p, What: fmt.Sprintf("%s's lease names %s, but %s", id.Worker, t.ID(), why),
+				Hint: fmt.Sprintf("claim a task again: git zerg claim --worker %s", id.Worker)})
+		}
+		return out, nil
+	}
+	unowned := gates.Unowned(t.Spec, staged)
+	if len(unowned) == 0 {
+		return nil, nil
+	}
+	// Who owns them instead is worth reading the other tasks for, but only
+	// now that the commit is refused anyway.
+	tasks, _ := tx.Tasks()
+	for _, p := range unowned {
+		what := fmt.Sprintf("not owned by %s (held by %s in %s)", t.ID(), id.Worker, id.Feature)
+		if len(t.Spec.Owned()) == 0 {
+			what = fmt.Sprintf("%s is a check-only task and may not change files (held by %s in %s)", t.ID(), id.Worker, id.Feature)
+		}
+		if others := ownersOf(tasks, p, t.ID()); len(others) > 0 {
+			what += "; it belongs to " + strings.Join(others, ", ")
+		}
+		out = append(out, Problem{Path: p, What: what,
+			Hint: "leave it out of this commit: git restore --staged -- " + shellQuoteIfNeeded(p)})
+	}
+	return out, nil
+}
+
+func ownersOf(tasks []*state.Task, path, except string) []string {
+	var out []string
+	for _, t := range tasks {
+		if t.ID() == except {
+			continue
+		}
+		for _, pat := range t.Spec.Owned() {
+			if levels.Match(pat, path) {
+				out = append(out, t.ID())
+				break
+			}
+		}
+	}
+	return out
+}
+
+// lazyOwner resolves the identity once, the first time a lock needs it.
+func lazyOwner(id Identity) func() string {
+	var owner string
+	done := false
+	return func() string {
+		if !done {
+			if id.Worker != "" && id.WorkerOwner != nil {
+				owner = id.WorkerOwner(id.Worker)
+			} else if id.Owner != nil {
+				owner = id.Owner()
+			}
+			done = true
+		}
+		return owner
+	}
+}
+
+// lockConflicts is gates.LockConflicts with the owner asked only when some
+// active lock covers a path at all.
+func lockConflicts(paths []string, locks []state.Lock, owner func() string, now time.Time) []gates.Conflict {
+	if len(locks) == 0 {
+		return nil
+	}
+	// No lock has an empty owner: this lists every covering lock.
+	cands := gates.LockConflicts(paths, locks, "", now)
+	if len(cands) == 0 {
+		return nil
+	}
+	me := owner()
+	var out []gates.Conflict
+	for _, c := range cands {
+		if c.Lock.Owner != me {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func holderText(c gates.Conflict) string {
+	l := c.Lock
+	s := "locked by " + l.Owner
+	if c.Path != l.Path {
+		s = "under lock " + l.Path + " held by " + l.Owner
+	}
+	switch {
+	case l.Task != "":
+		s += " for task " + l.Feature + "/" + l.Task
+	case l.Reason != "":
+		s += " (" + l.Reason + ")"
+	}
+	return s + ", until " + l.Expires.UTC().Format("2006-01-02 15:04Z")
+}
+
+func lockHint(c gates.Conflict, commit bool) string {
+	l := c.Lock
+	var wait string
+	if l.Task != "" {
+		wait = "wait until " + l.Task + " is done"
+	} else {
+		wait = "ask " + l.Owner + " to run git zerg unlock " + shellQuoteIfNeeded(l.Path)
+	}
+	if commit {
+		return wait + ", or leave it out: git restore --staged -- " + shellQuoteIfNeeded(c.Path)
+	}
+	return wait + ", then push again"
+}
+
+func active(locks []state.Lock, now time.Time) []state.Lock {
+	var out []state.Lock
+	for _, l := range locks {
+		if l.Active(now) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func sortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Ref != ps[j].Ref {
+			return ps[i].Ref < ps[j].Ref
+		}
+		return ps[i].Path < ps[j].Path
+	})
+}
+
+// PushLine is one line git writes to a pre-push hook's stdin.
+type PushLine struct {
+	LocalRef, LocalSHA, RemoteRef, RemoteSHA string
+}
+
+// Deletion: the push deletes RemoteRef; no commit is sent.
+func (l PushLine) Deletion() bool { return isZeroID(l.LocalSHA) }
+
+// NewRef: RemoteRef does not exist on the remote yet.
+func (l PushLine) NewRef() bool { return isZeroID(l.RemoteSHA) }
+
+func isZeroID(s string) bool { return s != "" && strings.Trim(s, "0") == "" }
+
+// ParsePush reads the lines git gives a pre-push hook on stdin, once.
+func ParsePush(r io.Reader) ([]PushLine, error) {
+	var out []PushLine
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, " ")
+		if len(f) != 4 {
+			return nil, fmt.Errorf("pre-push: bad input line %q (want <local ref> <local sha> <remote ref> <remote sha>)", line)
+		}
+		out = append(out, PushLine{f[0], f[1], f[2], f[3]})
+	}
+	return out, sc.Err()
+}
+
+// PrePush checks what a push would send to remote (git's first argument:
+// a remote name, or the URL when there is none; url is the second): no
+// pushed commit may change a path under an active lock of another owner, and
+// a feature's staging branch goes to a non-zerg branch only when the
+// quality gates passed on exactly that commit's tree.
+//
+// The commits checked are those of each local sha that are neither on the
+// remote's tracking refs (refs/remotes/<remote>/*; every remote's when
+// remote is a URL) nor behind any remote sha being replaced. A commit that
+// the lock holder's task was claimed on top of is not a conflict: that task
+// already builds on it.
+func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines []PushLine, id Identity, now time.Time) ([]Problem, error) {
+	var out []Problem
+	var sending []PushLine
+	for _, l := range lines {
+		if l.Deletion() {
+			continue
+		}
+		sending = append(sending, l)
+		f, ok := stagingBranch(l.LocalRef)
+		if !ok || strings.HasPrefix(l.RemoteRef, "refs/heads/zerg/") {
+			continue
+		}
+		if !gatesPassed(s, l.LocalSHA) {
+			out = append(out, Problem{Ref: refPair(l),
+				What: fmt.Sprintf("the quality gates have not passed on %s (commit %s of feature %s's staging)", shortRef(l.LocalRef), short(l.LocalSHA), f),
+				Hint: "run git zerg gates run on it and push again once they pass"})
+		}
+	}
+	if len(sending) == 0 {
+		return out, nil
+	}
+	tx, err := s.View("")
+	if err != nil {
+		return nil, err
+	}
+	all, err := tx.Locks()
+	if err != nil {
+		return nil, err
+	}
+	locks := active(all, now)
+	if len(locks) == 0 {
+		sortProblems(out)
+		return out, nil
+	}
+	// Only the locked paths matter, so git log is limited to them: the
+	// history of a big first push is walked, but its diffs are not listed.
+	specs := lockPathspecs(locks)
+	excl := []string{"--not"}
+	if remote == url || remote == "" {
+		excl = append(excl, "--remotes")
+	} else {
+		excl = append(excl, "--remotes="+remote)
+	}
+	for _, l := range lines {
+		if !l.NewRef() && hasObject(s, l.RemoteSHA) {
+			excl = append(excl, l.RemoteSHA)
+		}
+	}
+	bases := baseCache{s: s}
+	userOwner := lazyOwner(id)
+	for _, l := range sending {
+		owner := userOwner
+		if _, w, ok := workerBranch(strings.TrimPrefix(l.LocalRef, "refs/heads/")); ok && id.WorkerOwner != nil {
+			o := id.WorkerOwner(w)
+			owner = func() string { return o }
+		}
+		args := []string{"log", "-z", "--no-renames", "--name-only", "--format=%x01%H", "--full-history", "--cc", l.LocalSHA}
+		args = append(args, excl...)
+		args = append(args, "--")
+		args = append(args, specs...)
+		raw, err := s.Git.Run(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for _, cp := range parseLog(raw) {
+			for _, c := range lockConflicts([]string{cp.path}, locks, owner, now) {
+				key := c.Path + "\x00" + c.Lock.Path
+				if seen[key] {
+					continue
+				}
+				if ok, err := bases.builtOn(ctx, c.Lock, cp.commit); err != nil {
+					return nil, err
+				} else if ok {
+					continue
+				}
+				seen[key] = true
+				out = append(out, Problem{Path: c.Path, Commit: cp.commit, Ref: refPair(l),
+					What: "changes a path " + holderText(c), Hint: lockHint(c, false)})
+			}
+		}
+	}
+	sortProblems(out)
+	return out, nil
+}
+
+type commitPath struct{ commit, path string }
+
+// parseLog reads `git log -z --name-only --format=%x01%H`: each commit is
+// "\x01<id>\0", then its paths, each "\0"-terminated (the first after a
+// "\n").
+func parseLog(raw []byte) []commitPath {
+	var out []commitPath
+	cur := ""
+	for _, tok := range strings.Split(string(raw), "\x00") {
+		tok = strings.TrimPrefix(tok, "\n")
+		if tok == "" {
+			continue
+		}
+		if id, ok := strings.CutPrefix(tok, "\x01"); ok && plumbing.IsHash(id) {
+			cur = id
+			continue
+		}
+		out = append(out, commitPath{cur, tok})
+	}
+	return out
+}
+
+// lockPathspecs limits a git command to the paths the locks cover, each
+// taken literally: a directory lock as its directory, a glob lock as its
+// literal directory prefix (the SPEC's conservative reading). A lock on
+// the whole repository means no limit at all.
+func lockPathspecs(locks []state.Lock) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range locks {
+		p := l.Path
+		if i := strings.IndexAny(p, "*?["); i >= 0 {
+			p = p[:strings.LastIndexByte(p[:i], '/')+1]
+		}
+		p = strings.TrimSuffix(p, "/")
+		if p == "" {
+			return nil
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, ":(literal)"+p)
+		}
+	}
+	return out
+}
+
+// baseCache answers whether a lock's task was claimed on top of a commit.
+type baseCache struct {
+	s     *gitstore.Store
+	bases map[string]string
+}
+
+func (b *baseCache) builtOn(ctx context.Context, l state.Lock, commit string) (bool, error) {
+	if l.Task == "" || l.Feature == "" {
+		return false, nil
+	}
+	key := l.Feature + "/" + l.Task
+	if b.bases == nil {
+		b.bases = map[string]string{}
+	}
+	base, ok := b.bases[key]
+	if !ok {
+		if tx, err := b.s.View(l.Feature); err == nil {
+			if t, err := tx.Task(l.Task); err == nil {
+				base = t.Base
+			}
+		}
+		b.bases[key] = base
+	}
+	if base == "" {
+		return false, nil
+	}
+	if base == commit {
+		return true, nil
+	}
+	_, err := b.s.Git.Run(ctx, "merge-base", "--is-ancestor", commit, base)
+	return err == nil, nil
+}
+
+// GatesRefPrefix is where gate results are recorded, one ref per tree:
+// refs/zerg/gates/<tree id> exists when every required quality gate passed
+// on that tree. Its target is the writer's business (a commit with the
+// results, say); only its existence means "passed", so a failed run must
+// not create it. Keyed by tree, because gates see only content: a tree that
+// passed never needs the gates again, whichever commit carries it.
+const GatesRefPrefix = "refs/zerg/gates/"
+
+// GatesRef is the gate record of a tree.
+func GatesRef(tree string) string { return GatesRefPrefix + tree }
+
+// gatesPassed reports whether the quality gates passed on a commit (its
+// tree) or a tree, by the existence of refs/zerg/gates/<tree id>.
+func gatesPassed(s *gitstore.Store, commitOrTree string) bool {
+	if !plumbing.IsHash(commitOrTree) {
+		return false
+	}
+	h := plumbing.NewHash(commitOrTree)
+	obj, err := s.Objects().EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return false
+	}
+	tree := h
+	switch obj.Type() {
+	case plumbing.CommitObject:
+		c, err := object.DecodeCommit(s.Objects(), obj)
+		if err != nil {
+			return false
+		}
+		tree = c.TreeHash
+	case plumbing.TreeObject:
+	default:
+		return false
+	}
+	got, err := s.ReadRef(GatesRef(tree.String()))
+	return err == nil && !got.IsZero()
+}
+
+func hasObject(s *gitstore.Store, id string) bool {
+	if !plumbing.IsHash(id) {
+		return false
+	}
+	return s.Objects().HasEncodedObject(plumbing.NewHash(id)) == nil
+}
+
+// workerBranch parses zerg/<feature>/worker-<n>.
+func workerBranch(branch string) (feature, worker string, ok bool) {
+	rest, ok := strings.CutPrefix(branch, "zerg/")
+	if !ok {
+		return "", "", false
+	}
+	feature, worker, ok = strings.Cut(rest, "/")
+	if !ok || !strings.HasPrefix(worker, "worker-") || strings.Contains(worker, "/") {
+		return "", "", false
+	}
+	return feature, worker, true
+}
+
+// stagingBranch parses refs/heads/zerg/<feature>/staging.
+func stagingBranch(ref string) (feature string, ok bool) {
+	rest, ok := strings.CutPrefix(ref, "refs/heads/zerg/")
+	if !ok {
+		return "", false
+	}
+	feature, ok = strings.CutSuffix(rest, "/staging")
+	return feature, ok && feature != "" && !strings.Contains(feature, "/")
+}
+
+func refPair(l PushLine) string { return shortRef(l.LocalRef) + " -> " + shortRef(l.RemoteRef) }
+
+func shortRef(r string) string { return strings.TrimPrefix(r, "refs/heads/") }
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// displayPath prints a path as it is, unless control characters would
+// garble the line: then Go-quoted.
+func displayPath(p string) string {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
+			return fmt.Sprintf("%q", p)
+		}
+	}
+	return p
+}
+
+// shellQuoteIfNeeded quotes a path for a command line in a hint.
+func shellQuoteIfNeeded(p string) string {
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:@,", r)) {
+			return shellQuote(p)
+		}
+	}
+	return p
+}

@@ -1,0 +1,690 @@
+// Package worktree gives each worker of a rush its own linked worktree and
+// branch, and merges a finished level into the feature's staging branch
+// without touching the user's checkout.
+//
+// go-git v5 has no linked worktrees and no 3-way merge, so everything here
+// runs the git binary, always through a gitcmd.Runner.
+//
+// Names, for a feature f:
+//
+//	zerg/<f>/staging        the staging branch (refs/heads/zerg/<f>/staging)
+//	zerg/<f>/worker-<n>     worker n's branch, checked out in <Root>/worker-<n>
+//	<Root>/staging          a detached worktree at the staging tip, for gates
+//
+// Nothing here ever deletes work: a worktree with uncommitted changes or a
+// branch with commits that staging lacks is refused with an *Error
+// (ErrDirty, ErrUnmerged) unless the caller forces a removal.
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+)
+
+// Errors. Refusals about one worktree come wrapped in an *Error that names it.
+var (
+	// ErrDirty: the worktree has uncommitted changes (untracked files count
+	// for worker worktrees; ignored files never count).
+	ErrDirty = errors.New("worktree has uncommitted changes")
+	// ErrUnmerged: the branch or worktree HEAD has commits staging lacks.
+	ErrUnmerged = errors.New("branch has commits not in staging")
+	// ErrOccupied: the worktree's path exists but is not a worktree of
+	// this repository.
+	ErrOccupied = errors.New("path exists and is not a worktree of this repository")
+	// ErrNoStaging: the feature's staging branch does not exist.
+	ErrNoStaging = errors.New("staging branch does not exist")
+	// ErrStagingMoved: the staging branch is not at the commit the caller
+	// (or the merge) started from; nothing was written.
+	ErrStagingMoved = errors.New("staging branch moved")
+	// ErrCheckedOut: the staging branch is checked out in some worktree, so
+	// moving it would change that checkout under its user.
+	ErrCheckedOut = errors.New("staging branch is checked out")
+	// ErrBadRevision: a revision does not name a commit.
+	ErrBadRevision = errors.New("not a commit")
+)
+
+// Error is a refusal about one worktree or worker branch.
+type Error struct {
+	Dir     string   // the worktree (empty when only the branch exists)
+	Branch  string   // its branch, short form, when known
+	Err     error    // ErrDirty, ErrUnmerged or ErrOccupied
+	Paths   []string // ErrDirty: the changed paths
+	Commits int      // ErrUnmerged: how many commits staging lacks
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	switch {
+	case e.Dir != "" && e.Branch != "":
+		fmt.Fprintf(&b, "worktree %s (branch %s)", e.Dir, e.Branch)
+	case e.Dir != "":
+		fmt.Fprintf(&b, "worktree %s", e.Dir)
+	default:
+		fmt.Fprintf(&b, "branch %s", e.Branch)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	if e.Commits > 0 {
+		fmt.Fprintf(&b, " (%d commits)", e.Commits)
+	}
+	if len(e.Paths) > 0 {
+		const show = 5
+		p := e.Paths
+		if len(p) > show {
+			p = p[:show]
+		}
+		fmt.Fprintf(&b, ": %s", strings.Join(p, ", "))
+		if n := len(e.Paths) - show; n > 0 {
+			fmt.Fprintf(&b, " and %d more", n)
+		}
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// SetupError is a failed Manager.Setup command. The worktree exists.
+type SetupError struct {
+	Dir     string
+	Command string
+	Output  string // combined stdout and stderr
+	Err     error
+}
+
+func (e *SetupError) Error() string {
+	msg := strings.TrimSpace(e.Output)
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+		msg = msg[i+1:]
+	}
+	if msg != "" {
+		return fmt.Sprintf("setup in %s: %v: %s", e.Dir, e.Err, msg)
+	}
+	return fmt.Sprintf("setup in %s: %v", e.Dir, e.Err)
+}
+
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// PortRange is the number of ports reserved for each worker, starting at
+// PortBase(n).
+const PortRange = 100
+
+const firstPort = 20000
+
+// PortBase is the first of the PortRange ports reserved for worker n
+// (ZERG_PORT_BASE): 20000 + 100*n, so worker n owns [PortBase(n),
+// PortBase(n)+99]. Worker numbers 0 to 454 stay below 65536.
+func PortBase(n int) int { return firstPort + PortRange*n }
+
+// StagingBranch is the short name of a feature's staging branch.
+func StagingBranch(feature string) string { return "zerg/" + feature + "/staging" }
+
+// WorkerBranch is the short name of worker n's branch.
+func WorkerBranch(feature string, n int) string {
+	return "zerg/" + feature + "/worker-" + strconv.Itoa(n)
+}
+
+// ParseWorkerBranch splits a worker branch name (short, or under
+// refs/heads/) into its feature and worker number.
+func ParseWorkerBranch(branch string) (feature string, n int, ok bool) {
+	branch = strings.TrimPrefix(branch, "refs/heads/")
+	rest, ok := strings.CutPrefix(branch, "zerg/")
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndex(rest, "/worker-")
+	if i <= 0 {
+		return "", 0, false
+	}
+	num := rest[i+len("/worker-"):]
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 || strconv.Itoa(n) != num {
+		return "", 0, false
+	}
+	return rest[:i], n, true
+}
+
+// DefaultRoot is where a feature's worktrees go by default: next to the main
+// work tree top, outside it, so tools scanning the repository (and git's
+// own untracked-file walk) never see them:
+// <parent of top>/.zerg-worktrees/<repo name>/<feature>.
+func DefaultRoot(top, feature string) string {
+	top = filepath.Clean(top)
+	return filepath.Join(filepath.Dir(top), ".zerg-worktrees", filepath.Base(top), filepath.FromSlash(feature))
+}
+
+// Manager manages one feature's worktrees and staging branch.
+type Manager struct {
+	Git     *gitcmd.Runner // the main repository
+	Root    string         // where the feature's worktrees go; DefaultRoot when empty
+	Feature string
+	// Setup, when set, runs with `sh -c` in each newly created worker
+	// worktree (not in a reused one), with ZERG_FEATURE, ZERG_WORKTREE,
+	// ZERG_BRANCH and ZERG_PORT_BASE in its environment.
+	Setup string
+}
+
+// Worker is one worker's worktree.
+type Worker struct {
+	N      int
+	Name   string // "worker-<n>"
+	Branch string // "zerg/<feature>/worker-<n>"
+	Dir    string
+	Head   string // the commit checked out, when known
+}
+
+func (m *Manager) stagingRef() string { return "refs/heads/" + StagingBranch(m.Feature) }
+
+func (m *Manager) check() error {
+	if m.Git == nil {
+		return errors.New("worktree: Manager.Git is nil")
+	}
+	if m.Feature == "" {
+		return errors.New("worktree: Manager.Feature is empty")
+	}
+	return nil
+}
+
+// at is a runner for another worktree of the same repository.
+func (m *Manager) at(dir string) *gitcmd.Runner {
+	return &gitcmd.Runner{Dir: dir, Env: m.Git.Env}
+}
+
+// resolve turns revisions into commit ids with one git process; a revision
+// that names no commit gives "". Revisions go through stdin, so one that
+// starts with "-" cannot become an option.
+func (m *Manager) resolve(ctx context.Context, revs ...string) ([]string, error) {
+	var in strings.Builder
+	for _, r := range revs {
+		if r == "" || strings.ContainsAny(r, "\n\x00") {
+			return nil, fmt.Errorf("revision %q: %w", r, ErrBadRevision)
+		}
+		in.WriteString(r + "^{commit}\n")
+	}
+	out, err := m.Git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(in.String())},
+		"cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return nil, err
+	}
+	lines := gitcmd.Split(out, '\n')
+	if len(lines) != len(revs) {
+		return nil, fmt.Errorf("git cat-file --batch-check: %d answers for %d revisions", len(lines), len(revs))
+	}
+	for i, l := range lines {
+		if strings.ContainsRune(l, ' ') { // "<rev> missing" / "<rev> ambiguous"
+			lines[i] = ""
+		}
+	}
+	return lines, nil
+}
+
+func (m *Manager) resolve1(ctx context.Context, rev string) (string, error) {
+	c, err := m.resolve(ctx, rev)
+	if err != nil {
+		return "", err
+	}
+	return c[0], nil
+}
+
+// EnsureStaging creates the staging branch at from (HEAD when empty) unless
+// it exists, and returns its commit. The creation is a compare-and-swap
+// against "no such ref", so two racing callers agree on one commit.
+func (m *Manager) EnsureStaging(ctx context.Context, from string) (string, error) {
+	if err := m.check(); err != nil {
+		return "", err
+	}
+	ref := m.stagingRef()
+	if from == "" {
+		from = "HEAD"
+	}
+	c, err := m.resolve(ctx, ref, from)
+	if err != nil {
+		return "", err
+	}
+	if c[0] != "" {
+		return c[0], nil
+	}
+	if c[1] == "" {
+		return "", fmt.Errorf("staging start %q: %w", from, ErrBadRevision)
+	}
+	// An empty old value means "must not exist yet", whatever the hash.
+	_, err = m.Git.Run(ctx, "update-ref", "-m", "git-zerg: create staging", ref, c[1], "")
+	if err != nil {
+		if cur, rerr := m.resolve1(ctx, ref); rerr == nil && cur != "" {
+			return cur, nil // lost the race to another creator: take theirs
+		}
+		return "", err
+	}
+	return c[1], nil
+}
+
+// entry is one record of `git worktree list --porcelain -z`.
+type entry struct {
+	dir, head, branch string // branch is a full ref name, "" when detached
+	bare, detached    bool
+	locked, prunable  bool
+}
+
+func (m *Manager) entries(ctx context.Context) ([]entry, error) {
+	out, err := m.Git.Run(ctx, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var list []entry
+	var e *entry
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f == "" {
+			e = nil
+			continue
+		}
+		key, val, _ := strings.Cut(f, " ")
+		if key == "worktree" {
+			list = append(list, entry{dir: val})
+			e = &list[len(list)-1]
+			continue
+		}
+		if e == nil {
+			continue
+		}
+		switch key {
+		case "HEAD":
+			e.head = val
+		case "branch":
+			e.branch = val
+		case "bare":
+			e.bare = true
+		case "detached":
+			e.detached = true
+		case "locked":
+			e.locked = true
+		case "prunable":
+			e.prunable = true
+		}
+	}
+	return list, nil
+}
+
+// samePath reports whether two paths name the same directory.
+func samePath(a, b string) bool {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	if a == b {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+func (m *Manager) root(list []entry) (string, error) {
+	if m.Root != "" {
+		return m.Root, nil
+	}
+	if len(list) == 0 {
+		return "", errors.New("worktree: no main worktree listed")
+	}
+	return DefaultRoot(list[0].dir, m.Feature), nil
+}
+
+// List returns this feature's worker worktrees, by worker number.
+func (m *Manager) List(ctx context.Context) ([]Worker, error) {
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	list, err := m.entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ws []Worker
+	for _, e := range list {
+		f, n, ok := ParseWorkerBranch(e.branch)
+		if !ok || f != m.Feature || !strings.HasPrefix(e.branch, "refs/heads/") {
+			continue
+		}
+		ws = append(ws, Worker{N: n, Name: "worker-" + strconv.Itoa(n),
+			Branch: WorkerBranch(f, n), Dir: e.dir, Head: e.head})
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].N < ws[j].N })
+	return ws, nil
+}
+
+// Dirty reports whether the worktree at dir has uncommitted changes,
+// untracked files included (ignored files never count).
+func (m *Manager) Dirty(ctx context.Context, dir string) (bool, error) {
+	p, err := m.changes(ctx, dir, true)
+	return len(p) > 0, err
+}
+
+// changes lists the paths `git status` reports in dir.
+func (m *Manager) changes(ctx context.Context, dir string, untracked bool) ([]string, error) {
+	args := []string{"status", "--porcelain", "-z"}
+	if !untracked {
+		args = append(args, "--untracked-files=no")
+	}
+	fields, err := m.at(dir).Fields(ctx, 0, args...)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		paths = append(paths, f[3:])
+		if f[0] == 'R' || f[0] == 'C' { // "XY new\0old"
+			i++
+		}
+	}
+	return paths, nil
+}
+
+// unmerged counts the commits reachable from tips but from none of bases.
+func (m *Manager) unmerged(ctx context.Context, tips, bases []string) (int, error) {
+	args := []string{"rev-list", "--count"}
+	n := 0
+	for _, t := range tips {
+		if t != "" {
+			args = append(args, t)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	args = append(args, "--not")
+	for _, b := range bases {
+		if b != "" {
+			args = append(args, b)
+		}
+	}
+	s, err := m.Git.Line(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(s)
+}
+
+// find returns the worktree that has branch ref checked out, else the one
+// at dir.
+func find(list []entry, ref, dir string) *entry {
+	for i := range list {
+		if ref != "" && list[i].branch == ref {
+			return &list[i]
+		}
+	}
+	for i := range list {
+		if dir != "" && samePath(list[i].dir, dir) {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// occupied refuses a path that exists and is not an empty directory.
+func occupied(dir, branch string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
+			return nil
+		}
+	}
+	return &Error{Dir: dir, Branch: branch, Err: ErrOccupied}
+}
+
+// Add gives worker n a worktree on branch zerg/<f>/worker-<n> at start (the
+// current staging commit). An existing worktree of that worker is reused
+// and its branch reset to start, but only when it is clean and everything
+// it holds is already in staging (or in start); otherwise Add returns an
+// *Error (ErrDirty, ErrUnmerged) and changes nothing. A worker branch left
+// without a worktree is checked by the same rule.
+//
+// Stale worktree entries are pruned first. Files named by the main work
+// tree's .worktreeinclude are copied in when missing (see copyIncluded).
+// Setup runs in a newly created worktree; when it fails, Add returns the
+// worker together with a *SetupError.
+func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error) {
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("worktree: worker number %d", n)
+	}
+	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+		return nil, err
+	}
+	branch := WorkerBranch(m.Feature, n)
+	ref := "refs/heads/" + branch
+	c, err := m.resolve(ctx, start, m.stagingRef(), ref)
+	if err != nil {
+		return nil, err
+	}
+	startC, stagingC, branchC := c[0], c[1], c[2]
+	if startC == "" {
+		return nil, fmt.Errorf("worker start %q: %w", start, ErrBadRevision)
+	}
+	list, err := m.entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	root, err := m.root(list)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{N: n, Name: "worker-" + strconv.Itoa(n), Branch: branch,
+		Dir: filepath.Join(root, "worker-"+strconv.Itoa(n)), Head: startC}
+
+	created := false
+	if e := find(list, ref, w.Dir); e != nil {
+		if samePath(e.dir, list[0].dir) {
+			return nil, fmt.Errorf("worktree: %s is the main worktree", e.dir)
+		}
+		w.Dir = e.dir
+		paths, err := m.changes(ctx, e.dir, true)
+		if err != nil {
+			return nil, err
+		}
+		if len(paths) > 0 {
+			return nil, &Error{Dir: e.dir, Branch: branch, Err: ErrDirty, Paths: paths}
+		}
+		k, err := m.unmerged(ctx, []string{e.head, branchC}, []string{stagingC, startC})
+		if err != nil {
+			return nil, err
+		}
+		if k > 0 {
+			return nil, &Error{Dir: e.dir, Branch: branch, Err: ErrUnmerged, Commits: k}
+		}
+		if e.branch != ref || e.head != startC {
+			if _, err := m.at(e.dir).Run(ctx, "checkout", "-q", "-B", branch, startC); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		if err := occupied(w.Dir, branch); err != nil {
+			return nil, err
+		}
+		if branchC != "" {
+			k, err := m.unmerged(ctx, []string{branchC}, []string{stagingC, startC})
+			if err != nil {
+				return nil, err
+			}
+			if k > 0 {
+				return nil, &Error{Branch: branch, Err: ErrUnmerged, Commits: k}
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
+			return nil, err
+		}
+		if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "-B", branch, w.Dir, startC); err != nil {
+			return nil, err
+		}
+		created = true
+	}
+	if err := m.copyIncluded(ctx, list, w.Dir); err != nil {
+		return w, err
+	}
+	if created && m.Setup != "" {
+		if err := m.runSetup(ctx, w); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+func (m *Manager) runSetup(ctx context.Context, w *Worker) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", m.Setup)
+	cmd.Dir = w.Dir
+	cmd.Env = append(os.Environ(),
+		"ZERG_FEATURE="+m.Feature,
+		"ZERG_WORKTREE="+w.Dir,
+		"ZERG_BRANCH="+w.Branch,
+		"ZERG_PORT_BASE="+strconv.Itoa(PortBase(w.N)),
+	)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return &SetupError{Dir: w.Dir, Command: m.Setup, Output: string(out), Err: err}
+	}
+	return nil
+}
+
+// Remove deletes worker w's worktree and branch. Unless force, it refuses
+// with an *Error when the worktree has uncommitted changes (ErrDirty) or
+// the branch or worktree HEAD has commits staging lacks (ErrUnmerged; with
+// no staging branch nothing counts as merged). The worktree and branch are
+// found from w.N; a w.Branch that is not worker w.N of this feature is an
+// error.
+func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	branch := WorkerBranch(m.Feature, w.N)
+	if w.Branch != "" && w.Branch != branch {
+		return fmt.Errorf("worktree: %s is not worker %d of feature %s", w.Branch, w.N, m.Feature)
+	}
+	ref := "refs/heads/" + branch
+	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+		return err
+	}
+	list, err := m.entries(ctx)
+	if err != nil {
+		return err
+	}
+	e := find(list, ref, w.Dir)
+	if e != nil && len(list) > 0 && samePath(e.dir, list[0].dir) {
+		return fmt.Errorf("worktree: %s is the main worktree", e.dir)
+	}
+	c, err := m.resolve(ctx, ref, m.stagingRef())
+	if err != nil {
+		return err
+	}
+	branchC, stagingC := c[0], c[1]
+	if !force {
+		tips := []string{branchC}
+		if e != nil {
+			paths, err := m.changes(ctx, e.dir, true)
+			if err != nil {
+				return err
+			}
+			if len(paths) > 0 {
+				return &Error{Dir: e.dir, Branch: branch, Err: ErrDirty, Paths: paths}
+			}
+			tips = append(tips, e.head)
+		}
+		k, err := m.unmerged(ctx, tips, []string{stagingC})
+		if err != nil {
+			return err
+		}
+		if k > 0 {
+			dir := ""
+			if e != nil {
+				dir = e.dir
+			}
+			return &Error{Dir: dir, Branch: branch, Err: ErrUnmerged, Commits: k}
+		}
+	}
+	if e != nil {
+		args := []string{"worktree", "remove"}
+		if force {
+			args = append(args, "--force")
+		}
+		if _, err := m.Git.Run(ctx, append(args, e.dir)...); err != nil {
+			return err
+		}
+	}
+	if branchC != "" {
+		if _, err := m.Git.Run(ctx, "branch", "-D", branch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StagingWorktree returns a detached worktree at the staging tip, for the
+// quality gates: <Root>/staging, created when missing, else moved to the tip
+// with `git checkout --detach`. Changes to tracked files there are refused
+// (ErrDirty); untracked files that gates leave behind are kept, and git
+// itself refuses a checkout that would overwrite one.
+func (m *Manager) StagingWorktree(ctx context.Context) (string, error) {
+	if err := m.check(); err != nil {
+		return "", err
+	}
+	tip, err := m.resolve1(ctx, m.stagingRef())
+	if err != nil {
+		return "", err
+	}
+	if tip == "" {
+		return "", ErrNoStaging
+	}
+	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+		return "", err
+	}
+	list, err := m.entries(ctx)
+	if err != nil {
+		return "", err
+	}
+	root, err := m.root(list)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "staging")
+	if e := find(list, "", dir); e != nil {
+		if len(list) > 0 && samePath(e.dir, list[0].dir) {
+			return "", fmt.Errorf("worktree: %s is the main worktree", e.dir)
+		}
+		paths, err := m.changes(ctx, e.dir, false)
+		if err != nil {
+			return "", err
+		}
+		if len(paths) > 0 {
+			return "", &Error{Dir: e.dir, Err: ErrDirty, Paths: paths}
+		}
+		if !e.detached || e.head != tip {
+			if _, err := m.at(e.dir).Run(ctx, "checkout", "-q", "--detach", tip); err != nil {
+				return "", err
+			}
+		}
+		return e.dir, nil
+	}
+	if err := occupied(dir, ""); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
+	}
+	if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "--detach", dir, tip); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
