@@ -110,7 +110,7 @@ func checkPath(p string) string {
 	}
 	dir := strings.HasSuffix(p, "/")
 	body := strings.TrimSuffix(p, "/")
-	for _, c := range strings.Split(body, "/") {
+	for c := range strings.SplitSeq(body, "/") {
 		if c == ".." {
 			return fmt.Sprintf("path %q contains \"..\"; paths must stay inside the repository", p)
 		}
@@ -130,7 +130,7 @@ func checkPath(p string) string {
 		return fmt.Sprintf("path %q is inside .git", p)
 	}
 	if IsGlob(body) {
-		for _, c := range strings.Split(body, "/") {
+		for c := range strings.SplitSeq(body, "/") {
 			if _, err := path.Match(c, ""); err != nil {
 				return fmt.Sprintf("path %q is not a valid glob: %v", p, err)
 			}

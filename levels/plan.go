@@ -60,17 +60,37 @@ func build(g *Graph) *Plan {
 	for i, t := range g.Tasks {
 		pos[t.ID] = i
 	}
+	// deps and rev share one backing array each rather than one per task.
+	edges := 0
+	for _, t := range g.Tasks {
+		edges += len(t.Dependencies)
+	}
 	deps := make([][]int, n)
-	rev := make([][]int, n)
+	flat := make([]int, 0, edges)
 	mark := make([]int, n) // mark[k] == i+1: k is already in deps[i]
+	nrev := make([]int, n)
 	for i, t := range g.Tasks {
+		start := len(flat)
 		for _, id := range t.Dependencies {
 			k := pos[id]
 			if k == i || mark[k] == i+1 {
 				continue
 			}
 			mark[k] = i + 1
-			deps[i] = append(deps[i], k)
+			flat = append(flat, k)
+			nrev[k]++
+		}
+		deps[i] = flat[start:len(flat):len(flat)]
+	}
+	rev := make([][]int, n)
+	revFlat := make([]int, len(flat))
+	off := 0
+	for k := range n {
+		rev[k] = revFlat[off : off : off+nrev[k]]
+		off += nrev[k]
+	}
+	for i := range n {
+		for _, k := range deps[i] {
 			rev[k] = append(rev[k], i)
 		}
 	}

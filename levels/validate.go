@@ -190,15 +190,25 @@ func checkDeps(ps *problems, i int, field, self string, deps []string, first map
 func cycles(g *Graph, first map[string]int) []Problem {
 	n := len(g.Tasks)
 	adj := make([][]int, n)
+	edges := 0
+	for _, t := range g.Tasks {
+		if t != nil {
+			edges += len(t.Dependencies)
+		}
+	}
+	// One backing array for all edges instead of one per task.
+	flat := make([]int, 0, edges)
 	for i, t := range g.Tasks {
 		if t == nil {
 			continue
 		}
+		start := len(flat)
 		for _, dep := range t.Dependencies {
 			if k, ok := first[dep]; ok && k != i {
-				adj[i] = append(adj[i], k)
+				flat = append(flat, k)
 			}
 		}
+		adj[i] = flat[start:len(flat):len(flat)]
 	}
 	const (
 		unseen = iota

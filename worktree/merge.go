@@ -154,6 +154,9 @@ func (m *Manager) Merge(ctx context.Context, staging string, pins []Pin) (MergeR
 		res.Tree = tree
 		return res, nil
 	}
+	if beforeCAS != nil {
+		beforeCAS()
+	}
 	_, err = m.Git.Run(ctx, "update-ref", "-m", "git-zerg: merge level into staging", ref, cur, res.Old)
 	if err != nil {
 		// Tell a lost compare-and-swap from other failures by looking.
@@ -165,6 +168,9 @@ func (m *Manager) Merge(ctx context.Context, staging string, pins []Pin) (MergeR
 	}
 	return res, nil
 }
+
+// beforeCAS, when set by a test, runs just before staging is moved.
+var beforeCAS func()
 
 // identity returns the author and committer variables the environment
 // leaves unset, filled with git-zerg's own identity.

@@ -463,6 +463,19 @@ func TestMergeStagingMoved(t *testing.T) {
 	if got := git(t, top, "rev-parse", "zerg/feat/staging"); got != pins[0].Commit {
 		t.Fatal("staging overwritten")
 	}
+	// Staging moves while the merge runs: the compare-and-swap is lost.
+	moved := git(t, top, "rev-parse", "zerg/feat/staging")
+	beforeCAS = func() { git(t, top, "update-ref", "refs/heads/zerg/feat/staging", pins[1].Commit) }
+	defer func() { beforeCAS = nil }()
+	res, err = m.Merge(ctx, moved, pins[1:])
+	if !errors.Is(err, ErrStagingMoved) || res.Tip != moved || len(res.Merged) != 0 {
+		t.Fatalf("Merge racing a move = %+v, %v; want ErrStagingMoved", res, err)
+	}
+	if got := git(t, top, "rev-parse", "zerg/feat/staging"); got != pins[1].Commit {
+		t.Fatal("the other writer's staging was overwritten")
+	}
+	beforeCAS = nil
+
 	if _, err := m.Merge(ctx, "", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -472,6 +485,24 @@ func TestMergeStagingMoved(t *testing.T) {
 	}
 	if _, err := m.Merge(ctx, "", []Pin{{Task: "T9", Commit: "nope"}}); !errors.Is(err, ErrBadRevision) {
 		t.Fatalf("Merge of a bad pin = %v", err)
+	}
+}
+
+func TestAddParallel(t *testing.T) {
+	_, m := newRepo(t)
+	ctx := context.Background()
+	staging, _ := m.EnsureStaging(ctx, "")
+	errs := make(chan error, 6)
+	for n := 1; n <= 6; n++ {
+		go func() { _, err := m.Add(ctx, n, staging); errs <- err }()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if ws, err := m.List(ctx); err != nil || len(ws) != 6 {
+		t.Fatalf("List = %+v, %v", ws, err)
 	}
 }
 

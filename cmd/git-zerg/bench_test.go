@@ -128,4 +128,3 @@ func BenchmarkUpdateRef(b *testing.B) {
 		}
 	}
 }
-

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/sergi/go-diff/diffmatchpatch"
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 type logOptions struct {
@@ -45,6 +52,19 @@ type logJSON struct {
 	Reason  string `json:"reason,omitempty"`
 	Clock   uint64 `json:"clock"`
 	Diff    string `json:"diff,omitempty"`
+	// Also lists the transitions of other tasks made by the same commit
+	// (a claim that first records the expiry of another worker's lease).
+	Also []logChangeJSON `json:"also,omitempty"`
+}
+
+type logChangeJSON struct {
+	Task   string `json:"task"`
+	Op     string `json:"op"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Worker string `json:"worker,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Diff   string `json:"diff,omitempty"`
 }
 
 func runLog(e *env, o *logOptions) error {
@@ -69,15 +89,30 @@ func runLog(e *env, o *logOptions) error {
 		lj := logJSON{Commit: en.Hash.String(), At: en.When.UTC().Format("2006-01-02T15:04:05Z"), Subject: m.Subject,
 			Op: m.Op, Task: m.Task, Worker: m.Worker, From: m.From, To: m.To, Reason: m.Reason, Clock: m.Clock}
 		if o.patch && m.Task != "" {
-			before, err := s.TaskAt(en.Parent, m.Task)
+			if lj.Diff, err = taskDiff(s, en, m.Task); err != nil {
+				return err
+			}
+		}
+		if m.Op != "plan" {
+			others, err := changedTasks(s, en)
 			if err != nil {
 				return err
 			}
-			after, err := s.TaskAt(en.Hash, m.Task)
-			if err != nil {
-				return err
+			for _, id := range others {
+				if id == m.Task {
+					continue
+				}
+				changes, err := transitionsAt(s, en, id)
+				if err != nil {
+					return err
+				}
+				if o.patch && len(changes) > 0 {
+					if changes[len(changes)-1].Diff, err = taskDiff(s, en, id); err != nil {
+						return err
+					}
+				}
+				lj.Also = append(lj.Also, changes...)
 			}
-			lj.Diff = lineDiff(string(before), string(after))
 		}
 		out = append(out, lj)
 	}
@@ -92,8 +127,103 @@ func runLog(e *env, o *logOptions) error {
 		if lj.Diff != "" {
 			fmt.Fprint(e.stdout, indent(lj.Diff, "    "))
 		}
+		for _, c := range lj.Also {
+			line := fmt.Sprintf("    also %s %s: %s -> %s", c.Op, c.Task, c.From, c.To)
+			if c.Worker != "" {
+				line += " (" + c.Worker + ")"
+			}
+			if c.Reason != "" {
+				line += ": " + c.Reason
+			}
+			fmt.Fprintln(e.stdout, line)
+			if c.Diff != "" {
+				fmt.Fprint(e.stdout, indent(c.Diff, "    "))
+			}
+		}
 	}
 	return nil
+}
+
+func taskDiff(s *gitstore.Store, en gitstore.Entry, id string) (string, error) {
+	before, err := s.TaskAt(en.Parent, id)
+	if err != nil {
+		return "", err
+	}
+	after, err := s.TaskAt(en.Hash, id)
+	if err != nil {
+		return "", err
+	}
+	return lineDiff(string(before), string(after)), nil
+}
+
+// changedTasks lists the ids of the tasks a state commit changed, by
+// comparing its tasks tree with its parent's (in process: log reads every
+// commit of the feature).
+func changedTasks(s *gitstore.Store, en gitstore.Entry) ([]string, error) {
+	if en.Parent.IsZero() {
+		return nil, nil
+	}
+	before, err := tasksTree(s, en.Parent)
+	if err != nil {
+		return nil, err
+	}
+	after, err := tasksTree(s, en.Hash)
+	if err != nil {
+		return nil, err
+	}
+	if before == nil || after == nil || before.Hash == after.Hash {
+		return nil, nil
+	}
+	changes, err := object.DiffTree(before, after)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, c := range changes {
+		name := c.To.Name
+		if name == "" {
+			name = c.From.Name
+		}
+		ids = append(ids, path.Base(name))
+	}
+	sortStrings(ids)
+	return ids, nil
+}
+
+func tasksTree(s *gitstore.Store, h plumbing.Hash) (*object.Tree, error) {
+	c, err := object.GetCommit(s.Objects(), h)
+	if err != nil {
+		return nil, err
+	}
+	root, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	t, err := root.Tree("tasks")
+	if err != nil {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// transitionsAt returns the events a state commit recorded for a task:
+// those stamped with the commit's clock.
+func transitionsAt(s *gitstore.Store, en gitstore.Entry, id string) ([]logChangeJSON, error) {
+	b, err := s.TaskAt(en.Hash, id)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	var t state.Task
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, err
+	}
+	var out []logChangeJSON
+	for _, ev := range t.History {
+		if ev.Clock == en.Message.Clock {
+			out = append(out, logChangeJSON{Task: id, Op: ev.Op, From: string(ev.From), To: string(ev.To), Worker: ev.Worker, Reason: ev.Reason})
+		}
+	}
+	return out, nil
 }
 
 // lineDiff renders a line diff of two stored states: changed lines with

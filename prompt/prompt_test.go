@@ -1,0 +1,64 @@
+package prompt
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-zerg/git-zerg/levels"
+)
+
+func task() *levels.Task {
+	return &levels.Task{
+		ID: "T1", Title: "Models", Description: "Write the models.",
+		Files:              levels.Files{Create: []string{"src/a.py", "src/b.py"}, Read: []string{"docs/x.md"}},
+		AcceptanceCriteria: []string{"has a User"},
+		Context:            []string{"design.md#models"},
+		Verification:       levels.Verification{Command: "pytest -q"},
+	}
+}
+
+func TestDefaultSaysEverything(t *testing.T) {
+	out, err := Default().Render(Data{Feature: "auth", Worker: "worker-2", Level: 1, Attempt: 2, Mode: "worktree",
+		Worktree: "/wt/2", Branch: "zerg/auth/worker-2", Task: task()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"T1: Models", "Write the models.", "Create: src/a.py, src/b.py", "Read for reference: docs/x.md",
+		"design.md#models", "has a User", "    pytest -q", "/wt/2", "zerg/auth/worker-2", "attempt 2", "exit with status"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, out)
+		}
+	}
+	shared, _ := Default().Render(Data{Feature: "auth", Worker: "w1", Level: 1, Attempt: 1, Mode: "shared", Task: &levels.Task{ID: "C1", Title: "check", Verification: levels.Verification{Command: "make lint"}}})
+	for _, want := range []string{"check-only task", "ZERG_WORKER=w1 git commit", "git zerg done --worker w1 C1"} {
+		if !strings.Contains(shared, want) {
+			t.Errorf("shared prompt lacks %q:\n%s", want, shared)
+		}
+	}
+	if strings.Contains(shared, "attempt") {
+		t.Errorf("first attempt mentioned:\n%s", shared)
+	}
+}
+
+func TestOverride(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "prompt.tmpl")
+	os.WriteFile(p, []byte("{{.Task.ID}} for {{.Worker}}"), 0o644)
+	tm, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := tm.Render(Data{Worker: "w", Task: task()})
+	if out != "T1 for w" {
+		t.Errorf("got %q", out)
+	}
+	os.WriteFile(p, []byte("{{.Nope"), 0o644)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "prompt.tmpl") {
+		t.Errorf("bad template: %v", err)
+	}
+	if tm, err := Load(filepath.Join(dir, "absent")); err != nil || tm == nil {
+		t.Errorf("absent template: %v", err)
+	}
+}
