@@ -112,23 +112,30 @@ func BenchmarkPreCommitHook(b *testing.B) {
 	// refusal.
 	run(wt, nil, bin, "hook", "pre-commit")
 	run(repo, nil, bin, "hook", "pre-commit")
+	run(repo, nil, "git", "commit", "-q", "-m", "through the installed hook")
+	run(repo, nil, "git", "reset", "-q", "--soft", "HEAD^")
 
-	bench := func(dir, name string, args ...string) func(b *testing.B) {
+	// The environment git gives a pre-commit hook: GIT_INDEX_FILE always,
+	// GIT_DIR in a linked worktree.
+	wtGitDir := filepath.Join(repo, ".git", "worktrees", "wt")
+	wtEnv := []string{"GIT_DIR=" + wtGitDir, "GIT_INDEX_FILE=" + filepath.Join(wtGitDir, "index")}
+	mainEnv := []string{"GIT_INDEX_FILE=.git/index"}
+	bench := func(dir string, extra []string, name string, args ...string) func(b *testing.B) {
 		return func(b *testing.B) {
 			for b.Loop() {
 				cmd := exec.Command(name, args...)
 				cmd.Dir = dir
-				cmd.Env = env
+				cmd.Env = append(env[:len(env):len(env)], extra...)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					b.Fatalf("%v\n%s", err, out)
 				}
 			}
 		}
 	}
-	b.Run("hook/worker-worktree", bench(wt, bin, "hook", "pre-commit"))
-	b.Run("hook/main-checkout", bench(repo, bin, "hook", "pre-commit"))
-	b.Run("hook/no-zerg-refs", bench(plain, bin, "hook", "pre-commit"))
-	b.Run("git-rev-parse-HEAD", bench(wt, "git", "rev-parse", "HEAD"))
+	b.Run("hook/worker-worktree", bench(wt, wtEnv, bin, "hook", "pre-commit"))
+	b.Run("hook/main-checkout", bench(repo, mainEnv, bin, "hook", "pre-commit"))
+	b.Run("hook/no-zerg-refs", bench(plain, mainEnv, bin, "hook", "pre-commit"))
+	b.Run("git-rev-parse-HEAD", bench(wt, nil, "git", "rev-parse", "HEAD"))
 }
 
 // cleanEnv is the environment for git in tests: no guard from an outer

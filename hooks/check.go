@@ -8,12 +8,14 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -57,59 +59,79 @@ func (p Problem) String() string {
 	return s
 }
 
-// PreCommit checks the staged paths of the work tree s runs in: in a worker
-// worktree each must belong to the worker's claimed task; anywhere, none may
-// be under an active lock of another owner. It reads only the locks and,
-// in a worker worktree, the worker's lease and task; the staged paths cost
-// one `git diff --cached`, skipped when nothing could refuse them.
-func PreCommit(ctx context.Context, s *gitstore.Store, id Identity, now time.Time) ([]Problem, error) {
-	var tx *gitstore.Tx
-	var err error
-	planned := true
-	if id.Worker != "" {
-		tx, err = s.View(id.Feature)
-		if errors.Is(err, gitstore.ErrNotFound) {
-			planned = false
-			tx, err = s.View("")
-		}
-	} else {
-		tx, err = s.View("")
+// Staged returns the staged paths of the commit being made.
+type Staged func() ([]string, error)
+
+// StartStaged starts `git diff --cached --name-only -z --no-renames` in dir
+// at once, so that it runs while the state is being read; the Staged it
+// returns waits for the answer. Cancel ctx to stop it when PreCommit turns
+// out not to need it. A rename is listed as both its paths, a deletion as
+// its path; the index is the one git is committing (GIT_INDEX_FILE).
+func StartStaged(ctx context.Context, dir string) Staged {
+	type result struct {
+		paths []string
+		err   error
 	}
-	if err != nil {
-		return nil, err
-	}
-	all, err := tx.Locks()
+	ch := make(chan result, 1)
+	go func() {
+		paths, err := (&gitcmd.Runner{Dir: dir}).Fields(ctx, 0, "diff", "--cached", "--name-only", "-z", "--no-renames")
+		ch <- result{paths, err}
+	}()
+	return sync.OnceValues(func() ([]string, error) {
+		r := <-ch
+		return r.paths, r.err
+	})
+}
+
+// PreCommit checks the staged paths: in a worker worktree (id.Worker set)
+// each must belong to the worker's claimed task; anywhere, none may be
+// under an active lock of another owner. It reads the locks (through a
+// cache keyed by the locks ref tip) and, in a worker worktree, the worker's
+// lease and task; nothing else unless it refuses. staged is not called when
+// nothing could refuse the commit.
+func PreCommit(s *gitstore.Store, id Identity, now time.Time, staged Staged) ([]Problem, error) {
+	all, err := repoLocks(s)
 	if err != nil {
 		return nil, err
 	}
 	locks := active(all, now)
-	if id.Worker == "" && len(locks) == 0 {
+	var tx *gitstore.Tx
+	planned := true
+	if id.Worker != "" {
+		tx, err = s.View(id.Feature)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			planned, err = false, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else if len(locks) == 0 {
 		return nil, nil
 	}
-	staged, err := s.Git.Fields(ctx, 0, "diff", "--cached", "--name-only", "-z", "--no-renames")
+	paths, err := staged()
 	if err != nil {
 		return nil, err
 	}
-	if len(staged) == 0 {
+	if len(paths) == 0 {
 		return nil, nil
 	}
 	var out []Problem
 	owner := lazyOwner(id)
 	switch {
 	case id.Worker != "" && !planned:
-		for _, p := range staged {
+		for _, p := range paths {
 			out = append(out, Problem{Path: p,
 				What: fmt.Sprintf("this is a worktree of %s, but feature %s is not planned", id.Worker, id.Feature),
 				Hint: "commit on another branch, or plan the feature first"})
 		}
 	case id.Worker != "":
-		ps, err := ownership(tx, id, staged)
+		ps, err := ownership(tx, id, paths)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, ps...)
 	}
-	for _, c := range lockConflicts(staged, locks, owner, now) {
+	for _, c := range lockConflicts(paths, locks, owner, now) {
 		out = append(out, Problem{Path: c.Path, What: holderText(c), Hint: lockHint(c, true)})
 	}
 	sortProblems(out)
@@ -336,11 +358,7 @@ func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines [
 	if len(sending) == 0 {
 		return out, nil
 	}
-	tx, err := s.View("")
-	if err != nil {
-		return nil, err
-	}
-	all, err := tx.Locks()
+	all, err := repoLocks(s)
 	if err != nil {
 		return nil, err
 	}

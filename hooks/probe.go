@@ -64,6 +64,11 @@ func findGitDir(dir string) (string, bool) {
 		}
 		return g, true
 	}
+	return dotGit(dir)
+}
+
+// dotGit follows dir/.git: a directory, or a "gitdir:" file.
+func dotGit(dir string) (string, bool) {
 	p := filepath.Join(dir, ".git")
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -84,4 +89,29 @@ func findGitDir(dir string) (string, bool) {
 		g = filepath.Join(dir, g)
 	}
 	return g, true
+}
+
+// DropRedundantGitDir unsets GIT_DIR when it names exactly the git dir that
+// dir/.git leads to anyway. git exports GIT_DIR to hooks run in a linked
+// worktree, and gitstore.Open leaves any repository named by GIT_DIR to
+// `git rev-parse`: one more git process on every commit of every worker.
+// Without it, Open and every git process we start find the same git dir
+// from dir, so nothing else changes.
+func DropRedundantGitDir(dir string) {
+	g := os.Getenv("GIT_DIR")
+	if g == "" || os.Getenv("GIT_WORK_TREE") != "" || os.Getenv("GIT_COMMON_DIR") != "" {
+		return
+	}
+	if !filepath.IsAbs(g) {
+		g = filepath.Join(dir, g)
+	}
+	found, ok := dotGit(dir)
+	if !ok {
+		return
+	}
+	a, err1 := os.Stat(g)
+	b, err2 := os.Stat(found)
+	if err1 == nil && err2 == nil && os.SameFile(a, b) {
+		os.Unsetenv("GIT_DIR")
+	}
 }

@@ -58,7 +58,8 @@ func verb(name string) string {
 	return "commit"
 }
 
-// shellQuote quotes s for sh: single quotes, each ' written as '\''.
+// shellQuote quotes s for sh in single quotes, each single quote in s
+// closed, escaped and reopened.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -206,6 +206,13 @@ func (d *decoder) str(raw json.RawMessage, place string) string {
 	case "null":
 		return ""
 	case "string":
+		// raw was validated with the enclosing document, so a string
+		// without escapes is its bytes between the quotes; this skips the
+		// reflection of json.Unmarshal for nearly every string in a graph.
+		raw = bytes.TrimSpace(raw)
+		if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+			return string(body)
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			d.add(place, "%v", err)
@@ -449,6 +456,9 @@ func problemsError(probs []Problem) error {
 // UnmarshalJSON decodes a task without validating it (see Compute for
 // that); it fails only when a field has the wrong JSON type.
 func (t *Task) UnmarshalJSON(data []byte) error {
+	if kind(data) == "null" {
+		return nil // as encoding/json itself does
+	}
 	d := &decoder{}
 	*t = *d.task(data, "")
 	return problemsError(d.probs)
@@ -457,6 +467,9 @@ func (t *Task) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON decodes a graph without validating it; Parse is usually
 // what you want.
 func (g *Graph) UnmarshalJSON(data []byte) error {
+	if kind(data) == "null" {
+		return nil
+	}
 	dg, probs := decodeGraph(data)
 	if dg != nil {
 		*g = *dg

@@ -20,9 +20,10 @@ type Plan struct {
 	// Dependents maps a task id to the ids that depend on it, through hard
 	// or implied dependencies, in file order.
 	Dependents map[string][]string
-	// Warnings are things the plan fixed by itself (a task moved above its
-	// given level, an ownership clash). A strict caller treats them as
-	// errors.
+	// Warnings are things the plan worked around by itself (a task moved
+	// above its given level, an ownership clash) or that a caller can work
+	// around (a feature name that cannot be a branch name, when the feature
+	// is named on the command line). A strict caller treats them as errors.
 	Warnings []Problem
 }
 
@@ -152,6 +153,9 @@ func build(g *Graph) *Plan {
 		}
 	}
 
+	if err := ValidFeatureName(g.Feature); err != nil {
+		warns = append(warns, Problem{Place: "feature", Msg: err.Error()})
+	}
 	for i, t := range g.Tasks {
 		if t.Level == 0 {
 			continue

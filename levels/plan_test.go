@@ -42,6 +42,12 @@ func TestPlan(t *testing.T) {
 			dependents: map[string][]string{"A": {"B", "C"}, "B": {"C"}},
 		},
 		{
+			name:     "feature name unusable as a branch is a warning",
+			in:       []byte(`{"feature":"a..b","tasks":[` + tk("A") + `]}`),
+			levels:   [][]string{{"A"}},
+			warnings: []string{`feature: feature name "a..b" must not contain ".." (git refs cannot)`},
+		},
+		{
 			name:   "soft dependency cycle",
 			in:     doc(tk("A", `"soft_dependencies":["B"]`), tk("B", `"soft_dependencies":["A"]`)),
 			levels: [][]string{{"A", "B"}},

@@ -78,10 +78,10 @@ func validate(g *Graph) []Problem {
 		return []Problem{{Msg: "no graph"}}
 	}
 	var ps problems
+	// A feature name that cannot be a branch name is only a warning (see
+	// build): the caller may name the feature itself.
 	if strings.TrimSpace(g.Feature) == "" {
 		ps.add("feature", "required")
-	} else if err := ValidFeatureName(g.Feature); err != nil {
-		ps.add("feature", "%v", err)
 	}
 	if len(g.Tasks) == 0 {
 		ps.add("tasks", "must be a non-empty array of tasks")

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
@@ -455,6 +456,11 @@ func occupied(dir, branch string) error {
 // tree's .worktreeinclude are copied in when missing (see copyIncluded).
 // Setup runs in a newly created worktree; when it fails, Add returns the
 // worker together with a *SetupError.
+//
+// Add, Remove and StagingWorktree may be called from several goroutines:
+// their git work is serialized within the process (copying and Setup are
+// not). Separate processes adding worktrees to one repository at the same
+// moment can still trip over git's own race.
 func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error) {
 	if err := m.check(); err != nil {
 		return nil, err
@@ -462,75 +468,9 @@ func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error)
 	if n < 0 {
 		return nil, fmt.Errorf("worktree: worker number %d", n)
 	}
-	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
-		return nil, err
-	}
-	branch := WorkerBranch(m.Feature, n)
-	ref := "refs/heads/" + branch
-	c, err := m.resolve(ctx, start, m.stagingRef(), ref)
+	w, list, created, err := m.add(ctx, n, start)
 	if err != nil {
 		return nil, err
-	}
-	startC, stagingC, branchC := c[0], c[1], c[2]
-	if startC == "" {
-		return nil, fmt.Errorf("worker start %q: %w", start, ErrBadRevision)
-	}
-	list, err := m.entries(ctx)
-	if err != nil {
-		return nil, err
-	}
-	root, err := m.root(list)
-	if err != nil {
-		return nil, err
-	}
-	w := &Worker{N: n, Name: "worker-" + strconv.Itoa(n), Branch: branch,
-		Dir: filepath.Join(root, "worker-"+strconv.Itoa(n)), Head: startC}
-
-	created := false
-	if e := find(list, ref, w.Dir); e != nil {
-		if samePath(e.dir, list[0].dir) {
-			return nil, fmt.Errorf("worktree: %s is the main worktree", e.dir)
-		}
-		w.Dir = e.dir
-		paths, err := m.changes(ctx, e.dir, true)
-		if err != nil {
-			return nil, err
-		}
-		if len(paths) > 0 {
-			return nil, &Error{Dir: e.dir, Branch: branch, Err: ErrDirty, Paths: paths}
-		}
-		k, err := m.unmerged(ctx, []string{e.head, branchC}, []string{stagingC, startC})
-		if err != nil {
-			return nil, err
-		}
-		if k > 0 {
-			return nil, &Error{Dir: e.dir, Branch: branch, Err: ErrUnmerged, Commits: k}
-		}
-		if e.branch != ref || e.head != startC {
-			if _, err := m.at(e.dir).Run(ctx, "checkout", "-q", "-B", branch, startC); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		if err := occupied(w.Dir, branch); err != nil {
-			return nil, err
-		}
-		if branchC != "" {
-			k, err := m.unmerged(ctx, []string{branchC}, []string{stagingC, startC})
-			if err != nil {
-				return nil, err
-			}
-			if k > 0 {
-				return nil, &Error{Branch: branch, Err: ErrUnmerged, Commits: k}
-			}
-		}
-		if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
-			return nil, err
-		}
-		if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "-B", branch, w.Dir, startC); err != nil {
-			return nil, err
-		}
-		created = true
 	}
 	if err := m.copyIncluded(ctx, list, w.Dir); err != nil {
 		return w, err
@@ -541,6 +481,89 @@ func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error)
 		}
 	}
 	return w, nil
+}
+
+// worktreeMu serializes the changes to the worktree list made in this
+// process: git 2.39's `worktree add` reads the other worktrees' admin
+// directories and fails on one that a concurrent add is still writing
+// ("failed to read .git/worktrees/<name>/commondir").
+var worktreeMu sync.Mutex
+
+// add does Add's git work: find or create the worktree, check it, reset it.
+func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entry, bool, error) {
+	worktreeMu.Lock()
+	defer worktreeMu.Unlock()
+	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+		return nil, nil, false, err
+	}
+	branch := WorkerBranch(m.Feature, n)
+	ref := "refs/heads/" + branch
+	c, err := m.resolve(ctx, start, m.stagingRef(), ref)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	startC, stagingC, branchC := c[0], c[1], c[2]
+	if startC == "" {
+		return nil, nil, false, fmt.Errorf("worker start %q: %w", start, ErrBadRevision)
+	}
+	list, err := m.entries(ctx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	root, err := m.root(list)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	w := &Worker{N: n, Name: "worker-" + strconv.Itoa(n), Branch: branch,
+		Dir: filepath.Join(root, "worker-"+strconv.Itoa(n)), Head: startC}
+
+	created := false
+	if e := find(list, ref, w.Dir); e != nil {
+		if samePath(e.dir, list[0].dir) {
+			return nil, nil, false, fmt.Errorf("worktree: %s is the main worktree", e.dir)
+		}
+		w.Dir = e.dir
+		paths, err := m.changes(ctx, e.dir, true)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if len(paths) > 0 {
+			return nil, nil, false, &Error{Dir: e.dir, Branch: branch, Err: ErrDirty, Paths: paths}
+		}
+		k, err := m.unmerged(ctx, []string{e.head, branchC}, []string{stagingC, startC})
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if k > 0 {
+			return nil, nil, false, &Error{Dir: e.dir, Branch: branch, Err: ErrUnmerged, Commits: k}
+		}
+		if e.branch != ref || e.head != startC {
+			if _, err := m.at(e.dir).Run(ctx, "checkout", "-q", "-B", branch, startC); err != nil {
+				return nil, nil, false, err
+			}
+		}
+	} else {
+		if err := occupied(w.Dir, branch); err != nil {
+			return nil, nil, false, err
+		}
+		if branchC != "" {
+			k, err := m.unmerged(ctx, []string{branchC}, []string{stagingC, startC})
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if k > 0 {
+				return nil, nil, false, &Error{Branch: branch, Err: ErrUnmerged, Commits: k}
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
+			return nil, nil, false, err
+		}
+		if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "-B", branch, w.Dir, startC); err != nil {
+			return nil, nil, false, err
+		}
+		created = true
+	}
+	return w, list, created, nil
 }
 
 func (m *Manager) runSetup(ctx context.Context, w *Worker) error {
@@ -574,6 +597,8 @@ func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
 		return fmt.Errorf("worktree: %s is not worker %d of feature %s", w.Branch, w.N, m.Feature)
 	}
 	ref := "refs/heads/" + branch
+	worktreeMu.Lock()
+	defer worktreeMu.Unlock()
 	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
 		return err
 	}
@@ -647,6 +672,8 @@ func (m *Manager) StagingWorktree(ctx context.Context) (string, error) {
 	if tip == "" {
 		return "", ErrNoStaging
 	}
+	worktreeMu.Lock()
+	defer worktreeMu.Unlock()
 	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
 		return "", err
 	}

@@ -66,94 +66,8 @@ func runClaim(e *env, o *claimOptions) error {
 	if err != nil {
 		return err
 	}
-	policy := policyOf(cfg)
-	ttl := time.Duration(cfg.Locks.TTL)
-	owner := workerOwner(o.worker)
-	var claimed *state.Task
-	var why string
-	err = s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		claimed, why = nil, ""
-		if !tx.Exists() {
-			return nil, notPlanned(feature)
-		}
-		x := &txn{tx: tx, now: e.now().UTC(), policy: policy, ttl: ttl}
-		if _, err := x.expireLeases(); err != nil {
-			return nil, err
-		}
-		ws, err := tx.Workers()
-		if err != nil {
-			return nil, err
-		}
-		held := ""
-		if w, ok := ws[o.worker]; ok {
-			held = w.Task
-		}
-		locks, err := tx.Locks()
-		if err != nil {
-			return nil, err
-		}
-		facts := gates.ClaimFacts{Status: x.statusOf, Worker: o.worker, Owner: owner, Held: held, Locks: locks, Now: x.now}
-		var t *state.Task
-		if o.task != "" {
-			t, err = tx.Task(o.task)
-			if errors.Is(err, gitstore.ErrNotFound) {
-				return nil, usageErr("no task %q in feature %s", o.task, feature)
-			} else if err != nil {
-				return nil, err
-			}
-			facts.Task = t
-			if err := policy.Claim(facts); err != nil {
-				return nil, err
-			}
-		} else {
-			if held != "" {
-				return nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", o.worker, held))
-			}
-			tasks, err := tx.Tasks()
-			if err != nil {
-				return nil, err
-			}
-			ready := policy.ReadyOrder(tasks, x.now)
-			for _, cand := range ready {
-				facts.Task = cand
-				if err := policy.Claim(facts); err == nil {
-					t = cand
-					break
-				} else if why == "" {
-					why = err.Error()
-				}
-			}
-			if t == nil {
-				if why == "" {
-					why = waitingFor(tasks, policy, x.now)
-				}
-				// Expired leases found on the way are still worth recording.
-				return x.commitExpiries(feature)
-			}
-		}
-		t = t.Clone()
-		if t.Status == state.Failed {
-			t.Record(x.event("backoff", state.Pending, "", "backoff over", ""))
-		}
-		t.Record(x.event("claim", state.Claimed, o.worker, "", ""))
-		t.Worker, t.Owner, t.Base, t.Commit, t.Reason = o.worker, owner, base, "", ""
-		t.NotBefore = time.Time{}
-		t.Attempts++
-		if err := tx.Put(t); err != nil {
-			return nil, err
-		}
-		lease := &state.Worker{Name: o.worker, Owner: owner, Task: t.ID(), Since: x.now, Expires: x.now.Add(ttl),
-			Host: gitstore.Hostname(), PID: rushPID(), Started: os.Getenv("ZERG_RUSH_STARTED")}
-		if err := tx.PutWorker(lease); err != nil {
-			return nil, err
-		}
-		if err := x.takeLocks(t, owner, lease.Expires); err != nil {
-			return nil, err
-		}
-		claimed = t
-		return &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), o.worker), Op: "claim", Task: t.ID(),
-			Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
-	})
+	claimed, why, err := claim(e, s, claimRequest{feature: feature, worker: o.worker, task: o.task, base: base,
+		policy: policyOf(cfg), ttl: time.Duration(cfg.Locks.TTL), pid: rushPID(), started: os.Getenv("ZERG_RUSH_STARTED")})
 	if err != nil {
 		return err
 	}
@@ -165,6 +79,113 @@ func runClaim(e *env, o *claimOptions) error {
 	}
 	fmt.Fprintln(e.stdout, claimed.ID())
 	return nil
+}
+
+type claimRequest struct {
+	feature, worker string
+	task            string // "" for the best ready task
+	base            string // the commit the work will be compared with
+	policy          gates.Policy
+	ttl             time.Duration
+	pid             int // the rush process holding the claim, if any
+	started         string
+	// only, when set, restricts the best ready task to those it accepts
+	// (a rush claims within the level it runs).
+	only func(*state.Task) bool
+}
+
+// claim runs the pending → claimed transition. It returns the claimed
+// task, or nil and why nothing could be claimed (exit 4).
+func claim(e *env, s *gitstore.Store, r claimRequest) (*state.Task, string, error) {
+	owner := workerOwner(r.worker)
+	var claimed *state.Task
+	var why string
+	err := s.Update(e.ctx, r.feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		claimed, why = nil, ""
+		if !tx.Exists() {
+			return nil, notPlanned(r.feature)
+		}
+		x := &txn{tx: tx, now: e.now().UTC(), policy: r.policy, ttl: r.ttl}
+		if _, err := x.expireLeases(); err != nil {
+			return nil, err
+		}
+		ws, err := tx.Workers()
+		if err != nil {
+			return nil, err
+		}
+		held := ""
+		if w, ok := ws[r.worker]; ok {
+			held = w.Task
+		}
+		locks, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		facts := gates.ClaimFacts{Status: x.statusOf, Worker: r.worker, Owner: owner, Held: held, Locks: locks, Now: x.now}
+		var t *state.Task
+		if r.task != "" {
+			t, err = tx.Task(r.task)
+			if errors.Is(err, gitstore.ErrNotFound) {
+				return nil, usageErr("no task %q in feature %s", r.task, r.feature)
+			} else if err != nil {
+				return nil, err
+			}
+			facts.Task = t
+			if err := r.policy.Claim(facts); err != nil {
+				return nil, err
+			}
+		} else {
+			if held != "" {
+				return nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.worker, held))
+			}
+			tasks, err := tx.Tasks()
+			if err != nil {
+				return nil, err
+			}
+			for _, cand := range r.policy.ReadyOrder(tasks, x.now) {
+				if r.only != nil && !r.only(cand) {
+					continue
+				}
+				facts.Task = cand
+				if err := r.policy.Claim(facts); err == nil {
+					t = cand
+					break
+				} else if why == "" {
+					why = err.Error()
+				}
+			}
+			if t == nil {
+				if why == "" {
+					why = waitingFor(tasks, r.policy, x.now)
+				}
+				// Expired leases found on the way are still worth recording.
+				return x.commitExpiries(r.feature)
+			}
+		}
+		t = t.Clone()
+		if t.Status == state.Failed {
+			t.Record(x.event("backoff", state.Pending, "", "backoff over", ""))
+		}
+		t.Record(x.event("claim", state.Claimed, r.worker, "", ""))
+		t.Worker, t.Owner, t.Base, t.Commit, t.Reason = r.worker, owner, r.base, "", ""
+		t.NotBefore = time.Time{}
+		t.Attempts++
+		if err := tx.Put(t); err != nil {
+			return nil, err
+		}
+		lease := &state.Worker{Name: r.worker, Owner: owner, Task: t.ID(), Since: x.now, Expires: x.now.Add(r.ttl),
+			Host: gitstore.Hostname(), PID: r.pid, Started: r.started}
+		if err := tx.PutWorker(lease); err != nil {
+			return nil, err
+		}
+		if err := x.takeLocks(t, owner, lease.Expires); err != nil {
+			return nil, err
+		}
+		claimed = t
+		return &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.worker), Op: "claim", Task: t.ID(),
+			Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
+	})
+	return claimed, why, err
 }
 
 // commitExpiries finishes a transaction that decided nothing but may have

@@ -142,9 +142,10 @@ func runDag(e *env, o *dagOptions) error {
 	return nil
 }
 
-// mermaidID makes an id safe as a mermaid node name ('.' and '-' are not).
+// mermaidID makes an id safe as a mermaid node name ('.' and '-' are not),
+// keeping distinct ids distinct: T-2, T.2 and T_2 are three nodes.
 func mermaidID(id string) string {
-	return "t_" + strings.NewReplacer(".", "_", "-", "_").Replace(id)
+	return "t_" + strings.NewReplacer("_", "__", ".", "_d", "-", "_h").Replace(id)
 }
 
 func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "'") }

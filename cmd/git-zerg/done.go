@@ -162,13 +162,35 @@ func runDone(e *env, o *doneOptions) error {
 		return err
 	}
 	to, reason := gates.Outcome(mode, v)
-	return applyDone(e, s, feature, policyOf(cfg), o.worker, facts, to, reason)
+	final, err := recordDone(e, s, feature, policyOf(cfg), o.worker, facts, to, reason)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if err := writeJSON(e.stdout, taskOut(final, false)); err != nil {
+			return err
+		}
+	} else if to != state.Failed {
+		fmt.Fprintf(e.stdout, "%s %s %s\n", final.ID(), final.Status, shortHash(final.Commit))
+	}
+	if to == state.Failed {
+		return failed(failedWhat(e, final), strings.TrimSpace(reason))
+	}
+	return nil
 }
 
-// applyDone records the outcome of a done whose facts were gathered: the
+func failedWhat(e *env, t *state.Task) string {
+	what := fmt.Sprintf("%s failed", t.ID())
+	if t.Status == state.Blocked {
+		return what + ", now blocked (attempts exhausted)"
+	}
+	return what + fmt.Sprintf(", retry after %s", roundDur(t.NotBefore.Sub(e.now())))
+}
+
+// recordDone records the outcome of a done whose facts were gathered: the
 // gates are asked again inside the transaction, against the state as it is
 // when the transaction commits.
-func applyDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, worker string, facts gates.DoneFacts, to state.Status, reason string) error {
+func recordDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, worker string, facts gates.DoneFacts, to state.Status, reason string) (*state.Task, error) {
 	var final *state.Task
 	err := s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		x := &txn{tx: tx, now: e.now().UTC(), policy: policy}
@@ -220,24 +242,5 @@ func applyDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, w
 		final = t
 		return msg, nil
 	})
-	if err != nil {
-		return err
-	}
-	if e.json {
-		if err := writeJSON(e.stdout, taskOut(final, false)); err != nil {
-			return err
-		}
-	} else if to != state.Failed {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", final.ID(), final.Status, shortHash(final.Commit))
-	}
-	if to == state.Failed {
-		what := fmt.Sprintf("%s failed", final.ID())
-		if final.Status == state.Blocked {
-			what += ", now blocked (attempts exhausted)"
-		} else {
-			what += fmt.Sprintf(", retry after %s", roundDur(final.NotBefore.Sub(e.now())))
-		}
-		return failed(what, strings.TrimSpace(reason))
-	}
-	return nil
+	return final, err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -245,25 +246,32 @@ func (e *env) hookIdentity(s *gitstore.Store) hooks.Identity {
 // without refs/zerg has nothing that could refuse anything; both are
 // answered before anything is loaded.
 func (e *env) hookSkipped() bool {
-	if gitcmd.Internal() {
-		return true
+	return gitcmd.Internal() || hooks.ZergAbsent(e.workDir())
+}
+
+// workDir is the directory git-zerg runs in (-C).
+func (e *env) workDir() string {
+	if e.dir == "" {
+		return "."
 	}
-	dir := e.dir
-	if dir == "" {
-		dir = "."
-	}
-	return hooks.ZergAbsent(dir)
+	return e.dir
 }
 
 func runHookPreCommit(e *env) error {
 	if e.hookSkipped() {
 		return nil
 	}
+	hooks.DropRedundantGitDir(e.workDir())
+	// The staged paths are asked from git right away, so that git works
+	// while the state is read; cancelling stops it when it was not needed.
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	staged := hooks.StartStaged(ctx, e.workDir())
 	s, err := e.Store()
 	if err != nil {
 		return err
 	}
-	ps, err := hooks.PreCommit(e.ctx, s, e.hookIdentity(s), e.now().UTC())
+	ps, err := hooks.PreCommit(s, e.hookIdentity(s), e.now().UTC(), staged)
 	if err != nil {
 		return err
 	}
@@ -285,6 +293,7 @@ func runHookPrePush(e *env, remote, url string) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	hooks.DropRedundantGitDir(e.workDir())
 	s, err := e.Store()
 	if err != nil {
 		return err

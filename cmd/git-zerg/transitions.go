@@ -172,29 +172,69 @@ func runFail(e *env, o *taskOpOptions) error {
 	if o.reason == "" {
 		return usageErr("fail: --reason is required")
 	}
-	t, err := e.transition(o.task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
-		if err := gates.Holder(t, "fail", o.worker); err != nil {
+	feature, err := e.resolveFeature()
+	if err != nil {
+		return err
+	}
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	t, err := recordFailure(e, s, feature, policyOf(cfg), o.worker, o.task, o.reason, false)
+	if err != nil {
+		return err
+	}
+	return e.printTask(t)
+}
+
+// recordFailure takes a claimed task to failed; it goes on to blocked when
+// its attempts are exhausted or block is set (the worker declared it
+// blocked, or its work was refused for good).
+func recordFailure(e *env, s *gitstore.Store, feature string, policy gates.Policy, worker, taskID, reason string, block bool) (*state.Task, error) {
+	var out *state.Task
+	err := s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		x := &txn{tx: tx, now: e.now().UTC(), policy: policy}
+		t, err := tx.Task(taskID)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, usageErr("no task %q in feature %s", taskID, feature)
+		} else if err != nil {
 			return nil, err
 		}
-		t.Record(x.event("fail", state.Failed, o.worker, o.reason, ""))
-		next, notBefore := x.policy.AfterFailure(t, x.now)
-		if next == state.Blocked {
-			t.Record(x.event("block", state.Blocked, o.worker, "attempts exhausted", ""))
+		if err := gates.Holder(t, "fail", worker); err != nil {
+			return nil, err
 		}
-		t.NotBefore, t.Reason = notBefore, o.reason
-		if err := x.tx.DeleteWorker(o.worker); err != nil {
+		t = t.Clone()
+		t.Record(x.event("fail", state.Failed, worker, reason, ""))
+		next, notBefore := policy.AfterFailure(t, x.now)
+		if block {
+			next, notBefore = state.Blocked, time.Time{}
+		}
+		if next == state.Blocked {
+			why := "attempts exhausted"
+			if block {
+				why = reason
+			}
+			t.Record(x.event("block", state.Blocked, worker, why, ""))
+		}
+		t.NotBefore, t.Reason = notBefore, reason
+		if err := tx.DeleteWorker(worker); err != nil {
 			return nil, err
 		}
 		if err := x.releaseLocks(t); err != nil {
 			return nil, err
 		}
-		return &gitstore.Message{Subject: fmt.Sprintf("fail %s (%s): %s", t.ID(), o.worker, next), Op: "fail", Task: t.ID(),
-			Worker: t.Owner, From: string(state.Claimed), To: string(next), Reason: o.reason}, nil
+		if err := tx.Put(t); err != nil {
+			return nil, err
+		}
+		out = t
+		return &gitstore.Message{Subject: fmt.Sprintf("fail %s (%s): %s", t.ID(), worker, next), Op: "fail", Task: t.ID(),
+			Worker: t.Owner, From: string(state.Claimed), To: string(next), Reason: reason}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return e.printTask(t)
+	return out, err
 }
 
 func runRetry(e *env, o *taskOpOptions) error {
@@ -239,50 +279,19 @@ func runHeartbeat(e *env, o *taskOpOptions) error {
 	if err := checkWorker(o.worker); err != nil {
 		return err
 	}
-	var lease *state.Worker
-	lost := ""
-	_, err := e.transition("", func(x *txn, _ *state.Task) (*gitstore.Message, error) {
-		lease, lost = nil, ""
-		ws, err := x.tx.Workers()
-		if err != nil {
-			return nil, err
-		}
-		w, ok := ws[o.worker]
-		if ok && !x.now.Before(w.Expires) {
-			lost = fmt.Sprintf("the lease of %s on %s expired at %s", o.worker, w.Task, w.Expires.UTC().Format(time.RFC3339))
-		} else if !ok {
-			lost = fmt.Sprintf("worker %s holds no claim", o.worker)
-		}
-		if lost != "" {
-			// Record the expiries we found, then answer "claim lost".
-			if _, err := x.expireLeases(); err != nil {
-				return nil, err
-			}
-			return &gitstore.Message{Subject: "expire leases", Op: "expire"}, nil
-		}
-		w2 := *w
-		w2.Expires = x.now.Add(x.ttl)
-		if err := x.tx.PutWorker(&w2); err != nil {
-			return nil, err
-		}
-		locks, err := x.tx.Locks()
-		if err != nil {
-			return nil, err
-		}
-		renewed := make([]state.Lock, 0, len(locks))
-		for _, l := range locks {
-			if l.Feature == x.tx.Feature() && l.Task == w.Task && l.Owner == w.Owner {
-				l.Expires = w2.Expires
-			}
-			if l.Active(x.now) {
-				renewed = append(renewed, l)
-			}
-		}
-		x.tx.SetLocks(renewed)
-		lease = &w2
-		return &gitstore.Message{Subject: fmt.Sprintf("heartbeat %s (%s)", w.Task, o.worker), Op: "heartbeat",
-			Task: w.Task, Worker: w.Owner}, nil
-	})
+	feature, err := e.resolveFeature()
+	if err != nil {
+		return err
+	}
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	lease, lost, err := renewLease(e, s, feature, o.worker, time.Duration(cfg.Locks.TTL))
 	if err != nil {
 		return err
 	}
@@ -294,4 +303,59 @@ func runHeartbeat(e *env, o *taskOpOptions) error {
 	}
 	fmt.Fprintf(e.stdout, "%s holds %s until %s\n", lease.Name, lease.Task, lease.Expires.UTC().Format(time.RFC3339))
 	return nil
+}
+
+// renewLease extends a worker's lease and its task's locks by ttl. lost
+// says why the worker holds no claim any more (its lease expired, which is
+// recorded on the way, or it never had one).
+func renewLease(e *env, s *gitstore.Store, feature, worker string, ttl time.Duration) (*state.Worker, string, error) {
+	var lease *state.Worker
+	lost := ""
+	err := s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if !tx.Exists() {
+			return nil, notPlanned(feature)
+		}
+		x := &txn{tx: tx, now: e.now().UTC(), policy: gates.DefaultPolicy, ttl: ttl}
+		lease, lost = nil, ""
+		ws, err := tx.Workers()
+		if err != nil {
+			return nil, err
+		}
+		w, ok := ws[worker]
+		if ok && !x.now.Before(w.Expires) {
+			lost = fmt.Sprintf("the lease of %s on %s expired at %s", worker, w.Task, w.Expires.UTC().Format(time.RFC3339))
+		} else if !ok {
+			lost = fmt.Sprintf("worker %s holds no claim", worker)
+		}
+		if lost != "" {
+			// Record the expiries we found, then answer "claim lost".
+			if _, err := x.expireLeases(); err != nil {
+				return nil, err
+			}
+			return &gitstore.Message{Subject: "expire leases", Op: "expire"}, nil
+		}
+		w2 := *w
+		w2.Expires = x.now.Add(ttl)
+		if err := tx.PutWorker(&w2); err != nil {
+			return nil, err
+		}
+		locks, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		renewed := make([]state.Lock, 0, len(locks))
+		for _, l := range locks {
+			if l.Feature == feature && l.Task == w.Task && l.Owner == w.Owner {
+				l.Expires = w2.Expires
+			}
+			if l.Active(x.now) {
+				renewed = append(renewed, l)
+			}
+		}
+		tx.SetLocks(renewed)
+		lease = &w2
+		return &gitstore.Message{Subject: fmt.Sprintf("heartbeat %s (%s)", w.Task, worker), Op: "heartbeat",
+			Task: w.Task, Worker: w.Owner}, nil
+	})
+	return lease, lost, err
 }

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+type mergeOptions struct{ level int }
+
+func mergeCmd(e *env) *cli.Command {
+	var o mergeOptions
+	return &cli.Command{
+		Name:  "merge",
+		Usage: "merge verified work into staging and run the quality gates",
+		Description: "Merges the pinned commits of verified tasks (of level N, or of every level) into\n" +
+			"zerg/<feature>/staging with a 3-way merge that touches no work tree, then runs the\n" +
+			"quality gates on the result. Exit 1 on a conflict or a failed required gate.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "level", Usage: "merge only level `N`", Destination: &o.level},
+		},
+		Action: func(c *cli.Context) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			return runMerge(e, &o)
+		},
+	}
+}
+
+func gatesCmd(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "gates",
+		Usage: "quality gates",
+		Subcommands: []*cli.Command{{
+			Name:  "run",
+			Usage: "run the configured quality gates on staging",
+			Description: "A tree that passed is never gated again: results are recorded per tree id\n" +
+				"under refs/zerg/gates/.",
+			Action: func(c *cli.Context) error {
+				if _, err := args(c, 0, 0); err != nil {
+					return err
+				}
+				return runGates(e)
+			},
+		}},
+	}
+}
+
+// manager is the worktree manager of the feature, as configured.
+func (e *env) manager(s *gitstore.Store, cfg *config.Config, feature string) *worktree.Manager {
+	root := cfg.Worktrees.Root
+	if root == "" {
+		root = worktree.DefaultRoot(s.Top, feature)
+	} else if !filepath.IsAbs(root) {
+		root = filepath.Join(s.Top, root, feature)
+	}
+	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup}
+}
+
+func runMerge(e *env, o *mergeOptions) error {
+	if o.level < 0 {
+		return usageErr("--level must be positive")
+	}
+	s, tx, feature, err := e.view()
+	if err != nil {
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return err
+	}
+	var pins []worktree.Pin
+	for _, t := range tasks {
+		if t.Status == state.Verified && (o.level == 0 || t.Level == o.level) {
+			pins = append(pins, worktree.Pin{Task: t.ID(), Commit: t.Commit})
+		}
+	}
+	mgr := e.manager(s, cfg, feature)
+	if _, err := mgr.EnsureStaging(e.ctx, ""); errors.Is(err, worktree.ErrNoStaging) || err != nil && len(pins) == 0 {
+		head, herr := headCommit(s)
+		if herr != nil {
+			return herr
+		}
+		if _, err := mgr.EnsureStaging(e.ctx, head); err != nil {
+			return err
+		}
+	}
+	out := newProgress(e, feature)
+	if len(pins) == 0 {
+		out.note("nothing verified to merge")
+	} else {
+		stop, err := mergePins(e, s, mgr, feature, policyOf(cfg), pins, out)
+		if err != nil || stop != nil {
+			if stop != nil {
+				return stop
+			}
+			return err
+		}
+	}
+	stop, err := runQualityGates(e, s, mgr, cfg, out)
+	if err != nil {
+		return err
+	}
+	return stop
+}
+
+func runGates(e *env) error {
+	s, _, feature, err := e.view()
+	if err != nil {
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	mgr := e.manager(s, cfg, feature)
+	stop, err := runQualityGates(e, s, mgr, cfg, newProgress(e, feature))
+	if err != nil {
+		return err
+	}
+	return stop
+}
+
+// mergePins merges verified work into staging, then records verified →
+// done for what merged. A conflict blocks the task that did not merge and
+// stops (exit 1) naming the files; staging does not move.
+func mergePins(e *env, s *gitstore.Store, mgr *worktree.Manager, feature string, policy gates.Policy, pins []worktree.Pin, out *progress) (stop error, err error) {
+	res, err := mgr.Merge(e.ctx, "", pins)
+	if err != nil {
+		return nil, err
+	}
+	if c := res.Conflict; c != nil {
+		reason := "merge conflict in " + strings.Join(c.Files, ", ")
+		err := s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+			x := &txn{tx: tx, now: e.now().UTC(), policy: policy}
+			t, err := tx.Task(c.Task)
+			if err != nil {
+				return nil, err
+			}
+			if t.Status != state.Verified {
+				return nil, nil
+			}
+			t = t.Clone()
+			t.Record(x.event("merge", state.Blocked, t.Worker, reason, c.Commit))
+			t.Reason = reason
+			if err := x.releaseLocks(t); err != nil {
+				return nil, err
+			}
+			return &gitstore.Message{Subject: fmt.Sprintf("merge %s: conflict", t.ID()), Op: "merge", Task: t.ID(),
+				From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.transition(c.Task, "blocked: "+reason)
+		return failed(fmt.Sprintf("merge of %s into staging conflicts", c.Task), strings.Join(c.Files, ", ")), nil
+	}
+	merged := append(append([]string(nil), res.Merged...), res.Skipped...)
+	err = s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		x := &txn{tx: tx, now: e.now().UTC(), policy: policy}
+		var ids []string
+		for _, id := range merged {
+			t, err := tx.Task(id)
+			if err != nil {
+				return nil, err
+			}
+			// Facts, not trust: the pinned commit must be in staging now.
+			if t.Status != state.Verified || !containsPin(pins, id, t.Commit) {
+				continue
+			}
+			t = t.Clone()
+			t.Record(x.event("merge", state.Done, t.Worker, "", t.Commit))
+			if err := x.releaseLocks(t); err != nil {
+				return nil, err
+			}
+			if err := tx.Put(t); err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), shortHash(res.Tip)),
+			Op: "merge", Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range merged {
+		out.transition(id, "done (merged into staging "+shortHash(res.Tip)+")")
+		// Reachable from staging now: the pin is no longer needed.
+		s.Git.Run(e.ctx, "update-ref", "-d", pinRef(feature, id))
+	}
+	return nil, nil
+}
+
+func containsPin(pins []worktree.Pin, id, commit string) bool {
+	for _, p := range pins {
+		if p.Task == id && (p.Commit == commit || strings.HasPrefix(commit, p.Commit)) {
+			return true
+		}
+	}
+	return false
+}
+
+// GatesRef records that the quality gates passed on a tree: the pre-push
+// hook lets staging out only when its tree has one.
+func gatesRef(tree string) string { return "refs/zerg/gates/" + tree }
+
+// runQualityGates runs the configured gates on the staging tip, unless its
+// tree already passed (ZERG re-ran gates 15–30 times a rush; a tree that
+// passed never needs them again).
+func runQualityGates(e *env, s *gitstore.Store, mgr *worktree.Manager, cfg *config.Config, out *progress) (stop error, err error) {
+	tip, err := mgr.EnsureStaging(e.ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	tree, err := s.Git.Line(e.ctx, "rev-parse", tip+"^{tree}")
+	if err != nil {
+		return nil, err
+	}
+	if h, _ := s.ReadRef(gatesRef(tree)); !h.IsZero() {
+		out.note("gates: tree %s already passed", shortHash(tree))
+		return nil, nil
+	}
+	if len(cfg.Gates) > 0 {
+		dir, err := mgr.StagingWorktree(e.ctx)
+		if err != nil {
+			return nil, err
+		}
+		var failedGates []string
+		for _, g := range cfg.Gates {
+			timeout := time.Duration(g.Timeout)
+			if timeout == 0 {
+				timeout = time.Duration(cfg.Workers.Timeout)
+			}
+			res, err := proc.Run(e.ctx, proc.Spec{Command: g.Command, Dir: dir, Timeout: timeout,
+				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}})
+			if err != nil {
+				return nil, err
+			}
+			verdict := "passed"
+			switch {
+			case res.TimedOut:
+				verdict = "timed out"
+			case res.ExitCode != 0:
+				verdict = fmt.Sprintf("failed (exit %d): %s", res.ExitCode, proc.LastLines(res.Tail, 3))
+			}
+			req := ""
+			if !g.Required {
+				req = " (optional)"
+			}
+			out.note("gate %s%s %s in %s", g.Name, req, verdict, res.Duration.Round(time.Millisecond))
+			if verdict != "passed" && g.Required {
+				failedGates = append(failedGates, g.Name)
+			}
+		}
+		if len(failedGates) > 0 {
+			return failed("quality gates failed on staging "+shortHash(tip), strings.Join(failedGates, ", ")), nil
+		}
+	}
+	if _, err := s.Git.Run(e.ctx, "update-ref", gatesRef(tree), tip); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}

@@ -1,0 +1,735 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/prompt"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// rush runs a feature level by level with up to n workers.
+type rush struct {
+	e       *env
+	s       *gitstore.Store
+	feature string
+	cfg     *config.Config
+	tmpl    *prompt.Template
+	n       int
+	mode    string
+	policy  gates.Policy
+	ttl     time.Duration
+	marker  *rushMarker
+	mgr     *worktree.Manager
+
+	mu  sync.Mutex // serializes progress output
+	out *progress
+}
+
+// slotResult is what one worker slot reports when its task run ends.
+type slotResult struct {
+	slot int
+	task string
+	err  error // an error of the tool itself (not of the worker)
+}
+
+func (r *rush) run() error {
+	e, s := r.e, r.s
+	ctx := e.ctx
+	r.mgr = e.manager(s, r.cfg, r.feature)
+	head, err := headCommit(s)
+	if err != nil {
+		return err
+	}
+	if _, err := r.mgr.EnsureStaging(ctx, head); err != nil {
+		return err
+	}
+	r.out = newProgress(e, r.feature)
+	tx, err := s.View(r.feature)
+	if err != nil {
+		return err
+	}
+	meta, err := tx.Meta()
+	if err != nil {
+		return err
+	}
+	for i := range meta.Levels {
+		level := i + 1
+		stop, err := r.runLevel(level)
+		if err != nil {
+			return err
+		}
+		if stop != nil {
+			r.summary()
+			return stop
+		}
+	}
+	return r.summary()
+}
+
+// levelTasks reads the current state of the feature.
+func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
+	tx, err := s.View(r.feature)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Tasks()
+}
+
+// runLevel runs one level to the end: schedules ready tasks on free slots
+// until every task of the level is verified, done or blocked (or can never
+// run), then merges and gates. A non-nil stop ends the rush with that
+// error (exit 1); err is a failure of the tool.
+func (r *rush) runLevel(level int) (stop error, err error) {
+	ctx := r.e.ctx
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	if levelDone(tasks, level) {
+		return nil, nil
+	}
+	tip, err := r.mgr.EnsureStaging(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	r.out.levelStart(level, tasks)
+	free := make([]int, 0, r.n)
+	for i := r.n; i >= 1; i-- {
+		free = append(free, i)
+	}
+	running := map[string]int{} // task -> slot
+	results := make(chan slotResult)
+	var firstErr error
+	for {
+		tasks, err = r.snapshot(r.s)
+		if err != nil {
+			return nil, err
+		}
+		if firstErr == nil && len(free) > 0 {
+			for _, t := range r.policy.ReadyOrder(tasks, r.e.now()) {
+				if len(free) == 0 {
+					break
+				}
+				if t.Level != level || running[t.ID()] != 0 {
+					continue
+				}
+				slot := free[len(free)-1]
+				free = free[:len(free)-1]
+				running[t.ID()] = slot
+				go func(id string, slot int) {
+					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip)}
+				}(t.ID(), slot)
+			}
+		}
+		if len(running) == 0 {
+			if firstErr != nil {
+				return nil, firstErr
+			}
+			wait, done := r.levelWait(tasks, level)
+			if done {
+				break
+			}
+			if wait > 0 {
+				time.Sleep(wait)
+				continue
+			}
+			break // nothing can run any more: blocked dependencies
+		}
+		select {
+		case res := <-results:
+			delete(running, res.task)
+			free = append(free, res.slot)
+			if res.err != nil && firstErr == nil {
+				firstErr = res.err
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	tasks, err = r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	return r.finishLevel(level, tasks, tip)
+}
+
+// levelDone: every task of the level is done (or blocked) already.
+func levelDone(tasks []*state.Task, level int) bool {
+	for _, t := range tasks {
+		if t.Level == level && t.Status != state.Done && t.Status != state.Blocked {
+			return false
+		}
+	}
+	return true
+}
+
+// levelWait decides what an idle scheduler does: done when every task of
+// the level is verified, done or blocked; else wait for a backoff or for a
+// claim held elsewhere; else (0, false): the rest can never run.
+func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
+	now := r.e.now()
+	status := gates.StatusFunc(tasks)
+	allSettled := true
+	var wait time.Duration
+	for _, t := range tasks {
+		if t.Level != level {
+			continue
+		}
+		switch t.Status {
+		case state.Verified, state.Done, state.Blocked:
+			continue
+		}
+		allSettled = false
+		switch {
+		case t.Status == state.Claimed:
+			wait = 200 * time.Millisecond // someone else's claim: its lease decides
+		case (t.Status == state.Pending || r.policy.Retryable(t)) && len(gates.DepsDone(t, status)) == 0:
+			if t.NeedsApproval() && t.Approved == "" {
+				continue // waits for a human: never in this rush
+			}
+			d := t.NotBefore.Sub(now)
+			if d < 10*time.Millisecond {
+				d = 10 * time.Millisecond
+			}
+			if wait == 0 || d < wait {
+				wait = d
+			}
+		}
+	}
+	if allSettled {
+		return 0, true
+	}
+	return wait, false
+}
+
+// finishLevel merges the level's verified work into staging and runs the
+// quality gates, or stops the rush when the level cannot go on.
+func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, error) {
+	var pins []worktree.Pin
+	total, blocked := 0, 0
+	for _, t := range tasks {
+		if t.Level != level {
+			continue
+		}
+		total++
+		switch t.Status {
+		case state.Verified:
+			pins = append(pins, worktree.Pin{Task: t.ID(), Commit: t.Commit})
+		case state.Blocked:
+			blocked++
+		}
+	}
+	if total > 0 && blocked == total {
+		r.out.levelTable(level, tasks)
+		return failed(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
+	}
+	if stop, err := r.mergeAndGate(level, pins); stop != nil || err != nil {
+		return stop, err
+	}
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	r.out.levelTable(level, tasks)
+	return nil, nil
+}
+
+// mergeAndGate merges pins into staging (verified → done) and runs the
+// gates on the result. Shared by rush and `git zerg merge`.
+func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err error) {
+	if len(pins) > 0 {
+		stop, err := mergePins(r.e, r.s, r.mgr, r.feature, r.policy, pins, r.out)
+		if stop != nil || err != nil {
+			return stop, err
+		}
+	}
+	return runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out)
+}
+
+// runTask runs one task on a slot to a settled state: claimed, worked on
+// (with checkpoints), committed, checked and verified — or failed or
+// blocked. Errors returned are the tool's own.
+func (r *rush) runTask(id string, slot int, tip string) error {
+	ctx := r.e.ctx
+	s, err := gitstore.Open(ctx, r.s.Top) // a store per goroutine: go-git storage is not shared
+	if err != nil {
+		return err
+	}
+	w, err := r.mgr.Add(ctx, slot, tip)
+	var we *worktree.Error
+	if errors.As(err, &we) && (errors.Is(err, worktree.ErrDirty) || errors.Is(err, worktree.ErrUnmerged)) && w == nil {
+		// Leftovers of an earlier attempt on this slot: keep them under a
+		// ref, then start the slot afresh.
+		if w, err = r.rescueSlot(ctx, slot, tip); err != nil {
+			return err
+		}
+	} else if err != nil {
+		var se *worktree.SetupError
+		if !errors.As(err, &se) {
+			return err
+		}
+		r.out.note("%s: worktree setup failed: %v", workerName(slot), err)
+	}
+	worker := w.Name
+	t, why, err := claim(r.e, s, claimRequest{feature: r.feature, worker: worker, task: id, base: tip,
+		policy: r.policy, ttl: r.ttl, pid: os.Getpid(), started: r.marker.self.Started})
+	if err != nil {
+		var ref *gates.Refusal
+		if errors.As(err, &ref) {
+			return nil // lost to another claimer or no longer ready: the scheduler looks again
+		}
+		return err
+	}
+	if t == nil {
+		_ = why
+		return nil
+	}
+	r.out.transition(t.ID(), "claimed by "+worker+attemptNote(t.Attempts))
+	stopBeat := r.heartbeat(s, worker)
+	res, runErr := r.work(ctx, s, t, w)
+	stopBeat()
+	if runErr != nil {
+		return runErr
+	}
+	return r.settle(ctx, s, t, w, res)
+}
+
+func workerName(slot int) string { return fmt.Sprintf("worker-%d", slot) }
+
+func attemptNote(n int) string {
+	if n > 1 {
+		return fmt.Sprintf(" (attempt %d)", n)
+	}
+	return ""
+}
+
+// heartbeat renews the worker's lease while its command runs, so a live
+// worker never loses its claim and a dead rush's claims expire.
+func (r *rush) heartbeat(s *gitstore.Store, worker string) func() {
+	every := r.ttl / 3
+	if every > time.Minute {
+		every = time.Minute
+	}
+	if every < 50*time.Millisecond {
+		every = 50 * time.Millisecond
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				renewLease(r.e, s, r.feature, worker, r.ttl)
+			}
+		}
+	}()
+	return func() { close(stop); wg.Wait() }
+}
+
+// workResult is how a worker's command ended.
+type workResult struct {
+	exit     int
+	timedOut bool
+	tail     string
+	log      string
+}
+
+// work runs the worker command for the task, again after each checkpoint
+// (exit 2), up to workers.max_checkpoints times.
+func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker) (workResult, error) {
+	dir := filepath.Join(s.ZergDir(), "run", r.feature, t.ID())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return workResult{}, err
+	}
+	text, err := r.tmpl.Render(prompt.Data{Feature: r.feature, Worker: w.Name, Level: t.Level, Attempt: t.Attempts,
+		Mode: "worktree", Worktree: w.Dir, Branch: w.Branch, Task: t.Spec})
+	if err != nil {
+		return workResult{}, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
+	}
+	promptFile := filepath.Join(dir, fmt.Sprintf("prompt-%d.md", t.Attempts))
+	taskFile := filepath.Join(dir, "task.json")
+	tj, _ := json.MarshalIndent(t.Spec, "", "  ")
+	if err := os.WriteFile(promptFile, []byte(text), 0o644); err != nil {
+		return workResult{}, err
+	}
+	if err := os.WriteFile(taskFile, tj, 0o644); err != nil {
+		return workResult{}, err
+	}
+	logPath := filepath.Join(dir, fmt.Sprintf("attempt-%d.log", t.Attempts))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return workResult{}, err
+	}
+	defer logf.Close()
+	env := []string{
+		"ZERG_FEATURE=" + r.feature,
+		"ZERG_TASK=" + t.ID(),
+		"ZERG_WORKER=" + w.Name,
+		fmt.Sprintf("ZERG_LEVEL=%d", t.Level),
+		fmt.Sprintf("ZERG_ATTEMPT=%d", t.Attempts),
+		"ZERG_WORKTREE=" + w.Dir,
+		"ZERG_BRANCH=" + w.Branch,
+		"ZERG_PROMPT_FILE=" + promptFile,
+		"ZERG_TASK_FILE=" + taskFile,
+		fmt.Sprintf("ZERG_PORT_BASE=%d", worktree.PortBase(w.N)),
+		fmt.Sprintf("ZERG_RUSH_PID=%d", os.Getpid()),
+	}
+	command := r.cfg.Workers.Command
+	if r.mode == "container" {
+		command = containerCommand(r.cfg.Workers.Image, w.Dir, env, command)
+	}
+	for checkpoint := 0; ; checkpoint++ {
+		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
+		res, err := proc.Run(ctx, proc.Spec{Command: command, Dir: w.Dir, Env: env,
+			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf})
+		if err != nil {
+			return workResult{}, err
+		}
+		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, tail: proc.LastLines(res.Tail, 3), log: logPath}
+		if res.ExitCode == 2 && !res.TimedOut {
+			if checkpoint < r.cfg.Workers.MaxCheckpoints {
+				r.out.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
+				continue
+			}
+			wr.tail = fmt.Sprintf("checkpointed more than %d times", r.cfg.Workers.MaxCheckpoints)
+		}
+		return wr, nil
+	}
+}
+
+// containerCommand wraps the worker command in `docker run`, the worktree
+// mounted at the same path so that paths in the prompt stay true.
+func containerCommand(image, dir string, env []string, command string) string {
+	args := []string{"docker", "run", "--rm", "-i", "-v", dir + ":" + dir, "-w", dir}
+	for _, kv := range env {
+		args = append(args, "-e", kv)
+	}
+	args = append(args, image, "sh", "-c", command)
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// settle turns the worker's exit into a transition, checked by the gates.
+func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult) error {
+	wt := &gitcmd.Runner{Dir: w.Dir}
+	// Whatever the exit, the worker's edits are kept: committed on its
+	// branch (and saved under a ref when the attempt fails).
+	commit, err := commitLeftovers(ctx, wt, t, w)
+	if err != nil {
+		return err
+	}
+	fail := func(reason string, block bool) error {
+		if commit != "" && commit != t.Base {
+			saveAttempt(ctx, r.s, r.feature, t, commit)
+		}
+		ft, err := recordFailure(r.e, s, r.feature, r.policy, w.Name, t.ID(), reason, block)
+		if err != nil {
+			return err
+		}
+		r.out.transition(t.ID(), string(ft.Status)+": "+reason)
+		return nil
+	}
+	switch {
+	case res.timedOut:
+		return fail("worker timed out", false)
+	case res.exit == 3:
+		return fail("worker says blocked: "+res.tail, true)
+	case res.exit == 4:
+		return fail("escalation: "+res.tail, true)
+	case res.exit != 0:
+		return fail(fmt.Sprintf("worker exited %d: %s", res.exit, res.tail), false)
+	}
+	facts, err := workFacts(r.e, s, t, commit, gates.Worktree)
+	if err != nil {
+		var ce *cliError
+		if errors.As(err, &ce) {
+			return fail(ce.Error(), true)
+		}
+		return err
+	}
+	facts.Worker, facts.Owner, facts.Now = w.Name, workerOwner(w.Name), r.e.now().UTC()
+	tx, err := s.View(r.feature)
+	if err != nil {
+		return err
+	}
+	if facts.Locks, err = tx.Locks(); err != nil {
+		return err
+	}
+	if err := gates.DoneWork(facts); err != nil {
+		var ref *gates.Refusal
+		if !errors.As(err, &ref) {
+			return err
+		}
+		// No commit at all is a failed attempt; work outside the task's
+		// files (or on someone's lock) is refused for good.
+		block := facts.NewCommit || len(t.Spec.Owned()) == 0
+		return fail(strings.Join(ref.Reasons, "; "), block)
+	}
+	v, err := verify(r.e, t, w.Dir, time.Duration(r.cfg.Workers.Timeout), nil)
+	if err != nil {
+		return err
+	}
+	to, reason := gates.Outcome(gates.Worktree, v)
+	if to == state.Verified {
+		// Pin the work under a ref first: the worker branch moves on to the
+		// next task, and the commit must stay reachable until it is merged.
+		if _, err := r.s.Git.Run(ctx, "update-ref", pinRef(r.feature, t.ID()), facts.Commit); err != nil {
+			return err
+		}
+	}
+	final, err := recordDone(r.e, s, r.feature, r.policy, w.Name, facts, to, reason)
+	if err != nil {
+		var ref *gates.Refusal
+		if errors.As(err, &ref) {
+			r.out.transition(t.ID(), "claim lost: "+strings.Join(ref.Reasons, "; "))
+			return nil
+		}
+		return err
+	}
+	if to == state.Failed {
+		saveAttempt(ctx, r.s, r.feature, t, facts.Commit)
+		r.out.transition(t.ID(), string(final.Status)+": "+reason)
+		return nil
+	}
+	r.out.transition(t.ID(), "verified "+shortHash(facts.Commit))
+	return nil
+}
+
+// pinRef keeps a verified commit reachable until the level merge.
+func pinRef(feature, task string) string { return "refs/zerg/work/" + feature + "/" + task }
+
+// saveAttempt keeps a failed attempt's commit reachable, so nothing a
+// worker did is lost when its branch moves on.
+func saveAttempt(ctx context.Context, s *gitstore.Store, feature string, t *state.Task, commit string) {
+	ref := fmt.Sprintf("refs/zerg/attempts/%s/%s/%d", feature, t.ID(), t.Attempts)
+	s.Git.Run(ctx, "update-ref", ref, commit)
+}
+
+// commitLeftovers commits whatever the worker left uncommitted in its
+// worktree, and returns the worktree's HEAD.
+func commitLeftovers(ctx context.Context, wt *gitcmd.Runner, t *state.Task, w *worktree.Worker) (string, error) {
+	st, err := wt.Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
+	if err != nil {
+		return "", err
+	}
+	if len(st) > 0 {
+		if _, err := wt.Run(ctx, "add", "-A"); err != nil {
+			return "", err
+		}
+		msg := fmt.Sprintf("%s: %s\n\nCommitted by git-zerg: %s left these changes uncommitted.", t.ID(), t.Spec.Title, w.Name)
+		if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "commit", "-q", "--no-verify", "-m", msg); err != nil {
+			return "", err
+		}
+	}
+	return wt.Line(ctx, "rev-parse", "HEAD")
+}
+
+// commitIdentity supplies an identity for commits the tool makes when the
+// environment has none (a fresh CI machine), without touching git config.
+func commitIdentity() []string {
+	var env []string
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
+		if os.Getenv(k) == "" {
+			env = append(env, k+"="+worktree.IdentityName)
+		}
+	}
+	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
+		if os.Getenv(k) == "" {
+			env = append(env, k+"="+worktree.IdentityEmail)
+		}
+	}
+	return env
+}
+
+// rescueSlot frees a slot whose worktree holds leftovers (a crash in the
+// middle of a task): they are committed and saved under a ref, then the
+// worktree is reset to the level's start.
+func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.Worker, error) {
+	ws, err := r.mgr.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		if w.N != slot {
+			continue
+		}
+		wt := &gitcmd.Runner{Dir: w.Dir}
+		if st, _ := wt.Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all"); len(st) > 0 {
+			if _, err := wt.Run(ctx, "add", "-A"); err != nil {
+				return nil, err
+			}
+			if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "commit", "-q", "--no-verify", "-m", "leftovers of "+w.Name+", saved by git-zerg"); err != nil {
+				return nil, err
+			}
+		}
+		head, err := wt.Line(ctx, "rev-parse", "HEAD")
+		if err != nil {
+			return nil, err
+		}
+		ref := fmt.Sprintf("refs/zerg/attempts/%s/%s/%s", r.feature, w.Name, head[:12])
+		if _, err := r.s.Git.Run(ctx, "update-ref", ref, head); err != nil {
+			return nil, err
+		}
+		r.out.note("%s: saved leftovers %s under %s", w.Name, shortHash(head), ref)
+		if _, err := wt.Run(ctx, "reset", "-q", "--hard", tip); err != nil {
+			return nil, err
+		}
+		break
+	}
+	w, err := r.mgr.Add(ctx, slot, tip)
+	if err != nil {
+		// Last resort for a branch without a worktree: its commits are in
+		// no worktree to save from, so save the branch tip itself.
+		branch := worktree.WorkerBranch(r.feature, slot)
+		if h, herr := r.s.Git.Line(ctx, "rev-parse", "--verify", "-q", "refs/heads/"+branch); herr == nil && h != "" {
+			r.s.Git.Run(ctx, "update-ref", fmt.Sprintf("refs/zerg/attempts/%s/%s/%s", r.feature, workerName(slot), h[:12]), h)
+			r.s.Git.Run(ctx, "update-ref", "refs/heads/"+branch, tip)
+			return r.mgr.Add(ctx, slot, tip)
+		}
+		return nil, err
+	}
+	return w, nil
+}
+
+// takeBack returns the claims of a dead rush on this host to pending at
+// once, instead of waiting for their leases to expire.
+func (r *rush) takeBack(dead *rushHolder) error {
+	return r.s.Update(r.e.ctx, r.feature, r.e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		x := &txn{tx: tx, now: r.e.now().UTC(), policy: r.policy, ttl: r.ttl}
+		ws, err := tx.Workers()
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for name, w := range ws {
+			if w.Host == dead.Host && w.PID == dead.PID {
+				// Expire the lease now; expireLeases does the rest.
+				w2 := *w
+				w2.Expires = x.now
+				if err := tx.PutWorker(&w2); err != nil {
+					return nil, err
+				}
+				names = append(names, name)
+			}
+		}
+		if len(names) == 0 {
+			return nil, nil
+		}
+		if _, err := x.expireLeases(); err != nil {
+			return nil, err
+		}
+		sort.Strings(names)
+		return &gitstore.Message{Subject: fmt.Sprintf("take back claims of dead rush %d: %s", dead.PID, strings.Join(names, ", ")),
+			Op: "expire", Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
+	})
+}
+
+// summary prints the final table and returns the rush's verdict.
+func (r *rush) summary() error {
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return err
+	}
+	counts := countStatuses(tasks)
+	if counts[string(state.Done)] == len(tasks) {
+		tip, _ := r.mgr.EnsureStaging(r.e.ctx, "")
+		fmt.Fprintf(r.e.stdout, "rush %s complete: %d tasks done, staging %s at %s\n", r.feature, len(tasks),
+			worktree.StagingBranch(r.feature), shortHash(tip))
+		return nil
+	}
+	var blocked []string
+	for _, t := range tasks {
+		if t.Status == state.Blocked {
+			blocked = append(blocked, fmt.Sprintf("%s (%s)", t.ID(), t.Reason))
+		}
+	}
+	fmt.Fprintf(r.e.stdout, "rush %s ended: %s\n", r.feature, countsLine(counts))
+	return failed(fmt.Sprintf("rush ended with %d blocked tasks", len(blocked)), strings.Join(blocked, "; "))
+}
+
+// progress prints a line per transition and a table per level.
+type progress struct {
+	mu      sync.Mutex
+	e       *env
+	feature string
+	start   time.Time
+}
+
+func newProgress(e *env, feature string) *progress {
+	return &progress{e: e, feature: feature, start: time.Now()}
+}
+
+func (p *progress) stamp() string {
+	return fmt.Sprintf("[%6.1fs]", time.Since(p.start).Seconds())
+}
+
+func (p *progress) transition(task, what string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.e.stderr, "%s %s %s\n", p.stamp(), task, what)
+}
+
+func (p *progress) note(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.e.stderr, "%s %s\n", p.stamp(), fmt.Sprintf(format, args...))
+}
+
+func (p *progress) levelStart(level int, tasks []*state.Task) {
+	n := 0
+	for _, t := range tasks {
+		if t.Level == level {
+			n++
+		}
+	}
+	p.note("level %d: %d tasks", level, n)
+}
+
+func (p *progress) levelTable(level int, tasks []*state.Task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tw := tabwriter.NewWriter(p.e.stderr, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "level %d\tstatus\tattempts\tcommit\n", level)
+	for _, t := range tasks {
+		if t.Level != level {
+			continue
+		}
+		extra := shortHash(t.Commit)
+		if t.Status == state.Blocked || t.Status == state.Failed {
+			extra = t.Reason
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", t.ID(), t.Status, t.Attempts, extra)
+	}
+	tw.Flush()
+}
