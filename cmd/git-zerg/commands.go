@@ -29,6 +29,8 @@ func commands(e *env) []*cli.Command {
 		logCmd(e),
 		exportCmd(e),
 		rushCmd(e),
+		demoCmd(e),
+		demoWorkerCmd(e),
 		mergeCmd(e),
 		gatesCmd(e),
 		initCmd(e),

@@ -29,7 +29,7 @@ func useCmd(e *env) *cli.Command {
 
 func runUse(e *env, name string) error {
 	if err := levels.ValidFeatureName(name); err != nil {
-		return usageErr("bad feature name %q (%v)", name, err)
+		return badFeatureName(name, err)
 	}
 	s, err := e.Store()
 	if err != nil {

@@ -281,7 +281,7 @@ func runHookPreCommit(e *env) error {
 	for _, p := range ps {
 		fmt.Fprintf(e.stderr, "git-zerg: %s\n", p)
 	}
-	return &cliError{code: exitFailed, what: "commit refused", why: plural(countPaths(ps), "staged path") + " not yours to commit",
+	return &cliError{code: exitFailed, what: "commit refused", why: count(countPaths(ps), "staged path", "is", "are") + " not yours to commit",
 		hint: "git zerg status and git zerg locks show who holds what"}
 }
 
@@ -312,7 +312,7 @@ func runHookPrePush(e *env, remote, url string) error {
 	if to == "" {
 		to = "the remote"
 	}
-	return &cliError{code: exitFailed, what: "push to " + to + " refused", why: plural(len(ps), "problem"),
+	return &cliError{code: exitFailed, what: "push to " + to + " refused", why: count(len(ps), "problem", "", ""),
 		hint: "git zerg locks shows who holds what"}
 }
 
@@ -324,11 +324,18 @@ func countPaths(ps []hooks.Problem) int {
 	return len(seen)
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what + " is"
+// count writes "1 path is" / "2 paths are" (verb optional).
+func count(n int, noun, one, many string) string {
+	s := strconv.Itoa(n) + " " + noun
+	verb := one
+	if n != 1 {
+		s += "s"
+		verb = many
 	}
-	return strconv.Itoa(n) + " " + what + "s are"
+	if verb != "" {
+		s += " " + verb
+	}
+	return s
 }
 
 // minGit is the oldest git git-zerg works with: `merge-tree --write-tree`,

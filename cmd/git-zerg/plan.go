@@ -180,6 +180,13 @@ func (e *env) loadGraph(file string, strict, print bool) (*levels.Plan, error) {
 	return plan, nil
 }
 
+// badFeatureName is the usage error for a name ValidFeatureName refused;
+// its message already names the name, so it is said once.
+func badFeatureName(name string, err error) *cliError {
+	why := strings.TrimPrefix(err.Error(), fmt.Sprintf("feature name %q ", name))
+	return &cliError{code: exitUsage, what: fmt.Sprintf("bad feature name %q", name), why: why}
+}
+
 type planOptions struct {
 	graph  string
 	force  bool
@@ -231,7 +238,7 @@ func runPlan(e *env, o *planOptions) error {
 	}
 	if o.name != "" {
 		if err := levels.ValidFeatureName(o.name); err != nil {
-			return usageErr("bad feature name %q (%v)", o.name, err)
+			return badFeatureName(o.name, err)
 		}
 	}
 	if o.accept && o.graph == "" {
@@ -250,7 +257,7 @@ func runPlan(e *env, o *planOptions) error {
 		name = plan.Graph.Feature
 	}
 	if err := levels.ValidFeatureName(name); err != nil {
-		return usageErr("bad feature name %q (%v)", name, err)
+		return badFeatureName(name, err)
 	}
 	now := e.now().UTC()
 	tasks := planTasks(plan, now)

@@ -282,4 +282,3 @@ func runTaskMode(e *env, s *gitstore.Store, feature string, cfg *config.Config, 
 	// Task mode is for programs: its output is always the JSON document.
 	return writeJSON(e.stdout, out)
 }
-
