@@ -62,11 +62,13 @@ func (p Problem) String() string {
 // Staged returns the staged paths of the commit being made.
 type Staged func() ([]string, error)
 
-// StartStaged starts `git diff --cached --name-only -z --no-renames` in dir
-// at once, so that it runs while the state is being read; the Staged it
-// returns waits for the answer. Cancel ctx to stop it when PreCommit turns
-// out not to need it. A rename is listed as both its paths, a deletion as
-// its path; the index is the one git is committing (GIT_INDEX_FILE).
+// StartStaged starts listing the staged paths of dir at once (`git
+// diff-index --cached --name-only -z --no-renames HEAD`), so that git works
+// while the state is being read; the Staged it returns waits for the
+// answer. Cancel ctx to stop it when PreCommit turns out not to need it. A
+// rename is listed as both its paths, a deletion as its path; the index is
+// the one git is committing (GIT_INDEX_FILE, a temporary one for `git
+// commit PATH...`).
 func StartStaged(ctx context.Context, dir string) Staged {
 	type result struct {
 		paths []string
@@ -74,7 +76,16 @@ func StartStaged(ctx context.Context, dir string) Staged {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		paths, err := (&gitcmd.Runner{Dir: dir}).Fields(ctx, 0, "diff", "--cached", "--name-only", "-z", "--no-renames")
+		git := &gitcmd.Runner{Dir: dir}
+		// The plumbing command starts faster than `git diff`; before the
+		// first commit there is no HEAD to compare with, and `git diff
+		// --cached` compares with the empty tree.
+		paths, err := git.Fields(ctx, 0, "diff-index", "--cached", "--name-only", "-z", "--no-renames", "HEAD", "--")
+		if err != nil && ctx.Err() == nil {
+			if _, herr := git.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); herr != nil {
+				paths, err = git.Fields(ctx, 0, "diff", "--cached", "--name-only", "-z", "--no-renames")
+			}
+		}
 		ch <- result{paths, err}
 	}()
 	return sync.OnceValues(func() ([]string, error) {
@@ -95,65 +106,57 @@ func PreCommit(s *gitstore.Store, id Identity, now time.Time, staged Staged) ([]
 		return nil, err
 	}
 	locks := active(all, now)
-	var tx *gitstore.Tx
-	planned := true
+	var c *claim
 	if id.Worker != "" {
-		tx, err = s.View(id.Feature)
-		if errors.Is(err, gitstore.ErrNotFound) {
-			planned, err = false, nil
-		}
-		if err != nil {
+		if c, err = claimOf(s, id); err != nil {
 			return nil, err
 		}
 	} else if len(locks) == 0 {
 		return nil, nil
 	}
 	paths, err := staged()
-	if err != nil {
+	if err != nil || len(paths) == 0 {
 		return nil, err
 	}
-	if len(paths) == 0 {
-		return nil, nil
-	}
 	var out []Problem
-	owner := lazyOwner(id)
-	switch {
-	case id.Worker != "" && !planned:
-		for _, p := range paths {
-			out = append(out, Problem{Path: p,
-				What: fmt.Sprintf("this is a worktree of %s, but feature %s is not planned", id.Worker, id.Feature),
-				Hint: "commit on another branch, or plan the feature first"})
-		}
-	case id.Worker != "":
-		ps, err := ownership(tx, id, paths)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ps...)
+	if c != nil {
+		out = c.check(id, paths)
 	}
-	for _, c := range lockConflicts(paths, locks, owner, now) {
-		out = append(out, Problem{Path: c.Path, What: holderText(c), Hint: lockHint(c, true)})
+	for _, cf := range lockConflicts(paths, locks, lazyOwner(id), now) {
+		out = append(out, Problem{Path: cf.Path, What: holderText(cf), Hint: lockHint(cf, true)})
 	}
 	sortProblems(out)
 	return out, nil
 }
 
-// ownership checks that the worker holds a claimed task and that the task
-// owns every staged path.
-func ownership(tx *gitstore.Tx, id Identity, staged []string) ([]Problem, error) {
-	var out []Problem
+// claim is what a worker may commit: the task it holds, or the reason it
+// may commit nothing.
+type claim struct {
+	tx     *gitstore.Tx
+	task   *state.Task
+	refuse *Problem
+}
+
+// claimOf reads the worker's lease and its task, and nothing else.
+func claimOf(s *gitstore.Store, id Identity) (*claim, error) {
+	tx, err := s.View(id.Feature)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return &claim{refuse: &Problem{
+			What: fmt.Sprintf("this is a worktree of %s, but feature %s is not planned", id.Worker, id.Feature),
+			Hint: "commit on another branch, or plan the feature first"}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	ws, err := tx.Workers()
 	if err != nil {
 		return nil, err
 	}
 	lease, ok := ws[id.Worker]
 	if !ok {
-		for _, p := range staged {
-			out = append(out, Problem{Path: p,
-				What: fmt.Sprintf("%s holds no claimed task in feature %s", id.Worker, id.Feature),
-				Hint: fmt.Sprintf("claim one first: git zerg claim --worker %s", id.Worker)})
-		}
-		return out, nil
+		return &claim{refuse: &Problem{
+			What: fmt.Sprintf("%s holds no claimed task in feature %s", id.Worker, id.Feature),
+			Hint: fmt.Sprintf("claim one first: git zerg claim --worker %s", id.Worker)}}, nil
 	}
 	t, err := tx.Task(lease.Task)
 	if err != nil {
@@ -165,19 +168,32 @@ func ownership(tx *gitstore.Tx, id Identity, staged []string) ([]Problem, error)
 		if errors.As(err, &r) {
 			why = strings.Join(r.Reasons, "; ")
 		}
-		for _, p := range staged {
-			out = append(out, Problem{Path: p, What: fmt.Sprintf("%s's lease names %s, but %s", id.Worker, t.ID(), why),
-				Hint: fmt.Sprintf("claim a task again: git zerg claim --worker %s", id.Worker)})
-		}
-		return out, nil
+		return &claim{refuse: &Problem{
+			What: fmt.Sprintf("%s's lease names %s, but %s", id.Worker, t.ID(), why),
+			Hint: fmt.Sprintf("claim a task again: git zerg claim --worker %s", id.Worker)}}, nil
 	}
+	return &claim{tx: tx, task: t}, nil
+}
+
+// check lists the staged paths the claimed task does not own.
+func (c *claim) check(id Identity, staged []string) []Problem {
+	var out []Problem
+	if c.refuse != nil {
+		for _, p := range staged {
+			q := *c.refuse
+			q.Path = p
+			out = append(out, q)
+		}
+		return out
+	}
+	t := c.task
 	unowned := gates.Unowned(t.Spec, staged)
 	if len(unowned) == 0 {
-		return nil, nil
+		return nil
 	}
 	// Who owns them instead is worth reading the other tasks for, but only
 	// now that the commit is refused anyway.
-	tasks, _ := tx.Tasks()
+	tasks, _ := c.tx.Tasks()
 	for _, p := range unowned {
 		what := fmt.Sprintf("not owned by %s (held by %s in %s)", t.ID(), id.Worker, id.Feature)
 		if len(t.Spec.Owned()) == 0 {
@@ -189,7 +205,7 @@ func ownership(tx *gitstore.Tx, id Identity, staged []string) ([]Problem, error)
 		out = append(out, Problem{Path: p, What: what,
 			Hint: "leave it out of this commit: git restore --staged -- " + shellQuoteIfNeeded(p)})
 	}
-	return out, nil
+	return out
 }
 
 func ownersOf(tasks []*state.Task, path, except string) []string {

@@ -26,6 +26,10 @@ type Spec struct {
 	// Stdout and Stderr, when set, receive the output as it comes, besides
 	// the tail kept in the Result.
 	Stdout, Stderr io.Writer
+	// Started, when set, is told the process group id as soon as the
+	// command runs, so that whoever takes over after a crash can kill what
+	// is left of it.
+	Started func(pgid int)
 }
 
 // Result is what happened.
@@ -49,13 +53,16 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.Dir = s.Dir
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Stdin = s.Stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	tail := &tailBuffer{max: 4096}
 	cmd.Stdout = tee(tail, s.Stdout)
 	cmd.Stderr = tee(tail, s.Stderr)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
+	}
+	if s.Started != nil {
+		s.Started(cmd.Process.Pid)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -132,4 +139,11 @@ func LastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// KillGroup kills what is left of a process group started by Run.
+func KillGroup(pgid int) {
+	if pgid > 1 {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 }

@@ -24,9 +24,10 @@ type env struct {
 	isTTY  bool
 	now    func() time.Time
 
-	dir     string // -C
-	feature string // -f
-	json    bool
+	dir        string // -C
+	feature    string // -f
+	json       bool   // --json, before or after the command
+	globalJSON bool
 
 	store *gitstore.Store
 }
@@ -69,7 +70,7 @@ func newApp(e *env) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if started in `DIR`", Destination: &e.dir},
 			&cli.StringFlag{Name: "feature", Aliases: []string{"f"}, Usage: "the feature `NAME`", Destination: &e.feature},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout", Destination: &e.json},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout", Destination: &e.globalJSON},
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr("%s", err.Error())
@@ -97,7 +98,16 @@ func prepareCommand(e *env, c *cli.Command) {
 		}
 	}
 	if !hasJSON {
-		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout", Destination: &e.json})
+		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"})
+	}
+	// The command's own --json and the global one are separate flags (a
+	// shared destination would be reset when the command's flags are set
+	// up); the action sees either.
+	if action := c.Action; action != nil {
+		c.Action = func(ctx *cli.Context) error {
+			e.json = e.globalJSON || ctx.Bool("json")
+			return action(ctx)
+		}
 	}
 	for _, sub := range c.Subcommands {
 		prepareCommand(e, sub)

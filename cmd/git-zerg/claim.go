@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -194,17 +195,51 @@ func (x *txn) commitExpiries(feature string) (*gitstore.Message, error) {
 	return &gitstore.Message{Subject: "expire leases in " + feature, Op: "expire"}, nil
 }
 
-// waitingFor explains why no task is ready.
+// waitingFor explains why no task is ready, naming what the next task
+// waits for.
 func waitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
 	counts := map[state.Status]int{}
+	status := gates.StatusFunc(tasks)
+	var backoff, approval, deps []string
 	for _, t := range tasks {
 		counts[t.Status]++
+		waiting := t.Status == state.Pending || p.Retryable(t)
+		switch {
+		case !waiting:
+		case now.Before(t.NotBefore):
+			backoff = append(backoff, fmt.Sprintf("%s backs off until %s", t.ID(), t.NotBefore.UTC().Format(time.RFC3339)))
+		case t.NeedsApproval() && t.Approved == "":
+			approval = append(approval, t.ID()+" needs approve")
+		case len(gates.DepsDone(t, status)) > 0:
+			deps = append(deps, t.ID())
+		}
 	}
 	if counts[state.Done] == len(tasks) {
 		return "the feature is complete"
 	}
-	return fmt.Sprintf("%d pending, %d claimed, %d verified, %d failed, %d blocked; none has its dependencies done",
-		counts[state.Pending], counts[state.Claimed], counts[state.Verified], counts[state.Failed], counts[state.Blocked])
+	var why []string
+	if n := counts[state.Claimed]; n > 0 {
+		why = append(why, fmt.Sprintf("%d claimed", n))
+	}
+	why = append(why, firstFew(backoff, 3)...)
+	why = append(why, firstFew(approval, 3)...)
+	if len(deps) > 0 {
+		why = append(why, fmt.Sprintf("%d waiting for dependencies (%s)", len(deps), strings.Join(firstFew(deps, 5), ", ")))
+	}
+	if n := counts[state.Blocked]; n > 0 {
+		why = append(why, fmt.Sprintf("%d blocked", n))
+	}
+	if len(why) == 0 {
+		return "no pending task"
+	}
+	return strings.Join(why, "; ")
+}
+
+func firstFew(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("%d more", len(s)-n))
 }
 
 func notPlanned(feature string) error {

@@ -30,6 +30,7 @@ func commands(e *env) []*cli.Command {
 		exportCmd(e),
 		rushCmd(e),
 		demoCmd(e),
+		cleanupCmd(e),
 		demoWorkerCmd(e),
 		mergeCmd(e),
 		gatesCmd(e),

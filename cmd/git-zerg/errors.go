@@ -68,7 +68,11 @@ func classify(err error) *cliError {
 	var ge *gitcmd.Error
 	switch {
 	case errors.As(err, &ref):
-		return &cliError{code: exitRefused, what: ref.Op + " " + ref.Task + " refused", why: strings.Join(ref.Reasons, "; ")}
+		what := ref.Op
+		if ref.Task != "" {
+			what += " " + ref.Task
+		}
+		return &cliError{code: exitRefused, what: what + " refused", why: strings.Join(ref.Reasons, "; ")}
 	case errors.Is(err, gitstore.ErrNotRepo):
 		return &cliError{code: exitUsage, what: "not in a git repository", why: err.Error()}
 	case errors.Is(err, gitstore.ErrNotFound):

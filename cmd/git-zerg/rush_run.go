@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -402,7 +403,8 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	for checkpoint := 0; ; checkpoint++ {
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
 		res, err := proc.Run(ctx, proc.Spec{Command: command, Dir: w.Dir, Env: env,
-			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf})
+			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf,
+			Started: func(pgid int) { os.WriteFile(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644) }})
 		if err != nil {
 			return workResult{}, err
 		}
@@ -634,6 +636,13 @@ func (r *rush) takeBack(dead *rushHolder) error {
 		var names []string
 		for name, w := range ws {
 			if w.Host == dead.Host && w.PID == dead.PID {
+				// Whatever the dead rush's worker left running must not
+				// write into a worktree we are about to reuse.
+				if b, err := os.ReadFile(filepath.Join(r.s.ZergDir(), "run", r.feature, w.Task, "pgid")); err == nil {
+					if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+						proc.KillGroup(pgid)
+					}
+				}
 				// Expire the lease now; expireLeases does the rest.
 				w2 := *w
 				w2.Expires = x.now

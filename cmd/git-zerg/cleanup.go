@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+type cleanupOptions struct {
+	state bool
+	force bool
+}
+
+func cleanupCmd(e *env) *cli.Command {
+	var o cleanupOptions
+	return &cli.Command{
+		Name:  "cleanup",
+		Usage: "remove the feature's worktrees and worker branches",
+		Description: "A worktree with uncommitted changes, or a worker branch with commits that staging\n" +
+			"lacks, is kept (exit 3, naming it) unless --force. The staging branch is the result\n" +
+			"and is always kept. --state also deletes the feature's refs under refs/zerg/.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "state", Usage: "also delete the feature's state refs", Destination: &o.state},
+			&cli.BoolFlag{Name: "force", Usage: "discard uncommitted or unmerged worker work", Destination: &o.force},
+		},
+		Action: func(c *cli.Context) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			return runCleanup(e, &o)
+		},
+	}
+}
+
+func runCleanup(e *env, o *cleanupOptions) error {
+	feature, err := e.resolveFeature()
+	if err != nil {
+		return err
+	}
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(filepath.Join(s.ZergDir(), "rush", feature+".json")); err == nil {
+		var h rushHolder
+		if json.Unmarshal(b, &h) == nil && h.alive() {
+			return refused("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
+		}
+	}
+	ctx := e.ctx
+	mgr := e.manager(s, cfg, feature)
+	if _, err := s.Git.Run(ctx, "worktree", "prune"); err != nil {
+		return err
+	}
+	workers, err := mgr.List(ctx)
+	if err != nil {
+		return err
+	}
+	var kept []string
+	removed := 0
+	for _, w := range workers {
+		if err := mgr.Remove(ctx, w, o.force); err != nil {
+			var we *worktree.Error
+			if errors.As(err, &we) {
+				kept = append(kept, we.Error())
+				continue
+			}
+			return err
+		}
+		removed++
+		fmt.Fprintf(e.stderr, "removed %s (%s)\n", w.Dir, w.Branch)
+	}
+	// Worker branches left without a worktree.
+	branches, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
+	if err != nil {
+		return err
+	}
+	for _, b := range branches {
+		f, n, ok := worktree.ParseWorkerBranch(b)
+		if !ok || f != feature {
+			continue
+		}
+		if err := mgr.Remove(ctx, worktree.Worker{N: n, Name: workerName(n), Branch: b}, o.force); err != nil {
+			var we *worktree.Error
+			if errors.As(err, &we) {
+				kept = append(kept, we.Error())
+				continue
+			}
+			return err
+		}
+		removed++
+		fmt.Fprintf(e.stderr, "deleted branch %s\n", b)
+	}
+	// The gates' scratch checkout holds nothing of anyone's.
+	staging := filepath.Join(mgr.Root, "staging")
+	if _, err := os.Stat(staging); err == nil {
+		if _, err := s.Git.Run(ctx, "worktree", "remove", "--force", staging); err == nil {
+			fmt.Fprintf(e.stderr, "removed %s\n", staging)
+		}
+	}
+	os.Remove(mgr.Root) // only when empty
+	if len(kept) > 0 {
+		return &cliError{code: exitRefused, what: "cleanup kept work that is not merged", why: strings.Join(kept, "; "),
+			hint: "merge or save it, or run git zerg cleanup --force to discard it"}
+	}
+	if o.state {
+		if err := deleteState(e, s, feature); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stdout, "cleaned up %s: %d worktrees and branches removed\n", feature, removed)
+	return nil
+}
+
+// deleteState removes the feature's refs and local files, and the locks its
+// tasks hold.
+func deleteState(e *env, s *gitstore.Store, feature string) error {
+	ctx := e.ctx
+	refs, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname)",
+		gitstore.FeatureRef(feature), "refs/zerg/work/"+feature+"/", "refs/zerg/attempts/"+feature+"/")
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range refs {
+		fmt.Fprintf(&b, "delete %s\n", r)
+	}
+	if b.Len() > 0 {
+		if _, err := s.Git.RunWith(ctx, gitcmdStdin(b.String()), "update-ref", "--stdin"); err != nil {
+			return err
+		}
+	}
+	err = s.Update(ctx, "", e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		locks, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		var keep []state.Lock
+		for _, l := range locks {
+			if l.Feature != feature {
+				keep = append(keep, l)
+			}
+		}
+		if len(keep) == len(locks) {
+			return nil, nil
+		}
+		tx.SetLocks(keep)
+		return &gitstore.Message{Subject: "cleanup --state " + feature + ": drop its locks", Op: "unlock"}, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{filepath.Join(s.ZergDir(), "cache", feature+".gob"), trustFile(s, feature),
+		filepath.Join(s.ZergDir(), "run", feature)} {
+		os.RemoveAll(p)
+	}
+	if s.CurrentFeature() == feature {
+		os.Remove(filepath.Join(s.ZergDir(), "feature"))
+	}
+	fmt.Fprintf(e.stderr, "deleted the state of %s (%d refs)\n", feature, len(refs))
+	return nil
+}
+
+func gitcmdStdin(s string) gitcmd.Call { return gitcmd.Call{Stdin: strings.NewReader(s)} }
