@@ -348,16 +348,19 @@ func ParsePush(r io.Reader) ([]PushLine, error) {
 // a feature's staging branch goes to a non-zerg branch only when the
 // quality gates passed on exactly that commit's tree.
 //
-// The commits checked are those of each local sha that are neither on the
-// remote's tracking refs (refs/remotes/<remote>/*; every remote's when
-// remote is a URL) nor behind any remote sha being replaced. A commit that
-// the lock holder's task was claimed on top of is not a conflict: that task
-// already builds on it.
+// Pushes of state (refs/zerg/*) and deletions are not checked. The commits
+// checked are those of each local sha that are neither on the remote's
+// tracking refs (refs/remotes/<remote>/*; every remote's when remote is a
+// URL) nor behind any remote sha being replaced. A commit that the lock
+// holder's task was claimed on top of is not a conflict: that task already
+// builds on it.
 func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines []PushLine, id Identity, now time.Time) ([]Problem, error) {
 	var out []Problem
 	var sending []PushLine
 	for _, l := range lines {
-		if l.Deletion() {
+		// State refs carry no work: their trees are git-zerg's own files,
+		// and plain pushes of refs/zerg/* are how some users sync.
+		if l.Deletion() || strings.HasPrefix(l.LocalRef, "refs/zerg/") || strings.HasPrefix(l.RemoteRef, "refs/zerg/") {
 			continue
 		}
 		sending = append(sending, l)

@@ -87,10 +87,15 @@ func (c Change) String() string {
 		return fmt.Sprintf("removed %s from %s", c.Name, filepath.Dir(c.Path))
 	case "restored":
 		return fmt.Sprintf("removed %s from %s and restored the previous hook", c.Name, filepath.Dir(c.Path))
-	case "kept":
-		return fmt.Sprintf("%s in %s is not git-zerg's; left alone", c.Name, filepath.Dir(c.Path))
 	}
-	return fmt.Sprintf("%s: git-zerg's hook is not installed in %s", c.Name, filepath.Dir(c.Path))
+	s := fmt.Sprintf("%s: git-zerg's hook is not installed in %s", c.Name, filepath.Dir(c.Path))
+	if c.Action == "kept" {
+		s = fmt.Sprintf("%s in %s is not git-zerg's; left alone", c.Name, filepath.Dir(c.Path))
+	}
+	if c.Legacy != "" {
+		s += fmt.Sprintf(" (%s, saved by an earlier install, is left too)", filepath.Base(c.Legacy))
+	}
+	return s
 }
 
 // Dir returns the absolute hooks directory git uses for the repository

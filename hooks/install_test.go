@@ -14,13 +14,13 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 )
 
-// snapshot is a directory's files: contents (link targets for symlinks)
-// and modes.
+// fileState is a file's content (a symlink's target) and mode.
 type fileState struct {
 	data string
 	mode os.FileMode
 }
 
+// snapshot records every file of dir.
 func snapshot(t *testing.T, dir string) map[string]fileState {
 	t.Helper()
 	out := map[string]fileState{}

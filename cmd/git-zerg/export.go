@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
+	"io"
 
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -61,7 +62,18 @@ func runExport(e *env) error {
 		w := ws[name]
 		out.Workers = append(out.Workers, workerJSON{w.Name, w.Owner, w.Task, w.Since.UTC(), w.Expires.UTC(), w.Host, w.PID})
 	}
-	return writeJSON(e.stdout, out)
+	return out.write(e.stdout)
+}
+
+func (out *exportJSON) write(w io.Writer) error {
+	return writeDoc(w, []docField{
+		{name: "format", value: out.Format},
+		{name: "feature", value: out.Feature},
+		{name: "levels", value: out.Levels},
+		{name: "tasks", tasks: out.Tasks},
+		{name: "locks", value: out.Locks},
+		{name: "workers", value: out.Workers},
+	})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -281,7 +281,7 @@ func runHookPreCommit(e *env) error {
 	for _, p := range ps {
 		fmt.Fprintf(e.stderr, "git-zerg: %s\n", p)
 	}
-	return &cliError{code: exitFailed, what: "commit refused", why: count(countPaths(ps), "staged path", "is", "are") + " not yours to commit",
+	return &cliError{code: exitFailed, what: "commit refused", why: nounCount(countPaths(ps), "staged path", "is", "are") + " not yours to commit",
 		hint: "git zerg status and git zerg locks show who holds what"}
 }
 
@@ -312,7 +312,7 @@ func runHookPrePush(e *env, remote, url string) error {
 	if to == "" {
 		to = "the remote"
 	}
-	return &cliError{code: exitFailed, what: "push to " + to + " refused", why: count(len(ps), "problem", "", ""),
+	return &cliError{code: exitFailed, what: "push to " + to + " refused", why: nounCount(len(ps), "problem", "", ""),
 		hint: "git zerg locks shows who holds what"}
 }
 
@@ -324,8 +324,8 @@ func countPaths(ps []hooks.Problem) int {
 	return len(seen)
 }
 
-// count writes "1 path is" / "2 paths are" (verb optional).
-func count(n int, noun, one, many string) string {
+// nounCount writes "1 path is" / "2 paths are" (verb optional).
+func nounCount(n int, noun, one, many string) string {
 	s := strconv.Itoa(n) + " " + noun
 	verb := one
 	if n != 1 {

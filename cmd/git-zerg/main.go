@@ -2,6 +2,14 @@
 // all state kept as commits under refs/zerg/. git runs it as `git zerg`.
 package main
 
-import "os"
+import (
+	"os"
+	"runtime/debug"
+)
 
-func main() { os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	// A command lives for milliseconds: collecting garbage four times less
+	// often buys a fifth of status at 10,000 tasks for a few MB of memory.
+	debug.SetGCPercent(400)
+	os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}

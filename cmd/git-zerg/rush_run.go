@@ -398,7 +398,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	}
 	command := r.cfg.Workers.Command
 	if r.mode == "container" {
-		command = containerCommand(r.cfg.Workers.Image, w.Dir, env, command)
+		command = containerCommand(r.cfg.Workers.Image, w.Dir, dir, env, command)
 	}
 	for checkpoint := 0; ; checkpoint++ {
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
@@ -421,9 +421,11 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 }
 
 // containerCommand wraps the worker command in `docker run`, the worktree
-// mounted at the same path so that paths in the prompt stay true.
-func containerCommand(image, dir string, env []string, command string) string {
-	args := []string{"docker", "run", "--rm", "-i", "-v", dir + ":" + dir, "-w", dir}
+// mounted at the same path so that paths in the prompt stay true, and the
+// task's run directory (ZERG_PROMPT_FILE, ZERG_TASK_FILE) mounted read-only
+// so the worker can read its prompt.
+func containerCommand(image, dir, runDir string, env []string, command string) string {
+	args := []string{"docker", "run", "--rm", "-i", "-v", dir + ":" + dir, "-v", runDir + ":" + runDir + ":ro", "-w", dir}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -129,7 +130,7 @@ func runStatus(e *env) error {
 		for _, w := range sn.workers {
 			out.Workers = append(out.Workers, workerJSON{w.Name, w.Owner, w.Task, w.Since.UTC(), w.Expires.UTC(), w.Host, w.PID})
 		}
-		return writeJSON(e.stdout, out)
+		return out.write(e.stdout)
 	}
 	now := e.now()
 	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, len(sn.tasks), prog.Percent, countsLine(counts))
@@ -194,4 +195,19 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// write prints the document as writeJSON would, with the task list on the
+// fast path.
+func (out *statusJSON) write(w io.Writer) error {
+	return writeDoc(w, []docField{
+		{name: "feature", value: out.Feature},
+		{name: "complete", value: out.Complete},
+		{name: "progress", value: out.Progress},
+		{name: "counts", value: out.Counts},
+		{name: "tasks", tasks: out.Tasks},
+		{name: "levels", value: out.Levels},
+		{name: "workers", value: out.Workers},
+		{name: "locks", value: out.Locks},
+	})
 }
