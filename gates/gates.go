@@ -412,3 +412,41 @@ func (p Policy) ReadyOrder(tasks []*state.Task, now time.Time) []*state.Task {
 	})
 	return out
 }
+
+// CommitFiles is one commit and the paths it changes.
+type CommitFiles struct {
+	Commit string
+	Files  []string
+}
+
+// OwnWork picks the task's own work out of the commits between its claim's
+// base and the work. In shared mode other workers commit to the same
+// branch meanwhile: a commit whose every path belongs to another task that
+// is under way (ownedByOther) is that task's work, not this one's. Every
+// other commit counts as this task's, and its paths are what the task
+// touched — so a commit mixing its own paths with foreign ones is judged
+// whole, and refused.
+func OwnWork(commits []CommitFiles, ownedByOther func(path string) bool) (touched []string, own int) {
+	seen := map[string]bool{}
+	for _, c := range commits {
+		foreign := len(c.Files) > 0
+		for _, f := range c.Files {
+			if !ownedByOther(f) {
+				foreign = false
+				break
+			}
+		}
+		if foreign {
+			continue
+		}
+		own++
+		for _, f := range c.Files {
+			if !seen[f] {
+				seen[f] = true
+				touched = append(touched, f)
+			}
+		}
+	}
+	sort.Strings(touched)
+	return touched, own
+}

@@ -43,6 +43,22 @@ type Tx struct {
 
 	allLoaded bool
 	create    bool
+
+	// extra refs moved in the same transaction (pins of verified work),
+	// without a compare-and-swap: they only keep commits reachable.
+	extra []refUpdate
+}
+
+// SetRef moves another ref with the state, in the same transaction; an
+// empty commit deletes it. Used for refs that keep work reachable.
+func (tx *Tx) SetRef(name, commit string) {
+	u := refUpdate{name: name, unchecked: true}
+	if commit == "" {
+		u.delete = true
+	} else {
+		u.new = plumbing.NewHash(commit)
+	}
+	tx.extra = append(tx.extra, u)
 }
 
 type shard struct {
@@ -483,6 +499,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	if len(updates) == 0 {
 		return nil
 	}
+	updates = append(updates, tx.extra...)
 	if s.beforeCommit != nil {
 		s.beforeCommit()
 	}
@@ -502,6 +519,8 @@ type refUpdate struct {
 	name     string
 	new, old plumbing.Hash
 	verify   bool // only check that the ref is still at old
+	// unchecked updates and deletes ignore the old value.
+	unchecked, delete bool
 }
 
 var errRace = errors.New("ref moved")
@@ -515,8 +534,15 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 	b.WriteString("start\n")
 	for _, u := range us {
 		old := u.old.String()
-		if u.verify {
+		switch {
+		case u.verify:
 			fmt.Fprintf(&b, "verify %s %s\n", u.name, old)
+			continue
+		case u.delete:
+			fmt.Fprintf(&b, "delete %s\n", u.name)
+			continue
+		case u.unchecked:
+			fmt.Fprintf(&b, "update %s %s\n", u.name, u.new)
 			continue
 		}
 		fmt.Fprintf(&b, "update %s %s %s\n", u.name, u.new, old)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -127,4 +129,59 @@ func BenchmarkUpdateRef(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRush: a rush of 100 tasks in 5 levels with 4 workers that only
+// write their file, next to testdata/bench/plain_rush.sh doing the same git
+// work (worktree add, commit, merge-tree, update-ref) without any state.
+func BenchmarkRush(b *testing.B) {
+	const tasks, levelsN, workers = 100, 5, 4
+	graph := func(path string) {
+		type task struct {
+			ID           string              `json:"id"`
+			Title        string              `json:"title"`
+			Files        map[string][]string `json:"files"`
+			Dependencies []string            `json:"dependencies"`
+			Verification map[string]string   `json:"verification"`
+		}
+		var ts []task
+		per := tasks / levelsN
+		for l := 1; l <= levelsN; l++ {
+			for i := 1; i <= per; i++ {
+				id := fmt.Sprintf("L%dT%d", l, i)
+				tk := task{ID: id, Title: id, Files: map[string][]string{"create": {id + ".txt"}},
+					Verification: map[string]string{"command": "test -f " + id + ".txt"}}
+				if l > 1 {
+					tk.Dependencies = []string{fmt.Sprintf("L%dT%d", l-1, i)}
+				}
+				ts = append(ts, tk)
+			}
+		}
+		data, _ := json.Marshal(map[string]any{"feature": "bench", "tasks": ts})
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("git-zerg", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			r := newBenchRepo(b, 1)
+			graph(r.graph)
+			os.MkdirAll(filepath.Join(r.repo, ".zerg"), 0o755)
+			os.WriteFile(filepath.Join(r.repo, ".zerg", "config.toml"),
+				[]byte("[workers]\ncommand = \"echo $ZERG_TASK > $ZERG_TASK.txt\"\n"), 0o644)
+			r.zerg(b, "plan", "--graph", r.graph)
+			b.StartTimer()
+			r.zerg(b, "rush", "--workers", fmt.Sprint(workers))
+		}
+	})
+	b.Run("plain-script", func(b *testing.B) {
+		script, _ := filepath.Abs("../../testdata/bench/plain_rush.sh")
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			r := newBenchRepo(b, 1)
+			b.StartTimer()
+			run(b, r.repo, r.env, "sh", script, r.repo, fmt.Sprint(tasks), fmt.Sprint(levelsN), fmt.Sprint(workers))
+		}
+	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/go-git/go-git/v5/plumbing"
 	"strings"
 	"time"
 
@@ -52,9 +53,13 @@ func doneCmd(e *env) *cli.Command {
 // integration branch.
 func workFacts(e *env, s *gitstore.Store, t *state.Task, rev string, mode gates.Mode) (gates.DoneFacts, error) {
 	f := gates.DoneFacts{Task: t, Mode: mode}
-	commit, err := s.Git.Line(e.ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	if err != nil || commit == "" {
-		return f, usageErr("no commit %q", rev)
+	commit := rev
+	if !plumbing.IsHash(rev) {
+		c, err := s.Git.Line(e.ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+		if err != nil || c == "" {
+			return f, usageErr("no commit %q", rev)
+		}
+		commit = c
 	}
 	f.Commit = commit
 	if commit != t.Base {
@@ -72,12 +77,18 @@ func workFacts(e *env, s *gitstore.Store, t *state.Task, rev string, mode gates.
 		}
 	}
 	if f.NewCommit {
-		// --no-renames: a rename touches both paths, and the task must own both.
-		paths, err := s.Git.Fields(e.ctx, 0, "diff", "--name-only", "-z", "--no-renames", t.Base, commit, "--")
-		if err != nil {
+		if mode == gates.Worktree {
+			// A worker branch holds nothing but the worker's own commits.
+			// --no-renames: a rename touches both paths, and the task must
+			// own both.
+			paths, err := s.Git.Fields(e.ctx, 0, "diff", "--name-only", "-z", "--no-renames", t.Base, commit, "--")
+			if err != nil {
+				return f, err
+			}
+			f.Touched = paths
+		} else if err := sharedWork(e, s, &f, commit); err != nil {
 			return f, err
 		}
-		f.Touched = paths
 	}
 	if mode == gates.Shared && f.NewCommit {
 		head, err := headCommit(s)
@@ -221,6 +232,11 @@ func recordDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, 
 				return nil, err
 			}
 		} else {
+			if to == state.Verified {
+				// The worker branch moves on to the next task: the pin keeps
+				// the verified commit reachable until the level merge.
+				tx.SetRef(pinRef(feature, t.ID()), f.Commit)
+			}
 			t.Record(x.event("done", to, worker, "", f.Commit))
 			t.Commit, t.Reason = f.Commit, ""
 			msg.Subject = fmt.Sprintf("done %s (%s): %s %s", t.ID(), worker, to, shortHash(f.Commit))
@@ -243,4 +259,64 @@ func recordDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, 
 		return msg, nil
 	})
 	return final, err
+}
+
+// sharedWork finds the task's own work on a branch it shares with other
+// workers: the commits since its base, less those that are wholly other
+// tasks' work (see gates.OwnWork).
+func sharedWork(e *env, s *gitstore.Store, f *gates.DoneFacts, commit string) error {
+	t := f.Task
+	out, err := s.Git.Run(e.ctx, "log", "-z", "--format=%x01%H", "--name-only", "--no-renames", t.Base+".."+commit, "--")
+	if err != nil {
+		return err
+	}
+	var commits []gates.CommitFiles
+	for _, chunk := range strings.Split(string(out), "\x01") {
+		if chunk == "" {
+			continue
+		}
+		hash, rest, _ := strings.Cut(chunk, "\x00")
+		c := gates.CommitFiles{Commit: hash}
+		for _, p := range strings.Split(strings.TrimPrefix(rest, "\n"), "\x00") {
+			if p != "" {
+				c.Files = append(c.Files, p)
+			}
+		}
+		commits = append(commits, c)
+	}
+	mine := func(p string) bool { return len(gates.Unowned(t.Spec, []string{p})) == 0 }
+	all := true
+	for _, c := range commits {
+		for _, p := range c.Files {
+			all = all && mine(p)
+		}
+	}
+	var others []*state.Task
+	if !all {
+		// Only now is the rest of the feature worth reading.
+		_, tx, _, err := e.view()
+		if err != nil {
+			return err
+		}
+		tasks, err := tx.Tasks()
+		if err != nil {
+			return err
+		}
+		for _, o := range tasks {
+			if o.ID() != t.ID() && (o.Status == state.Claimed || o.Status == state.Verified || o.Status == state.Done) {
+				others = append(others, o)
+			}
+		}
+	}
+	ownedByOther := func(p string) bool {
+		for _, o := range others {
+			if len(gates.Unowned(o.Spec, []string{p})) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	touched, own := gates.OwnWork(commits, ownedByOther)
+	f.Touched, f.NewCommit = touched, own > 0
+	return nil
 }

@@ -187,6 +187,7 @@ func mergePins(e *env, s *gitstore.Store, mgr *worktree.Manager, feature string,
 			}
 			t = t.Clone()
 			t.Record(x.event("merge", state.Done, t.Worker, "", t.Commit))
+			tx.SetRef(pinRef(feature, id), "") // reachable from staging now
 			if err := x.releaseLocks(t); err != nil {
 				return nil, err
 			}
@@ -206,8 +207,6 @@ func mergePins(e *env, s *gitstore.Store, mgr *worktree.Manager, feature string,
 	}
 	for _, id := range merged {
 		out.transition(id, "done (merged into staging "+shortHash(res.Tip)+")")
-		// Reachable from staging now: the pin is no longer needed.
-		s.Git.Run(e.ctx, "update-ref", "-d", pinRef(feature, id))
 	}
 	return nil, nil
 }

@@ -126,21 +126,26 @@ type rushHolder struct {
 // processStart returns an identifier of when pid started (its start time in
 // clock ticks since boot on Linux), "" when unknown.
 func processStart(pid int) string {
+	if f := procStat(pid); len(f) >= 20 {
+		return f[19]
+	}
+	return ""
+}
+
+// procStat returns the fields of /proc/<pid>/stat after the command name
+// (f[0] is the state), nil when unknown.
+func procStat(pid int) []string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return ""
+		return nil
 	}
 	// Fields after the command name, which is in parentheses and may hold spaces.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return ""
+		return nil
 	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19]
+	return strings.Fields(s[i+1:])
 }
 
 // alive reports whether the holder's process still runs (same pid, same
@@ -150,6 +155,11 @@ func (h rushHolder) alive() bool {
 		return false
 	}
 	if err := syscall.Kill(h.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	// A killed rush stays a zombie until its parent (often init, or a
+	// container's PID 1 that never reaps) waits for it: dead all the same.
+	if f := procStat(h.PID); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
 		return false
 	}
 	if h.Started != "" {

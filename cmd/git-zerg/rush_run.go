@@ -38,8 +38,49 @@ type rush struct {
 	marker  *rushMarker
 	mgr     *worktree.Manager
 
-	mu  sync.Mutex // serializes progress output
 	out *progress
+
+	slotsMu sync.Mutex
+	slots   map[int]*worktree.Worker // worktrees set up by this rush
+}
+
+// slot returns the slot's worktree at tip. The first time, the worktree is
+// added (or reused, or rescued from a crash); after that, the previous
+// task's work is committed and pinned or saved, so a reset is all it takes
+// — a git process instead of the dozen that checking from scratch costs.
+func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, error) {
+	r.slotsMu.Lock()
+	w := r.slots[n]
+	r.slotsMu.Unlock()
+	if w != nil {
+		if _, err := (&gitcmd.Runner{Dir: w.Dir}).Run(ctx, "reset", "-q", "--hard", tip); err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	w, err := r.mgr.Add(ctx, n, tip)
+	var we *worktree.Error
+	switch {
+	case errors.As(err, &we) && (errors.Is(err, worktree.ErrDirty) || errors.Is(err, worktree.ErrUnmerged)) && w == nil:
+		// Leftovers of an earlier rush on this slot: keep them under a
+		// ref, then start the slot afresh.
+		if w, err = r.rescueSlot(ctx, n, tip); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		var se *worktree.SetupError
+		if !errors.As(err, &se) {
+			return nil, err
+		}
+		r.out.note("%s: worktree setup failed: %v", workerName(n), err)
+	}
+	r.slotsMu.Lock()
+	if r.slots == nil {
+		r.slots = map[int]*worktree.Worker{}
+	}
+	r.slots[n] = w
+	r.slotsMu.Unlock()
+	return w, nil
 }
 
 // slotResult is what one worker slot reports when its task run ends.
@@ -104,6 +145,14 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	}
 	if levelDone(tasks, level) {
 		return nil, nil
+	}
+	if level > 1 {
+		// The levels below were merged, but perhaps their gates failed in
+		// an earlier rush: never build on a staging that did not pass (a
+		// tree that passed costs nothing here).
+		if stop, err := runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out); stop != nil || err != nil {
+			return stop, err
+		}
 	}
 	tip, err := r.mgr.EnsureStaging(ctx, "")
 	if err != nil {
@@ -271,20 +320,9 @@ func (r *rush) runTask(id string, slot int, tip string) error {
 	if err != nil {
 		return err
 	}
-	w, err := r.mgr.Add(ctx, slot, tip)
-	var we *worktree.Error
-	if errors.As(err, &we) && (errors.Is(err, worktree.ErrDirty) || errors.Is(err, worktree.ErrUnmerged)) && w == nil {
-		// Leftovers of an earlier attempt on this slot: keep them under a
-		// ref, then start the slot afresh.
-		if w, err = r.rescueSlot(ctx, slot, tip); err != nil {
-			return err
-		}
-	} else if err != nil {
-		var se *worktree.SetupError
-		if !errors.As(err, &se) {
-			return err
-		}
-		r.out.note("%s: worktree setup failed: %v", workerName(slot), err)
+	w, err := r.slot(ctx, slot, tip)
+	if err != nil {
+		return err
 	}
 	worker := w.Name
 	t, why, err := claim(r.e, s, claimRequest{feature: r.feature, worker: worker, task: id, base: tip,
@@ -398,7 +436,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	}
 	command := r.cfg.Workers.Command
 	if r.mode == "container" {
-		command = containerCommand(r.cfg.Workers.Image, w.Dir, dir, env, command)
+		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, command)
 	}
 	for checkpoint := 0; ; checkpoint++ {
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
@@ -421,11 +459,15 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 }
 
 // containerCommand wraps the worker command in `docker run`, the worktree
-// mounted at the same path so that paths in the prompt stay true, and the
-// task's run directory (ZERG_PROMPT_FILE, ZERG_TASK_FILE) mounted read-only
-// so the worker can read its prompt.
-func containerCommand(image, dir, runDir string, env []string, command string) string {
-	args := []string{"docker", "run", "--rm", "-i", "-v", dir + ":" + dir, "-v", runDir + ":" + runDir + ":ro", "-w", dir}
+// mounted at the same path so that paths in the prompt stay true, the
+// repository's git directory too (a linked worktree's .git file points
+// there, and the worker commits), and the task's run directory
+// (ZERG_PROMPT_FILE, ZERG_TASK_FILE) read-only. The container can write
+// refs like any process of the user's; what it claims is checked all the
+// same.
+func containerCommand(image, dir, gitDir, runDir string, env []string, command string) string {
+	args := []string{"docker", "run", "--rm", "-i", "-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir,
+		"-v", runDir + ":" + runDir + ":ro", "-w", dir}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
 	}
@@ -446,10 +488,9 @@ func shellQuote(s string) string {
 
 // settle turns the worker's exit into a transition, checked by the gates.
 func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult) error {
-	wt := &gitcmd.Runner{Dir: w.Dir}
 	// Whatever the exit, the worker's edits are kept: committed on its
 	// branch (and saved under a ref when the attempt fails).
-	commit, err := commitLeftovers(ctx, wt, t, w)
+	commit, err := commitLeftovers(ctx, t, w)
 	if err != nil {
 		return err
 	}
@@ -505,13 +546,6 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return err
 	}
 	to, reason := gates.Outcome(gates.Worktree, v)
-	if to == state.Verified {
-		// Pin the work under a ref first: the worker branch moves on to the
-		// next task, and the commit must stay reachable until it is merged.
-		if _, err := r.s.Git.Run(ctx, "update-ref", pinRef(r.feature, t.ID()), facts.Commit); err != nil {
-			return err
-		}
-	}
 	final, err := recordDone(r.e, s, r.feature, r.policy, w.Name, facts, to, reason)
 	if err != nil {
 		var ref *gates.Refusal
@@ -542,7 +576,8 @@ func saveAttempt(ctx context.Context, s *gitstore.Store, feature string, t *stat
 
 // commitLeftovers commits whatever the worker left uncommitted in its
 // worktree, and returns the worktree's HEAD.
-func commitLeftovers(ctx context.Context, wt *gitcmd.Runner, t *state.Task, w *worktree.Worker) (string, error) {
+func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (string, error) {
+	wt := &gitcmd.Runner{Dir: w.Dir}
 	st, err := wt.Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
 	if err != nil {
 		return "", err
@@ -556,7 +591,11 @@ func commitLeftovers(ctx context.Context, wt *gitcmd.Runner, t *state.Task, w *w
 			return "", err
 		}
 	}
-	return wt.Line(ctx, "rev-parse", "HEAD")
+	ws, err := gitstore.Open(ctx, w.Dir)
+	if err != nil {
+		return "", err
+	}
+	return headCommit(ws)
 }
 
 // commitIdentity supplies an identity for commits the tool makes when the
@@ -601,11 +640,21 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 		if err != nil {
 			return nil, err
 		}
-		ref := fmt.Sprintf("refs/zerg/attempts/%s/%s/%s", r.feature, w.Name, head[:12])
-		if _, err := r.s.Git.Run(ctx, "update-ref", ref, head); err != nil {
+		// The usual case is no crash: the slot's last task of this level
+		// left its work pinned (verified) or saved (failed attempt), and
+		// the branch only needs to start afresh.
+		kept, err := r.s.Git.Line(ctx, "for-each-ref", "--count=1", "--format=%(refname)", "--contains", head,
+			"refs/zerg/work/"+r.feature+"/", "refs/zerg/attempts/"+r.feature+"/")
+		if err != nil {
 			return nil, err
 		}
-		r.out.note("%s: saved leftovers %s under %s", w.Name, shortHash(head), ref)
+		if kept == "" {
+			ref := fmt.Sprintf("refs/zerg/attempts/%s/%s/%s", r.feature, w.Name, head[:12])
+			if _, err := r.s.Git.Run(ctx, "update-ref", ref, head); err != nil {
+				return nil, err
+			}
+			r.out.note("%s: saved leftovers %s under %s", w.Name, shortHash(head), ref)
+		}
 		if _, err := wt.Run(ctx, "reset", "-q", "--hard", tip); err != nil {
 			return nil, err
 		}
@@ -679,14 +728,25 @@ func (r *rush) summary() error {
 			worktree.StagingBranch(r.feature), shortHash(tip))
 		return nil
 	}
-	var blocked []string
+	// Name what stopped the rush: blocked tasks, and tasks this rush could
+	// never claim because they wait for `git zerg approve`.
+	var stuck []string
+	nblocked := 0
 	for _, t := range tasks {
-		if t.Status == state.Blocked {
-			blocked = append(blocked, fmt.Sprintf("%s (%s)", t.ID(), t.Reason))
+		switch {
+		case t.Status == state.Blocked:
+			nblocked++
+			stuck = append(stuck, fmt.Sprintf("%s (%s)", t.ID(), t.Reason))
+		case t.Status == state.Pending && t.NeedsApproval() && t.Approved == "":
+			stuck = append(stuck, t.ID()+" (needs git zerg approve "+t.ID()+")")
 		}
 	}
 	fmt.Fprintf(r.e.stdout, "rush %s ended: %s\n", r.feature, countsLine(counts))
-	return failed(fmt.Sprintf("rush ended with %d blocked tasks", len(blocked)), strings.Join(blocked, "; "))
+	what := fmt.Sprintf("rush ended with %d blocked tasks", nblocked)
+	if nblocked == 0 {
+		what = "rush ended with unfinished tasks"
+	}
+	return failed(what, strings.Join(stuck, "; "))
 }
 
 // progress prints a line per transition and a table per level.
