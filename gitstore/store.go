@@ -82,6 +82,9 @@ type Store struct {
 	// Hooks for tests: called after a transaction was built, before the
 	// ref update, to widen race windows.
 	beforeCommit func()
+	// procKey stands in for the common dir as the in-process lock's key, so
+	// a test can play a second process.
+	procKey string
 }
 
 // Open finds the repository containing dir.

@@ -16,10 +16,14 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-func newRepo(t *testing.T) string {
+func newRepo(t *testing.T) string { return newRepoB(t) }
+
+func newRepoB(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	t.Setenv("HOME", dir)
+	if tt, ok := t.(*testing.T); ok {
+		tt.Setenv("HOME", dir)
+	}
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}, {"-C", dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "i"}} {
 		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
@@ -38,7 +42,9 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func openStore(t *testing.T, dir string) *Store {
+func openStore(t *testing.T, dir string) *Store { return openStoreB(t, dir) }
+
+func openStoreB(t testing.TB, dir string) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), dir)
 	if err != nil {
@@ -59,7 +65,9 @@ func tasks(n int) []*state.Task {
 	return out
 }
 
-func plan(t *testing.T, s *Store, feature string, ts []*state.Task) {
+func plan(t *testing.T, s *Store, feature string, ts []*state.Task) { planB(t, s, feature, ts) }
+
+func planB(t testing.TB, s *Store, feature string, ts []*state.Task) {
 	t.Helper()
 	var ids []string
 	for _, tk := range ts {
@@ -191,6 +199,7 @@ func TestConcurrentUpdates(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			s := openStore(t, dir)
+			s.procKey = fmt.Sprint("process ", g) // race as processes would
 			for i := g; i < 40; i += 4 {
 				errs <- setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done)
 			}
@@ -222,6 +231,7 @@ func TestLostRaceRetries(t *testing.T) {
 	s := openStore(t, dir)
 	plan(t, s, "f", tasks(3))
 	other := openStore(t, dir)
+	other.procKey = "another process"
 	runs := 0
 	s.beforeCommit = func() {
 		if runs == 1 {
@@ -280,6 +290,7 @@ func TestLocksMoveWithFeature(t *testing.T) {
 	// Read the locks, then have someone else lock meanwhile: the commit
 	// must be retried, and the retry sees the new lock.
 	other := openStore(t, dir)
+	other.procKey = "another process"
 	seen := []int{}
 	s.beforeCommit = func() {
 		if len(seen) == 1 {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -582,7 +583,25 @@ func (s *Store) Create(ctx context.Context, feature string, force bool, now func
 	})
 }
 
+// inProcess serializes the transactions of one process on one repository.
+// Goroutines of a rush would otherwise race each other's compare-and-swap
+// and redo their work; between processes the compare-and-swap alone
+// decides, and no lock outlives a transaction.
+var inProcess sync.Map // common dir -> *sync.Mutex
+
+func (s *Store) processLock() *sync.Mutex {
+	key := s.CommonDir
+	if s.procKey != "" {
+		key = s.procKey
+	}
+	m, _ := inProcess.LoadOrStore(key, &sync.Mutex{})
+	return m.(*sync.Mutex)
+}
+
 func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
+	mu := s.processLock()
+	mu.Lock()
+	defer mu.Unlock()
 	deadline := time.Now().Add(s.Retry)
 	wait := time.Millisecond
 	for {

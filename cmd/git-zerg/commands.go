@@ -36,7 +36,11 @@ func commands(e *env) []*cli.Command {
 		gatesCmd(e),
 		initCmd(e),
 		hooksCmd(e),
-		hookCmd(e),
+		withClaudeHooks(e, hookCmd(e)),
+		installCommandsCmd(e),
+		manCmd(e),
+		completionCmd(e),
+		completeCmd(e),
 	}
 }
 
