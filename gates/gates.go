@@ -52,6 +52,17 @@ var transitions = map[string][][2]state.Status{
 	"retry":   {{state.Blocked, state.Pending}, {state.Failed, state.Pending}},
 	"approve": {{state.Pending, state.Pending}, {state.Failed, state.Failed}, {state.Blocked, state.Blocked}},
 	"plan":    {{"", state.Pending}},
+	// conflict records, in a sync merge, a transition another machine made
+	// concurrently and lost; the task's own state does not move.
+	"conflict": sameState(),
+}
+
+func sameState() [][2]state.Status {
+	var out [][2]state.Status
+	for _, st := range state.Statuses {
+		out = append(out, [2]state.Status{st, st})
+	}
+	return out
 }
 
 // Legal reports whether op may take a task from one status to another.

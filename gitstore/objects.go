@@ -119,7 +119,8 @@ func (e entries) setTree(name string, h plumbing.Hash) {
 // callers drop empty subtrees so that no empty directory lingers.
 func (s *Store) writeTree(e entries) (plumbing.Hash, error) {
 	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(e))}
-	for _, te := range e {
+	for name, te := range e {
+		te.Name = name
 		t.Entries = append(t.Entries, te)
 	}
 	// git orders entries as if directory names ended in '/'.

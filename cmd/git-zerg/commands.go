@@ -31,6 +31,7 @@ func commands(e *env) []*cli.Command {
 		rushCmd(e),
 		demoCmd(e),
 		cleanupCmd(e),
+		syncCmd(e),
 		demoWorkerCmd(e),
 		mergeCmd(e),
 		gatesCmd(e),
