@@ -27,6 +27,7 @@ func commands(e *env) []*cli.Command {
 		unlockCmd(e),
 		locksCmd(e),
 		logCmd(e),
+		fsckCmd(e),
 		exportCmd(e),
 		rushCmd(e),
 		demoCmd(e),

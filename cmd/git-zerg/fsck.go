@@ -1,0 +1,564 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+type fsckOptions struct {
+	all bool
+}
+
+func fsckCmd(e *env) *cli.Command {
+	var o fsckOptions
+	return &cli.Command{
+		Name:  "fsck",
+		Usage: "replay the state history and check that every transition was legal",
+		Description: "Walks the feature's state commits from the first and, for each task a commit\n" +
+			"changed, checks that it moved only by legal transitions whose gates held in the\n" +
+			"state before (dependencies done, approval, work that exists and touches only the\n" +
+			"task's files), that its history only grew, and that clocks advance. A state ref\n" +
+			"moved back since the last fsck is reported too. Exit 1 when anything is wrong.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "check every planned feature", Destination: &o.all},
+		},
+		Action: func(c *cli.Context) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			return runFsck(e, &o)
+		},
+	}
+}
+
+// fsckProblem is one illegal thing found in a history.
+type fsckProblem = gates.Problem
+
+type fsckJSON struct {
+	OK       bool              `json:"ok"`
+	Features []fsckFeatureJSON `json:"features"`
+}
+
+type fsckFeatureJSON struct {
+	Feature  string            `json:"feature"`
+	Tip      string            `json:"tip"`
+	Commits  int               `json:"commits"`
+	Problems []fsckProblemJSON `json:"problems"`
+}
+
+type fsckProblemJSON struct {
+	Commit  string `json:"commit"`
+	Task    string `json:"task,omitempty"`
+	Message string `json:"message"`
+}
+
+func runFsck(e *env, o *fsckOptions) error {
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	var features []string
+	if o.all {
+		if features, err = s.Features(); err != nil {
+			return err
+		}
+	} else {
+		f, err := e.resolveFeature()
+		if err != nil {
+			return err
+		}
+		features = []string{f}
+	}
+	out := fsckJSON{OK: true, Features: []fsckFeatureJSON{}}
+	total := 0
+	var bad []string
+	for _, feature := range features {
+		tip, err := s.ReadRef(gitstore.FeatureRef(feature))
+		if err != nil {
+			return err
+		}
+		if tip.IsZero() {
+			return notPlanned(feature)
+		}
+		h := newHistoryChecker(e, s)
+		problems, err := h.check(feature, tip.String(), "")
+		if err != nil {
+			return err
+		}
+		moved, err := checkSeen(e, s, feature, tip.String(), h.root)
+		if err != nil {
+			return err
+		}
+		problems = append(problems, moved...)
+		fj := fsckFeatureJSON{Feature: feature, Tip: tip.String(), Commits: h.commits, Problems: []fsckProblemJSON{}}
+		for _, p := range problems {
+			fj.Problems = append(fj.Problems, fsckProblemJSON{p.Commit, p.Task, p.Msg})
+		}
+		out.Features = append(out.Features, fj)
+		if len(problems) > 0 {
+			out.OK = false
+			total += len(problems)
+			bad = append(bad, feature)
+		}
+		if !e.json {
+			for _, p := range problems {
+				fmt.Fprintln(e.stdout, p.String())
+			}
+			if len(problems) == 0 {
+				fmt.Fprintf(e.stdout, "%s: %d state commits, every transition legal\n", feature, h.commits)
+			}
+		}
+		if len(moved) > 0 {
+			fmt.Fprintf(e.stderr, "hint: if %s was moved on purpose, remove %s\n", gitstore.FeatureRef(feature),
+				filepath.Join(s.ZergDir(), "seen", feature))
+		}
+	}
+	if e.json {
+		if err := writeJSON(e.stdout, out); err != nil {
+			return err
+		}
+	}
+	if total > 0 {
+		what := fmt.Sprintf("fsck found %d problem", total)
+		if total > 1 {
+			what += "s"
+		}
+		return failed(what, "in feature "+strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// checkHistory replays the state commits of a feature from tip back along
+// first parents, down to stop (exclusive; "" for the whole history), and
+// returns every transition the gates would have refused, oldest first.
+// sync runs it on fetched state before merging it.
+func checkHistory(e *env, s *gitstore.Store, feature string, tip, stop string) ([]fsckProblem, error) {
+	return newHistoryChecker(e, s).check(feature, tip, stop)
+}
+
+// historyChecker walks one history. It reads git in-process (go-git) for
+// commits, trees and blobs; the git binary runs only for facts about the
+// work a done or merge names (ancestry and the paths it touches), once per
+// piece of work.
+type historyChecker struct {
+	e *env
+	s *gitstore.Store
+
+	work     map[workKey]gates.Work
+	statuses map[plumbing.Hash]map[string]state.Status
+	tasks    map[plumbing.Hash][]*state.Task
+
+	// Filled by check: the commits walked and the last (oldest) of them.
+	commits int
+	root    string
+}
+
+type workKey struct {
+	q    gates.WorkQuery
+	task string
+}
+
+func newHistoryChecker(e *env, s *gitstore.Store) *historyChecker {
+	return &historyChecker{e: e, s: s, work: map[workKey]gates.Work{},
+		statuses: map[plumbing.Hash]map[string]state.Status{}, tasks: map[plumbing.Hash][]*state.Task{}}
+}
+
+func (h *historyChecker) check(feature, tip, stop string) ([]fsckProblem, error) {
+	objs := h.s.Objects()
+	stopHash := plumbing.ZeroHash
+	if stop != "" {
+		stopHash = plumbing.NewHash(stop)
+	}
+	var perCommit [][]fsckProblem
+	cur, err := object.GetCommit(objs, plumbing.NewHash(tip))
+	if err != nil {
+		return nil, fmt.Errorf("feature %s: read %s: %w", feature, tip, err)
+	}
+	for cur != nil && cur.Hash != stopHash {
+		// A merge commit (sync makes them) is checked against its first
+		// parent only, like a commit of our own: the state it brings in
+		// from the other side was checked when sync received it.
+		var parent *object.Commit
+		if len(cur.ParentHashes) > 0 {
+			if parent, err = object.GetCommit(objs, cur.ParentHashes[0]); err != nil {
+				return nil, fmt.Errorf("feature %s: read parent of %s: %w", feature, cur.Hash, err)
+			}
+		}
+		ps, err := h.checkCommit(cur, parent)
+		if err != nil {
+			return nil, err
+		}
+		perCommit = append(perCommit, ps)
+		h.commits++
+		h.root = cur.Hash.String()
+		cur = parent
+	}
+	var out []fsckProblem
+	for i := len(perCommit) - 1; i >= 0; i-- {
+		out = append(out, perCommit[i]...)
+	}
+	return out, nil
+}
+
+// checkCommit replays one state commit against its (first) parent, nil
+// for the first commit.
+func (h *historyChecker) checkCommit(c, parent *object.Commit) ([]fsckProblem, error) {
+	msg := gitstore.ParseMessage(c.Message)
+	rc := gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock, Root: parent == nil,
+		Merge: len(c.ParentHashes) > 1}
+	var parentHash plumbing.Hash
+	var before *object.Tree
+	if parent != nil {
+		parentHash = parent.Hash
+		rc.ParentClock = gitstore.ParseMessage(parent.Message).Clock
+		var err error
+		if before, err = parent.Tree(); err != nil {
+			return nil, err
+		}
+	}
+	after, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	// Only the subtrees whose hashes differ are read: a transition
+	// rewrites a shard or two, whatever the size of the graph.
+	changes, err := object.DiffTreeWithOptions(h.e.ctx, before, after, &object.DiffTreeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var extra []fsckProblem
+	bad := func(task, format string, args ...any) {
+		extra = append(extra, fsckProblem{Commit: rc.Hash, Task: task, Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, ch := range changes {
+		name := ch.To.Name
+		if name == "" {
+			name = ch.From.Name
+		}
+		switch {
+		case name == "clock":
+			if ch.To.Name == "" {
+				bad("", "the clock file was deleted")
+				continue
+			}
+			b, err := h.blob(ch.To.TreeEntry.Hash)
+			if err != nil {
+				return nil, err
+			}
+			if rc.StoredClock, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err != nil {
+				bad("", "the clock file holds %q", strings.TrimSpace(string(b)))
+			}
+		case name == "feature.json":
+			rc.FeatureChanged = true
+		case strings.HasPrefix(name, "tasks/"):
+			id := path.Base(name)
+			step := gates.Step{ID: id}
+			var ok bool
+			if step.Before, ok, err = h.task(ch.From); err != nil {
+				return nil, err
+			} else if !ok {
+				bad(id, "the parent's stored state is not valid")
+			}
+			if step.After, ok, err = h.task(ch.To); err != nil {
+				return nil, err
+			} else if !ok {
+				bad(id, "the stored state is not valid")
+				continue
+			}
+			step.Status = h.statusIn(parentHash)
+			if rc.Merge {
+				// What the other side brings in was gated against its
+				// own state; the merged state must still hold it.
+				step.Status = h.statusIn(c.Hash)
+			}
+			step.Work = map[string]gates.Work{}
+			for _, q := range gates.WorkNeeded(msg.Op, step.Before, step.After) {
+				w, err := h.workFacts(q, step.After, parentHash)
+				if err != nil {
+					return nil, err
+				}
+				step.Work[q.Commit] = w
+			}
+			rc.Steps = append(rc.Steps, step)
+		}
+	}
+	return append(gates.Replay(rc), extra...), nil
+}
+
+func (h *historyChecker) blob(hash plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(h.s.Objects(), hash)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", hash, err)
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// task decodes one side of a change: nil when the task is absent on that
+// side, ok false when its blob is not a task.
+func (h *historyChecker) task(ce object.ChangeEntry) (*state.Task, bool, error) {
+	if ce.Name == "" {
+		return nil, true, nil
+	}
+	b, err := h.blob(ce.TreeEntry.Hash)
+	if err != nil {
+		return nil, false, err
+	}
+	var t state.Task
+	if err := json.Unmarshal(b, &t); err != nil || t.Spec == nil {
+		return nil, false, nil
+	}
+	return &t, true, nil
+}
+
+// statusIn looks up task states in a state commit, lazily: a claim reads
+// only its own dependencies.
+func (h *historyChecker) statusIn(commit plumbing.Hash) func(id string) state.Status {
+	return func(id string) state.Status {
+		m := h.statuses[commit]
+		if m == nil {
+			m = map[string]state.Status{}
+			h.statuses[commit] = m
+		}
+		if st, ok := m[id]; ok {
+			return st
+		}
+		var t struct {
+			Status state.Status `json:"status"`
+		}
+		if b, err := h.s.TaskAt(commit, id); err == nil && b != nil {
+			_ = json.Unmarshal(b, &t)
+		}
+		m[id] = t.Status
+		return t.Status
+	}
+}
+
+// workFacts asks git what the work a done or merge names is, as the done
+// gate did (workFacts and sharedWork in done.go): whether the commit
+// exists and descends from the base, whether it is new work, and the paths
+// it touches. parent is the state the transition was made from.
+func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) (gates.Work, error) {
+	key := workKey{q, ""}
+	if q.Mode == gates.Shared {
+		key.task = t.ID() // what counts as its own work depends on the task
+	}
+	if w, ok := h.work[key]; ok {
+		return w, nil
+	}
+	var w gates.Work
+	exists := func(rev string) (bool, error) {
+		if !plumbing.IsHash(rev) {
+			return false, nil
+		}
+		_, err := h.s.Objects().EncodedObject(plumbing.CommitObject, plumbing.NewHash(rev))
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	var err error
+	if w.Exists, err = exists(q.Commit); err != nil || !w.Exists {
+		h.work[key] = w
+		return w, err
+	}
+	baseOK, err := exists(q.Base)
+	if err != nil {
+		return w, err
+	}
+	ctx, git := h.e.ctx, h.s.Git
+	switch {
+	case !baseOK:
+	case q.Base == q.Commit:
+		w.Descends = true
+	default:
+		_, err := git.Run(ctx, "merge-base", "--is-ancestor", q.Base, q.Commit)
+		switch gitcmd.ExitCode(err) {
+		case -1:
+			if err != nil {
+				return w, err
+			}
+			w.Descends = true
+		case 1:
+		default:
+			return w, err
+		}
+	}
+	if w.Descends && q.Base != q.Commit {
+		if q.Mode == gates.Worktree {
+			w.New = true
+			if w.Touched, err = git.Fields(ctx, 0, "diff", "--name-only", "-z", "--no-renames", q.Base, q.Commit, "--"); err != nil {
+				return w, err
+			}
+		} else if w.Touched, w.New, err = h.sharedWork(q, t, parent); err != nil {
+			return w, err
+		}
+	}
+	h.work[key] = w
+	return w, nil
+}
+
+// sharedWork is done.go's sharedWork replayed: the commits between the
+// base and the work, less those wholly owned by other tasks under way in
+// the state the transition was made from.
+func (h *historyChecker) sharedWork(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) ([]string, bool, error) {
+	out, err := h.s.Git.Run(h.e.ctx, "log", "-z", "--format=%x01%H", "--name-only", "--no-renames", q.Base+".."+q.Commit, "--")
+	if err != nil {
+		return nil, false, err
+	}
+	var commits []gates.CommitFiles
+	all := true
+	for _, chunk := range strings.Split(string(out), "\x01") {
+		if chunk == "" {
+			continue
+		}
+		hash, rest, _ := strings.Cut(chunk, "\x00")
+		c := gates.CommitFiles{Commit: hash}
+		for _, p := range strings.Split(strings.TrimPrefix(rest, "\n"), "\x00") {
+			if p != "" {
+				c.Files = append(c.Files, p)
+				all = all && len(gates.Unowned(t.Spec, []string{p})) == 0
+			}
+		}
+		commits = append(commits, c)
+	}
+	var others []*state.Task
+	if !all {
+		// Only now is the rest of the feature worth reading.
+		tasks, err := h.tasksIn(parent)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, o := range tasks {
+			if o.ID() != t.ID() && (o.Status == state.Claimed || o.Status == state.Verified || o.Status == state.Done) {
+				others = append(others, o)
+			}
+		}
+	}
+	touched, own := gates.OwnWork(commits, func(p string) bool {
+		for _, o := range others {
+			if len(gates.Unowned(o.Spec, []string{p})) == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	return touched, own > 0, nil
+}
+
+// tasksIn reads every task of a state commit.
+func (h *historyChecker) tasksIn(commit plumbing.Hash) ([]*state.Task, error) {
+	if ts, ok := h.tasks[commit]; ok || commit.IsZero() {
+		return ts, nil
+	}
+	c, err := object.GetCommit(h.s.Objects(), commit)
+	if err != nil {
+		return nil, err
+	}
+	root, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.Task
+	tasks, err := root.Tree("tasks")
+	if err == nil {
+		err = tasks.Files().ForEach(func(f *object.File) error {
+			s, err := f.Contents()
+			if err != nil {
+				return err
+			}
+			var t state.Task
+			if json.Unmarshal([]byte(s), &t) == nil && t.Spec != nil {
+				out = append(out, &t)
+			}
+			return nil
+		})
+	} else if errors.Is(err, object.ErrDirectoryNotFound) {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.tasks[commit] = out
+	return out, nil
+}
+
+// checkSeen compares the tip with the one the last fsck saw, kept in
+// <common dir>/zerg/seen/<feature> as "<tip> <first commit>": a state ref
+// that no longer contains it was moved back or rewritten by hand. A
+// history with another first commit is a feature planned afresh (cleanup
+// --state, then plan), which the replay checks from its start. The file
+// moves on only when nothing moved back, so the problem is reported until
+// someone looks (and removes the file).
+func checkSeen(e *env, s *gitstore.Store, feature, tip, root string) ([]fsckProblem, error) {
+	file := filepath.Join(s.ZergDir(), "seen", feature)
+	var problems []fsckProblem
+	if b, err := os.ReadFile(file); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) == 2 && f[0] != tip && f[1] == root {
+			was := f[0]
+			ancestor := func(a, b string) (bool, error) {
+				_, err := s.Git.Run(e.ctx, "merge-base", "--is-ancestor", a, b)
+				switch gitcmd.ExitCode(err) {
+				case -1:
+					return err == nil, err
+				case 0:
+					return true, nil
+				}
+				// 1: not an ancestor; 128: the old tip is gone (gc'd), so
+				// it is not in this history either.
+				return false, nil
+			}
+			fwd, err := ancestor(was, tip)
+			if err != nil {
+				return nil, err
+			}
+			if !fwd {
+				back, err := ancestor(tip, was)
+				if err != nil {
+					return nil, err
+				}
+				msg := fmt.Sprintf("state ref moved backwards by hand (was %s)", shortHash(was))
+				if !back {
+					msg = fmt.Sprintf("state ref rewritten by hand: it no longer contains %s, the tip the last fsck saw", shortHash(was))
+				}
+				problems = append(problems, fsckProblem{Commit: tip, Msg: msg})
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if len(problems) == 0 {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return nil, err
+		}
+		tmp := file + ".tmp"
+		if err := os.WriteFile(tmp, []byte(tip+" "+root+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			return nil, err
+		}
+	}
+	return problems, nil
+}

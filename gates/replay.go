@@ -1,0 +1,421 @@
+package gates
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// Replaying a history (SPEC "Trust"): fsck, and sync before it merges
+// fetched state, walk a feature's state commits and ask, for each, whether
+// the tool could have written it. A state commit is legal when every task
+// it changed moved only by transitions of the table, each gate of which held
+// in the state before the commit, and nothing else about the task changed.
+// The caller reads git; what it found is handed in as facts.
+
+// Problem is one thing a history holds that the gates would have refused.
+type Problem struct {
+	Commit string // the state commit
+	Task   string // "" for a problem of the commit itself
+	Msg    string
+}
+
+func (p Problem) String() string {
+	c := p.Commit
+	if len(c) > 12 {
+		c = c[:12]
+	}
+	if p.Task == "" {
+		return c + ": " + p.Msg
+	}
+	return c + " " + p.Task + ": " + p.Msg
+}
+
+// Work is what git says about the commit a done or merge event names, as
+// compared with the task's base. Replay asks for it only for events that
+// take a task to verified or done (see WorkNeeded).
+type Work struct {
+	Exists   bool // the commit exists and is a commit
+	Descends bool // it is the base or descends from it
+	// New: there is work since the base (worktree mode: the commit is not
+	// the base; shared mode: some commit between them is the task's own,
+	// see OwnWork).
+	New bool
+	// Touched are the paths the task's work changed (worktree mode: the
+	// diff from the base; shared mode: what OwnWork keeps).
+	Touched []string
+}
+
+// WorkQuery names one piece of work a step needs facts about.
+type WorkQuery struct {
+	Commit, Base string
+	// Mode is Shared for a done straight to done, Worktree for a done to
+	// verified and for a merge of verified work.
+	Mode Mode
+}
+
+// Step is one task's change in one state commit, with its facts.
+type Step struct {
+	ID string // the task's id, as the tree names it
+	// Before is the task in the commit's (first) parent, nil when it did
+	// not exist there; After is the task in the commit, nil when the
+	// commit deleted it.
+	Before, After *state.Task
+	// Status looks up a task's status in the parent state (dependencies
+	// of a claim).
+	Status func(id string) state.Status
+	// Work holds the facts about each WorkQuery of the step, by commit.
+	Work map[string]Work
+}
+
+// Commit is one state commit and the task changes it made.
+type Commit struct {
+	Hash string
+	// Op, Task, Clock are the commit message's trailers (Zerg-Op,
+	// Zerg-Task, Zerg-Clock).
+	Op, Task string
+	Clock    uint64
+	// Root: the commit has no parent. ParentClock is the parent's
+	// Zerg-Clock.
+	Root        bool
+	ParentClock uint64
+	// Merge: the commit has more than one parent (sync merges state). It
+	// is replayed against its first parent; the events it brings in from
+	// the other side keep the clocks they were made with, so they need
+	// only be no later than the commit.
+	Merge bool
+	// StoredClock is the clock file of the commit's tree, 0 when the
+	// commit did not change it.
+	StoredClock uint64
+	// FeatureChanged: feature.json differs from the parent's.
+	FeatureChanged bool
+	Steps          []Step
+}
+
+// taskOps are the ops whose commit names the task it moved.
+var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "fail": true, "retry": true, "approve": true}
+
+// Replay returns every problem of one state commit: its message, its clock,
+// and each task change it made.
+func Replay(c Commit) []Problem {
+	var out []Problem
+	add := func(task, format string, args ...any) {
+		out = append(out, Problem{Commit: c.Hash, Task: task, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case c.Op == "":
+		add("", "no Zerg-Op trailer: not a transition written by git-zerg")
+	case c.Root && c.Op != "plan":
+		add("", "the first state commit is %q, not a plan", c.Op)
+	}
+	switch {
+	case c.Clock == 0:
+		add("", "no Zerg-Clock trailer")
+	case !c.Root && c.Clock <= c.ParentClock:
+		add("", "clock %d does not advance on its parent's %d", c.Clock, c.ParentClock)
+	}
+	if c.Clock != 0 && c.StoredClock != c.Clock {
+		if c.StoredClock == 0 {
+			add("", "the clock file was not advanced to %d", c.Clock)
+		} else {
+			add("", "the clock file says %d, the message %d", c.StoredClock, c.Clock)
+		}
+	}
+	if c.FeatureChanged && c.Op != "plan" {
+		add("", "feature.json changed outside a plan")
+	}
+	if taskOps[c.Op] && c.Task != "" {
+		found := false
+		for _, s := range c.Steps {
+			if s.ID != c.Task {
+				continue
+			}
+			for _, ev := range newEvents(s.Before, s.After, c.Op) {
+				found = found || ev.Op == c.Op
+			}
+		}
+		if !found {
+			add(c.Task, "the commit says %s %s, but the task has no such transition", c.Op, c.Task)
+		}
+	}
+	for _, s := range c.Steps {
+		for _, msg := range replayStep(c, s) {
+			add(s.ID, "%s", msg)
+		}
+	}
+	return out
+}
+
+// newEvents returns the events After appended to Before's history, nil when
+// the history was not only appended to. A plan starts every task afresh.
+func newEvents(before, after *state.Task, op string) []state.Event {
+	if after == nil {
+		return nil
+	}
+	if op == "plan" || before == nil {
+		return after.History
+	}
+	if len(after.History) < len(before.History) {
+		return nil
+	}
+	return after.History[len(before.History):]
+}
+
+// WorkNeeded lists the work whose facts Replay needs for a step: the
+// commits of its new events that take the task to verified or done.
+func WorkNeeded(op string, before, after *state.Task) []WorkQuery {
+	var out []WorkQuery
+	if after == nil {
+		return nil
+	}
+	for _, ev := range newEvents(before, after, op) {
+		if !carriesWork(ev) || ev.Commit == "" || after.Base == "" {
+			continue
+		}
+		mode := Worktree
+		if ev.Op == "done" && ev.To == state.Done {
+			mode = Shared
+		}
+		out = append(out, WorkQuery{Commit: ev.Commit, Base: after.Base, Mode: mode})
+	}
+	return out
+}
+
+func carriesWork(ev state.Event) bool {
+	return (ev.Op == "done" || ev.Op == "merge") && (ev.To == state.Verified || ev.To == state.Done)
+}
+
+// replayStep checks one task's change.
+func replayStep(c Commit, s Step) []string {
+	var why []string
+	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
+	before, after := s.Before, s.After
+	if c.Op == "plan" {
+		// A plan, first or forced, starts the task afresh: its earlier
+		// history stays behind the commit's parent.
+		before = nil
+	}
+	if after == nil {
+		if before != nil {
+			add("task deleted outside a plan")
+		}
+		return why
+	}
+	if after.Spec == nil {
+		return append(why, "stored without its spec")
+	}
+	if after.Spec.ID != s.ID {
+		add("stored under the name %s but its spec says %s", s.ID, after.Spec.ID)
+	}
+	if before != nil && before.Spec == nil {
+		before = nil
+	}
+
+	// History only grows.
+	if before != nil {
+		n := len(before.History)
+		if len(after.History) < n {
+			n = len(after.History)
+		}
+		for i := 0; i < n; i++ {
+			if !sameEvent(before.History[i], after.History[i]) {
+				return append(why, fmt.Sprintf("history rewritten: event %d (%s) became %s", i+1, eventString(before.History[i]), eventString(after.History[i])))
+			}
+		}
+		if len(after.History) < len(before.History) {
+			return append(why, fmt.Sprintf("history rewritten: %d of its %d events removed", len(before.History)-len(after.History), len(before.History)))
+		}
+	}
+	evs := newEvents(before, after, c.Op)
+	if len(evs) == 0 {
+		switch {
+		case before == nil:
+			add("task created without a transition")
+		case !sameJSON(before, after):
+			add("state changed without a transition%s", changedFields(before, after))
+		}
+		return why
+	}
+	if c.Op == "plan" && (len(evs) != 1 || evs[0].Op != "plan") {
+		add("a plan must start the task with its plan event alone, not %d events", len(evs))
+	}
+
+	// The plan is not the history's to change.
+	if before != nil {
+		for _, f := range []struct {
+			name string
+			a, b any
+		}{{"spec", before.Spec, after.Spec}, {"level", before.Level, after.Level},
+			{"implied dependencies", before.Implied, after.Implied}, {"dependents", before.Dependents, after.Dependents}} {
+			if !sameJSON(f.a, f.b) {
+				add("its %s changed outside a plan", f.name)
+			}
+		}
+	}
+
+	// Replay the new events from the state before.
+	var status state.Status
+	attempts := 0
+	approved := false
+	commit, base := "", ""
+	if before != nil {
+		status, attempts, approved, commit, base = before.Status, before.Attempts, before.Approved != "", before.Commit, before.Base
+	}
+	claimed := false
+	for i, ev := range evs {
+		what := fmt.Sprintf("%s %s → %s", ev.Op, orNone(ev.From), ev.To)
+		if len(evs) > 1 {
+			what = fmt.Sprintf("event %d (%s)", len(after.History)-len(evs)+i+1, what)
+		}
+		if ev.From != status {
+			add("%s starts from %s, but the task was %s", what, orNone(ev.From), orNone(status))
+		}
+		if !Legal(ev.Op, ev.From, ev.To) {
+			add("%s is not a legal transition", what)
+		}
+		if ev.Op == "plan" && c.Op != "plan" {
+			add("%s outside a plan", what)
+		}
+		if ev.Clock != c.Clock && !(c.Merge && ev.Clock < c.Clock) {
+			add("%s has clock %d, its commit %d", what, ev.Clock, c.Clock)
+		}
+		switch ev.Op {
+		case "claim":
+			claimed = true
+			attempts++
+			commit, base = "", after.Base
+			if s.Status != nil {
+				if missing := DepsDone(after, s.Status); len(missing) > 0 {
+					add("%s before its dependencies were done (%s)", what, strings.Join(missing, "; "))
+				}
+			}
+			if after.NeedsApproval() && !approved {
+				add("%s without approval (risk %s)", what, after.Spec.Risk)
+			}
+			if ev.Worker == "" {
+				add("%s names no worker", what)
+			}
+		case "release":
+			attempts--
+		case "retry":
+			attempts = 0
+		case "approve":
+			if !after.NeedsApproval() {
+				add("%s of a %q risk task, which needs none", what, after.Spec.Risk)
+			} else if approved {
+				add("%s of a task already approved", what)
+			}
+			approved = true
+		}
+		if carriesWork(ev) {
+			commit = ev.Commit
+			why = append(why, checkWork(what, ev, after, s.Work)...)
+		}
+		status = ev.To
+	}
+	if after.Status != status {
+		add("status %s, but its transitions lead to %s", after.Status, orNone(status))
+	}
+	if after.Attempts != attempts {
+		add("attempts %d, but its transitions make %d", after.Attempts, attempts)
+	}
+	if after.Approved != "" && !approved {
+		add("approved by %s without an approve transition", after.Approved)
+	}
+	if after.Commit != commit {
+		add("work commit %s, but its transitions give %s", short(after.Commit), short(commit))
+	}
+	if !claimed && after.Base != base {
+		add("base changed from %s to %s without a claim", short(base), short(after.Base))
+	}
+	if status == state.Claimed && after.Worker == "" {
+		add("claimed by no worker")
+	}
+	return why
+}
+
+// checkWork checks the work a done or merge event took to verified or done
+// against the facts the caller gathered.
+func checkWork(what string, ev state.Event, t *state.Task, facts map[string]Work) []string {
+	var why []string
+	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
+	if ev.Commit == "" {
+		add("%s names no commit", what)
+		return why
+	}
+	if t.Base == "" {
+		add("%s: the task has no base to compare the work with", what)
+		return why
+	}
+	w, ok := facts[ev.Commit]
+	switch {
+	case !ok || !w.Exists:
+		add("%s: commit %s does not exist", what, short(ev.Commit))
+		return why
+	case !w.Descends:
+		add("%s: commit %s does not descend from the claim's base %s", what, short(ev.Commit), short(t.Base))
+		return why
+	}
+	owned := t.Spec.Owned()
+	if ev.Op == "done" && len(owned) > 0 && !w.New {
+		add("%s with no new commit since the claim (base %s)", what, short(t.Base))
+	}
+	if len(owned) == 0 && len(w.Touched) > 0 {
+		add("%s: check-only task changed files: %s", what, strings.Join(w.Touched, ", "))
+	} else if un := Unowned(t.Spec, w.Touched); len(un) > 0 {
+		add("%s: commit %s touches paths the task does not own: %s", what, short(ev.Commit), strings.Join(un, ", "))
+	}
+	return why
+}
+
+func sameEvent(a, b state.Event) bool {
+	return a.Clock == b.Clock && a.At.Equal(b.At) && a.Op == b.Op && a.From == b.From && a.To == b.To &&
+		a.Worker == b.Worker && a.Commit == b.Commit && a.Reason == b.Reason
+}
+
+func eventString(ev state.Event) string {
+	return fmt.Sprintf("%s %s → %s at clock %d", ev.Op, orNone(ev.From), ev.To, ev.Clock)
+}
+
+func orNone(s state.Status) string {
+	if s == "" {
+		return "nothing"
+	}
+	return string(s)
+}
+
+// sameJSON compares two values as they are stored: a blob that changed
+// only in its encoding is no change.
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// changedFields names what changed in a task without a transition, for
+// the one place where a reader looks first: its status.
+func changedFields(before, after *state.Task) string {
+	if before == nil || after == nil {
+		return ""
+	}
+	if before.Status != after.Status {
+		return fmt.Sprintf(" (status %s → %s)", before.Status, after.Status)
+	}
+	var fields []string
+	for _, f := range []struct {
+		name string
+		a, b any
+	}{{"spec", before.Spec, after.Spec}, {"worker", before.Worker, after.Worker}, {"attempts", before.Attempts, after.Attempts},
+		{"base", before.Base, after.Base}, {"commit", before.Commit, after.Commit}, {"approved", before.Approved, after.Approved},
+		{"not_before", before.NotBefore, after.NotBefore}, {"reason", before.Reason, after.Reason}} {
+		if !sameJSON(f.a, f.b) {
+			fields = append(fields, f.name)
+		}
+	}
+	if len(fields) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(fields, ", ") + ")"
+}
