@@ -77,22 +77,34 @@ type Commit struct {
 	// Zerg-Task, Zerg-Clock).
 	Op, Task string
 	Clock    uint64
-	// Root: the commit has no parent. ParentClock is the parent's
-	// Zerg-Clock.
+	// Root: the commit has no parent. ParentClock is the highest
+	// Zerg-Clock of its parents.
 	Root        bool
 	ParentClock uint64
-	// Merge: the commit has more than one parent (sync merges state). It
-	// is replayed against its first parent; the events it brings in from
-	// the other side keep the clocks they were made with, so they need
-	// only be no later than the commit.
-	Merge bool
 	// StoredClock is the clock file of the commit's tree, 0 when the
 	// commit did not change it.
 	StoredClock uint64
-	// FeatureChanged: feature.json differs from the parent's.
+	// FeatureChanged: feature.json differs from every parent's.
 	FeatureChanged bool
-	Steps          []Step
+	// Steps are the tasks a commit with one parent (or none) changed.
+	Steps []Step
+	// Merge: the commit merges states (sync); Merged are the tasks that
+	// differ from one of its parents.
+	Merge  bool
+	Merged []MergeStep
 }
+
+// MergeStep is one task of a merge commit, as the merge left it and as
+// each parent had it (nil where absent).
+type MergeStep struct {
+	ID      string
+	After   *state.Task
+	Parents []*state.Task
+}
+
+// ConflictOp is the event a merge records on a task that both sides
+// changed, for the side that lost (see gitstore.MergeFeature).
+const ConflictOp = "conflict"
 
 // taskOps are the ops whose commit names the task it moved.
 var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "fail": true, "retry": true, "approve": true}
@@ -145,7 +157,59 @@ func Replay(c Commit) []Problem {
 			add(s.ID, "%s", msg)
 		}
 	}
+	for _, m := range c.Merged {
+		if msg := replayMerge(c, m); msg != "" {
+			add(m.ID, "%s", msg)
+		}
+	}
 	return out
+}
+
+// replayMerge checks one task of a merge commit. A merge makes no
+// transition: each task is one side's, except a task both sides changed,
+// which is the winning side's plus one conflict event recording what the
+// other side lost. The sides' own transitions are replayed in their own
+// commits.
+func replayMerge(c Commit, m MergeStep) string {
+	if m.After == nil {
+		for _, p := range m.Parents {
+			if p == nil {
+				return ""
+			}
+		}
+		return "task deleted by a merge"
+	}
+	for _, p := range m.Parents {
+		if p != nil && sameJSON(p, m.After) {
+			return ""
+		}
+	}
+	n := len(m.After.History)
+	if n == 0 || m.After.History[n-1].Op != ConflictOp {
+		return "a merge gave the task a state none of its sides had"
+	}
+	ev := m.After.History[n-1]
+	won := m.After.Clone()
+	won.History = won.History[:n-1]
+	present := 0
+	side := false
+	for _, p := range m.Parents {
+		if p != nil {
+			present++
+			side = side || sameJSON(p, won)
+		}
+	}
+	switch {
+	case !side:
+		return "a merge gave the task a state none of its sides had, besides a conflict record"
+	case present < 2:
+		return "a conflict recorded on a task only one side had"
+	case ev.From != won.Status || ev.To != won.Status:
+		return fmt.Sprintf("conflict record %s → %s on a %s task", orNone(ev.From), ev.To, won.Status)
+	case ev.Clock != c.Clock:
+		return fmt.Sprintf("conflict record has clock %d, its merge %d", ev.Clock, c.Clock)
+	}
+	return ""
 }
 
 // newEvents returns the events After appended to Before's history, nil when
@@ -278,7 +342,7 @@ func replayStep(c Commit, s Step) []string {
 		if ev.Op == "plan" && c.Op != "plan" {
 			add("%s outside a plan", what)
 		}
-		if ev.Clock != c.Clock && !(c.Merge && ev.Clock < c.Clock) {
+		if ev.Clock != c.Clock {
 			add("%s has clock %d, its commit %d", what, ev.Clock, c.Clock)
 		}
 		switch ev.Op {

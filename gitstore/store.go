@@ -85,6 +85,8 @@ type Store struct {
 	// procKey stands in for the common dir as the in-process lock's key, so
 	// a test can play a second process.
 	procKey string
+	// arbiter is the remote every update must reach (sync.arbiter).
+	arbiter string
 }
 
 // Open finds the repository containing dir.

@@ -45,6 +45,9 @@ type Tx struct {
 	allLoaded bool
 	create    bool
 
+	moved []refUpdate // what commit moved
+	view  arbiterView // what the arbiter held when this attempt began
+
 	// extra refs moved in the same transaction (pins of verified work),
 	// without a compare-and-swap: they only keep commits reachable.
 	extra []refUpdate
@@ -504,6 +507,10 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	if s.beforeCommit != nil {
 		s.beforeCommit()
 	}
+	tx.moved = updates
+	if s.arbiter != "" {
+		return s.publish(ctx, tx.view, updates)
+	}
 	return s.updateRefs(ctx, updates)
 }
 
@@ -605,10 +612,19 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 	deadline := time.Now().Add(s.Retry)
 	wait := time.Millisecond
 	for {
+		var view arbiterView
+		if s.arbiter != "" {
+			v, err := s.catchUp(ctx, feature)
+			if err != nil && !errors.Is(err, errRace) {
+				return err
+			}
+			view = v
+		}
 		tx, err := s.begin(feature)
 		if err != nil {
 			return err
 		}
+		tx.view = view
 		if mustBeNew && tx.root != nil {
 			return fmt.Errorf("feature %q: %w", feature, ErrExists)
 		}

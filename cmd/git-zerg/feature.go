@@ -110,6 +110,9 @@ func (e *env) config() (*config.Config, error) {
 	if err != nil {
 		return nil, &cliError{code: exitUsage, what: "bad configuration", why: err.Error()}
 	}
+	if c.Sync.Arbiter != "" {
+		s.SetArbiter(c.Sync.Arbiter)
+	}
 	return c, nil
 }
 

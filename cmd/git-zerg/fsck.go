@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/urfave/cli/v2"
 
@@ -144,10 +145,11 @@ func runFsck(e *env, o *fsckOptions) error {
 	return nil
 }
 
-// checkHistory replays the state commits of a feature from tip back along
-// first parents, down to stop (exclusive; "" for the whole history), and
-// returns every transition the gates would have refused, oldest first.
-// sync runs it on fetched state before merging it.
+// checkHistory replays the state commits of a feature reachable from tip
+// but not from stop ("" for the whole history; as `git rev-list tip
+// ^stop`), and returns every transition the gates would have refused,
+// oldest first. sync can run it on fetched state before merging it, with
+// the local tip as stop.
 func checkHistory(e *env, s *gitstore.Store, feature string, tip, stop string) ([]fsckProblem, error) {
 	return newHistoryChecker(e, s).check(feature, tip, stop)
 }
@@ -180,65 +182,84 @@ func newHistoryChecker(e *env, s *gitstore.Store) *historyChecker {
 }
 
 func (h *historyChecker) check(feature, tip, stop string) ([]fsckProblem, error) {
-	objs := h.s.Objects()
-	stopHash := plumbing.ZeroHash
+	// Every commit of the history, not only first parents: after a sync,
+	// the other machine's transitions are commits on a second parent, and
+	// they are replayed like ours. Oldest first, each after its parents.
+	args := []string{"rev-list", "--topo-order", "--reverse", "--parents", tip}
 	if stop != "" {
-		stopHash = plumbing.NewHash(stop)
+		args = append(args, "^"+stop)
 	}
-	var perCommit [][]fsckProblem
-	cur, err := object.GetCommit(objs, plumbing.NewHash(tip))
+	lines, err := h.s.Git.Fields(h.e.ctx, '\n', append(args, "--")...)
 	if err != nil {
-		return nil, fmt.Errorf("feature %s: read %s: %w", feature, tip, err)
+		return nil, fmt.Errorf("feature %s: %w", feature, err)
 	}
-	for cur != nil && cur.Hash != stopHash {
-		// A merge commit (sync makes them) is checked against its first
-		// parent only, like a commit of our own: the state it brings in
-		// from the other side was checked when sync received it.
-		var parent *object.Commit
-		if len(cur.ParentHashes) > 0 {
-			if parent, err = object.GetCommit(objs, cur.ParentHashes[0]); err != nil {
-				return nil, fmt.Errorf("feature %s: read parent of %s: %w", feature, cur.Hash, err)
-			}
+	parents := map[string][]string{}
+	var out []fsckProblem
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
 		}
-		ps, err := h.checkCommit(cur, parent)
+		parents[f[0]] = f[1:]
+		c, err := object.GetCommit(h.s.Objects(), plumbing.NewHash(f[0]))
+		if err != nil {
+			return nil, fmt.Errorf("feature %s: read %s: %w", feature, f[0], err)
+		}
+		ps := make([]*object.Commit, 0, len(c.ParentHashes))
+		for _, ph := range c.ParentHashes {
+			p, err := object.GetCommit(h.s.Objects(), ph)
+			if err != nil {
+				return nil, fmt.Errorf("feature %s: read parent of %s: %w", feature, c.Hash, err)
+			}
+			ps = append(ps, p)
+		}
+		problems, err := h.checkCommit(c, ps)
 		if err != nil {
 			return nil, err
 		}
-		perCommit = append(perCommit, ps)
+		out = append(out, problems...)
 		h.commits++
-		h.root = cur.Hash.String()
-		cur = parent
 	}
-	var out []fsckProblem
-	for i := len(perCommit) - 1; i >= 0; i-- {
-		out = append(out, perCommit[i]...)
+	// The first commit of the history along first parents: a feature
+	// planned afresh has another one.
+	for c := tip; ; {
+		ps, ok := parents[c]
+		if !ok {
+			break
+		}
+		h.root = c
+		if len(ps) == 0 {
+			break
+		}
+		c = ps[0]
 	}
 	return out, nil
 }
 
-// checkCommit replays one state commit against its (first) parent, nil
-// for the first commit.
-func (h *historyChecker) checkCommit(c, parent *object.Commit) ([]fsckProblem, error) {
+// checkCommit replays one state commit against its parent (none for the
+// first commit); a merge commit is checked for taking each task from one
+// of its parents.
+func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit) ([]fsckProblem, error) {
 	msg := gitstore.ParseMessage(c.Message)
-	rc := gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock, Root: parent == nil,
-		Merge: len(c.ParentHashes) > 1}
+	rc := gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock,
+		Root: len(parents) == 0, Merge: len(parents) > 1}
 	var parentHash plumbing.Hash
 	var before *object.Tree
-	if parent != nil {
-		parentHash = parent.Hash
-		rc.ParentClock = gitstore.ParseMessage(parent.Message).Clock
-		var err error
-		if before, err = parent.Tree(); err != nil {
-			return nil, err
+	for i, p := range parents {
+		rc.ParentClock = max(rc.ParentClock, gitstore.ParseMessage(p.Message).Clock)
+		if i == 0 {
+			parentHash = p.Hash
+			var err error
+			if before, err = p.Tree(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	after, err := c.Tree()
 	if err != nil {
 		return nil, err
 	}
-	// Only the subtrees whose hashes differ are read: a transition
-	// rewrites a shard or two, whatever the size of the graph.
-	changes, err := object.DiffTreeWithOptions(h.e.ctx, before, after, &object.DiffTreeOptions{})
+	changes, err := h.diffTrees(before, after, "")
 	if err != nil {
 		return nil, err
 	}
@@ -246,18 +267,34 @@ func (h *historyChecker) checkCommit(c, parent *object.Commit) ([]fsckProblem, e
 	bad := func(task, format string, args ...any) {
 		extra = append(extra, fsckProblem{Commit: rc.Hash, Task: task, Msg: fmt.Sprintf(format, args...)})
 	}
-	for _, ch := range changes {
-		name := ch.To.Name
-		if name == "" {
-			name = ch.From.Name
+	// otherSides reads a path in the parents after the first (merges).
+	otherSides := func(name string) ([]plumbing.Hash, error) {
+		var out []plumbing.Hash
+		for _, p := range parents[1:] {
+			t, err := p.Tree()
+			if err != nil {
+				return nil, err
+			}
+			e, err := t.FindEntry(name)
+			switch {
+			case errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound):
+				out = append(out, plumbing.ZeroHash)
+			case err != nil:
+				return nil, err
+			default:
+				out = append(out, e.Hash)
+			}
 		}
-		switch {
+		return out, nil
+	}
+	for _, ch := range changes {
+		switch name := ch.name; {
 		case name == "clock":
-			if ch.To.Name == "" {
+			if ch.to.IsZero() {
 				bad("", "the clock file was deleted")
 				continue
 			}
-			b, err := h.blob(ch.To.TreeEntry.Hash)
+			b, err := h.blob(ch.to)
 			if err != nil {
 				return nil, err
 			}
@@ -266,28 +303,47 @@ func (h *historyChecker) checkCommit(c, parent *object.Commit) ([]fsckProblem, e
 			}
 		case name == "feature.json":
 			rc.FeatureChanged = true
+			if rc.Merge {
+				others, err := otherSides(name)
+				if err != nil {
+					return nil, err
+				}
+				for _, o := range others {
+					rc.FeatureChanged = rc.FeatureChanged && o != ch.to
+				}
+			}
 		case strings.HasPrefix(name, "tasks/"):
 			id := path.Base(name)
-			step := gates.Step{ID: id}
-			var ok bool
-			if step.Before, ok, err = h.task(ch.From); err != nil {
+			before, ok, err := h.task(ch.from)
+			if err != nil {
 				return nil, err
 			} else if !ok {
 				bad(id, "the parent's stored state is not valid")
 			}
-			if step.After, ok, err = h.task(ch.To); err != nil {
+			after, ok, err := h.task(ch.to)
+			if err != nil {
 				return nil, err
 			} else if !ok {
 				bad(id, "the stored state is not valid")
 				continue
 			}
-			step.Status = h.statusIn(parentHash)
 			if rc.Merge {
-				// What the other side brings in was gated against its
-				// own state; the merged state must still hold it.
-				step.Status = h.statusIn(c.Hash)
+				m := gates.MergeStep{ID: id, After: after, Parents: []*state.Task{before}}
+				others, err := otherSides(name)
+				if err != nil {
+					return nil, err
+				}
+				for _, o := range others {
+					t, _, err := h.task(o)
+					if err != nil {
+						return nil, err
+					}
+					m.Parents = append(m.Parents, t)
+				}
+				rc.Merged = append(rc.Merged, m)
+				continue
 			}
-			step.Work = map[string]gates.Work{}
+			step := gates.Step{ID: id, Before: before, After: after, Status: h.statusIn(parentHash), Work: map[string]gates.Work{}}
 			for _, q := range gates.WorkNeeded(msg.Op, step.Before, step.After) {
 				w, err := h.workFacts(q, step.After, parentHash)
 				if err != nil {
@@ -299,6 +355,82 @@ func (h *historyChecker) checkCommit(c, parent *object.Commit) ([]fsckProblem, e
 		}
 	}
 	return append(gates.Replay(rc), extra...), nil
+}
+
+// blobChange is a file that differs between two trees; a zero hash is
+// the side where it is absent.
+type blobChange struct {
+	name     string
+	from, to plumbing.Hash
+}
+
+// diffTrees lists the files that differ between two trees (nil: empty),
+// reading only the subtrees whose hashes differ: a transition rewrites a
+// shard or two, whatever the size of the graph. (go-git's DiffTree reads
+// every child tree of a changed directory, all 256 shards per commit.)
+func (h *historyChecker) diffTrees(a, b *object.Tree, prefix string) ([]blobChange, error) {
+	type pair struct{ a, b *object.TreeEntry }
+	byName := map[string]*pair{}
+	var names []string
+	add := func(t *object.Tree, side int) {
+		if t == nil {
+			return
+		}
+		for i := range t.Entries {
+			e := &t.Entries[i]
+			p := byName[e.Name]
+			if p == nil {
+				p = &pair{}
+				byName[e.Name] = p
+				names = append(names, e.Name)
+			}
+			if side == 0 {
+				p.a = e
+			} else {
+				p.b = e
+			}
+		}
+	}
+	add(a, 0)
+	add(b, 1)
+	sortStrings(names)
+	var out []blobChange
+	for _, n := range names {
+		p := byName[n]
+		if p.a != nil && p.b != nil && p.a.Hash == p.b.Hash && p.a.Mode == p.b.Mode {
+			continue
+		}
+		var sa, sb *object.Tree
+		var fa, fb plumbing.Hash
+		for _, side := range []struct {
+			e    *object.TreeEntry
+			tree **object.Tree
+			blob *plumbing.Hash
+		}{{p.a, &sa, &fa}, {p.b, &sb, &fb}} {
+			switch {
+			case side.e == nil:
+			case side.e.Mode == filemode.Dir:
+				t, err := object.GetTree(h.s.Objects(), side.e.Hash)
+				if err != nil {
+					return nil, fmt.Errorf("read tree %s: %w", side.e.Hash, err)
+				}
+				*side.tree = t
+			default:
+				*side.blob = side.e.Hash
+			}
+		}
+		if sa != nil || sb != nil {
+			sub, err := h.diffTrees(sa, sb, prefix+n+"/")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+		}
+		if !fa.IsZero() || !fb.IsZero() {
+			out = append(out, blobChange{name: prefix + n, from: fa, to: fb})
+		}
+	}
+	return out, nil
 }
 
 func (h *historyChecker) blob(hash plumbing.Hash) ([]byte, error) {
@@ -316,11 +448,11 @@ func (h *historyChecker) blob(hash plumbing.Hash) ([]byte, error) {
 
 // task decodes one side of a change: nil when the task is absent on that
 // side, ok false when its blob is not a task.
-func (h *historyChecker) task(ce object.ChangeEntry) (*state.Task, bool, error) {
-	if ce.Name == "" {
+func (h *historyChecker) task(blob plumbing.Hash) (*state.Task, bool, error) {
+	if blob.IsZero() {
 		return nil, true, nil
 	}
-	b, err := h.blob(ce.TreeEntry.Hash)
+	b, err := h.blob(blob)
 	if err != nil {
 		return nil, false, err
 	}

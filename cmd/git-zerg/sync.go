@@ -1,11 +1,7 @@
 package main
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -15,7 +11,6 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/state"
 )
 
 type syncOptions struct {
@@ -48,19 +43,6 @@ func syncCmd(e *env) *cli.Command {
 			return runSync(e, &o)
 		},
 	}
-}
-
-var remoteNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
-// trackingPrefix is where a remote's zerg refs are fetched: a namespace of
-// its own, so fetching never touches local state.
-func trackingPrefix(remote string) string {
-	name := remote
-	if !remoteNameRe.MatchString(remote) || strings.Contains(remote, "..") {
-		sum := sha1.Sum([]byte(remote))
-		name = "url-" + hex.EncodeToString(sum[:6])
-	}
-	return "refs/zerg-remotes/" + name + "/"
 }
 
 type syncJSON struct {
@@ -129,7 +111,7 @@ func runSync(e *env, o *syncOptions) error {
 // false when a compare-and-swap (local or remote) lost a race.
 func syncRound(e *env, s *gitstore.Store, remote string, report *syncJSON) (bool, error) {
 	ctx := e.ctx
-	prefix := trackingPrefix(remote)
+	prefix := gitstore.TrackingPrefix(remote)
 	if _, err := s.Git.Run(ctx, "fetch", "--quiet", "--no-tags", "--prune", remote, "+refs/zerg/*:"+prefix+"*"); err != nil {
 		return false, &cliError{code: exitFailed, what: "cannot fetch from " + remote, why: err.Error()}
 	}
@@ -179,24 +161,7 @@ func syncRound(e *env, s *gitstore.Store, remote string, report *syncJSON) (bool
 		newLocal[rel] = res.Commit.String()
 	}
 	// Locks: merged, then cleared of the locks whose claim was lost.
-	keep := func(l state.Lock) bool {
-		if l.Feature == "" || l.Task == "" {
-			return true
-		}
-		tip, ok := merged[l.Feature]
-		if !ok {
-			return true
-		}
-		b, err := s.TaskAt(tip, l.Task)
-		if err != nil || b == nil {
-			return true
-		}
-		var t state.Task
-		if json.Unmarshal(b, &t) != nil {
-			return true
-		}
-		return (t.Status == state.Claimed || t.Status == state.Verified) && t.Owner == l.Owner
-	}
+	keep := s.LockKeeper(merged)
 	ll, rl := plumbing.ZeroHash, plumbing.ZeroHash
 	if h := localRefs["locks"]; h != "" {
 		ll = plumbing.NewHash(h)

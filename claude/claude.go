@@ -1,0 +1,247 @@
+// Package claude is git-zerg's agent-driven mode for Claude Code: the slash
+// commands and subagent that install-commands writes under .claude/, the
+// merge of git-zerg's hooks into .claude/settings.json, the checks of the
+// PreToolUse hook on Bash commands and the decision of the Stop hook.
+//
+// It imports no git package: files in, files out; values in, decisions out.
+package claude
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+//go:embed templates/*
+var templates embed.FS
+
+// SettingsPath is where the hooks go, relative to the work tree's top.
+const SettingsPath = ".claude/settings.json"
+
+// File is one file install-commands writes.
+type File struct {
+	Path string // relative to the work tree's top, slash-separated
+	Data []byte
+}
+
+// Files returns the generated files, sorted by path: the slash commands
+// under .claude/commands/zerg/ and the worker subagent under .claude/agents/.
+func Files() []File {
+	var out []File
+	err := fs.WalkDir(templates, "templates", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := templates.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, File{Path: ".claude/" + strings.TrimPrefix(p, "templates/"), Data: data})
+		return nil
+	})
+	if err != nil {
+		panic(err) // embedded
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// previous holds the sha256 of every earlier released version of each
+// generated file: such a file is still git-zerg's own, so install replaces
+// it and uninstall removes it. When a template changes, add the hash of its
+// old content here.
+var previous = map[string][]string{}
+
+func sum(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// ours reports whether data is a version of f that git-zerg wrote.
+func (f File) ours(data []byte) bool {
+	if bytes.Equal(data, f.Data) {
+		return true
+	}
+	s := sum(data)
+	for _, p := range previous[f.Path] {
+		if p == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Change is one thing install or uninstall did (or deliberately did not do).
+type Change struct {
+	Path   string
+	Action string // wrote, updated, unchanged, kept, merged, removed
+	Note   string
+}
+
+func (c Change) String() string {
+	s := c.Action + " " + c.Path
+	if c.Note != "" {
+		s += " (" + c.Note + ")"
+	}
+	return s
+}
+
+// Install writes the generated files under top and merges the hooks into
+// its .claude/settings.json. A file already there is replaced only when it
+// is an earlier version of git-zerg's own; a file changed by someone is
+// kept and reported. Running it again changes nothing. A settings file
+// that cannot be merged is an error (ErrSettings) and nothing is written.
+func Install(top string) ([]Change, error) {
+	settings := filepath.Join(top, filepath.FromSlash(SettingsPath))
+	old, err := readIfExists(settings)
+	if err != nil {
+		return nil, err
+	}
+	merged, changed, err := MergeSettings(old)
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	for _, f := range Files() {
+		name := filepath.Join(top, filepath.FromSlash(f.Path))
+		cur, err := os.ReadFile(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := writeAtomic(name, f.Data); err != nil {
+				return out, err
+			}
+			out = append(out, Change{f.Path, "wrote", ""})
+		case err != nil:
+			return out, err
+		case bytes.Equal(cur, f.Data):
+			out = append(out, Change{f.Path, "unchanged", ""})
+		case f.ours(cur):
+			if err := writeAtomic(name, f.Data); err != nil {
+				return out, err
+			}
+			out = append(out, Change{f.Path, "updated", "from an earlier git-zerg"})
+		default:
+			out = append(out, Change{f.Path, "kept", "changed by someone: move it away and install again to get git-zerg's version"})
+		}
+	}
+	if changed {
+		if err := writeAtomic(settings, merged); err != nil {
+			return out, err
+		}
+		out = append(out, Change{SettingsPath, "merged", "git-zerg's Stop and PreToolUse hooks; everything else kept"})
+	} else {
+		out = append(out, Change{SettingsPath, "unchanged", "git-zerg's hooks are there"})
+	}
+	return out, nil
+}
+
+// Uninstall takes out what Install put in: the generated files that are
+// still as git-zerg wrote them (a changed one is kept and reported), and
+// git-zerg's hook entries from the settings (nothing else of it). A
+// settings file left with nothing in it is removed, and so are directories
+// left empty.
+func Uninstall(top string) ([]Change, error) {
+	settings := filepath.Join(top, filepath.FromSlash(SettingsPath))
+	old, err := readIfExists(settings)
+	if err != nil {
+		return nil, err
+	}
+	var unmerged []byte
+	var changed, empty bool
+	if old != nil {
+		if unmerged, changed, empty, err = UnmergeSettings(old); err != nil {
+			return nil, err
+		}
+	}
+	var out []Change
+	dirs := map[string]bool{}
+	for _, f := range Files() {
+		name := filepath.Join(top, filepath.FromSlash(f.Path))
+		cur, err := os.ReadFile(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return out, err
+		case f.ours(cur):
+			if err := os.Remove(name); err != nil {
+				return out, err
+			}
+			out = append(out, Change{f.Path, "removed", ""})
+			for d := path.Dir(f.Path); d != "." && d != ".claude"; d = path.Dir(d) {
+				dirs[d] = true
+			}
+		default:
+			out = append(out, Change{f.Path, "kept", "changed since install-commands wrote it"})
+		}
+	}
+	switch {
+	case changed && empty:
+		if err := os.Remove(settings); err != nil {
+			return out, err
+		}
+		out = append(out, Change{SettingsPath, "removed", "it held only git-zerg's hooks"})
+	case changed:
+		if err := writeAtomic(settings, unmerged); err != nil {
+			return out, err
+		}
+		out = append(out, Change{SettingsPath, "unmerged", "git-zerg's hooks taken out; everything else kept"})
+	}
+	// Directories left empty, deepest first; .claude itself too.
+	var ds []string
+	for d := range dirs {
+		ds = append(ds, d)
+	}
+	sort.Slice(ds, func(i, j int) bool { return len(ds[i]) > len(ds[j]) })
+	for _, d := range append(ds, ".claude") {
+		os.Remove(filepath.Join(top, filepath.FromSlash(d))) // only succeeds when empty
+	}
+	return out, nil
+}
+
+func readIfExists(name string) ([]byte, error) {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// writeAtomic replaces name with data through a temporary file and a
+// rename, keeping the mode of the file it replaces.
+func writeAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(name); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, mode)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, name)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+	}
+	return werr
+}

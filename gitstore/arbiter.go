@@ -1,0 +1,172 @@
+package gitstore
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// With an arbiter (sync.arbiter), a transition counts only once the
+// arbiter remote has it: before each attempt the store catches up with the
+// remote's state, and after the local compare-and-swap it pushes with a
+// lease on the values it caught up with. A push that loses undoes the
+// local commit and the attempt starts over, so two machines can never hold
+// the same task or lock at once.
+
+// SetArbiter makes every state update of this store go through remote.
+func (s *Store) SetArbiter(remote string) { s.arbiter = remote }
+
+var remoteNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// TrackingPrefix is where a remote's zerg refs are fetched: a namespace of
+// their own, so that fetching never touches local state.
+func TrackingPrefix(remote string) string {
+	name := remote
+	if !remoteNameRe.MatchString(remote) || strings.Contains(remote, "..") {
+		sum := sha1.Sum([]byte(remote))
+		name = "url-" + hex.EncodeToString(sum[:6])
+	}
+	return "refs/zerg-remotes/" + name + "/"
+}
+
+// LockKeeper returns the rule that drops, after a merge, the locks whose
+// task is no longer held by the lock's owner in the merged state (the
+// loser of a double claim). tips are the merged feature states.
+func (s *Store) LockKeeper(tips map[string]plumbing.Hash) func(state.Lock) bool {
+	return func(l state.Lock) bool {
+		if l.Feature == "" || l.Task == "" {
+			return true
+		}
+		tip, ok := tips[l.Feature]
+		if !ok {
+			return true
+		}
+		b, err := s.TaskAt(tip, l.Task)
+		if err != nil || b == nil {
+			return true
+		}
+		var t state.Task
+		if json.Unmarshal(b, &t) != nil {
+			return true
+		}
+		return (t.Status == state.Claimed || t.Status == state.Verified) && t.Owner == l.Owner
+	}
+}
+
+// arbiterView is what catching up saw on the arbiter.
+type arbiterView struct {
+	feature, locks plumbing.Hash // the arbiter's values, for the lease
+}
+
+// catchUp fetches the feature and the locks from the arbiter and merges
+// them into the local refs.
+func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
+	var v arbiterView
+	prefix := TrackingPrefix(s.arbiter)
+	specs := []string{"+refs/zerg/locks:" + prefix + "locks"}
+	if feature != "" {
+		specs = append(specs, "+"+FeatureRef(feature)+":"+prefix+"features/"+feature)
+	}
+	// A ref the arbiter does not have yet is not an error: fetch what
+	// exists, one refspec at a time when the batch fails.
+	if _, err := s.Git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", s.arbiter}, specs...)...); err != nil {
+		for _, sp := range specs {
+			s.Git.Run(ctx, "fetch", "--quiet", "--no-tags", s.arbiter, sp)
+		}
+	}
+	read := func(name string) plumbing.Hash {
+		h, _ := s.ReadRef(name)
+		return h
+	}
+	v.locks = read(prefix + "locks")
+	localLocks := read(LocksRef)
+	tips := map[string]plumbing.Hash{}
+	var updates []refUpdate
+	if feature != "" {
+		v.feature = read(prefix + "features/" + feature)
+		local := read(FeatureRef(feature))
+		res, err := s.MergeFeature(ctx, feature, local, v.feature)
+		if err != nil {
+			return v, err
+		}
+		tips[feature] = res.Commit
+		if res.Commit != local {
+			updates = append(updates, refUpdate{name: FeatureRef(feature), new: res.Commit, old: local})
+		}
+	}
+	res, err := s.MergeLocks(ctx, localLocks, v.locks, s.LockKeeper(tips))
+	if err != nil {
+		return v, err
+	}
+	if res.Commit != localLocks {
+		updates = append(updates, refUpdate{name: LocksRef, new: res.Commit, old: localLocks})
+	}
+	if len(updates) > 0 {
+		if err := s.updateRefs(ctx, updates); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// publish makes a transaction's ref moves happen on the arbiter first,
+// with a lease on what catching up saw there, and only then locally. A lost
+// lease means the transition did not happen (errRace: start over); nothing
+// local was touched. When the local refs moved meanwhile (another process
+// of this machine), the transition still holds — it is on the arbiter —
+// and catching up merges it in.
+func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) error {
+	args := []string{"push", "--quiet", "--atomic", "--porcelain", s.arbiter}
+	var specs []string
+	for _, u := range moved {
+		if u.verify || u.unchecked || u.delete {
+			continue
+		}
+		lease := hashOrEmpty(v.feature)
+		if u.name == LocksRef {
+			lease = hashOrEmpty(v.locks)
+		}
+		args = append(args, "--force-with-lease="+u.name+":"+lease)
+		specs = append(specs, u.new.String()+":"+u.name)
+	}
+	if len(specs) > 0 {
+		if _, err := s.Git.Run(ctx, append(args, specs...)...); err != nil {
+			if gitcmd.ExitCode(err) > 0 {
+				return fmt.Errorf("%w: arbiter %s moved first", errRace, s.arbiter)
+			}
+			return err
+		}
+	}
+	if err := s.updateRefs(ctx, moved); err != nil {
+		if !errors.Is(err, errRace) {
+			return err
+		}
+		feature := ""
+		for _, u := range moved {
+			if f, ok := strings.CutPrefix(u.name, FeaturePrefix); ok {
+				feature = f
+			}
+		}
+		if _, err := s.catchUp(ctx, feature); err != nil {
+			return fmt.Errorf("the arbiter has the transition, but this machine could not catch up: %w", err)
+		}
+	}
+	return nil
+}
+
+func hashOrEmpty(h plumbing.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
