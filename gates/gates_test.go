@@ -178,7 +178,7 @@ func TestOwnWork(t *testing.T) {
 	other := func(p string) bool { return strings.HasPrefix(p, "b/") }
 	touched, own := OwnWork([]CommitFiles{
 		{"c1", []string{"a/x"}},
-		{"c2", []string{"b/y"}},         // another task's
+		{"c2", []string{"b/y"}},        // another task's
 		{"c3", []string{"a/z", "b/w"}}, // mixed: judged whole, as this task's
 	}, other)
 	if own != 2 || strings.Join(touched, ",") != "a/x,a/z,b/w" {
