@@ -107,7 +107,9 @@ func (s *Store) MergeFeature(ctx context.Context, feature string, local, remote 
 	if err != nil {
 		return MergeResult{}, err
 	}
-	root.setBlob("clock", h)
+	if _, gone := root[tombstone]; !gone {
+		root.setBlob("clock", h)
+	}
 	th, err := s.writeTree(root)
 	if err != nil {
 		return MergeResult{}, err
@@ -151,6 +153,15 @@ type merger struct {
 
 // mergeRoot merges the root trees: feature.json, tasks/, workers/.
 func (m *merger) mergeRoot(base, a, b entries) (entries, error) {
+	// A deletion on either side wins: the feature stays deleted everywhere.
+	_, da := a[tombstone]
+	_, db := b[tombstone]
+	switch {
+	case da:
+		return a, nil
+	case db:
+		return b, nil
+	}
 	out := entries{}
 	if te, ok := pick3(base["feature.json"], a["feature.json"], b["feature.json"]); ok {
 		out["feature.json"] = te

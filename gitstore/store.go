@@ -216,9 +216,18 @@ func (s *Store) Features() ([]string, error) {
 	}
 	var out []string
 	err = iter.ForEach(func(r *plumbing.Reference) error {
-		if n := r.Name().String(); strings.HasPrefix(n, FeaturePrefix) {
-			out = append(out, strings.TrimPrefix(n, FeaturePrefix))
+		n := r.Name().String()
+		if !strings.HasPrefix(n, FeaturePrefix) {
+			return nil
 		}
+		if c, err := s.readCommit(r.Hash()); err == nil {
+			if t, err := s.readTree(c.TreeHash); err == nil {
+				if _, gone := entriesOf(t)[tombstone]; gone {
+					return nil
+				}
+			}
+		}
+		out = append(out, strings.TrimPrefix(n, FeaturePrefix))
 		return nil
 	})
 	sortStrings(out)

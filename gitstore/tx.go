@@ -44,6 +44,7 @@ type Tx struct {
 
 	allLoaded bool
 	create    bool
+	deleted   *plumbing.Hash // Delete's reason blob
 
 	moved []refUpdate // what commit moved
 	view  arbiterView // what the arbiter held when this attempt began
@@ -108,6 +109,12 @@ func (s *Store) begin(feature string) (*Tx, error) {
 		return nil, err
 	}
 	tx.root = entriesOf(t)
+	if _, ok := tx.root[tombstone]; ok {
+		// A deleted feature reads as absent; planning it again builds on
+		// the tombstone, so the deletion stays in its history.
+		tx.root = nil
+		return tx, nil
+	}
 	if te, ok := tx.root["clock"]; ok {
 		b, err := s.readBlob(te.Hash)
 		if err != nil {
@@ -250,6 +257,20 @@ func (tx *Tx) Put(t *state.Task) error {
 	return nil
 }
 
+// tombstone marks a deleted feature. Deleting the ref instead would not
+// last: the next fetch from a machine that still has it brings it back.
+const tombstone = "deleted"
+
+// Delete replaces the feature's state with a tombstone.
+func (tx *Tx) Delete(reason string) error {
+	h, err := tx.s.writeBlob([]byte(reason + "\n"))
+	if err != nil {
+		return err
+	}
+	tx.deleted = &h
+	return nil
+}
+
 // Init plans the feature: meta and every task. Allowed only in a
 // transaction from Create.
 func (tx *Tx) Init(meta *state.Feature, tasks []*state.Task) error {
@@ -366,7 +387,7 @@ func (s *Store) readLocks(tip plumbing.Hash) ([]state.Lock, error) {
 }
 
 func (tx *Tx) dirty() bool {
-	if tx.metaDirty || tx.workersDirty || tx.locksDirty {
+	if tx.deleted != nil || tx.metaDirty || tx.workersDirty || tx.locksDirty {
 		return true
 	}
 	for _, sh := range tx.shards {
@@ -384,8 +405,23 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
 	var updates []refUpdate
 
-	featureChanged := tx.feature != "" && (tx.metaDirty || tx.workersDirty || tx.tasksDirty())
-	if featureChanged {
+	featureChanged := tx.feature != "" && (tx.deleted != nil || tx.metaDirty || tx.workersDirty || tx.tasksDirty())
+	if tx.deleted != nil {
+		tx.clock++
+		msg.Clock = tx.clock
+		root := entries{}
+		root.setBlob(tombstone, *tx.deleted)
+		th, err := s.writeTree(root)
+		if err != nil {
+			return err
+		}
+		c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
+		ch, err := s.writeObject(c)
+		if err != nil {
+			return err
+		}
+		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
+	} else if featureChanged {
 		tx.clock++
 		msg.Clock = tx.clock
 		if msg.Feature == "" {

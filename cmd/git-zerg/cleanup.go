@@ -130,8 +130,20 @@ func runCleanup(e *env, o *cleanupOptions) error {
 // tasks hold.
 func deleteState(e *env, s *gitstore.Store, feature string) error {
 	ctx := e.ctx
+	// The feature itself gets a tombstone: deleting its ref would not
+	// last, since the next sync with a machine that has it brings it back.
+	err := s.Update(ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if !tx.Exists() {
+			return nil, nil
+		}
+		who := e.userIdentity()
+		return &gitstore.Message{Subject: "delete " + feature, Op: "delete", Worker: who}, tx.Delete("deleted by "+who)
+	})
+	if err != nil {
+		return err
+	}
 	refs, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname)",
-		gitstore.FeatureRef(feature), "refs/zerg/work/"+feature+"/", "refs/zerg/attempts/"+feature+"/")
+		"refs/zerg/work/"+feature+"/", "refs/zerg/attempts/"+feature+"/")
 	if err != nil {
 		return err
 	}
@@ -171,7 +183,7 @@ func deleteState(e *env, s *gitstore.Store, feature string) error {
 	if s.CurrentFeature() == feature {
 		os.Remove(filepath.Join(s.ZergDir(), "feature"))
 	}
-	fmt.Fprintf(e.stderr, "deleted the state of %s (%d refs)\n", feature, len(refs))
+	fmt.Fprintf(e.stderr, "deleted the state of %s (a tombstone on %s; %d work refs removed)\n", feature, gitstore.FeatureRef(feature), len(refs))
 	return nil
 }
 
