@@ -137,7 +137,7 @@ func deleteState(e *env, s *gitstore.Store, feature string) error {
 			return nil, nil
 		}
 		who := e.userIdentity()
-		return &gitstore.Message{Subject: "delete " + feature, Op: "delete", Worker: who}, tx.Delete("deleted by "+who)
+		return &gitstore.Message{Subject: "delete " + feature, Op: "delete", Worker: who}, tx.Delete("deleted by " + who)
 	})
 	if err != nil {
 		return err
