@@ -21,7 +21,8 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	isTTY  bool
+	isTTY  bool // stdout is a terminal
+	errTTY bool // stderr is a terminal: progress may redraw a live line
 	now    func() time.Time
 
 	dir        string // -C
@@ -124,11 +125,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		stderr: stderr,
 		now:    time.Now,
 	}
-	if f, ok := stdout.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			e.isTTY = true
-		}
-	}
+	e.isTTY, e.errTTY = isTerminal(stdout), isTerminal(stderr)
 	app := newApp(e)
 	args = reorderArgs(app, args)
 	var unknown string
@@ -222,4 +219,13 @@ func takesValue(fs []cli.Flag) map[string]bool {
 		}
 	}
 	return m
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }

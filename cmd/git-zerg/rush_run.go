@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/git-zerg/git-zerg/config"
@@ -171,6 +170,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		if err != nil {
 			return nil, err
 		}
+		r.out.update(level, tasks)
 		if firstErr == nil && len(free) > 0 {
 			for _, t := range r.policy.ReadyOrder(tasks, r.e.now()) {
 				if len(free) == 0 {
@@ -717,6 +717,9 @@ func (r *rush) takeBack(dead *rushHolder) error {
 
 // summary prints the final table and returns the rush's verdict.
 func (r *rush) summary() error {
+	r.out.mu.Lock()
+	r.out.clearLive()
+	r.out.mu.Unlock()
 	tasks, err := r.snapshot(r.s)
 	if err != nil {
 		return err
@@ -747,60 +750,4 @@ func (r *rush) summary() error {
 		what = "rush ended with unfinished tasks"
 	}
 	return failed(what, strings.Join(stuck, "; "))
-}
-
-// progress prints a line per transition and a table per level.
-type progress struct {
-	mu      sync.Mutex
-	e       *env
-	feature string
-	start   time.Time
-}
-
-func newProgress(e *env, feature string) *progress {
-	return &progress{e: e, feature: feature, start: time.Now()}
-}
-
-func (p *progress) stamp() string {
-	return fmt.Sprintf("[%6.1fs]", time.Since(p.start).Seconds())
-}
-
-func (p *progress) transition(task, what string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.e.stderr, "%s %s %s\n", p.stamp(), task, what)
-}
-
-func (p *progress) note(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.e.stderr, "%s %s\n", p.stamp(), fmt.Sprintf(format, args...))
-}
-
-func (p *progress) levelStart(level int, tasks []*state.Task) {
-	n := 0
-	for _, t := range tasks {
-		if t.Level == level {
-			n++
-		}
-	}
-	p.note("level %d: %d tasks", level, n)
-}
-
-func (p *progress) levelTable(level int, tasks []*state.Task) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	tw := tabwriter.NewWriter(p.e.stderr, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "level %d\tstatus\tattempts\tcommit\n", level)
-	for _, t := range tasks {
-		if t.Level != level {
-			continue
-		}
-		extra := shortHash(t.Commit)
-		if t.Status == state.Blocked || t.Status == state.Failed {
-			extra = t.Reason
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", t.ID(), t.Status, t.Attempts, extra)
-	}
-	tw.Flush()
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// progress prints a rush as it goes: a line per transition and a table per
+// level on stderr. On a terminal, a live line under them shows the level's
+// progress bar, what is running and for how long; it is redrawn in place
+// and never reaches a log file.
+type progress struct {
+	mu      sync.Mutex
+	e       *env
+	feature string
+	start   time.Time
+	live    string // the live line currently drawn, "" when none
+}
+
+func newProgress(e *env, feature string) *progress {
+	return &progress{e: e, feature: feature, start: time.Now()}
+}
+
+func (p *progress) stamp() string {
+	return fmt.Sprintf("[%6.1fs]", time.Since(p.start).Seconds())
+}
+
+// println prints a line above the live line.
+func (p *progress) println(line string) {
+	if p.live != "" {
+		fmt.Fprint(p.e.stderr, "\r\033[K")
+	}
+	fmt.Fprintln(p.e.stderr, line)
+	if p.live != "" {
+		fmt.Fprint(p.e.stderr, p.live)
+	}
+}
+
+func (p *progress) transition(task, what string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.println(fmt.Sprintf("%s %s %s", p.stamp(), task, what))
+}
+
+func (p *progress) note(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.println(fmt.Sprintf("%s %s", p.stamp(), fmt.Sprintf(format, args...)))
+}
+
+func (p *progress) levelStart(level int, tasks []*state.Task) {
+	n := 0
+	for _, t := range tasks {
+		if t.Level == level {
+			n++
+		}
+	}
+	p.note("level %d: %d tasks", level, n)
+}
+
+// update redraws the live line (on a terminal only).
+func (p *progress) update(level int, tasks []*state.Task) {
+	if !p.e.errTTY {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	total, settled := 0, 0
+	var running []string
+	now := time.Now()
+	for _, t := range tasks {
+		if t.Level != level {
+			continue
+		}
+		total++
+		switch t.Status {
+		case state.Verified, state.Done, state.Blocked:
+			settled++
+		case state.Claimed:
+			since := now
+			if n := len(t.History); n > 0 {
+				since = t.History[n-1].At
+			}
+			running = append(running, fmt.Sprintf("%s %s", t.ID(), roundDur(now.Sub(since))))
+		}
+	}
+	const width = 20
+	filled := 0
+	if total > 0 {
+		filled = settled * width / total
+	}
+	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+	line := fmt.Sprintf("level %d %s %d/%d", level, bar, settled, total)
+	if len(running) > 0 {
+		line += " · running: " + strings.Join(running, ", ")
+	}
+	if r := []rune(line); len(r) > 120 {
+		line = string(r[:117]) + "..."
+	}
+	fmt.Fprint(p.e.stderr, "\r\033[K"+line)
+	p.live = line
+}
+
+// clearLive removes the live line, before a table or the final summary.
+func (p *progress) clearLive() {
+	if p.live != "" {
+		fmt.Fprint(p.e.stderr, "\r\033[K")
+		p.live = ""
+	}
+}
+
+func (p *progress) levelTable(level int, tasks []*state.Task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLive()
+	tw := tabwriter.NewWriter(p.e.stderr, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "level %d\tstatus\tattempts\tcommit\n", level)
+	for _, t := range tasks {
+		if t.Level != level {
+			continue
+		}
+		extra := shortHash(t.Commit)
+		if t.Status == state.Blocked || t.Status == state.Failed {
+			extra = t.Reason
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", t.ID(), t.Status, t.Attempts, extra)
+	}
+	tw.Flush()
+}
