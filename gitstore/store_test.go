@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-git/go-git/v5/plumbing"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -335,5 +336,45 @@ func TestOpenLinkedWorktree(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), t.TempDir()); !errors.Is(err, ErrNotRepo) {
 		t.Errorf("Open outside a repository: %v, want ErrNotRepo", err)
+	}
+}
+
+func TestAncestryAndChangedPaths(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	commit := func(files map[string]string, rm ...string) string {
+		for name, content := range files {
+			p := filepath.Join(dir, name)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(content), 0o644)
+		}
+		for _, name := range rm {
+			git(t, dir, "rm", "-q", name)
+		}
+		git(t, dir, "add", "-A")
+		git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "c")
+		return git(t, dir, "rev-parse", "HEAD")
+	}
+	base := commit(map[string]string{"a.txt": "1", "d/b.txt": "2", "keep": "k"})
+	mid := commit(map[string]string{"a.txt": "changed", "d/new name.txt": "3"})
+	git(t, dir, "mv", "d/b.txt", "d/c.txt")
+	tip := commit(nil, "keep")
+	h := plumbing.NewHash
+	ctx := context.Background()
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{{base, tip, true}, {mid, tip, true}, {tip, base, false}, {tip, tip, true}} {
+		if got, err := s.IsAncestor(ctx, h(tc.a), h(tc.b)); err != nil || got != tc.want {
+			t.Errorf("IsAncestor(%.7s, %.7s) = %v, %v; want %v", tc.a, tc.b, got, err, tc.want)
+		}
+	}
+	got, err := s.ChangedPaths(h(base), h(tip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := git(t, dir, "diff", "--name-only", "--no-renames", base, tip)
+	if strings.Join(got, "\n") != want {
+		t.Errorf("ChangedPaths = %q, git says %q", got, want)
 	}
 }

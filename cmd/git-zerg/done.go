@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/gates"
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
@@ -63,25 +62,20 @@ func workFacts(e *env, s *gitstore.Store, t *state.Task, rev string, mode gates.
 	}
 	f.Commit = commit
 	if commit != t.Base {
-		_, err := s.Git.Run(e.ctx, "merge-base", "--is-ancestor", t.Base, commit)
-		switch gitcmd.ExitCode(err) {
-		case -1:
-			if err != nil {
-				return f, err
-			}
-			f.NewCommit = true
-		case 1:
-			return f, refused("done "+t.ID()+" refused", fmt.Sprintf("commit %s does not descend from the claim's base %s", shortHash(commit), shortHash(t.Base)))
-		default:
+		ok, err := s.IsAncestor(e.ctx, plumbing.NewHash(t.Base), plumbing.NewHash(commit))
+		if err != nil {
 			return f, err
 		}
+		if !ok {
+			return f, refused("done "+t.ID()+" refused", fmt.Sprintf("commit %s does not descend from the claim's base %s", shortHash(commit), shortHash(t.Base)))
+		}
+		f.NewCommit = true
 	}
 	if f.NewCommit {
 		if mode == gates.Worktree {
 			// A worker branch holds nothing but the worker's own commits.
-			// --no-renames: a rename touches both paths, and the task must
-			// own both.
-			paths, err := s.Git.Fields(e.ctx, 0, "diff", "--name-only", "-z", "--no-renames", t.Base, commit, "--")
+			// A rename touches both paths, and the task must own both.
+			paths, err := s.ChangedPaths(plumbing.NewHash(t.Base), plumbing.NewHash(commit))
 			if err != nil {
 				return f, err
 			}
@@ -95,10 +89,8 @@ func workFacts(e *env, s *gitstore.Store, t *state.Task, rev string, mode gates.
 		if err != nil {
 			return f, err
 		}
-		f.Reachable = head == commit
-		if !f.Reachable {
-			_, err := s.Git.Run(e.ctx, "merge-base", "--is-ancestor", commit, head)
-			f.Reachable = err == nil
+		if f.Reachable, err = s.IsAncestor(e.ctx, plumbing.NewHash(commit), plumbing.NewHash(head)); err != nil {
+			return f, err
 		}
 	}
 	return f, nil
