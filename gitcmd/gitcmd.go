@@ -8,6 +8,7 @@
 package gitcmd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 )
 
 // GuardEnv is set in the environment of every git process we start. Hooks
@@ -124,3 +126,76 @@ func Split(b []byte, sep byte) []string {
 // Internal reports whether this process was started by git-zerg itself
 // (through a Runner), as a hook does when the tool commits for a worker.
 func Internal() bool { return os.Getenv(GuardEnv) != "" }
+
+// Pipe is a long-lived git process fed line by line, for commands that take
+// many requests on stdin (`update-ref --stdin`): one process instead of one
+// per request, for long-running callers such as a rush.
+type Pipe struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr *lockedBuffer
+	args   []string
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// StartPipe starts git with args, its stdin and stdout connected to the Pipe.
+func (r *Runner) StartPipe(args ...string) (*Pipe, error) {
+	full := append([]string{"-C", r.Dir}, args...)
+	cmd := exec.Command("git", full...)
+	cmd.Env = append(os.Environ(), GuardEnv+"=1")
+	cmd.Env = append(cmd.Env, r.Env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipe{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), stderr: &lockedBuffer{}, args: args}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Send writes a request.
+func (p *Pipe) Send(s string) error {
+	_, err := io.WriteString(p.stdin, s)
+	return err
+}
+
+// ReadLine reads one line of the answer, without its newline.
+func (p *Pipe) ReadLine() (string, error) {
+	line, err := p.stdout.ReadString('\n')
+	return strings.TrimSuffix(line, "\n"), err
+}
+
+// Close ends the process and returns its failure as an *Error, if any.
+func (p *Pipe) Close() error {
+	p.stdin.Close()
+	err := p.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return &Error{Args: p.args, Code: ee.ExitCode(), Stderr: p.stderr.String()}
+	}
+	return err
+}

@@ -77,6 +77,10 @@ type Store struct {
 	Git  *gitcmd.Runner
 	objs *filesystem.Storage
 
+	// Persistent keeps one `git update-ref --stdin` process for all of this
+	// process's ref updates (a rush), instead of one process per update.
+	Persistent bool
+
 	// Retry bounds the compare-and-swap loop.
 	Retry time.Duration
 	// Hooks for tests: called after a transaction was built, before the

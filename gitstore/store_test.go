@@ -378,3 +378,43 @@ func TestAncestryAndChangedPaths(t *testing.T) {
 		t.Errorf("ChangedPaths = %q, git says %q", got, want)
 	}
 }
+
+// TestPersistentUpdates runs transactions through one long-lived
+// `git update-ref --stdin`, including a lost race, which ends that process
+// and must start a new one.
+func TestPersistentUpdates(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	s.Persistent = true
+	plan(t, s, "f", tasks(5))
+	other := openStore(t, dir)
+	other.procKey = "another process"
+	raced := false
+	s.beforeCommit = func() {
+		if !raced {
+			raced = true
+			if err := setStatus(other, "f", "T004", state.Blocked); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	for i := 0; i < 4; i++ {
+		if err := setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, _ := s.View("f")
+	all, _ := tx.Tasks()
+	for _, tk := range all {
+		want := state.Done
+		if tk.ID() == "T004" {
+			want = state.Blocked
+		}
+		if tk.Status != want {
+			t.Errorf("%s is %s, want %s", tk.ID(), tk.Status, want)
+		}
+	}
+	if n := git(t, dir, "rev-list", "--count", FeatureRef("f")); n != "6" {
+		t.Errorf("%s commits, want 6", n)
+	}
+}

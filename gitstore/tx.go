@@ -592,11 +592,13 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 		fmt.Fprintf(&b, "update %s %s %s\n", u.name, u.new, old)
 	}
 	b.WriteString("prepare\ncommit\n")
+	if s.Persistent {
+		return s.updateRefsPiped(b.String())
+	}
 	// A short lock timeout makes git wait for a concurrent writer's
 	// <ref>.lock instead of failing at once; the compare-and-swap still
 	// decides who wins.
-	_, err := s.Git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())},
-		"-c", "core.filesRefLockTimeout=500", "update-ref", "--stdin")
+	_, err := s.Git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())}, updateRefArgs...)
 	if err == nil {
 		return nil
 	}
@@ -606,6 +608,54 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 		return fmt.Errorf("%w: %v", errRace, err)
 	}
 	return err
+}
+
+var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "update-ref", "--stdin"}
+
+// refPipes holds one `git update-ref --stdin` process per repository for
+// stores marked Persistent: `update-ref --stdin` takes transaction after
+// transaction, and a rush makes hundreds of them.
+var refPipes sync.Map // common dir -> *refPipe
+
+type refPipe struct {
+	mu sync.Mutex
+	p  *gitcmd.Pipe
+}
+
+func (s *Store) updateRefsPiped(tx string) error {
+	v, _ := refPipes.LoadOrStore(s.CommonDir, &refPipe{})
+	rp := v.(*refPipe)
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.p == nil {
+		p, err := s.Git.StartPipe(updateRefArgs...)
+		if err != nil {
+			return err
+		}
+		rp.p = p
+	}
+	fail := func() error {
+		// git ends the session on a failed transaction: its exit says why.
+		err := rp.p.Close()
+		rp.p = nil
+		if gitcmd.ExitCode(err) > 0 {
+			return fmt.Errorf("%w: %v", errRace, err)
+		}
+		if err == nil {
+			err = errors.New("git update-ref --stdin ended")
+		}
+		return err
+	}
+	if err := rp.p.Send(tx); err != nil {
+		return fail()
+	}
+	for _, want := range []string{"start: ok", "prepare: ok", "commit: ok"} {
+		line, err := rp.p.ReadLine()
+		if err != nil || line != want {
+			return fail()
+		}
+	}
+	return nil
 }
 
 // Update runs fn in a transaction on feature ("" for locks only) and

@@ -91,6 +91,7 @@ type slotResult struct {
 
 func (r *rush) run() error {
 	e, s := r.e, r.s
+	s.Persistent = true // hundreds of transitions: one update-ref process for all
 	ctx := e.ctx
 	r.mgr = e.manager(s, r.cfg, r.feature)
 	head, err := headCommit(s)
@@ -320,6 +321,7 @@ func (r *rush) runTask(id string, slot int, tip string) error {
 	if err != nil {
 		return err
 	}
+	s.Persistent = true
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {
 		return err
