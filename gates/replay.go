@@ -20,6 +20,10 @@ type Problem struct {
 	Commit string // the state commit
 	Task   string // "" for a problem of the commit itself
 	Msg    string
+	// Unchecked: a fact could not be gathered here (a work commit or a
+	// claim's base is not in this repository): forged, or made on another
+	// machine and not fetched yet.
+	Unchecked bool
 }
 
 func (p Problem) String() string {
@@ -37,8 +41,9 @@ func (p Problem) String() string {
 // compared with the task's base. Replay asks for it only for events that
 // take a task to verified or done (see WorkNeeded).
 type Work struct {
-	Exists   bool // the commit exists and is a commit
-	Descends bool // it is the base or descends from it
+	Exists     bool // the commit exists and is a commit
+	BaseExists bool // so does the claim's base
+	Descends   bool // the commit is the base or descends from it
 	// New: there is work since the base (worktree mode: the commit is not
 	// the base; shared mode: some commit between them is the task's own,
 	// see OwnWork).
@@ -77,8 +82,9 @@ type Commit struct {
 	// Zerg-Task, Zerg-Clock).
 	Op, Task string
 	Clock    uint64
-	// Root: the commit has no parent. ParentClock is the highest
-	// Zerg-Clock of its parents.
+	// Root: the commit starts a history: it has no parent, or its parent
+	// is a deleted feature's tombstone (a plan after cleanup --state).
+	// ParentClock is the highest Zerg-Clock of its parents.
 	Root        bool
 	ParentClock uint64
 	// StoredClock is the clock file of the commit's tree, 0 when the
@@ -92,6 +98,9 @@ type Commit struct {
 	// differ from one of its parents.
 	Merge  bool
 	Merged []MergeStep
+	// Deleted: the commit's tree is a tombstone (cleanup --state, or a
+	// merge with a side that deleted the feature): it holds no state.
+	Deleted bool
 }
 
 // MergeStep is one task of a merge commit, as the merge left it and as
@@ -115,6 +124,18 @@ func Replay(c Commit) []Problem {
 	var out []Problem
 	add := func(task, format string, args ...any) {
 		out = append(out, Problem{Commit: c.Hash, Task: task, Msg: fmt.Sprintf(format, args...)})
+	}
+	if c.Deleted {
+		switch {
+		case c.Root:
+			add("", "a history that starts with a deletion")
+		case c.Op != "delete" && !c.Merge:
+			add("", "the feature's state was deleted by a %q commit, not by a delete", c.Op)
+		}
+		if c.Clock <= c.ParentClock {
+			add("", "clock %d does not advance on its parent's %d", c.Clock, c.ParentClock)
+		}
+		return out
 	}
 	switch {
 	case c.Op == "":
@@ -153,9 +174,7 @@ func Replay(c Commit) []Problem {
 		}
 	}
 	for _, s := range c.Steps {
-		for _, msg := range replayStep(c, s) {
-			add(s.ID, "%s", msg)
-		}
+		out = append(out, replayStep(c, s)...)
 	}
 	for _, m := range c.Merged {
 		if msg := replayMerge(c, m); msg != "" {
@@ -252,9 +271,11 @@ func carriesWork(ev state.Event) bool {
 }
 
 // replayStep checks one task's change.
-func replayStep(c Commit, s Step) []string {
-	var why []string
-	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
+func replayStep(c Commit, s Step) []Problem {
+	var why []Problem
+	add := func(format string, args ...any) {
+		why = append(why, Problem{Commit: c.Hash, Task: s.ID, Msg: fmt.Sprintf(format, args...)})
+	}
 	before, after := s.Before, s.After
 	if c.Op == "plan" {
 		// A plan, first or forced, starts the task afresh: its earlier
@@ -268,7 +289,8 @@ func replayStep(c Commit, s Step) []string {
 		return why
 	}
 	if after.Spec == nil {
-		return append(why, "stored without its spec")
+		add("stored without its spec")
+		return why
 	}
 	if after.Spec.ID != s.ID {
 		add("stored under the name %s but its spec says %s", s.ID, after.Spec.ID)
@@ -285,11 +307,13 @@ func replayStep(c Commit, s Step) []string {
 		}
 		for i := 0; i < n; i++ {
 			if !sameEvent(before.History[i], after.History[i]) {
-				return append(why, fmt.Sprintf("history rewritten: event %d (%s) became %s", i+1, eventString(before.History[i]), eventString(after.History[i])))
+				add("history rewritten: event %d (%s) became %s", i+1, eventString(before.History[i]), eventString(after.History[i]))
+				return why
 			}
 		}
 		if len(after.History) < len(before.History) {
-			return append(why, fmt.Sprintf("history rewritten: %d of its %d events removed", len(before.History)-len(after.History), len(before.History)))
+			add("history rewritten: %d of its %d events removed", len(before.History)-len(after.History), len(before.History))
+			return why
 		}
 	}
 	evs := newEvents(before, after, c.Op)
@@ -375,7 +399,10 @@ func replayStep(c Commit, s Step) []string {
 		}
 		if carriesWork(ev) {
 			commit = ev.Commit
-			why = append(why, checkWork(what, ev, after, s.Work)...)
+			for _, p := range checkWork(what, ev, after, s.Work) {
+				p.Commit, p.Task = c.Hash, s.ID
+				why = append(why, p)
+			}
 		}
 		status = ev.To
 	}
@@ -402,9 +429,12 @@ func replayStep(c Commit, s Step) []string {
 
 // checkWork checks the work a done or merge event took to verified or done
 // against the facts the caller gathered.
-func checkWork(what string, ev state.Event, t *state.Task, facts map[string]Work) []string {
-	var why []string
-	add := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
+func checkWork(what string, ev state.Event, t *state.Task, facts map[string]Work) []Problem {
+	var why []Problem
+	add := func(format string, args ...any) { why = append(why, Problem{Msg: fmt.Sprintf(format, args...)}) }
+	unchecked := func(format string, args ...any) {
+		why = append(why, Problem{Msg: fmt.Sprintf(format, args...), Unchecked: true})
+	}
 	if ev.Commit == "" {
 		add("%s names no commit", what)
 		return why
@@ -416,7 +446,10 @@ func checkWork(what string, ev state.Event, t *state.Task, facts map[string]Work
 	w, ok := facts[ev.Commit]
 	switch {
 	case !ok || !w.Exists:
-		add("%s: commit %s does not exist", what, short(ev.Commit))
+		unchecked("%s: commit %s is not in this repository", what, short(ev.Commit))
+		return why
+	case !w.BaseExists:
+		unchecked("%s: the claim's base %s is not in this repository", what, short(t.Base))
 		return why
 	case !w.Descends:
 		add("%s: commit %s does not descend from the claim's base %s", what, short(ev.Commit), short(t.Base))

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -114,11 +115,11 @@ func commitOf(op string, clock uint64, before, after *state.Task, st func(string
 		task = ""
 	}
 	return Commit{Hash: "c0ffee", Op: op, Task: task, Clock: clock, ParentClock: clock - 1, StoredClock: clock,
-		Root: op == "plan" && before == nil,
+		Root:  op == "plan" && before == nil,
 		Steps: []Step{{ID: id, Before: before, After: after, Status: st, Work: work}}}
 }
 
-var goodWork = map[string]Work{"w1": {Exists: true, Descends: true, New: true, Touched: []string{"a.txt"}}}
+var goodWork = map[string]Work{"w1": {Exists: true, BaseExists: true, Descends: true, New: true, Touched: []string{"a.txt"}}}
 
 func TestReplayLegalHistory(t *testing.T) {
 	// plan, claim, fail (backoff), claim again, fail and block, retry,
@@ -164,7 +165,7 @@ func TestReplayLegalHistory(t *testing.T) {
 	ca := claimT(a, 3, "w1", "base")
 	da := doneT(ca, 4, state.Done, "base")
 	for _, c := range []Commit{commitOf("approve", 2, h, a, deps, nil), commitOf("claim", 3, a, ca, deps, nil),
-		commitOf("done", 4, ca, da, deps, map[string]Work{"base": {Exists: true, Descends: true}})} {
+		commitOf("done", 4, ca, da, deps, map[string]Work{"base": {Exists: true, BaseExists: true, Descends: true}})} {
 		if ps := Replay(c); len(ps) > 0 {
 			t.Errorf("%s: %v", c.Op, ps)
 		}
@@ -236,15 +237,18 @@ func TestReplayRefusals(t *testing.T) {
 		}, "approved by me without an approve transition"},
 		{"done commit missing", func() Commit {
 			return commitOf("done", 3, c, v, done, map[string]Work{})
-		}, "commit w1 does not exist"},
-		{"done commit not from base", func() Commit {
+		}, "commit w1 is not in this repository"},
+		{"done base missing", func() Commit {
 			return commitOf("done", 3, c, v, done, map[string]Work{"w1": {Exists: true}})
+		}, "the claim's base base is not in this repository"},
+		{"done commit not from base", func() Commit {
+			return commitOf("done", 3, c, v, done, map[string]Work{"w1": {Exists: true, BaseExists: true}})
 		}, "does not descend from the claim's base"},
 		{"done touches unowned path", func() Commit {
-			return commitOf("done", 3, c, v, done, map[string]Work{"w1": {Exists: true, Descends: true, New: true, Touched: []string{"a.txt", "b.txt"}}})
+			return commitOf("done", 3, c, v, done, map[string]Work{"w1": {Exists: true, BaseExists: true, Descends: true, New: true, Touched: []string{"a.txt", "b.txt"}}})
 		}, "touches paths the task does not own: b.txt"},
 		{"done without new work", func() Commit {
-			return commitOf("done", 3, c, v, done, map[string]Work{"w1": {Exists: true, Descends: true}})
+			return commitOf("done", 3, c, v, done, map[string]Work{"w1": {Exists: true, BaseExists: true, Descends: true}})
 		}, "no new commit since the claim"},
 		{"check-only task changed files", func() Commit {
 			k := planned("K", nil)
@@ -252,7 +256,7 @@ func TestReplayRefusals(t *testing.T) {
 			return commitOf("done", 3, kc, doneT(kc, 3, state.Done, "w1"), done, goodWork)
 		}, "check-only task changed files: a.txt"},
 		{"merge of work touching unowned path", func() Commit {
-			return commitOf("merge", 4, v, mergeT(v, 4), done, map[string]Work{"w1": {Exists: true, Descends: true, New: true, Touched: []string{"z"}}})
+			return commitOf("merge", 4, v, mergeT(v, 4), done, map[string]Work{"w1": {Exists: true, BaseExists: true, Descends: true, New: true, Touched: []string{"z"}}})
 		}, "touches paths the task does not own: z"},
 		{"done without commit", func() Commit {
 			return commitOf("done", 3, c, doneT(c, 3, state.Verified, ""), done, nil)
@@ -353,5 +357,111 @@ func TestWorkNeeded(t *testing.T) {
 	}
 	if q := WorkNeeded("fail", c, failT(c, 3, true)); len(q) != 0 {
 		t.Fatalf("fail needs no work facts, got %v", q)
+	}
+}
+
+func TestReplayMerge(t *testing.T) {
+	// Two machines claim T1 from the same state; the merge keeps one side's
+	// claim and records the other's as lost.
+	p := planned("T1", nil)
+	a := claimT(p, 2, "w1", "base")
+	b := claimT(p, 2, "w2", "base")
+	won := apply(a, 3, func(x tx) {
+		x.t.History = append(x.t.History, state.Event{Clock: 3, Op: ConflictOp, From: state.Claimed, To: state.Claimed, Worker: "w2", Reason: "lost"})
+	})
+	merge := func(after *state.Task, parents ...*state.Task) Commit {
+		return Commit{Hash: "m", Op: "sync", Clock: 3, ParentClock: 2, StoredClock: 3, Merge: true,
+			Merged: []MergeStep{{ID: "T1", After: after, Parents: parents}}}
+	}
+	for name, c := range map[string]Commit{
+		"one side taken":          merge(b, a, b),
+		"conflict recorded":       merge(won, a, b),
+		"other side deleted it":   merge(nil, a, nil),
+		"conflict, winner second": merge(won, b, a),
+	} {
+		if ps := Replay(c); len(ps) > 0 {
+			t.Errorf("%s: %v", name, ps)
+		}
+	}
+	forged := a.Clone()
+	forged.Status = state.Done
+	badClock := won.Clone()
+	badClock.History[len(badClock.History)-1].Clock = 9
+	for name, tt := range map[string]struct {
+		c    Commit
+		want string
+	}{
+		"state of neither side":  {merge(forged, a, b), "a merge gave the task a state none of its sides had"},
+		"conflict on one side":   {merge(won, a, nil), "a conflict recorded on a task only one side had"},
+		"conflict clock":         {merge(badClock, a, b), "conflict record has clock 9, its merge 3"},
+		"deleted on both sides":  {merge(nil, a, b), "task deleted by a merge"},
+		"clock does not advance": {func() Commit { c := merge(b, a, b); c.Clock, c.StoredClock = 2, 2; return c }(), "clock 2 does not advance"},
+	} {
+		ps := Replay(tt.c)
+		if len(ps) == 0 || !strings.Contains(fmt.Sprint(ps), tt.want) {
+			t.Errorf("%s: got %v, want %q", name, ps, tt.want)
+		}
+	}
+}
+
+func TestReplayExpire(t *testing.T) {
+	// A lease that ran out: claimed → pending (attempt kept), then, with
+	// attempts exhausted, claimed → failed → blocked in one commit.
+	p := planned("T1", nil)
+	c := claimT(p, 2, "w1", "base")
+	e := apply(c, 3, func(x tx) {
+		x.t.Record(x.ev("expire", state.Pending, "w1", "lease expired", ""))
+		x.t.NotBefore = t0.Add(time.Hour)
+		x.t.Reason, x.t.Worker, x.t.Owner = "lease of w1 expired", "", ""
+	})
+	c2 := claimT(e, 4, "w2", "base2")
+	b := apply(c2, 5, func(x tx) {
+		x.t.Record(x.ev("expire", state.Failed, "w2", "lease expired", ""))
+		x.t.Record(x.ev("block", state.Blocked, "w2", "attempts exhausted", ""))
+	})
+	for _, cm := range []Commit{commitOf("expire", 3, c, e, nil, nil), commitOf("claim", 4, e, c2, nil, nil), commitOf("expire", 5, c2, b, nil, nil)} {
+		if ps := Replay(cm); len(ps) > 0 {
+			t.Errorf("%s at %d: %v", cm.Op, cm.Clock, ps)
+		}
+	}
+}
+
+func TestReplayDeleted(t *testing.T) {
+	del := Commit{Hash: "d", Op: "delete", Clock: 5, ParentClock: 4, Deleted: true}
+	if ps := Replay(del); len(ps) > 0 {
+		t.Fatalf("delete: %v", ps)
+	}
+	sync := Commit{Hash: "m", Op: "sync", Clock: 6, ParentClock: 5, Deleted: true, Merge: true}
+	if ps := Replay(sync); len(ps) > 0 {
+		t.Fatalf("merge with a deleted side: %v", ps)
+	}
+	for want, c := range map[string]Commit{
+		`deleted by a "claim" commit`:    {Hash: "d", Op: "claim", Clock: 5, ParentClock: 4, Deleted: true},
+		"clock 4 does not advance":       {Hash: "d", Op: "delete", Clock: 4, ParentClock: 4, Deleted: true},
+		"a history that starts with a d": {Hash: "d", Op: "delete", Clock: 1, Root: true, Deleted: true},
+	} {
+		if ps := Replay(c); !strings.Contains(fmt.Sprint(ps), want) {
+			t.Errorf("got %v, want %q", ps, want)
+		}
+	}
+	// The plan after a tombstone starts afresh (Root), its clock from 1.
+	p := planned("T1", nil)
+	if ps := Replay(commitOf("plan", 1, nil, p, nil, nil)); len(ps) > 0 {
+		t.Fatalf("plan after a deletion: %v", ps)
+	}
+}
+
+func TestReplayUnchecked(t *testing.T) {
+	// Work that is not here is reported apart: it may be forged, or made
+	// on another machine and not fetched yet.
+	c := claimT(planned("T1", []string{"a.txt"}), 2, "w1", "base")
+	ps := Replay(commitOf("done", 3, c, doneT(c, 3, state.Verified, "w1"), nil, map[string]Work{}))
+	if len(ps) != 1 || !ps[0].Unchecked {
+		t.Fatalf("missing work: %+v", ps)
+	}
+	ps = Replay(commitOf("done", 3, c, doneT(c, 3, state.Verified, "w1"), nil,
+		map[string]Work{"w1": {Exists: true, BaseExists: true, Descends: true, New: true, Touched: []string{"b"}}}))
+	if len(ps) != 1 || ps[0].Unchecked {
+		t.Fatalf("unowned work: %+v", ps)
 	}
 }

@@ -55,29 +55,9 @@ const conflictOp = "conflict"
 // MergeFeature merges the feature state at remote into the state at local
 // and writes the merge commit if one is needed; it moves no ref.
 func (s *Store) MergeFeature(ctx context.Context, feature string, local, remote plumbing.Hash) (MergeResult, error) {
-	switch {
-	case local == remote:
-		return MergeResult{Commit: local, Kind: "up to date"}, nil
-	case remote.IsZero():
-		return MergeResult{Commit: local, Kind: "new on the remote"}, nil
-	case local.IsZero():
-		return MergeResult{Commit: remote, Kind: "new here"}, nil
-	}
-	base, err := s.mergeBase(ctx, local, remote)
-	if err != nil {
-		return MergeResult{}, err
-	}
-	switch base {
-	case remote:
-		return MergeResult{Commit: local, Kind: "local ahead"}, nil
-	case local:
-		return MergeResult{Commit: remote, Kind: "fast-forward"}, nil
-	}
-	// Order the sides canonically, so the result does not depend on which
-	// machine merges.
-	a, b := local, remote
-	if b.String() < a.String() {
-		a, b = b, a
+	res, base, a, b, err := s.trivialMerge(ctx, local, remote)
+	if err != nil || res.Kind != "" {
+		return res, err
 	}
 	trees := make([]entries, 3)
 	clocks := make([]uint64, 3)
@@ -127,6 +107,35 @@ func (s *Store) MergeFeature(ctx context.Context, feature string, local, remote 
 		return MergeResult{}, err
 	}
 	return MergeResult{Commit: ch, Kind: "merge", Conflicts: m.conflicts}, nil
+}
+
+// trivialMerge settles the merges that need no merge commit (one side is
+// empty or contains the other). Otherwise res is zero and it returns the
+// merge base and the two sides in canonical order (res.Kind is empty), so that the result does
+// not depend on which machine merges.
+func (s *Store) trivialMerge(ctx context.Context, local, remote plumbing.Hash) (res MergeResult, base, a, b plumbing.Hash, err error) {
+	switch {
+	case local == remote:
+		return MergeResult{Commit: local, Kind: "up to date"}, base, a, b, nil
+	case remote.IsZero():
+		return MergeResult{Commit: local, Kind: "new on the remote"}, base, a, b, nil
+	case local.IsZero():
+		return MergeResult{Commit: remote, Kind: "new here"}, base, a, b, nil
+	}
+	if base, err = s.mergeBase(ctx, local, remote); err != nil {
+		return res, base, a, b, err
+	}
+	switch base {
+	case remote:
+		return MergeResult{Commit: local, Kind: "local ahead"}, base, a, b, nil
+	case local:
+		return MergeResult{Commit: remote, Kind: "fast-forward"}, base, a, b, nil
+	}
+	a, b = local, remote
+	if b.String() < a.String() {
+		a, b = b, a
+	}
+	return MergeResult{}, base, a, b, nil
 }
 
 func short(h plumbing.Hash) string { return h.String()[:12] }
@@ -458,27 +467,9 @@ func (m *merger) mergeWorkers(base, a, b object.TreeEntry) (*object.TreeEntry, e
 // differently goes to the earlier lock (then the smaller bytes); keep drops
 // locks whose task lost its claim in the feature merges. It moves no ref.
 func (s *Store) MergeLocks(ctx context.Context, local, remote plumbing.Hash, keep func(state.Lock) bool) (MergeResult, error) {
-	switch {
-	case local == remote:
-		return MergeResult{Commit: local, Kind: "up to date"}, nil
-	case remote.IsZero():
-		return MergeResult{Commit: local, Kind: "new on the remote"}, nil
-	case local.IsZero():
-		return MergeResult{Commit: remote, Kind: "new here"}, nil
-	}
-	base, err := s.mergeBase(ctx, local, remote)
-	if err != nil {
-		return MergeResult{}, err
-	}
-	switch base {
-	case remote:
-		return MergeResult{Commit: local, Kind: "local ahead"}, nil
-	case local:
-		return MergeResult{Commit: remote, Kind: "fast-forward"}, nil
-	}
-	a, b := local, remote
-	if b.String() < a.String() {
-		a, b = b, a
+	res, base, a, b, err := s.trivialMerge(ctx, local, remote)
+	if err != nil || res.Kind != "" {
+		return res, err
 	}
 	roots := make([]object.TreeEntry, 3)
 	for i, h := range []plumbing.Hash{base, a, b} {

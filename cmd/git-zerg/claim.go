@@ -51,15 +51,7 @@ func runClaim(e *env, o *claimOptions) error {
 	if err := checkWorker(o.worker); err != nil {
 		return err
 	}
-	feature, err := e.resolveFeature()
-	if err != nil {
-		return err
-	}
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	cfg, err := e.config()
+	feature, s, cfg, err := e.open()
 	if err != nil {
 		return err
 	}

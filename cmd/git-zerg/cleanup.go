@@ -43,15 +43,7 @@ func cleanupCmd(e *env) *cli.Command {
 }
 
 func runCleanup(e *env, o *cleanupOptions) error {
-	feature, err := e.resolveFeature()
-	if err != nil {
-		return err
-	}
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	cfg, err := e.config()
+	feature, s, cfg, err := e.open()
 	if err != nil {
 		return err
 	}

@@ -97,6 +97,21 @@ func (e *env) view() (*gitstore.Store, *gitstore.Tx, string, error) {
 	return s, tx, feature, err
 }
 
+// open resolves the feature and opens the store and configuration: what
+// every state-changing command needs first.
+func (e *env) open() (feature string, s *gitstore.Store, cfg *config.Config, err error) {
+	if feature, err = e.resolveFeature(); err != nil {
+		return "", nil, nil, err
+	}
+	if s, err = e.Store(); err != nil {
+		return "", nil, nil, err
+	}
+	if cfg, err = e.config(); err != nil {
+		return "", nil, nil, err
+	}
+	return feature, s, cfg, nil
+}
+
 // config reads .zerg/config.toml of the work tree we run in.
 func (e *env) config() (*config.Config, error) {
 	s, err := e.Store()

@@ -102,7 +102,7 @@ func runFsck(e *env, o *fsckOptions) error {
 		if err != nil {
 			return err
 		}
-		moved, err := checkSeen(e, s, feature, tip.String(), h.root)
+		moved, err := checkSeen(e, s, feature, tip.String())
 		if err != nil {
 			return err
 		}
@@ -129,6 +129,12 @@ func runFsck(e *env, o *fsckOptions) error {
 			fmt.Fprintf(e.stderr, "hint: if %s was moved on purpose, remove %s\n", gitstore.FeatureRef(feature),
 				filepath.Join(s.ZergDir(), "seen", feature))
 		}
+		for _, p := range problems {
+			if p.Unchecked {
+				fmt.Fprintln(e.stderr, "hint: work done on another machine can be checked once its commits are fetched here")
+				break
+			}
+		}
 	}
 	if e.json {
 		if err := writeJSON(e.stdout, out); err != nil {
@@ -154,10 +160,41 @@ func checkHistory(e *env, s *gitstore.Store, feature string, tip, stop string) (
 	return newHistoryChecker(e, s).check(feature, tip, stop)
 }
 
-// historyChecker walks one history. It reads git in-process (go-git) for
-// commits, trees and blobs; the git binary runs only for facts about the
-// work a done or merge names (ancestry and the paths it touches), once per
-// piece of work.
+// checkIncomingHistory is what sync runs on a feature's state fetched from
+// a remote, before merging it: the commits the remote has and we do not
+// are replayed, and any transition the gates would have refused is
+// refused here (exit 3). Work commits that are not here (made on the other
+// machine, their branch not fetched) cannot be checked, and do not refuse
+// the history: fsck reports them once the state is merged.
+func checkIncomingHistory(e *env, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
+	if remote.IsZero() || remote == local {
+		return nil
+	}
+	stop := ""
+	if !local.IsZero() {
+		stop = local.String()
+	}
+	problems, err := checkHistory(e, s, feature, remote.String(), stop)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, p := range problems {
+		if !p.Unchecked {
+			bad = append(bad, p.String())
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &cliError{code: exitRefused, what: fmt.Sprintf("sync refused: the remote's state of %s holds %d illegal transition(s)", feature, len(bad)),
+		why: strings.Join(firstFew(bad, 3), "; "), hint: "nothing was merged; whoever wrote that state must repair it"}
+}
+
+// historyChecker walks one history. It reads commits, trees and blobs
+// in-process (go-git); the git binary runs once to list the commits, and
+// once or twice per piece of work a done or merge names (its ancestry and
+// the paths it touches).
 type historyChecker struct {
 	e *env
 	s *gitstore.Store
@@ -166,9 +203,8 @@ type historyChecker struct {
 	statuses map[plumbing.Hash]map[string]state.Status
 	tasks    map[plumbing.Hash][]*state.Task
 
-	// Filled by check: the commits walked and the last (oldest) of them.
+	// Filled by check: the number of commits replayed.
 	commits int
-	root    string
 }
 
 type workKey struct {
@@ -185,7 +221,7 @@ func (h *historyChecker) check(feature, tip, stop string) ([]fsckProblem, error)
 	// Every commit of the history, not only first parents: after a sync,
 	// the other machine's transitions are commits on a second parent, and
 	// they are replayed like ours. Oldest first, each after its parents.
-	args := []string{"rev-list", "--topo-order", "--reverse", "--parents", tip}
+	args := []string{"rev-list", "--topo-order", "--reverse", tip}
 	if stop != "" {
 		args = append(args, "^"+stop)
 	}
@@ -193,14 +229,12 @@ func (h *historyChecker) check(feature, tip, stop string) ([]fsckProblem, error)
 	if err != nil {
 		return nil, fmt.Errorf("feature %s: %w", feature, err)
 	}
-	parents := map[string][]string{}
 	var out []fsckProblem
 	for _, l := range lines {
 		f := strings.Fields(l)
 		if len(f) == 0 {
 			continue
 		}
-		parents[f[0]] = f[1:]
 		c, err := object.GetCommit(h.s.Objects(), plumbing.NewHash(f[0]))
 		if err != nil {
 			return nil, fmt.Errorf("feature %s: read %s: %w", feature, f[0], err)
@@ -219,19 +253,6 @@ func (h *historyChecker) check(feature, tip, stop string) ([]fsckProblem, error)
 		}
 		out = append(out, problems...)
 		h.commits++
-	}
-	// The first commit of the history along first parents: a feature
-	// planned afresh has another one.
-	for c := tip; ; {
-		ps, ok := parents[c]
-		if !ok {
-			break
-		}
-		h.root = c
-		if len(ps) == 0 {
-			break
-		}
-		c = ps[0]
 	}
 	return out, nil
 }
@@ -253,11 +274,20 @@ func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit)
 			if before, err = p.Tree(); err != nil {
 				return nil, err
 			}
+			if isTombstone(before) {
+				// A plan after cleanup --state starts afresh on top of
+				// the deletion, its clock from 1.
+				before, parentHash, rc.Root = nil, plumbing.ZeroHash, true
+			}
 		}
 	}
 	after, err := c.Tree()
 	if err != nil {
 		return nil, err
+	}
+	if isTombstone(after) {
+		rc.Deleted = true
+		return gates.Replay(rc), nil
 	}
 	changes, err := h.diffTrees(before, after, "")
 	if err != nil {
@@ -355,6 +385,17 @@ func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit)
 		}
 	}
 	return append(gates.Replay(rc), extra...), nil
+}
+
+// isTombstone reports whether a state tree is a deleted feature's
+// tombstone (gitstore's Tx.Delete: a tree holding only "deleted").
+func isTombstone(t *object.Tree) bool {
+	for _, e := range t.Entries {
+		if e.Name == "deleted" {
+			return true
+		}
+	}
+	return false
 }
 
 // blobChange is a file that differs between two trees; a zero hash is
@@ -514,13 +555,12 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 		h.work[key] = w
 		return w, err
 	}
-	baseOK, err := exists(q.Base)
-	if err != nil {
+	if w.BaseExists, err = exists(q.Base); err != nil || !w.BaseExists {
+		h.work[key] = w
 		return w, err
 	}
 	ctx, git := h.e.ctx, h.s.Git
 	switch {
-	case !baseOK:
 	case q.Base == q.Commit:
 		w.Descends = true
 	default:
@@ -636,19 +676,16 @@ func (h *historyChecker) tasksIn(commit plumbing.Hash) ([]*state.Task, error) {
 }
 
 // checkSeen compares the tip with the one the last fsck saw, kept in
-// <common dir>/zerg/seen/<feature> as "<tip> <first commit>": a state ref
-// that no longer contains it was moved back or rewritten by hand. A
-// history with another first commit is a feature planned afresh (cleanup
-// --state, then plan), which the replay checks from its start. The file
-// moves on only when nothing moved back, so the problem is reported until
-// someone looks (and removes the file).
-func checkSeen(e *env, s *gitstore.Store, feature, tip, root string) ([]fsckProblem, error) {
+// <common dir>/zerg/seen/<feature>: a state ref that no longer contains it
+// was moved back, rewritten or replaced by hand (the tool only ever adds
+// commits: cleanup --state leaves a tombstone, sync a merge). The file moves
+// on only when nothing moved back, so the problem is reported until someone
+// looks (and removes the file).
+func checkSeen(e *env, s *gitstore.Store, feature, tip string) ([]fsckProblem, error) {
 	file := filepath.Join(s.ZergDir(), "seen", feature)
 	var problems []fsckProblem
 	if b, err := os.ReadFile(file); err == nil {
-		f := strings.Fields(string(b))
-		if len(f) == 2 && f[0] != tip && f[1] == root {
-			was := f[0]
+		if was := strings.TrimSpace(string(b)); plumbing.IsHash(was) && was != tip {
 			ancestor := func(a, b string) (bool, error) {
 				_, err := s.Git.Run(e.ctx, "merge-base", "--is-ancestor", a, b)
 				switch gitcmd.ExitCode(err) {
@@ -685,7 +722,7 @@ func checkSeen(e *env, s *gitstore.Store, feature, tip, root string) ([]fsckProb
 			return nil, err
 		}
 		tmp := file + ".tmp"
-		if err := os.WriteFile(tmp, []byte(tip+" "+root+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(tmp, []byte(tip+"\n"), 0o644); err != nil {
 			return nil, err
 		}
 		if err := os.Rename(tmp, file); err != nil {

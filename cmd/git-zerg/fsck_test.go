@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestFsckLargeHistory: fsck of a 1,000-task feature with about 200
@@ -116,5 +121,74 @@ func TestFsckLargeHistory(t *testing.T) {
 	out = zerg(1, "fsck")
 	if !strings.Contains(out, " T0500: state changed without a transition (status pending → done)") {
 		t.Fatalf("fsck of the forged history printed:\n%s", out)
+	}
+}
+
+// TestCheckIncomingHistory: what sync runs on fetched state refuses a
+// forged history (exit 3) and lets a legal one through.
+func TestCheckIncomingHistory(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	for k, v := range map[string]string{"HOME": dir, "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "Zerg Tester", "GIT_AUTHOR_EMAIL": "tester@example.com",
+		"GIT_COMMITTER_NAME": "Zerg Tester", "GIT_COMMITTER_EMAIL": "tester@example.com"} {
+		t.Setenv(k, v)
+	}
+	genv := os.Environ()
+	run(t, dir, genv, "git", "init", "-q", "-b", "main", repo)
+	run(t, repo, genv, "git", "commit", "-q", "--allow-empty", "-m", "initial")
+	graph := filepath.Join(dir, "graph.json")
+	if err := os.WriteFile(graph, []byte(`{"feature": "auth", "tasks": [
+		{"id": "T1", "title": "a", "verification": {"command": "true"}},
+		{"id": "T2", "title": "b", "dependencies": ["T1"], "verification": {"command": "true"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zerg := func(args ...string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Main(append([]string{"git-zerg", "-C", repo}, args...), strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("git zerg %v: exit %d: %s", args, code, errb.String())
+		}
+	}
+	ref := "refs/zerg/features/auth"
+	tip := func() string { return strings.TrimSpace(run(t, repo, genv, "git", "rev-parse", ref)) }
+	zerg("plan", "--graph", graph)
+	planned := tip()
+	zerg("claim", "--worker", "w1", "T1")
+	claimed := tip()
+
+	e := &env{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard, now: time.Now, dir: repo}
+	s, err := e.Store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkIncomingHistory(e, s, "auth", plumbing.NewHash(planned), plumbing.NewHash(claimed)); err != nil {
+		t.Fatalf("legal history refused: %v", err)
+	}
+	if err := checkIncomingHistory(e, s, "auth", plumbing.ZeroHash, plumbing.NewHash(claimed)); err != nil {
+		t.Fatalf("legal history new here refused: %v", err)
+	}
+
+	// The remote says T2 is claimed although T1 is not done: the blob of
+	// T1's claim, renamed, committed as a claim of T2.
+	path := func(id string) string {
+		return strings.TrimSpace(run(t, repo, genv, "sh", "-c", "git ls-tree -r --name-only "+ref+" tasks | grep /"+id+"$"))
+	}
+	blob := run(t, repo, genv, "git", "cat-file", "blob", ref+":"+path("T2"))
+	blob = strings.Replace(blob, `"status": "pending"`, `"status": "claimed"`, 1)
+	forged := filepath.Join(dir, "forged.json")
+	if err := os.WriteFile(forged, []byte(blob), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := append(genv, "GIT_INDEX_FILE="+filepath.Join(dir, "idx"))
+	h := strings.TrimSpace(run(t, repo, genv, "git", "hash-object", "-w", forged))
+	run(t, repo, idx, "git", "read-tree", ref)
+	run(t, repo, idx, "git", "update-index", "--cacheinfo", "100644,"+h+","+path("T2"))
+	tree := strings.TrimSpace(run(t, repo, idx, "git", "write-tree"))
+	c := strings.TrimSpace(run(t, repo, genv, "git", "commit-tree", tree, "-p", claimed, "-m", "claim T2\n\nZerg-Op: claim\nZerg-Task: T2\nZerg-Clock: 3"))
+	err = checkIncomingHistory(e, s, "auth", plumbing.NewHash(claimed), plumbing.NewHash(c))
+	var ce *cliError
+	if !errors.As(err, &ce) || ce.code != exitRefused || !strings.Contains(ce.why, "T2: state changed without a transition (status pending → claimed)") {
+		t.Fatalf("forged history: got %v", err)
 	}
 }

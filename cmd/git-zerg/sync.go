@@ -267,4 +267,4 @@ func refsUnder(e *env, s *gitstore.Store, prefix string) (map[string]string, err
 
 // checkIncoming refuses a history received from a remote that the gates
 // would not have allowed (see fsck). It is called before anything merges.
-var checkIncoming = func(e *env, s *gitstore.Store, feature string, local, remote plumbing.Hash) error { return nil }
+var checkIncoming = checkIncomingHistory

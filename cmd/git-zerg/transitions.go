@@ -88,15 +88,7 @@ func approveCmd(e *env) *cli.Command {
 
 // transition runs one task transition: load the task, ask the gate, apply.
 func (e *env) transition(taskID string, apply func(x *txn, t *state.Task) (*gitstore.Message, error)) (*state.Task, error) {
-	feature, err := e.resolveFeature()
-	if err != nil {
-		return nil, err
-	}
-	s, err := e.Store()
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := e.config()
+	feature, s, cfg, err := e.open()
 	if err != nil {
 		return nil, err
 	}
@@ -172,15 +164,7 @@ func runFail(e *env, o *taskOpOptions) error {
 	if o.reason == "" {
 		return usageErr("fail: --reason is required")
 	}
-	feature, err := e.resolveFeature()
-	if err != nil {
-		return err
-	}
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	cfg, err := e.config()
+	feature, s, cfg, err := e.open()
 	if err != nil {
 		return err
 	}
@@ -279,15 +263,7 @@ func runHeartbeat(e *env, o *taskOpOptions) error {
 	if err := checkWorker(o.worker); err != nil {
 		return err
 	}
-	feature, err := e.resolveFeature()
-	if err != nil {
-		return err
-	}
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	cfg, err := e.config()
+	feature, s, cfg, err := e.open()
 	if err != nil {
 		return err
 	}
