@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -174,4 +173,3 @@ func checkWorker(w string) error {
 	return nil
 }
 
-var _ = exec.Command
