@@ -418,3 +418,75 @@ func TestPersistentUpdates(t *testing.T) {
 		t.Errorf("%s commits, want 6", n)
 	}
 }
+
+// TestMergeDisjoint checks the in-process level merge against git's own
+// 3-way merge on the same work, and its refusals.
+func TestMergeDisjoint(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	write := func(files map[string]string) {
+		for name, content := range files {
+			p := filepath.Join(dir, name)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(content), 0o644)
+		}
+	}
+	commitAll := func(msg string) string {
+		git(t, dir, "add", "-A")
+		git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", msg)
+		return git(t, dir, "rev-parse", "HEAD")
+	}
+	write(map[string]string{"a.txt": "a", "src/x/y.go": "y", "src/z.go": "z", "gone/only.txt": "g"})
+	base := commitAll("base")
+	git(t, dir, "branch", "staging", base)
+	var pins []Pin
+	for i, change := range []func(){
+		func() { write(map[string]string{"src/x/y.go": "y2", "new/dir/n.txt": "n"}) },
+		func() { git(t, dir, "rm", "-q", "-r", "gone") },
+		func() { write(map[string]string{"a.txt": "a2"}); os.Chmod(filepath.Join(dir, "a.txt"), 0o755) },
+	} {
+		git(t, dir, "checkout", "-q", "--detach", base)
+		change()
+		pins = append(pins, Pin{Task: fmt.Sprint("T", i), Commit: commitAll(fmt.Sprint("T", i)), Base: base})
+	}
+	// What git's merge makes of the same work, one pin after the other.
+	cur := base
+	for _, p := range pins {
+		tree := strings.Fields(git(t, dir, "merge-tree", "--write-tree", cur, p.Commit))[0]
+		cur = git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit-tree", tree, "-p", cur, "-p", p.Commit, "-m", "m")
+	}
+	want := git(t, dir, "rev-parse", cur+"^{tree}")
+	sig := Signature("git-zerg", "z@e", time.Now())
+	tip, tree, err := s.MergeDisjoint(context.Background(), "refs/heads/staging", base, pins, sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree != want {
+		t.Errorf("tree %s, git's merge gives %s:\n%s", tree, want, git(t, dir, "diff", "--stat", want, tree))
+	}
+	if got := git(t, dir, "rev-parse", "staging"); got != tip {
+		t.Errorf("staging at %s, want %s", got, tip)
+	}
+	if n := git(t, dir, "rev-list", "--count", "--merges", base+".."+tip); n != "3" {
+		t.Errorf("%s merge commits, want one per task", n)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress")
+
+	// Two pins changing one path, or work based elsewhere: left to git.
+	git(t, dir, "checkout", "-q", "--detach", tip)
+	write(map[string]string{"src/z.go": "one"})
+	p1 := Pin{Task: "P1", Commit: commitAll("p1"), Base: tip}
+	git(t, dir, "checkout", "-q", "--detach", tip)
+	write(map[string]string{"src/z.go": "two"})
+	p2 := Pin{Task: "P2", Commit: commitAll("p2"), Base: tip}
+	if _, _, err := s.MergeDisjoint(context.Background(), "refs/heads/staging", tip, []Pin{p1, p2}, sig); !errors.Is(err, ErrNotDisjoint) {
+		t.Errorf("overlapping pins: %v, want ErrNotDisjoint", err)
+	}
+	p1.Base = base
+	if _, _, err := s.MergeDisjoint(context.Background(), "refs/heads/staging", tip, []Pin{p1}, sig); !errors.Is(err, ErrNotDisjoint) {
+		t.Errorf("pin based elsewhere: %v, want ErrNotDisjoint", err)
+	}
+	if got := git(t, dir, "rev-parse", "staging"); got != tip {
+		t.Errorf("a refused merge moved staging")
+	}
+}

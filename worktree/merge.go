@@ -204,3 +204,22 @@ func uniq(s []string) []string {
 	}
 	return out
 }
+
+// StagingFree returns ErrCheckedOut when the staging branch is checked out
+// in some worktree: moving it would change that checkout under its user.
+func (m *Manager) StagingFree(ctx context.Context) error {
+	list, err := m.entries(ctx)
+	if err != nil {
+		return err
+	}
+	ref := m.stagingRef()
+	for _, e := range list {
+		if e.branch == ref {
+			return fmt.Errorf("%s in %s: %w", StagingBranch(m.Feature), e.dir, ErrCheckedOut)
+		}
+	}
+	return nil
+}
+
+// StagingRef is the full ref name of the staging branch.
+func (m *Manager) StagingRef() string { return m.stagingRef() }

@@ -90,101 +90,107 @@ type claimRequest struct {
 // claim runs the pending → claimed transition. It returns the claimed
 // task, or nil and why nothing could be claimed (exit 4).
 func claim(e *env, s *gitstore.Store, r claimRequest) (*state.Task, string, error) {
-	owner := workerOwner(r.worker)
 	var claimed *state.Task
 	var why string
 	err := s.Update(e.ctx, r.feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		claimed, why = nil, ""
 		if !tx.Exists() {
 			return nil, notPlanned(r.feature)
 		}
 		x := &txn{tx: tx, now: e.now().UTC(), policy: r.policy, ttl: r.ttl}
-		if _, err := x.expireLeases(); err != nil {
-			return nil, err
+		var msg *gitstore.Message
+		var err error
+		claimed, why, msg, err = x.claim(r)
+		if err == nil && claimed == nil {
+			// Expired leases found on the way are still worth recording.
+			msg = &gitstore.Message{Subject: "expire leases in " + r.feature, Op: "expire"}
 		}
-		ws, err := tx.Workers()
-		if err != nil {
-			return nil, err
-		}
-		held := ""
-		if w, ok := ws[r.worker]; ok {
-			held = w.Task
-		}
-		locks, err := tx.Locks()
-		if err != nil {
-			return nil, err
-		}
-		facts := gates.ClaimFacts{Status: x.statusOf, Worker: r.worker, Owner: owner, Held: held, Locks: locks, Now: x.now}
-		var t *state.Task
-		if r.task != "" {
-			t, err = tx.Task(r.task)
-			if errors.Is(err, gitstore.ErrNotFound) {
-				return nil, usageErr("no task %q in feature %s", r.task, r.feature)
-			} else if err != nil {
-				return nil, err
-			}
-			facts.Task = t
-			if err := r.policy.Claim(facts); err != nil {
-				return nil, err
-			}
-		} else {
-			if held != "" {
-				return nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.worker, held))
-			}
-			tasks, err := tx.Tasks()
-			if err != nil {
-				return nil, err
-			}
-			for _, cand := range r.policy.ReadyOrder(tasks, x.now) {
-				if r.only != nil && !r.only(cand) {
-					continue
-				}
-				facts.Task = cand
-				if err := r.policy.Claim(facts); err == nil {
-					t = cand
-					break
-				} else if why == "" {
-					why = err.Error()
-				}
-			}
-			if t == nil {
-				if why == "" {
-					why = waitingFor(tasks, r.policy, x.now)
-				}
-				// Expired leases found on the way are still worth recording.
-				return x.commitExpiries(r.feature)
-			}
-		}
-		t = t.Clone()
-		if t.Status == state.Failed {
-			t.Record(x.event("backoff", state.Pending, "", "backoff over", ""))
-		}
-		t.Record(x.event("claim", state.Claimed, r.worker, "", ""))
-		t.Worker, t.Owner, t.Base, t.Commit, t.Reason = r.worker, owner, r.base, "", ""
-		t.NotBefore = time.Time{}
-		t.Attempts++
-		if err := tx.Put(t); err != nil {
-			return nil, err
-		}
-		lease := &state.Worker{Name: r.worker, Owner: owner, Task: t.ID(), Since: x.now, Expires: x.now.Add(r.ttl),
-			Host: gitstore.Hostname(), PID: r.pid, Started: r.started}
-		if err := tx.PutWorker(lease); err != nil {
-			return nil, err
-		}
-		if err := x.takeLocks(t, owner, lease.Expires); err != nil {
-			return nil, err
-		}
-		claimed = t
-		return &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.worker), Op: "claim", Task: t.ID(),
-			Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
+		return msg, err
 	})
 	return claimed, why, err
 }
 
-// commitExpiries finishes a transaction that decided nothing but may have
-// expired leases: those are written, the rest of the answer is the caller's.
-func (x *txn) commitExpiries(feature string) (*gitstore.Message, error) {
-	return &gitstore.Message{Subject: "expire leases in " + feature, Op: "expire"}, nil
+// claim runs the claim gate and records pending → claimed within a
+// transaction: on its own, or right after a worker's previous task settled,
+// so that a rush's worker moves on in one state commit instead of two.
+func (x *txn) claim(r claimRequest) (claimed *state.Task, why string, msg *gitstore.Message, err error) {
+	tx := x.tx
+	owner := workerOwner(r.worker)
+	if _, err := x.expireLeases(); err != nil {
+		return nil, "", nil, err
+	}
+	ws, err := tx.Workers()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	held := ""
+	if w, ok := ws[r.worker]; ok {
+		held = w.Task
+	}
+	locks, err := tx.Locks()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	facts := gates.ClaimFacts{Status: x.statusOf, Worker: r.worker, Owner: owner, Held: held, Locks: locks, Now: x.now}
+	var t *state.Task
+	if r.task != "" {
+		t, err = tx.Task(r.task)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, "", nil, usageErr("no task %q in feature %s", r.task, r.feature)
+		} else if err != nil {
+			return nil, "", nil, err
+		}
+		facts.Task = t
+		if err := r.policy.Claim(facts); err != nil {
+			return nil, "", nil, err
+		}
+	} else {
+		if held != "" {
+			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.worker, held))
+		}
+		tasks, err := tx.Tasks()
+		if err != nil {
+			return nil, "", nil, err
+		}
+		for _, cand := range r.policy.ReadyOrder(tasks, x.now) {
+			if r.only != nil && !r.only(cand) {
+				continue
+			}
+			facts.Task = cand
+			if err := r.policy.Claim(facts); err == nil {
+				t = cand
+				break
+			} else if why == "" {
+				why = err.Error()
+			}
+		}
+		if t == nil {
+			if why == "" {
+				why = waitingFor(tasks, r.policy, x.now)
+			}
+			return nil, why, nil, nil
+		}
+	}
+	t = t.Clone()
+	if t.Status == state.Failed {
+		t.Record(x.event("backoff", state.Pending, "", "backoff over", ""))
+	}
+	t.Record(x.event("claim", state.Claimed, r.worker, "", ""))
+	t.Worker, t.Owner, t.Base, t.Commit, t.Reason = r.worker, owner, r.base, "", ""
+	t.NotBefore = time.Time{}
+	t.Attempts++
+	if err := tx.Put(t); err != nil {
+		return nil, "", nil, err
+	}
+	lease := &state.Worker{Name: r.worker, Owner: owner, Task: t.ID(), Since: x.now, Expires: x.now.Add(r.ttl),
+		Host: gitstore.Hostname(), PID: r.pid, Started: r.started}
+	if err := tx.PutWorker(lease); err != nil {
+		return nil, "", nil, err
+	}
+	if err := x.takeLocks(t, owner, lease.Expires); err != nil {
+		return nil, "", nil, err
+	}
+	return t, "", &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.worker), Op: "claim", Task: t.ID(),
+		Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
 }
 
 // waitingFor explains why no task is ready, naming what the next task

@@ -165,7 +165,7 @@ func runDone(e *env, o *doneOptions) error {
 		return err
 	}
 	to, reason := gates.Outcome(mode, v)
-	final, err := recordDone(e, s, feature, policyOf(cfg), o.worker, facts, to, reason)
+	final, _, err := recordDone(e, s, feature, policyOf(cfg), o.worker, facts, to, reason, nil)
 	if err != nil {
 		return err
 	}
@@ -193,10 +193,16 @@ func failedWhat(e *env, t *state.Task) string {
 // recordDone records the outcome of a done whose facts were gathered: the
 // gates are asked again inside the transaction, against the state as it is
 // when the transaction commits.
-func recordDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, worker string, facts gates.DoneFacts, to state.Status, reason string) (*state.Task, error) {
-	var final *state.Task
-	err := s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+//
+// then, when set, claims the worker's next task in the same transaction
+// (a rush's worker moving on); the claimed task is returned as next.
+func recordDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, worker string, facts gates.DoneFacts, to state.Status, reason string, then *claimRequest) (final, next *state.Task, err error) {
+	err = s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		final, next = nil, nil
 		x := &txn{tx: tx, now: e.now().UTC(), policy: policy}
+		if then != nil {
+			x.ttl = then.ttl
+		}
 		t, err := tx.Task(facts.Task.ID())
 		if err != nil {
 			return nil, err
@@ -248,9 +254,30 @@ func recordDone(e *env, s *gitstore.Store, feature string, policy gates.Policy, 
 			return nil, err
 		}
 		final = t
-		return msg, nil
+		return x.chain(msg, then, &next)
 	})
-	return final, err
+	return final, next, err
+}
+
+// chain claims the worker's next task after msg's transition, in the same
+// transaction, when then asks for it.
+func (x *txn) chain(msg *gitstore.Message, then *claimRequest, next **state.Task) (*gitstore.Message, error) {
+	if then == nil {
+		return msg, nil
+	}
+	t, _, cm, err := x.claim(*then)
+	if err != nil {
+		var ref *gates.Refusal
+		if errors.As(err, &ref) {
+			return msg, nil // nothing to chain: the scheduler will look again
+		}
+		return nil, err
+	}
+	if t != nil {
+		*next = t
+		msg.Subject += "; then " + cm.Subject
+	}
+	return msg, nil
 }
 
 // sharedWork finds the task's own work on a branch it shares with other

@@ -172,4 +172,3 @@ func checkWorker(w string) error {
 	}
 	return nil
 }
-

@@ -142,7 +142,10 @@ func runGates(e *env) error {
 // done for what merged. A conflict blocks the task that did not merge and
 // stops (exit 1) naming the files; staging does not move.
 func mergePins(e *env, s *gitstore.Store, mgr *worktree.Manager, feature string, policy gates.Policy, pins []worktree.Pin, out *progress) (stop error, err error) {
-	res, err := mgr.Merge(e.ctx, "", pins)
+	res, err := fastMerge(e, s, mgr, feature, pins)
+	if errors.Is(err, gitstore.ErrNotDisjoint) {
+		res, err = mgr.Merge(e.ctx, "", pins)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +212,45 @@ func mergePins(e *env, s *gitstore.Store, mgr *worktree.Manager, feature string,
 		out.transition(id, "done (merged into staging "+shortHash(res.Tip)+")")
 	}
 	return nil, nil
+}
+
+// fastMerge merges a level's work in-process when it is what a level's
+// work normally is: disjoint changes, all started from the staging tip.
+func fastMerge(e *env, s *gitstore.Store, mgr *worktree.Manager, feature string, pins []worktree.Pin) (worktree.MergeResult, error) {
+	var res worktree.MergeResult
+	tip, err := mgr.EnsureStaging(e.ctx, "")
+	if err != nil {
+		return res, err
+	}
+	if err := mgr.StagingFree(e.ctx); err != nil {
+		return res, err
+	}
+	tx, err := s.View(feature)
+	if err != nil {
+		return res, err
+	}
+	var fp []gitstore.Pin
+	for _, p := range pins {
+		t, err := tx.Task(p.Task)
+		if err != nil {
+			return res, err
+		}
+		fp = append(fp, gitstore.Pin{Task: p.Task, Commit: p.Commit, Base: t.Base})
+	}
+	name, email := worktree.IdentityName, worktree.IdentityEmail
+	newTip, tree, err := s.MergeDisjoint(e.ctx, mgr.StagingRef(), tip, fp, gitstore.Signature(name, email, e.now()))
+	if err != nil {
+		return res, err
+	}
+	res = worktree.MergeResult{Old: tip, Tip: newTip, Tree: tree}
+	for _, p := range pins {
+		if p.Commit == tip {
+			res.Skipped = append(res.Skipped, p.Task)
+		} else {
+			res.Merged = append(res.Merged, p.Task)
+		}
+	}
+	return res, nil
 }
 
 func containsPin(pins []worktree.Pin, id, commit string) bool {

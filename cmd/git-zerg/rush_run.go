@@ -184,7 +184,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 				free = free[:len(free)-1]
 				running[t.ID()] = slot
 				go func(id string, slot int) {
-					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip)}
+					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level)}
 				}(t.ID(), slot)
 			}
 		}
@@ -315,7 +315,7 @@ func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err err
 // runTask runs one task on a slot to a settled state: claimed, worked on
 // (with checkpoints), committed, checked and verified — or failed or
 // blocked. Errors returned are the tool's own.
-func (r *rush) runTask(id string, slot int, tip string) error {
+func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	ctx := r.e.ctx
 	s, err := gitstore.Open(ctx, r.s.Top) // a store per goroutine: go-git storage is not shared
 	if err != nil {
@@ -326,9 +326,9 @@ func (r *rush) runTask(id string, slot int, tip string) error {
 	if err != nil {
 		return err
 	}
-	worker := w.Name
-	t, why, err := claim(r.e, s, claimRequest{feature: r.feature, worker: worker, task: id, base: tip,
-		policy: r.policy, ttl: r.ttl, pid: os.Getpid(), started: r.marker.self.Started})
+	req := claimRequest{feature: r.feature, worker: w.Name, task: id, base: tip,
+		policy: r.policy, ttl: r.ttl, pid: os.Getpid(), started: r.marker.self.Started}
+	t, _, err := claim(r.e, s, req)
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
@@ -336,18 +336,27 @@ func (r *rush) runTask(id string, slot int, tip string) error {
 		}
 		return err
 	}
-	if t == nil {
-		_ = why
-		return nil
+	// Once a task settles, the worker claims the best ready task of the
+	// level in the same state commit, and goes on with it here.
+	next := req
+	next.task = ""
+	next.only = func(t *state.Task) bool { return t.Level == level }
+	for t != nil {
+		r.out.transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
+		stopBeat := r.heartbeat(s, w.Name)
+		res, runErr := r.work(ctx, s, t, w)
+		stopBeat()
+		if runErr != nil {
+			return runErr
+		}
+		if t, err = r.settle(ctx, s, t, w, res, &next); err != nil || t == nil {
+			return err
+		}
+		if w, err = r.slot(ctx, slot, tip); err != nil {
+			return err
+		}
 	}
-	r.out.transition(t.ID(), "claimed by "+worker+attemptNote(t.Attempts))
-	stopBeat := r.heartbeat(s, worker)
-	res, runErr := r.work(ctx, s, t, w)
-	stopBeat()
-	if runErr != nil {
-		return runErr
-	}
-	return r.settle(ctx, s, t, w, res)
+	return nil
 }
 
 func workerName(slot int) string { return fmt.Sprintf("worker-%d", slot) }
@@ -489,23 +498,25 @@ func shellQuote(s string) string {
 }
 
 // settle turns the worker's exit into a transition, checked by the gates.
-func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult) error {
+// The worker's next task, claimed in the same transaction when then is
+// set, is returned.
+func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *claimRequest) (*state.Task, error) {
 	// Whatever the exit, the worker's edits are kept: committed on its
 	// branch (and saved under a ref when the attempt fails).
 	commit, err := commitLeftovers(ctx, t, w)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fail := func(reason string, block bool) error {
+	fail := func(reason string, block bool) (*state.Task, error) {
 		if commit != "" && commit != t.Base {
 			saveAttempt(ctx, r.s, r.feature, t, commit)
 		}
-		ft, err := recordFailure(r.e, s, r.feature, r.policy, w.Name, t.ID(), reason, block)
+		ft, next, err := recordFailure(r.e, s, r.feature, r.policy, w.Name, t.ID(), reason, block, then)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r.out.transition(t.ID(), string(ft.Status)+": "+reason)
-		return nil
+		return next, nil
 	}
 	switch {
 	case res.timedOut:
@@ -523,20 +534,20 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		if errors.As(err, &ce) {
 			return fail(ce.Error(), true)
 		}
-		return err
+		return nil, err
 	}
 	facts.Worker, facts.Owner, facts.Now = w.Name, workerOwner(w.Name), r.e.now().UTC()
 	tx, err := s.View(r.feature)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if facts.Locks, err = tx.Locks(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := gates.DoneWork(facts); err != nil {
 		var ref *gates.Refusal
 		if !errors.As(err, &ref) {
-			return err
+			return nil, err
 		}
 		// No commit at all is a failed attempt; work outside the task's
 		// files (or on someone's lock) is refused for good.
@@ -545,25 +556,27 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	}
 	v, err := verify(r.e, t, w.Dir, time.Duration(r.cfg.Workers.Timeout), nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	to, reason := gates.Outcome(gates.Worktree, v)
-	final, err := recordDone(r.e, s, r.feature, r.policy, w.Name, facts, to, reason)
+	if to == state.Failed {
+		saveAttempt(ctx, r.s, r.feature, t, facts.Commit)
+	}
+	final, next, err := recordDone(r.e, s, r.feature, r.policy, w.Name, facts, to, reason, then)
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
 			r.out.transition(t.ID(), "claim lost: "+strings.Join(ref.Reasons, "; "))
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
 	if to == state.Failed {
-		saveAttempt(ctx, r.s, r.feature, t, facts.Commit)
 		r.out.transition(t.ID(), string(final.Status)+": "+reason)
-		return nil
+	} else {
+		r.out.transition(t.ID(), "verified "+shortHash(facts.Commit))
 	}
-	r.out.transition(t.ID(), "verified "+shortHash(facts.Commit))
-	return nil
+	return next, nil
 }
 
 // pinRef keeps a verified commit reachable until the level merge.

@@ -168,7 +168,7 @@ func runFail(e *env, o *taskOpOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := recordFailure(e, s, feature, policyOf(cfg), o.worker, o.task, o.reason, false)
+	t, _, err := recordFailure(e, s, feature, policyOf(cfg), o.worker, o.task, o.reason, false, nil)
 	if err != nil {
 		return err
 	}
@@ -178,10 +178,16 @@ func runFail(e *env, o *taskOpOptions) error {
 // recordFailure takes a claimed task to failed; it goes on to blocked when
 // its attempts are exhausted or block is set (the worker declared it
 // blocked, or its work was refused for good).
-func recordFailure(e *env, s *gitstore.Store, feature string, policy gates.Policy, worker, taskID, reason string, block bool) (*state.Task, error) {
-	var out *state.Task
-	err := s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+//
+// then, as in recordDone, claims the worker's next task in the same
+// transaction.
+func recordFailure(e *env, s *gitstore.Store, feature string, policy gates.Policy, worker, taskID, reason string, block bool, then *claimRequest) (out, next *state.Task, err error) {
+	err = s.Update(e.ctx, feature, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		out, next = nil, nil
 		x := &txn{tx: tx, now: e.now().UTC(), policy: policy}
+		if then != nil {
+			x.ttl = then.ttl
+		}
 		t, err := tx.Task(taskID)
 		if errors.Is(err, gitstore.ErrNotFound) {
 			return nil, usageErr("no task %q in feature %s", taskID, feature)
@@ -193,11 +199,11 @@ func recordFailure(e *env, s *gitstore.Store, feature string, policy gates.Polic
 		}
 		t = t.Clone()
 		t.Record(x.event("fail", state.Failed, worker, reason, ""))
-		next, notBefore := policy.AfterFailure(t, x.now)
+		nextStatus, notBefore := policy.AfterFailure(t, x.now)
 		if block {
-			next, notBefore = state.Blocked, time.Time{}
+			nextStatus, notBefore = state.Blocked, time.Time{}
 		}
-		if next == state.Blocked {
+		if nextStatus == state.Blocked {
 			why := "attempts exhausted"
 			if block {
 				why = reason
@@ -215,10 +221,10 @@ func recordFailure(e *env, s *gitstore.Store, feature string, policy gates.Polic
 			return nil, err
 		}
 		out = t
-		return &gitstore.Message{Subject: fmt.Sprintf("fail %s (%s): %s", t.ID(), worker, next), Op: "fail", Task: t.ID(),
-			Worker: t.Owner, From: string(state.Claimed), To: string(next), Reason: reason}, nil
+		return x.chain(&gitstore.Message{Subject: fmt.Sprintf("fail %s (%s): %s", t.ID(), worker, nextStatus), Op: "fail", Task: t.ID(),
+			Worker: t.Owner, From: string(state.Claimed), To: string(nextStatus), Reason: reason}, then, &next)
 	})
-	return out, err
+	return out, next, err
 }
 
 func runRetry(e *env, o *taskOpOptions) error {
