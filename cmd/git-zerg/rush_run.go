@@ -593,17 +593,19 @@ func saveAttempt(ctx context.Context, s *gitstore.Store, feature string, t *stat
 // worktree, and returns the worktree's HEAD.
 func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (string, error) {
 	wt := &gitcmd.Runner{Dir: w.Dir}
-	st, err := wt.Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
-	if err != nil {
+	// Stage everything, then commit; "nothing to commit" is git's exit 1
+	// with an index equal to HEAD. Two git processes whether or not the
+	// worker committed, instead of asking `status` first.
+	if _, err := wt.Run(ctx, "add", "-A"); err != nil {
 		return "", err
 	}
-	if len(st) > 0 {
-		if _, err := wt.Run(ctx, "add", "-A"); err != nil {
+	msg := fmt.Sprintf("%s: %s\n\nCommitted by git-zerg: %s left these changes uncommitted.", t.ID(), t.Spec.Title, w.Name)
+	if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "commit", "-q", "--no-verify", "-m", msg); err != nil {
+		if gitcmd.ExitCode(err) != 1 {
 			return "", err
 		}
-		msg := fmt.Sprintf("%s: %s\n\nCommitted by git-zerg: %s left these changes uncommitted.", t.ID(), t.Spec.Title, w.Name)
-		if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "commit", "-q", "--no-verify", "-m", msg); err != nil {
-			return "", err
+		if _, derr := wt.Run(ctx, "diff", "--cached", "--quiet"); derr != nil {
+			return "", err // staged changes and still no commit: a real failure
 		}
 	}
 	ws, err := gitstore.Open(ctx, w.Dir)
