@@ -3,8 +3,10 @@ package gitstore
 import (
 	"bytes"
 	"encoding/gob"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -111,4 +113,80 @@ func (tx *Tx) loadAllShards() error {
 	}
 	tx.allLoaded = true
 	return nil
+}
+
+// Locks and leases are read by every transition and every hook: one blob
+// per lock or lease. They are cached by blob hash — content-addressed, so
+// never stale — and a transition that changed one lock reads one blob, not
+// all of them.
+
+type blobCache[T any] struct {
+	Format int                 `json:"format"`
+	Blobs  map[plumbing.Hash]T `json:"blobs"`
+}
+
+// decodeEntries decodes the JSON blob of every entry of tree, through the
+// cache file name.
+func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string]T, error) {
+	t, err := s.readTree(tree)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(s.ZergDir(), "cache", name)
+	var c blobCache[T]
+	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &c) != nil || c.Format != cacheFormat {
+		c = blobCache[T]{Format: cacheFormat}
+	}
+	if c.Blobs == nil {
+		c.Blobs = map[plumbing.Hash]T{}
+	}
+	out := make(map[string]T, len(t.Entries))
+	used := make(map[plumbing.Hash]bool, len(t.Entries))
+	changed := false
+	for _, e := range t.Entries {
+		v, ok := c.Blobs[e.Hash]
+		if !ok {
+			if err := s.readJSON(e.Hash, &v); err != nil {
+				return nil, err
+			}
+			c.Blobs[e.Hash] = v
+			changed = true
+		}
+		used[e.Hash] = true
+		out[e.Name] = v
+	}
+	for h := range c.Blobs {
+		if !used[h] {
+			delete(c.Blobs, h)
+			changed = true
+		}
+	}
+	if changed {
+		if b, err := json.Marshal(c); err == nil {
+			_ = writeFileAtomic(path, b) // best effort, as for the task cache
+		}
+	}
+	return out, nil
+}
+
+// LocksAt returns the locks of one commit of refs/zerg/locks, sorted by
+// path, expired ones included.
+func (s *Store) LocksAt(tip plumbing.Hash) ([]state.Lock, error) {
+	if tip.IsZero() {
+		return nil, nil
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return nil, err
+	}
+	m, err := decodeEntries[state.Lock](s, "locks.json", c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	locks := make([]state.Lock, 0, len(m))
+	for _, l := range m {
+		locks = append(locks, l)
+	}
+	sort.Slice(locks, func(i, j int) bool { return locks[i].Path < locks[j].Path })
+	return locks, nil
 }

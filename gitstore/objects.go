@@ -2,11 +2,15 @@ package gitstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -57,6 +61,12 @@ func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
 }
 
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
+	// Most of a transaction's objects already exist (the locks and leases
+	// it did not change): a stat is far cheaper than writing them again.
+	h := plumbing.ComputeHash(plumbing.BlobObject, data)
+	if s.objs.HasEncodedObject(h) == nil {
+		return h, nil
+	}
 	obj := s.objs.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	obj.SetSize(int64(len(data)))
@@ -76,24 +86,35 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 // writeJSON stores v indented, so that `git show` of a state blob reads well
 // and `log -p` diffs line by line.
 func (s *Store) writeJSON(v any) (plumbing.Hash, error) {
+	data, err := encodeJSON(v)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.writeBlob(data)
+}
+
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
-	return s.writeBlob(buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 func (s *Store) writeObject(o interface {
 	Encode(plumbing.EncodedObject) error
 }) (plumbing.Hash, error) {
-	obj := s.objs.NewEncodedObject()
-	if err := o.Encode(obj); err != nil {
+	mem := &plumbing.MemoryObject{}
+	if err := o.Encode(mem); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return s.objs.SetEncodedObject(obj)
+	if s.objs.HasEncodedObject(mem.Hash()) == nil {
+		return mem.Hash(), nil
+	}
+	return s.objs.SetEncodedObject(mem)
 }
 
 // entries is a mutable view of one tree level.
@@ -118,6 +139,10 @@ func (e entries) setTree(name string, h plumbing.Hash) {
 // write stores the tree; an empty tree is stored too (git accepts it), but
 // callers drop empty subtrees so that no empty directory lingers.
 func (s *Store) writeTree(e entries) (plumbing.Hash, error) {
+	return s.writeObject(sortedTree(e))
+}
+
+func sortedTree(e entries) *object.Tree {
 	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(e))}
 	for name, te := range e {
 		te.Name = name
@@ -131,7 +156,7 @@ func (s *Store) writeTree(e entries) (plumbing.Hash, error) {
 		return te.Name
 	}
 	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
-	return s.writeObject(t)
+	return t
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
@@ -202,4 +227,110 @@ func ParseMessage(msg string) Message {
 		}
 	}
 	return m
+}
+
+// batch collects the objects of one transaction in memory — their hashes
+// are all a tree or commit needs — and writes them at the end, several at
+// a time: a transaction's dozen small loose objects cost more in file
+// system calls than in anything else.
+type batch struct {
+	s    *Store
+	objs []plumbing.EncodedObject
+	seen map[plumbing.Hash]bool
+}
+
+func (s *Store) newBatch() *batch { return &batch{s: s, seen: map[plumbing.Hash]bool{}} }
+
+func (b *batch) add(o *plumbing.MemoryObject) plumbing.Hash {
+	h := o.Hash()
+	if !b.seen[h] {
+		b.seen[h] = true
+		b.objs = append(b.objs, o)
+	}
+	return h
+}
+
+func (b *batch) blob(data []byte) plumbing.Hash {
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.BlobObject)
+	o.Write(data)
+	return b.add(o)
+}
+
+func (b *batch) json(v any) (plumbing.Hash, error) {
+	data, err := encodeJSON(v)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return b.blob(data), nil
+}
+
+func (b *batch) object(o interface {
+	Encode(plumbing.EncodedObject) error
+}) (plumbing.Hash, error) {
+	mem := &plumbing.MemoryObject{}
+	if err := o.Encode(mem); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return b.add(mem), nil
+}
+
+func (b *batch) tree(e entries) (plumbing.Hash, error) { return b.object(sortedTree(e)) }
+
+// flush writes the objects that do not exist yet as loose objects.
+func (b *batch) flush() error {
+	for _, o := range b.objs {
+		if b.s.objs.HasEncodedObject(o.Hash()) == nil {
+			continue
+		}
+		if err := b.s.writeLoose(o); err != nil {
+			return err
+		}
+	}
+	b.objs = nil
+	return nil
+}
+
+// zlibWriters are reused: a new zlib writer allocates over half a megabyte,
+// which cost more than the rest of writing a small object (go-git's own
+// object writer makes a new one each time).
+var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
+
+// writeLoose writes o as git does: zlib("<type> <size>\x00<content>") in
+// objects/xx/yyyy, through a temporary file renamed into place, read-only.
+func (s *Store) writeLoose(o plumbing.EncodedObject) error {
+	hex := o.Hash().String()
+	dir := filepath.Join(s.CommonDir, "objects", hex[:2])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "tmp_obj_")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(tmp)
+	r, err := o.Reader()
+	if err != nil {
+		tmp.Close()
+		return err
+	}
+	fmt.Fprintf(zw, "%s %d\x00", o.Type(), o.Size())
+	_, err = io.Copy(zw, r)
+	r.Close()
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o444)
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, hex[2:]))
 }

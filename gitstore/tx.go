@@ -305,16 +305,13 @@ func (tx *Tx) Workers() (map[string]*state.Worker, error) {
 	if !ok {
 		return tx.workers, nil
 	}
-	t, err := tx.s.readTree(te.Hash)
+	ws, err := decodeEntries[state.Worker](tx.s, tx.feature+".workers.json", te.Hash)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range t.Entries {
-		var w state.Worker
-		if err := tx.s.readJSON(e.Hash, &w); err != nil {
-			return nil, err
-		}
-		tx.workers[e.Name] = &w
+	for name, w := range ws {
+		w := w
+		tx.workers[name] = &w
 	}
 	return tx.workers, nil
 }
@@ -363,27 +360,9 @@ func (tx *Tx) SetLocks(locks []state.Lock) {
 }
 
 func (s *Store) readLocks(tip plumbing.Hash) ([]state.Lock, error) {
-	if tip.IsZero() {
-		return nil, nil
-	}
-	c, err := s.readCommit(tip)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.readTree(c.TreeHash)
-	if err != nil {
-		return nil, err
-	}
-	locks := make([]state.Lock, 0, len(t.Entries))
-	for _, e := range t.Entries {
-		var l state.Lock
-		if err := s.readJSON(e.Hash, &l); err != nil {
-			return nil, err
-		}
-		locks = append(locks, l)
-	}
-	sort.Slice(locks, func(i, j int) bool { return locks[i].Path < locks[j].Path })
-	return locks, nil
+	locks, err := s.LocksAt(tip)
+	// Callers change the slice they get; the cached one stays as it was.
+	return append([]state.Lock(nil), locks...), err
 }
 
 func (tx *Tx) dirty() bool {
@@ -402,6 +381,7 @@ func (tx *Tx) dirty() bool {
 // writer got there first.
 func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	s := tx.s
+	b := s.newBatch()
 	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
 	var updates []refUpdate
 
@@ -411,12 +391,12 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		msg.Clock = tx.clock
 		root := entries{}
 		root.setBlob(tombstone, *tx.deleted)
-		th, err := s.writeTree(root)
+		th, err := b.tree(root)
 		if err != nil {
 			return err
 		}
 		c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
-		ch, err := s.writeObject(c)
+		ch, err := b.object(c)
 		if err != nil {
 			return err
 		}
@@ -432,16 +412,13 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			root = entries{}
 		}
 		if tx.metaDirty {
-			h, err := s.writeJSON(tx.meta)
+			h, err := b.json(tx.meta)
 			if err != nil {
 				return err
 			}
 			root.setBlob("feature.json", h)
 		}
-		h, err := s.writeBlob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
-		if err != nil {
-			return err
-		}
+		h := b.blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
 		root.setBlob("clock", h)
 		if tx.tasksDirty() {
 			if err := tx.loadTasksTree(); err != nil {
@@ -455,19 +432,19 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 					return err
 				}
 				for id := range sh.dirty {
-					h, err := s.writeJSON(sh.tasks[id])
+					h, err := b.json(sh.tasks[id])
 					if err != nil {
 						return err
 					}
 					sh.e.setBlob(id, h)
 				}
-				h, err := s.writeTree(sh.e)
+				h, err := b.tree(sh.e)
 				if err != nil {
 					return err
 				}
 				tx.tasksTree.setTree(name, h)
 			}
-			h, err := s.writeTree(tx.tasksTree)
+			h, err := b.tree(tx.tasksTree)
 			if err != nil {
 				return err
 			}
@@ -476,7 +453,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if tx.workersDirty {
 			we := entries{}
 			for name, w := range tx.workers {
-				h, err := s.writeJSON(w)
+				h, err := b.json(w)
 				if err != nil {
 					return err
 				}
@@ -485,14 +462,14 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			if len(we) == 0 {
 				delete(root, "workers")
 			} else {
-				h, err := s.writeTree(we)
+				h, err := b.tree(we)
 				if err != nil {
 					return err
 				}
 				root.setTree("workers", h)
 			}
 		}
-		th, err := s.writeTree(root)
+		th, err := b.tree(root)
 		if err != nil {
 			return err
 		}
@@ -502,7 +479,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if !tx.featTip.IsZero() {
 			c.ParentHashes = []plumbing.Hash{tx.featTip}
 		}
-		ch, err := s.writeObject(c)
+		ch, err := b.object(c)
 		if err != nil {
 			return err
 		}
@@ -511,13 +488,13 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	if tx.locksDirty {
 		le := entries{}
 		for _, l := range tx.locks {
-			h, err := s.writeJSON(l)
+			h, err := b.json(l)
 			if err != nil {
 				return err
 			}
 			le.setBlob(lockKey(l.Path), h)
 		}
-		th, err := s.writeTree(le)
+		th, err := b.tree(le)
 		if err != nil {
 			return err
 		}
@@ -526,7 +503,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if !tx.locksTip.IsZero() {
 			c.ParentHashes = []plumbing.Hash{tx.locksTip}
 		}
-		ch, err := s.writeObject(c)
+		ch, err := b.object(c)
 		if err != nil {
 			return err
 		}
@@ -542,6 +519,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	updates = append(updates, tx.extra...)
 	if s.beforeCommit != nil {
 		s.beforeCommit()
+	}
+	if err := b.flush(); err != nil {
+		return err
 	}
 	tx.moved = updates
 	if s.arbiter != "" {
