@@ -175,6 +175,28 @@ func (s *Store) LocksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	if tip.IsZero() {
 		return nil, nil
 	}
+	// A hook asks for the same tip again and again: one small file read
+	// answers it, without reading the tree.
+	snapshot := filepath.Join(s.ZergDir(), "cache", "locks-tip.json")
+	var snap struct {
+		Format int           `json:"format"`
+		Tip    plumbing.Hash `json:"tip"`
+		Locks  []state.Lock  `json:"locks"`
+	}
+	if b, err := os.ReadFile(snapshot); err == nil && json.Unmarshal(b, &snap) == nil && snap.Format == cacheFormat && snap.Tip == tip {
+		return snap.Locks, nil
+	}
+	locks, err := s.locksAt(tip)
+	if err == nil {
+		snap.Format, snap.Tip, snap.Locks = cacheFormat, tip, locks
+		if b, err := json.Marshal(snap); err == nil {
+			_ = writeFileAtomic(snapshot, b)
+		}
+	}
+	return locks, err
+}
+
+func (s *Store) locksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	c, err := s.readCommit(tip)
 	if err != nil {
 		return nil, err

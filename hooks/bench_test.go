@@ -122,13 +122,14 @@ func BenchmarkPreCommitHook(b *testing.B) {
 	wtGitDir := filepath.Join(repo, ".git", "worktrees", "wt")
 	wtEnv := []string{"GIT_DIR=" + wtGitDir, "GIT_INDEX_FILE=" + filepath.Join(wtGitDir, "index")}
 	mainEnv := []string{"GIT_INDEX_FILE=.git/index"}
-	cache := filepath.Join(repo, ".git", "zerg", "cache", "locks.json")
+	cacheDir := filepath.Join(repo, ".git", "zerg", "cache")
 	bench := func(dir string, extra []string, name string, args ...string) func(b *testing.B) {
 		return func(b *testing.B) {
 			cold := strings.HasSuffix(b.Name(), "cold-locks-cache")
 			for b.Loop() {
 				if cold {
-					os.Remove(cache)
+					os.Remove(filepath.Join(cacheDir, "locks.json"))
+					os.Remove(filepath.Join(cacheDir, "locks-tip.json"))
 				}
 				cmd := exec.Command(name, args...)
 				cmd.Dir = dir
