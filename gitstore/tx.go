@@ -360,7 +360,12 @@ func (tx *Tx) SetLocks(locks []state.Lock) {
 }
 
 func (s *Store) readLocks(tip plumbing.Hash) ([]state.Lock, error) {
-	locks, err := s.LocksAt(tip)
+	if tip.IsZero() {
+		return nil, nil
+	}
+	// Not LocksAt: a transaction moves the tip, so a snapshot of this one
+	// would only cost a file write.
+	locks, err := s.locksAt(tip)
 	// Callers change the slice they get; the cached one stays as it was.
 	return append([]state.Lock(nil), locks...), err
 }
