@@ -147,7 +147,9 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 			return err
 		}
 	}
-	if err := s.updateRefs(ctx, moved); err != nil {
+	if err := s.updateRefs(ctx, moved); err == nil {
+		s.recordTips(moved)
+	} else {
 		if !errors.Is(err, errRace) {
 			return err
 		}

@@ -490,3 +490,30 @@ func TestMergeDisjoint(t *testing.T) {
 		t.Errorf("a refused merge moved staging")
 	}
 }
+
+// TestRepairUndoneUpdate puts the state ref back to an older commit, as a
+// concurrent `git pack-refs` can (see repair.go): the next transaction
+// moves it forward again before it reads, so the undone update is kept.
+func TestRepairUndoneUpdate(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(3))
+	planned := git(t, dir, "rev-parse", FeatureRef("f"))
+	if err := setStatus(s, "f", "T000", state.Claimed); err != nil {
+		t.Fatal(err)
+	}
+	claimed := git(t, dir, "rev-parse", FeatureRef("f"))
+	git(t, dir, "update-ref", FeatureRef("f"), planned) // undone behind our back
+	if err := setStatus(openStore(t, dir), "f", "T001", state.Done); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := s.View("f")
+	t0, _ := tx.Task("T000")
+	t1, _ := tx.Task("T001")
+	if t0.Status != state.Claimed || t1.Status != state.Done {
+		t.Errorf("T000 %s, T001 %s: the undone update was lost", t0.Status, t1.Status)
+	}
+	if parent := git(t, dir, "rev-parse", FeatureRef("f")+"^"); parent != claimed {
+		t.Errorf("the new transition builds on %s, want the restored %s", parent, claimed)
+	}
+}

@@ -532,7 +532,11 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	if s.arbiter != "" {
 		return s.publish(ctx, tx.view, updates)
 	}
-	return s.updateRefs(ctx, updates)
+	if err := s.updateRefs(ctx, updates); err != nil {
+		return err
+	}
+	s.recordTips(updates)
+	return nil
 }
 
 func (tx *Tx) tasksDirty() bool {
@@ -576,6 +580,13 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 		}
 		fmt.Fprintf(&b, "update %s %s %s\n", u.name, u.new, old)
 	}
+	// A deletion makes git take packed-refs.lock for the transaction, which
+	// serializes it with a concurrent `git pack-refs`: without it, a
+	// pack-refs that packed an older value and then pruned the loose ref
+	// can let a compare-and-swap against that older value succeed, losing
+	// the update made in between (seen with git 2.39 under a pack-refs loop).
+	// The ref deleted never exists.
+	b.WriteString("delete " + barrierRef + "\n")
 	b.WriteString("prepare\ncommit\n")
 	if s.Persistent {
 		return s.updateRefsPiped(b.String())
@@ -587,7 +598,7 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 	if err == nil {
 		return nil
 	}
-	if gitcmd.ExitCode(err) > 0 {
+	if isRace(err) {
 		// Whether the ref moved or its lock was held, the answer is the
 		// same: read again and retry.
 		return fmt.Errorf("%w: %v", errRace, err)
@@ -595,7 +606,25 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 	return err
 }
 
-var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "update-ref", "--stdin"}
+// isRace tells a lost compare-and-swap or a held lock (worth another try)
+// from a real failure (worth an error at once).
+func isRace(err error) bool {
+	var ge *gitcmd.Error
+	if !errors.As(err, &ge) || ge.Code <= 0 {
+		return false
+	}
+	for _, s := range []string{"cannot lock ref", "but expected", "already exists", "File exists", "unable to lock", "Unable to create"} {
+		if strings.Contains(ge.Stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "-c", "core.packedRefsTimeout=2000", "update-ref", "--stdin"}
+
+// barrierRef is never created; deleting it only takes packed-refs.lock.
+const barrierRef = "refs/zerg/barrier"
 
 // refPipes holds one `git update-ref --stdin` process per repository for
 // stores marked Persistent: `update-ref --stdin` takes transaction after
@@ -623,7 +652,7 @@ func (s *Store) updateRefsPiped(tx string) error {
 		// git ends the session on a failed transaction: its exit says why.
 		err := rp.p.Close()
 		rp.p = nil
-		if gitcmd.ExitCode(err) > 0 {
+		if isRace(err) {
 			return fmt.Errorf("%w: %v", errRace, err)
 		}
 		if err == nil {
@@ -661,6 +690,17 @@ func (s *Store) Create(ctx context.Context, feature string, force bool, now func
 	})
 }
 
+// repairAll repairs the refs a transaction on feature reads (see repair).
+func (s *Store) repairAll(ctx context.Context, feature string) error {
+	if feature != "" {
+		if _, err := s.repair(ctx, FeatureRef(feature)); err != nil {
+			return err
+		}
+	}
+	_, err := s.repair(ctx, LocksRef)
+	return err
+}
+
 // inProcess serializes the transactions of one process on one repository.
 // Goroutines of a rush would otherwise race each other's compare-and-swap
 // and redo their work; between processes the compare-and-swap alone
@@ -691,9 +731,20 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 			}
 			view = v
 		}
+		if err := s.repairAll(ctx, feature); err != nil && !errors.Is(err, errRace) {
+			return err
+		}
 		tx, err := s.begin(feature)
 		if err != nil {
 			return err
+		}
+		if (feature != "" && s.behind(ctx, FeatureRef(feature), tx.featTip)) || s.behind(ctx, LocksRef, tx.locksTip) {
+			// Undone under us between the repair and the read: again.
+			if time.Now().After(deadline) {
+				return ErrContention
+			}
+			time.Sleep(time.Millisecond)
+			continue
 		}
 		tx.view = view
 		if mustBeNew && tx.root != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 // Identity is who commits or pushes (SPEC "Hooks"): in a worker worktree the
@@ -563,17 +564,7 @@ func hasObject(s *gitstore.Store, id string) bool {
 }
 
 // workerBranch parses zerg/<feature>/worker-<n>.
-func workerBranch(branch string) (feature, worker string, ok bool) {
-	rest, ok := strings.CutPrefix(branch, "zerg/")
-	if !ok {
-		return "", "", false
-	}
-	feature, worker, ok = strings.Cut(rest, "/")
-	if !ok || !strings.HasPrefix(worker, "worker-") || strings.Contains(worker, "/") {
-		return "", "", false
-	}
-	return feature, worker, true
-}
+func workerBranch(branch string) (feature, worker string, ok bool) { return worktree.WorkerOf(branch) }
 
 // stagingBranch parses refs/heads/zerg/<feature>/staging.
 func stagingBranch(ref string) (feature string, ok bool) {

@@ -152,6 +152,16 @@ func ParseWorkerBranch(branch string) (feature string, n int, ok bool) {
 	return rest[:i], n, true
 }
 
+// WorkerOf returns the feature and worker name ("worker-<n>") of a worker
+// branch, short or full.
+func WorkerOf(branch string) (feature, worker string, ok bool) {
+	f, n, ok := ParseWorkerBranch(branch)
+	if !ok {
+		return "", "", false
+	}
+	return f, fmt.Sprintf("worker-%d", n), true
+}
+
 // DefaultRoot is where a feature's worktrees go by default: next to the main
 // work tree top, outside it, so tools scanning the repository (and git's
 // own untracked-file walk) never see them:

@@ -284,12 +284,28 @@ func (x *txn) chain(msg *gitstore.Message, then *claimRequest, next **state.Task
 // workers: the commits since its base, less those that are wholly other
 // tasks' work (see gates.OwnWork).
 func sharedWork(e *env, s *gitstore.Store, f *gates.DoneFacts, commit string) error {
-	t := f.Task
-	out, err := s.Git.Run(e.ctx, "log", "-z", "--format=%x01%H", "--name-only", "--no-renames", t.Base+".."+commit, "--")
+	touched, own, err := ownWork(e, s, f.Task, f.Task.Base, commit, func() ([]*state.Task, error) {
+		_, tx, _, err := e.view()
+		if err != nil {
+			return nil, err
+		}
+		return tx.Tasks()
+	})
+	f.Touched, f.NewCommit = touched, own
+	return err
+}
+
+// ownWork is the task's own work between base and commit on a shared
+// branch (see gates.OwnWork); tasks gives the feature's tasks, read only
+// when some commit touches paths the task does not own. fsck replays
+// shared-mode done with it too.
+func ownWork(e *env, s *gitstore.Store, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
+	out, err := s.Git.Run(e.ctx, "log", "-z", "--format=%x01%H", "--name-only", "--no-renames", base+".."+commit, "--")
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	var commits []gates.CommitFiles
+	all := true
 	for _, chunk := range strings.Split(string(out), "\x01") {
 		if chunk == "" {
 			continue
@@ -299,43 +315,30 @@ func sharedWork(e *env, s *gitstore.Store, f *gates.DoneFacts, commit string) er
 		for _, p := range strings.Split(strings.TrimPrefix(rest, "\n"), "\x00") {
 			if p != "" {
 				c.Files = append(c.Files, p)
+				all = all && len(gates.Unowned(t.Spec, []string{p})) == 0
 			}
 		}
 		commits = append(commits, c)
 	}
-	mine := func(p string) bool { return len(gates.Unowned(t.Spec, []string{p})) == 0 }
-	all := true
-	for _, c := range commits {
-		for _, p := range c.Files {
-			all = all && mine(p)
-		}
-	}
 	var others []*state.Task
 	if !all {
-		// Only now is the rest of the feature worth reading.
-		_, tx, _, err := e.view()
+		all, err := tasks()
 		if err != nil {
-			return err
+			return nil, false, err
 		}
-		tasks, err := tx.Tasks()
-		if err != nil {
-			return err
-		}
-		for _, o := range tasks {
+		for _, o := range all {
 			if o.ID() != t.ID() && (o.Status == state.Claimed || o.Status == state.Verified || o.Status == state.Done) {
 				others = append(others, o)
 			}
 		}
 	}
-	ownedByOther := func(p string) bool {
+	touched, n := gates.OwnWork(commits, func(p string) bool {
 		for _, o := range others {
 			if len(gates.Unowned(o.Spec, []string{p})) == 0 {
 				return true
 			}
 		}
 		return false
-	}
-	touched, own := gates.OwnWork(commits, ownedByOther)
-	f.Touched, f.NewCommit = touched, own > 0
-	return nil
+	})
+	return touched, n > 0, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 // WorkerBranchPrefix is the branch namespace of a feature's workers.
@@ -34,15 +35,7 @@ func currentBranch(s *gitstore.Store) string {
 // workerOfBranch returns the feature and worker name of a worker branch
 // (zerg/<feature>/worker-<n>).
 func workerOfBranch(branch string) (feature, worker string, ok bool) {
-	rest, ok := strings.CutPrefix(branch, "zerg/")
-	if !ok {
-		return "", "", false
-	}
-	feature, worker, ok = strings.Cut(rest, "/")
-	if !ok || !strings.HasPrefix(worker, "worker-") || strings.Contains(worker, "/") {
-		return "", "", false
-	}
-	return feature, worker, true
+	return worktree.WorkerOf(branch)
 }
 
 // resolveFeature picks the feature: -f, else the worker branch we are on,

@@ -594,48 +594,7 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 // base and the work, less those wholly owned by other tasks under way in
 // the state the transition was made from.
 func (h *historyChecker) sharedWork(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) ([]string, bool, error) {
-	out, err := h.s.Git.Run(h.e.ctx, "log", "-z", "--format=%x01%H", "--name-only", "--no-renames", q.Base+".."+q.Commit, "--")
-	if err != nil {
-		return nil, false, err
-	}
-	var commits []gates.CommitFiles
-	all := true
-	for _, chunk := range strings.Split(string(out), "\x01") {
-		if chunk == "" {
-			continue
-		}
-		hash, rest, _ := strings.Cut(chunk, "\x00")
-		c := gates.CommitFiles{Commit: hash}
-		for _, p := range strings.Split(strings.TrimPrefix(rest, "\n"), "\x00") {
-			if p != "" {
-				c.Files = append(c.Files, p)
-				all = all && len(gates.Unowned(t.Spec, []string{p})) == 0
-			}
-		}
-		commits = append(commits, c)
-	}
-	var others []*state.Task
-	if !all {
-		// Only now is the rest of the feature worth reading.
-		tasks, err := h.tasksIn(parent)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, o := range tasks {
-			if o.ID() != t.ID() && (o.Status == state.Claimed || o.Status == state.Verified || o.Status == state.Done) {
-				others = append(others, o)
-			}
-		}
-	}
-	touched, own := gates.OwnWork(commits, func(p string) bool {
-		for _, o := range others {
-			if len(gates.Unowned(o.Spec, []string{p})) == 0 {
-				return true
-			}
-		}
-		return false
-	})
-	return touched, own > 0, nil
+	return ownWork(h.e, h.s, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
 }
 
 // tasksIn reads every task of a state commit.
