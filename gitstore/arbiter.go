@@ -147,9 +147,7 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 			return err
 		}
 	}
-	if err := s.updateRefs(ctx, moved); err == nil {
-		s.recordTips(moved)
-	} else {
+	if err := s.updateRefs(ctx, moved); err != nil {
 		if !errors.Is(err, errRace) {
 			return err
 		}

@@ -2,8 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,39 +16,46 @@ import (
 // swap, one pack-refs loop): 11 of 178 acknowledged updates undone. git gc
 // runs pack-refs, so this happens in real repositories too.
 //
-// Every writer therefore records the tip it wrote (.git/zerg/tips/), and
-// before each transaction checks the ref against the record: a ref that
+// Every update therefore goes into the ref's reflog (git appends to it under
+// the ref's lock; pack-refs never touches it), and before each transaction
+// the ref is checked against the reflog's last entry: a ref that
 // went back to an ancestor of the record is moved forward again; a ref that
 // moved on from such a reverted value (another writer built on it before
 // anyone noticed) gets the lost commit merged back in, with the
 // deterministic merge that sync uses. Nothing acknowledged is lost.
 
-func (s *Store) tipRecord(ref string) string {
-	sum := sha1.Sum([]byte(ref))
-	return filepath.Join(s.ZergDir(), "tips", hex.EncodeToString(sum[:8]))
-}
-
-func (s *Store) recordTips(us []refUpdate) {
-	for _, u := range us {
-		if u.verify || u.unchecked || u.delete || u.new.IsZero() {
-			continue
-		}
-		if u.name != LocksRef && !strings.HasPrefix(u.name, FeaturePrefix) {
-			continue
-		}
-		_ = writeFileAtomic(s.tipRecord(u.name), []byte(u.new.String()+"\n"))
+// recorded returns the last value the reflog says ref was set to.
+func (s *Store) recorded(ref string) plumbing.Hash {
+	f, err := os.Open(filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref)))
+	if err != nil {
+		return plumbing.ZeroHash
 	}
+	defer f.Close()
+	// Only the last line matters, and a reflog grows with every transition.
+	const tail = 1024
+	buf := make([]byte, tail)
+	fi, err := f.Stat()
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	off := fi.Size() - tail
+	if off < 0 {
+		off = 0
+	}
+	n, _ := f.ReadAt(buf, off)
+	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
+	fields := strings.Fields(lines[len(lines)-1])
+	if len(fields) < 2 || !plumbing.IsHash(fields[1]) {
+		return plumbing.ZeroHash
+	}
+	return plumbing.NewHash(fields[1])
 }
 
 // repair brings a ref back to (or merges back) the last tip recorded for
 // it, when a concurrent pack-refs undid it. It reports whether it moved
 // the ref.
 func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
-	b, err := os.ReadFile(s.tipRecord(ref))
-	if err != nil {
-		return false, nil
-	}
-	rec := plumbing.NewHash(strings.TrimSpace(string(b)))
+	rec := s.recorded(ref)
 	tip, err := s.ReadRef(ref)
 	if err != nil || tip.IsZero() || rec.IsZero() || rec == tip {
 		return false, err
@@ -80,18 +85,13 @@ func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
 	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: next, old: tip}}); err != nil {
 		return false, err
 	}
-	s.recordTips([]refUpdate{{name: ref, new: next, old: tip}})
 	return true, nil
 }
 
 // behind reports whether tip lacks the recorded tip of ref: read after a
 // pack-refs undid an update, a transaction must not build on it.
 func (s *Store) behind(ctx context.Context, ref string, tip plumbing.Hash) bool {
-	b, err := os.ReadFile(s.tipRecord(ref))
-	if err != nil {
-		return false
-	}
-	rec := plumbing.NewHash(strings.TrimSpace(string(b)))
+	rec := s.recorded(ref)
 	if rec.IsZero() || rec == tip || tip.IsZero() {
 		return false
 	}

@@ -532,11 +532,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	if s.arbiter != "" {
 		return s.publish(ctx, tx.view, updates)
 	}
-	if err := s.updateRefs(ctx, updates); err != nil {
-		return err
-	}
-	s.recordTips(updates)
-	return nil
+	return s.updateRefs(ctx, updates)
 }
 
 func (tx *Tx) tasksDirty() bool {
@@ -621,7 +617,10 @@ func isRace(err error) bool {
 	return false
 }
 
-var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "-c", "core.packedRefsTimeout=2000", "update-ref", "--stdin"}
+// core.logAllRefUpdates=always: every state update goes into its ref's
+// reflog, the record that repair checks against (see repair.go).
+var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "-c", "core.packedRefsTimeout=2000",
+	"-c", "core.logAllRefUpdates=always", "update-ref", "--stdin"}
 
 // barrierRef is never created; deleting it only takes packed-refs.lock.
 const barrierRef = "refs/zerg/barrier"

@@ -100,6 +100,8 @@ func TestConcurrentClaims(t *testing.T) {
 	if err := noise.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Whatever happens below, the loop must not outlive the test.
+	t.Cleanup(func() { stopNoise(); noise.Wait() })
 
 	// Each worker claims the best ready task and finishes it, until nothing
 	// is left; exit 4 (nothing ready) while others still work means wait.
