@@ -523,3 +523,27 @@ func TestRepairUndoneUpdate(t *testing.T) {
 		t.Errorf("the new transition builds on %s, want the restored %s", parent, claimed)
 	}
 }
+
+// TestRealFailureNotRetried: only a lost compare-and-swap or a held lock is
+// worth another try; anything else git refuses comes back at once, not as
+// "state kept changing" after the whole retry budget.
+func TestRealFailureNotRetried(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(1))
+	head := git(t, dir, "rev-parse", "HEAD")
+	err := s.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
+		tk, _ := tx.Task("T000")
+		c := tk.Clone()
+		c.Record(state.Event{Op: "test", To: state.Done})
+		tx.SetRef("refs/zerg/bad..name", head) // git refuses this ref name
+		return &Message{Subject: "x"}, tx.Put(c)
+	})
+	if err == nil || errors.Is(err, ErrContention) {
+		t.Fatalf("Update = %v, want git's refusal", err)
+	}
+	tx, _ := s.View("f")
+	if tk, _ := tx.Task("T000"); tk.Status != state.Pending {
+		t.Errorf("T000 is %s: the refused transaction was written", tk.Status)
+	}
+}

@@ -15,9 +15,6 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
-// WorkerBranchPrefix is the branch namespace of a feature's workers.
-func workerBranchPrefix(feature string) string { return "zerg/" + feature + "/worker-" }
-
 // currentBranch reads HEAD of the work tree we run in without starting git:
 // this runs on every command and in every hook.
 func currentBranch(s *gitstore.Store) string {
