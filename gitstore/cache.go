@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -59,8 +60,8 @@ func (s *Store) saveCache(feature string, c *taskCache) {
 	_ = writeFileAtomic(s.cachePath(feature), buf.Bytes())
 }
 
-// loadAllShards reads every shard of the feature into the transaction,
-// through the cache.
+// loadAllShards reads every shard of the feature into the transaction:
+// from the memo, else from the cache file, else from git.
 func (tx *Tx) loadAllShards() error {
 	if tx.allLoaded {
 		return nil
@@ -68,50 +69,138 @@ func (tx *Tx) loadAllShards() error {
 	if err := tx.loadTasksTree(); err != nil {
 		return err
 	}
-	cache := tx.s.loadCache(tx.feature)
-	changed := false
-	seen := map[string]bool{}
+	m := tx.s.memo()
+	var missing []string
 	for name, te := range tx.tasksTree {
-		seen[name] = true
 		if _, ok := tx.shards[name]; ok {
 			continue // already read (and perhaps changed) in this transaction
 		}
-		sh := &shard{hash: te.Hash, tasks: map[string]*state.Task{}, dirty: map[string]bool{}}
+		if tasks, ok := m.shard(te.Hash); ok {
+			tx.shards[name] = completeShard(te.Hash, tasks)
+			continue
+		}
+		missing = append(missing, name)
+	}
+	tx.allLoaded = true
+	if len(missing) == 0 {
+		return nil
+	}
+	cache := tx.s.loadCache(tx.feature)
+	changed := false
+	for _, name := range missing {
+		te := tx.tasksTree[name]
 		if cs, ok := cache.Shards[name]; ok && cs.Hash == te.Hash {
 			// The shard's tree is read only if the transaction writes it.
-			for _, task := range cs.Tasks {
-				sh.tasks[task.ID()] = task
-			}
-			sh.complete = true
-		} else {
-			if err := tx.s.loadShardTree(sh); err != nil {
+			m.putShard(te.Hash, cs.Tasks)
+			tx.shards[name] = completeShard(te.Hash, cs.Tasks)
+			continue
+		}
+		sh := &shard{hash: te.Hash, tasks: map[string]*state.Task{}, dirty: map[string]bool{}}
+		if err := tx.s.loadShardTree(sh); err != nil {
+			tx.allLoaded = false
+			return err
+		}
+		cs := cachedShard{Hash: te.Hash}
+		for id, e := range sh.e {
+			task, err := tx.s.readTask(e.Hash)
+			if err != nil {
+				tx.allLoaded = false
 				return err
 			}
-			cs := cachedShard{Hash: te.Hash}
-			for id, e := range sh.e {
-				var task state.Task
-				if err := tx.s.readJSON(e.Hash, &task); err != nil {
-					return err
-				}
-				sh.tasks[id] = &task
-				cs.Tasks = append(cs.Tasks, &task)
-			}
-			cache.Shards[name] = cs
-			sh.complete = true
-			changed = true
+			sh.tasks[id] = task
+			cs.Tasks = append(cs.Tasks, task)
 		}
+		m.putShard(te.Hash, cs.Tasks)
+		cache.Shards[name] = cs
+		sh.complete = true
+		changed = true
 		tx.shards[name] = sh
 	}
 	for name := range cache.Shards {
-		if !seen[name] {
+		if _, ok := tx.tasksTree[name]; !ok {
 			delete(cache.Shards, name)
 			changed = true
 		}
 	}
-	if changed {
+	if changed && !tx.s.Persistent {
+		// A long-lived process keeps the memo instead, and writes the file
+		// once (WriteCache).
 		tx.s.saveCache(tx.feature, cache)
 	}
-	tx.allLoaded = true
+	return nil
+}
+
+func completeShard(h plumbing.Hash, tasks []*state.Task) *shard {
+	sh := &shard{hash: h, tasks: make(map[string]*state.Task, len(tasks)), dirty: map[string]bool{}, complete: true}
+	for _, t := range tasks {
+		sh.tasks[t.ID()] = t
+	}
+	return sh
+}
+
+// readTask decodes a task blob, through the memo.
+func (s *Store) readTask(blob plumbing.Hash) (*state.Task, error) {
+	m := s.memo()
+	if t, ok := m.task(blob); ok {
+		return t, nil
+	}
+	var t state.Task
+	if err := s.readJSON(blob, &t); err != nil {
+		return nil, err
+	}
+	m.putTask(blob, &t)
+	return &t, nil
+}
+
+// memoShard remembers a shard written by a transaction, so that the next
+// one reads nothing: the tasks it did not change are those of the shard it
+// was built from, the others are decoded from the bytes written (what a
+// reader would get, to the time zone).
+func (s *Store) memoShard(old, tree plumbing.Hash, fresh map[string][]byte) {
+	m := s.memo()
+	var tasks []*state.Task
+	if !old.IsZero() {
+		var ok bool
+		if tasks, ok = m.shard(old); !ok {
+			return
+		}
+	}
+	out := make([]*state.Task, 0, len(tasks)+len(fresh))
+	for _, t := range tasks {
+		if _, changed := fresh[t.ID()]; !changed {
+			out = append(out, t)
+		}
+	}
+	for _, data := range fresh {
+		var t state.Task
+		if json.Unmarshal(data, &t) != nil {
+			return
+		}
+		out = append(out, &t)
+	}
+	m.putShard(tree, out)
+}
+
+// WriteCache writes the feature's cache file from the memo: what a
+// long-lived process does once at its end instead of after every
+// transaction.
+func (s *Store) WriteCache(feature string) error {
+	tx, err := s.View(feature)
+	if err != nil {
+		return err
+	}
+	if err := tx.loadTasksTree(); err != nil {
+		return err
+	}
+	c := &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+	for name, te := range tx.tasksTree {
+		tasks, ok := s.memo().shard(te.Hash)
+		if !ok {
+			continue // not read by this process: the next reader fills it in
+		}
+		c.Shards[name] = cachedShard{Hash: te.Hash, Tasks: tasks}
+	}
+	s.saveCache(feature, c)
 	return nil
 }
 
@@ -125,12 +214,27 @@ type blobCache[T any] struct {
 	Blobs  map[plumbing.Hash]T `json:"blobs"`
 }
 
-// decodeEntries decodes the JSON blob of every entry of tree, through the
-// cache file name.
+// decodeEntries decodes the JSON blob of every entry of tree: from the
+// memo, else from the cache file name, else from git.
 func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string]T, error) {
 	t, err := s.readTree(tree)
 	if err != nil {
 		return nil, err
+	}
+	m := s.memo()
+	out := make(map[string]T, len(t.Entries))
+	var missing []object.TreeEntry
+	for _, e := range t.Entries {
+		if v, ok := m.value(e.Hash); ok {
+			if tv, ok := v.(T); ok {
+				out[e.Name] = tv
+				continue
+			}
+		}
+		missing = append(missing, e)
+	}
+	if len(missing) == 0 {
+		return out, nil
 	}
 	path := filepath.Join(s.ZergDir(), "cache", name)
 	var c blobCache[T]
@@ -140,10 +244,8 @@ func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string
 	if c.Blobs == nil {
 		c.Blobs = map[plumbing.Hash]T{}
 	}
-	out := make(map[string]T, len(t.Entries))
-	used := make(map[plumbing.Hash]bool, len(t.Entries))
 	changed := false
-	for _, e := range t.Entries {
+	for _, e := range missing {
 		v, ok := c.Blobs[e.Hash]
 		if !ok {
 			if err := s.readJSON(e.Hash, &v); err != nil {
@@ -152,8 +254,16 @@ func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string
 			c.Blobs[e.Hash] = v
 			changed = true
 		}
-		used[e.Hash] = true
+		m.putValue(e.Hash, v)
 		out[e.Name] = v
+	}
+	used := make(map[plumbing.Hash]bool, len(t.Entries))
+	for _, e := range t.Entries {
+		used[e.Hash] = true
+		if _, ok := c.Blobs[e.Hash]; !ok {
+			c.Blobs[e.Hash] = out[e.Name]
+			changed = true
+		}
 	}
 	for h := range c.Blobs {
 		if !used[h] {
@@ -161,7 +271,7 @@ func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string
 			changed = true
 		}
 	}
-	if changed {
+	if changed && !s.Persistent {
 		if b, err := json.Marshal(c); err == nil {
 			_ = writeFileAtomic(path, b) // best effort, as for the task cache
 		}

@@ -2,15 +2,11 @@ package gitstore
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -18,16 +14,14 @@ import (
 )
 
 func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
-	obj, err := s.objs.EncodedObject(plumbing.BlobObject, h)
+	o, err := s.rawObject(h)
+	if err == nil && o.typ != plumbing.BlobObject {
+		err = fmt.Errorf("a %s, not a blob", o.typ)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}
-	r, err := obj.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
+	return o.data, nil
 }
 
 func (s *Store) readJSON(h plumbing.Hash, v any) error {
@@ -45,7 +39,7 @@ func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 	if h.IsZero() {
 		return &object.Tree{}, nil
 	}
-	t, err := object.GetTree(s.objs, h)
+	t, err := object.GetTree(s.Objects(), h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
@@ -53,7 +47,7 @@ func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 }
 
 func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
-	c, err := object.GetCommit(s.objs, h)
+	c, err := object.GetCommit(s.Objects(), h)
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", h, err)
 	}
@@ -64,23 +58,10 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 	// Most of a transaction's objects already exist (the locks and leases
 	// it did not change): a stat is far cheaper than writing them again.
 	h := plumbing.ComputeHash(plumbing.BlobObject, data)
-	if s.objs.HasEncodedObject(h) == nil {
+	if s.hasLoose(h) {
 		return h, nil
 	}
-	obj := s.objs.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return s.objs.SetEncodedObject(obj)
+	return h, s.writeLoose(h, plumbing.BlobObject, data)
 }
 
 // writeJSON stores v indented, so that `git show` of a state blob reads well
@@ -111,10 +92,11 @@ func (s *Store) writeObject(o interface {
 	if err := o.Encode(mem); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if s.objs.HasEncodedObject(mem.Hash()) == nil {
-		return mem.Hash(), nil
+	h := mem.Hash()
+	if s.hasLoose(h) {
+		return h, nil
 	}
-	return s.objs.SetEncodedObject(mem)
+	return h, s.writeLoose(h, mem.Type(), memBytes(mem))
 }
 
 // entries is a mutable view of one tree level.
@@ -280,10 +262,10 @@ func (b *batch) tree(e entries) (plumbing.Hash, error) { return b.object(sortedT
 // flush writes the objects that do not exist yet as loose objects.
 func (b *batch) flush() error {
 	for _, o := range b.objs {
-		if b.s.objs.HasEncodedObject(o.Hash()) == nil {
+		if b.s.hasLoose(o.Hash()) {
 			continue
 		}
-		if err := b.s.writeLoose(o); err != nil {
+		if err := b.s.writeLoose(o.Hash(), o.Type(), memBytes(o)); err != nil {
 			return err
 		}
 	}
@@ -291,46 +273,9 @@ func (b *batch) flush() error {
 	return nil
 }
 
-// zlibWriters are reused: a new zlib writer allocates over half a megabyte,
-// which cost more than the rest of writing a small object (go-git's own
-// object writer makes a new one each time).
-var zlibWriters = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
-
-// writeLoose writes o as git does: zlib("<type> <size>\x00<content>") in
-// objects/xx/yyyy, through a temporary file renamed into place, read-only.
-func (s *Store) writeLoose(o plumbing.EncodedObject) error {
-	hex := o.Hash().String()
-	dir := filepath.Join(s.CommonDir, "objects", hex[:2])
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "tmp_obj_")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
-	zw.Reset(tmp)
-	r, err := o.Reader()
-	if err != nil {
-		tmp.Close()
-		return err
-	}
-	fmt.Fprintf(zw, "%s %d\x00", o.Type(), o.Size())
-	_, err = io.Copy(zw, r)
-	r.Close()
-	if cerr := zw.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o444)
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, hex[2:]))
+// memBytes is the content of an in-memory object.
+func memBytes(o plumbing.EncodedObject) []byte {
+	r, _ := o.Reader() // a MemoryObject's reader never fails
+	b, _ := io.ReadAll(r)
+	return b
 }

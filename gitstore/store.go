@@ -32,14 +32,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -76,6 +79,7 @@ type Store struct {
 
 	Git  *gitcmd.Runner
 	objs *filesystem.Storage
+	m    *memo
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
@@ -190,15 +194,50 @@ func revParse(ctx context.Context, dir string) (*Store, error) {
 }
 
 // Objects gives read access to the object database, for callers that
-// inspect commits (the paths a task's work touches).
-func (s *Store) Objects() *filesystem.Storage { return s.objs }
+// inspect commits (the paths a task's work touches), through the memo.
+func (s *Store) Objects() storer.EncodedObjectStorer { return memoStorer{s.objs, s} }
 
 // ZergDir is the per-repository directory for local, unshared files
 // (current feature, caches, rush markers).
 func (s *Store) ZergDir() string { return filepath.Join(s.CommonDir, "zerg") }
 
-// ReadRef returns the commit a ref points at, or the zero hash.
+// ReadRef returns the commit a ref points at, or the zero hash. It reads
+// as git does, the loose file first, then packed-refs: a transaction reads
+// two refs, and go-git's reader resolves every path component of the ref
+// file on its own.
 func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
+	if !strings.HasPrefix(name, "refs/") || perWorktreeRef(name) || strings.Contains(name, "..") {
+		return s.readRefGoGit(name)
+	}
+	b, err := os.ReadFile(filepath.Join(s.CommonDir, filepath.FromSlash(name)))
+	switch {
+	case err == nil:
+		line := strings.TrimSpace(string(b))
+		if strings.HasPrefix(line, "ref:") {
+			return plumbing.ZeroHash, fmt.Errorf("%s is a symbolic ref", name)
+		}
+		if !plumbing.IsHash(line) {
+			return plumbing.ZeroHash, fmt.Errorf("%s: not a ref file", name)
+		}
+		return plumbing.NewHash(line), nil
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR):
+		return s.packedRef(name)
+	default:
+		return plumbing.ZeroHash, err
+	}
+}
+
+// perWorktreeRef: refs that live in each worktree's own git dir.
+func perWorktreeRef(name string) bool {
+	for _, p := range []string{"refs/worktree/", "refs/bisect/", "refs/rewritten/"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Store) readRefGoGit(name string) (plumbing.Hash, error) {
 	ref, err := s.objs.Reference(plumbing.ReferenceName(name))
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
@@ -210,6 +249,76 @@ func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("%s is a symbolic ref", name)
 	}
 	return ref.Hash(), nil
+}
+
+// packedRefs is the parsed packed-refs file, kept while the file is the
+// same (git replaces it by rename, so any change is a new inode or time).
+type packedRefs struct {
+	stamp string
+	refs  map[string]plumbing.Hash
+}
+
+func (s *Store) packedRef(name string) (plumbing.Hash, error) {
+	path := filepath.Join(s.CommonDir, "packed-refs")
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	stamp := fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		stamp += fmt.Sprint(" ", st.Ino)
+	}
+	m := s.memo()
+	m.mu.Lock()
+	p := m.packed
+	m.mu.Unlock()
+	if p == nil || p.stamp != stamp {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return plumbing.ZeroHash, nil
+		}
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		p = &packedRefs{stamp: stamp, refs: map[string]plumbing.Hash{}}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" || line[0] == '#' || line[0] == '^' {
+				continue
+			}
+			h, ref, ok := strings.Cut(line, " ")
+			if ok && plumbing.IsHash(h) {
+				p.refs[ref] = plumbing.NewHash(h)
+			}
+		}
+		m.mu.Lock()
+		m.packed = p
+		m.mu.Unlock()
+	}
+	return p.refs[name], nil
+}
+
+// TreeOf returns the tree of a commit.
+func (s *Store) TreeOf(commit string) (string, error) {
+	if !plumbing.IsHash(commit) {
+		return "", fmt.Errorf("%q is not a commit id", commit)
+	}
+	c, err := s.readCommit(plumbing.NewHash(commit))
+	if err != nil {
+		return "", err
+	}
+	return c.TreeHash.String(), nil
+}
+
+// SetRef points a ref at a commit, whatever it held: for records that only
+// keep something reachable or remembered (gates passed), not for state.
+func (s *Store) SetRef(ctx context.Context, name, commit string) error {
+	if !plumbing.IsHash(commit) {
+		return fmt.Errorf("%q is not a commit id", commit)
+	}
+	return s.updateRefs(ctx, []refUpdate{{name: name, new: plumbing.NewHash(commit), unchecked: true}})
 }
 
 // Features lists the planned features, sorted.

@@ -155,6 +155,7 @@ func TestCreateViewUpdate(t *testing.T) {
 func TestCacheNeverStale(t *testing.T) {
 	dir := newRepo(t)
 	a, b := openStore(t, dir), openStore(t, dir)
+	a.procKey, b.procKey = t.Name()+" a", t.Name()+" b" // two processes: no memo shared
 	plan(t, a, "f", tasks(50))
 	for i, st := range []state.Status{state.Claimed, state.Done, state.Failed} {
 		// a full read fills the cache...

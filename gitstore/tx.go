@@ -198,12 +198,12 @@ func (tx *Tx) Task(id string) (*state.Task, error) {
 	if !ok {
 		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
 	}
-	var t state.Task
-	if err := tx.s.readJSON(te.Hash, &t); err != nil {
+	t, err := tx.s.readTask(te.Hash)
+	if err != nil {
 		return nil, err
 	}
-	sh.tasks[id] = &t
-	return &t, nil
+	sh.tasks[id] = t
+	return t, nil
 }
 
 // loadShardTree reads the shard's tree entries if they are not read yet.
@@ -436,18 +436,21 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 				if err := s.loadShardTree(sh); err != nil {
 					return err
 				}
+				fresh := make(map[string][]byte, len(sh.dirty))
 				for id := range sh.dirty {
-					h, err := b.json(sh.tasks[id])
+					data, err := encodeJSON(sh.tasks[id])
 					if err != nil {
 						return err
 					}
-					sh.e.setBlob(id, h)
+					sh.e.setBlob(id, b.blob(data))
+					fresh[id] = data
 				}
 				h, err := b.tree(sh.e)
 				if err != nil {
 					return err
 				}
 				tx.tasksTree.setTree(name, h)
+				s.memoShard(sh.hash, h, fresh)
 			}
 			h, err := b.tree(tx.tasksTree)
 			if err != nil {

@@ -180,6 +180,9 @@ type Manager struct {
 	// worktree (not in a reused one), with ZERG_FEATURE, ZERG_WORKTREE,
 	// ZERG_BRANCH and ZERG_PORT_BASE in its environment.
 	Setup string
+	// ReadRef, when set, answers what a full ref name points at ("" for
+	// nothing) without starting git: staging is looked up at every level.
+	ReadRef func(name string) string
 }
 
 // Worker is one worker's worktree.
@@ -252,6 +255,11 @@ func (m *Manager) EnsureStaging(ctx context.Context, from string) (string, error
 		return "", err
 	}
 	ref := m.stagingRef()
+	if m.ReadRef != nil {
+		if tip := m.ReadRef(ref); tip != "" {
+			return tip, nil
+		}
+	}
 	if from == "" {
 		from = "HEAD"
 	}

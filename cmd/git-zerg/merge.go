@@ -67,7 +67,14 @@ func (e *env) manager(s *gitstore.Store, cfg *config.Config, feature string) *wo
 	} else if !filepath.IsAbs(root) {
 		root = filepath.Join(s.Top, root, feature)
 	}
-	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup}
+	readRef := func(name string) string {
+		h, err := s.ReadRef(name)
+		if err != nil || h.IsZero() {
+			return ""
+		}
+		return h.String()
+	}
+	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef}
 }
 
 func runMerge(e *env, o *mergeOptions) error {
@@ -274,7 +281,7 @@ func runQualityGates(e *env, s *gitstore.Store, mgr *worktree.Manager, cfg *conf
 	if err != nil {
 		return nil, err
 	}
-	tree, err := s.Git.Line(e.ctx, "rev-parse", tip+"^{tree}")
+	tree, err := s.TreeOf(tip)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +325,7 @@ func runQualityGates(e *env, s *gitstore.Store, mgr *worktree.Manager, cfg *conf
 			return failed("quality gates failed on staging "+shortHash(tip), strings.Join(failedGates, ", ")), nil
 		}
 	}
-	if _, err := s.Git.Run(e.ctx, "update-ref", gatesRef(tree), tip); err != nil {
+	if err := s.SetRef(e.ctx, gatesRef(tree), tip); err != nil {
 		return nil, err
 	}
 	return nil, nil

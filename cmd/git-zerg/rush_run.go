@@ -93,6 +93,13 @@ func (r *rush) run() error {
 	e, s := r.e, r.s
 	s.Persistent = true // hundreds of transitions: one update-ref process for all
 	ctx := e.ctx
+	defer func() {
+		// What the rush kept in memory, for the commands that come next.
+		s.WriteCache(r.feature)
+		// git's housekeeping, deferred from each of the rush's commits to
+		// its end, as git rebase does with its own.
+		s.Git.Run(ctx, "maintenance", "run", "--auto", "--quiet")
+	}()
 	r.mgr = e.manager(s, r.cfg, r.feature)
 	head, err := headCommit(s)
 	if err != nil {
@@ -600,7 +607,7 @@ func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (st
 		return "", err
 	}
 	msg := fmt.Sprintf("%s: %s\n\nCommitted by git-zerg: %s left these changes uncommitted.", t.ID(), t.Spec.Title, w.Name)
-	if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "commit", "-q", "--no-verify", "-m", msg); err != nil {
+	if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "-c", "maintenance.auto=false", "commit", "-q", "--no-verify", "-m", msg); err != nil {
 		if gitcmd.ExitCode(err) != 1 {
 			return "", err
 		}
@@ -649,7 +656,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 			if _, err := wt.Run(ctx, "add", "-A"); err != nil {
 				return nil, err
 			}
-			if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "commit", "-q", "--no-verify", "-m", "leftovers of "+w.Name+", saved by git-zerg"); err != nil {
+			if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "-c", "maintenance.auto=false", "commit", "-q", "--no-verify", "-m", "leftovers of "+w.Name+", saved by git-zerg"); err != nil {
 				return nil, err
 			}
 		}

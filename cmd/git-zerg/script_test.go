@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "update testscript archives from actual 
 // script find it on PATH too.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-zerg": func() { os.Exit(Main(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"git-zerg": func() { os.Exit(process()) },
 	})
 }
 

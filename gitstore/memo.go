@@ -1,0 +1,362 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// A long-lived process (a rush makes hundreds of transitions) would read the
+// same objects again and again: the tip it just wrote, the shards it did not
+// change, the locks and leases. The memo keeps, per repository and for the
+// whole process, the objects read or written and what their state blobs
+// decode to. Everything in it is keyed by object hash, so it can never be
+// stale; every Store of the process shares it.
+type memo struct {
+	mu      sync.Mutex
+	objs    map[plumbing.Hash]memoObject
+	size    int
+	present map[plumbing.Hash]bool
+	// Decoded state, never changed once stored: handed out as copies.
+	tasks  map[plumbing.Hash]*state.Task   // task blob -> task
+	shards map[plumbing.Hash][]*state.Task // shard tree -> its tasks
+	values map[plumbing.Hash]any           // lock and lease blobs
+
+	packed *packedRefs
+}
+
+type memoObject struct {
+	typ  plumbing.ObjectType
+	data []byte
+}
+
+// memoLimit bounds the bytes of objects kept; past it the memo starts over
+// (it only saves time).
+const memoLimit = 64 << 20
+
+var memos sync.Map // common dir -> *memo
+
+func (s *Store) memo() *memo {
+	if s.m == nil {
+		key := s.CommonDir + "\x00" + s.procKey
+		v, _ := memos.LoadOrStore(key, newMemo())
+		s.m = v.(*memo)
+	}
+	return s.m
+}
+
+func newMemo() *memo {
+	return &memo{objs: map[plumbing.Hash]memoObject{}, present: map[plumbing.Hash]bool{},
+		tasks: map[plumbing.Hash]*state.Task{}, shards: map[plumbing.Hash][]*state.Task{}, values: map[plumbing.Hash]any{}}
+}
+
+func (m *memo) object(h plumbing.Hash) (memoObject, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[h]
+	return o, ok
+}
+
+func (m *memo) putObject(h plumbing.Hash, o memoObject) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.objs[h]; ok {
+		return
+	}
+	if m.size+len(o.data) > memoLimit {
+		m.objs, m.size = map[plumbing.Hash]memoObject{}, 0
+		m.tasks, m.shards, m.values = map[plumbing.Hash]*state.Task{}, map[plumbing.Hash][]*state.Task{}, map[plumbing.Hash]any{}
+	}
+	m.objs[h] = o
+	m.size += len(o.data)
+	m.present[h] = true
+}
+
+func (m *memo) has(h plumbing.Hash) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.present[h]
+}
+
+func (m *memo) markPresent(h plumbing.Hash) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.present[h] = true
+}
+
+// copyTask gives a caller its own task: callers change the fields and
+// append to (or edit) the history of what they get.
+func copyTask(t *state.Task) *state.Task {
+	c := *t
+	c.History = append([]state.Event(nil), t.History...)
+	return &c
+}
+
+func (m *memo) task(blob plumbing.Hash) (*state.Task, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tasks[blob]
+	if !ok {
+		return nil, false
+	}
+	return copyTask(t), true
+}
+
+func (m *memo) putTask(blob plumbing.Hash, t *state.Task) {
+	c := copyTask(t)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tasks[blob] = c
+}
+
+func (m *memo) shard(tree plumbing.Hash) ([]*state.Task, bool) {
+	m.mu.Lock()
+	ts, ok := m.shards[tree]
+	m.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	out := make([]*state.Task, len(ts))
+	for i, t := range ts {
+		out[i] = copyTask(t)
+	}
+	return out, true
+}
+
+func (m *memo) putShard(tree plumbing.Hash, tasks []*state.Task) {
+	c := make([]*state.Task, len(tasks))
+	for i, t := range tasks {
+		c[i] = copyTask(t)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.shards[tree] = c
+}
+
+func (m *memo) value(blob plumbing.Hash) (any, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.values[blob]
+	return v, ok
+}
+
+func (m *memo) putValue(blob plumbing.Hash, v any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.values[blob] = v
+}
+
+// rawObject returns an object's type and content: from the memo, else from
+// its loose file (read directly: go-git resolves every path component
+// through its file system layer, a dozen system calls per object), else
+// from a pack through go-git.
+func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
+	m := s.memo()
+	if o, ok := m.object(h); ok {
+		return o, nil
+	}
+	o, err := s.readLoose(h)
+	if errors.Is(err, fs.ErrNotExist) {
+		var obj plumbing.EncodedObject
+		if obj, err = s.objs.EncodedObject(plumbing.AnyObject, h); err == nil {
+			o.typ = obj.Type()
+			var r io.ReadCloser
+			if r, err = obj.Reader(); err == nil {
+				o.data, err = io.ReadAll(r)
+				r.Close()
+			}
+		}
+	}
+	if err != nil {
+		return memoObject{}, err
+	}
+	m.putObject(h, o)
+	return o, nil
+}
+
+var zlibReaders sync.Pool
+
+func (s *Store) loosePath(h plumbing.Hash) string {
+	hex := h.String()
+	return filepath.Join(s.CommonDir, "objects", hex[:2], hex[2:])
+}
+
+func (s *Store) readLoose(h plumbing.Hash) (memoObject, error) {
+	raw, err := os.ReadFile(s.loosePath(h))
+	if err != nil {
+		return memoObject{}, err
+	}
+	var zr io.ReadCloser
+	if v := zlibReaders.Get(); v != nil {
+		zr = v.(io.ReadCloser)
+		err = zr.(zlib.Resetter).Reset(bytes.NewReader(raw), nil)
+	} else {
+		zr, err = zlib.NewReader(bytes.NewReader(raw))
+	}
+	if err != nil {
+		return memoObject{}, fmt.Errorf("object %s: %w", h, err)
+	}
+	defer zlibReaders.Put(zr)
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return memoObject{}, fmt.Errorf("object %s: %w", h, err)
+	}
+	header, body, ok := bytes.Cut(data, []byte{0})
+	typ, size, ok2 := bytes.Cut(header, []byte{' '})
+	n, err := strconv.Atoi(string(size))
+	if !ok || !ok2 || err != nil || n != len(body) {
+		return memoObject{}, fmt.Errorf("object %s: bad loose object header", h)
+	}
+	t, err := plumbing.ParseObjectType(string(typ))
+	if err != nil {
+		return memoObject{}, fmt.Errorf("object %s: %w", h, err)
+	}
+	return memoObject{typ: t, data: body}, nil
+}
+
+// hasObject reports whether the object is in the repository.
+func (s *Store) hasObject(h plumbing.Hash) bool {
+	if s.hasLoose(h) {
+		return true
+	}
+	if s.objs.HasEncodedObject(h) == nil {
+		s.memo().markPresent(h)
+		return true
+	}
+	return false
+}
+
+// hasLoose reports whether the object is known to this process or stored
+// loose. Writers ask only this: nearly every object they write is new, and
+// looking for it in every pack first would cost more than the rare loose
+// copy of a packed object, which harms nothing (git gc drops it).
+func (s *Store) hasLoose(h plumbing.Hash) bool {
+	m := s.memo()
+	if m.has(h) {
+		return true
+	}
+	if _, err := os.Lstat(s.loosePath(h)); err == nil {
+		m.markPresent(h)
+		return true
+	}
+	return false
+}
+
+// memoStorer is go-git's object storage with reads served through the
+// memo, so that tree walks (diffs, lookups of nested paths) read each
+// object once per process.
+type memoStorer struct {
+	*filesystem.Storage
+	s *Store
+}
+
+func (r memoStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, err := r.s.rawObject(h)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return nil, err
+	}
+	if t != plumbing.AnyObject && t != o.typ {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(o.typ)
+	mo.Write(o.data)
+	return mo, nil
+}
+
+func (r memoStorer) HasEncodedObject(h plumbing.Hash) error {
+	if r.s.hasObject(h) {
+		return nil
+	}
+	return plumbing.ErrObjectNotFound
+}
+
+var _ storer.EncodedObjectStorer = memoStorer{}
+
+// zlibWriters are reused: a new zlib writer allocates over half a megabyte,
+// which cost more than the rest of writing a small object.
+var zlibWriters = sync.Pool{New: func() any {
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	return w
+}}
+
+// A loose object takes a whole file system block whatever its size, so
+// compressing one smaller than a block saves no space, only time: those
+// are stored (zlib level 0, which every git reads).
+const smallObject = 4096
+
+var zlibStored = sync.Pool{New: func() any {
+	w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
+	return w
+}}
+
+var tmpSeq atomic.Uint64
+
+// writeLoose writes an object as git does: zlib("<type> <size>\x00<content>")
+// in objects/xx/yyyy, read-only, through a temporary file renamed into
+// place. Compressed in memory first (at git's default for loose objects,
+// level 1, unless small): one write, and four system calls in all when the
+// fan-out directory exists.
+func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte) error {
+	var buf bytes.Buffer
+	buf.Grow(len(data) + 64)
+	pool := &zlibWriters
+	if len(data) < smallObject {
+		pool = &zlibStored
+	}
+	zw := pool.Get().(*zlib.Writer)
+	zw.Reset(&buf)
+	fmt.Fprintf(zw, "%s %d\x00", typ, len(data))
+	zw.Write(data)
+	err := zw.Close()
+	pool.Put(zw)
+	if err != nil {
+		return err
+	}
+	final := s.loosePath(h)
+	dir := filepath.Dir(final)
+	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		if errors.Is(err, syscall.EEXIST) {
+			return nil
+		}
+		return err
+	}
+	s.memo().putObject(h, memoObject{typ: typ, data: data})
+	return nil
+}

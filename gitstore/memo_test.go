@@ -1,0 +1,210 @@
+package gitstore
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// TestLooseObjectsReadByGit writes objects below and above the size that
+// is stored uncompressed: git must read both back byte for byte, and fsck
+// must find nothing wrong with them.
+func TestLooseObjectsReadByGit(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	for _, size := range []int{0, 10, smallObject - 1, smallObject, 3 * smallObject} {
+		data := bytes.Repeat([]byte("zerg "), size/5+1)[:size]
+		h, err := s.writeBlob(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("git", "-C", dir, "cat-file", "blob", h.String()).Output()
+		if err != nil {
+			t.Fatalf("size %d: git cat-file: %v", size, err)
+		}
+		if !bytes.Equal(out, data) {
+			t.Fatalf("size %d: git read back %d bytes", size, len(out))
+		}
+		// And a fresh process (no memo) reads git's own objects.
+		fresh := openStore(t, dir)
+		fresh.procKey = t.Name() + " fresh"
+		got, err := fresh.readBlob(h)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("size %d: read back %d bytes, %v", size, len(got), err)
+		}
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+}
+
+// TestReadPackedObjectsAndRefs: after git gc, objects come from a pack and
+// refs from packed-refs; a loose ref shadows its packed value, as in git.
+func TestReadPackedObjectsAndRefs(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(20))
+	tip := git(t, dir, "rev-parse", FeatureRef("f"))
+	git(t, dir, "gc", "-q", "--prune=now")
+	if _, err := os.Stat(dir + "/.git/refs/zerg/features/f"); !os.IsNotExist(err) {
+		t.Fatalf("the feature ref is still loose after gc (%v): the test reads nothing packed", err)
+	}
+
+	fresh := openStore(t, dir)
+	fresh.procKey = t.Name() + " fresh"
+	got, err := fresh.ReadRef(FeatureRef("f"))
+	if err != nil || got.String() != tip {
+		t.Fatalf("packed ref: %s, %v; want %s", got, err, tip)
+	}
+	tx, err := fresh.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := tx.Tasks()
+	if err != nil || len(all) != 20 {
+		t.Fatalf("tasks from a pack: %d, %v", len(all), err)
+	}
+
+	// A new loose value wins over the packed one.
+	if err := setStatus(fresh, "f", "T003", state.Done); err != nil {
+		t.Fatal(err)
+	}
+	loose := git(t, dir, "rev-parse", FeatureRef("f"))
+	if got, _ := fresh.ReadRef(FeatureRef("f")); got.String() != loose || loose == tip {
+		t.Fatalf("loose ref %s read as %s (packed %s)", loose, got, tip)
+	}
+	// Missing refs and directories read as absent; symbolic refs are refused.
+	for _, name := range []string{"refs/zerg/none", "refs/zerg/features", "refs/zerg/features/f/x"} {
+		if h, err := fresh.ReadRef(name); err != nil || !h.IsZero() {
+			t.Errorf("%s: %s, %v; want absent", name, h, err)
+		}
+	}
+	git(t, dir, "symbolic-ref", "refs/zerg/sym", "refs/heads/main")
+	if _, err := fresh.ReadRef("refs/zerg/sym"); err == nil || !strings.Contains(err.Error(), "symbolic") {
+		t.Errorf("symbolic ref: %v", err)
+	}
+}
+
+// TestMemoPerRepository: what one repository has must not pass for present
+// in another, or an object would never be written there.
+func TestMemoPerRepository(t *testing.T) {
+	a, b := newRepo(t), newRepo(t)
+	sa, sb := openStore(t, a), openStore(t, b)
+	h, err := sa.writeBlob([]byte("only in a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.hasObject(h) {
+		t.Fatal("b claims a's object")
+	}
+	if _, err := sb.writeBlob([]byte("only in a\n")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, b, "cat-file", "-e", h.String())
+}
+
+// TestMemoServesCopies: a caller changing the task it read (history
+// included) must not change what the next transaction reads.
+func TestMemoServesCopies(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	ts := tasks(5)
+	for _, tk := range ts {
+		tk.History = []state.Event{{Op: "plan", To: state.Pending}}
+	}
+	plan(t, s, "f", ts)
+	read := func() *state.Task {
+		tx, err := s.View("f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := tx.Tasks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return all[0]
+	}
+	first := read()
+	n := len(first.History)
+	if n == 0 {
+		t.Fatal("a planned task has no history")
+	}
+	first.Status = state.Blocked
+	first.History[0].Op = "forged"
+	first.History = append(first.History, state.Event{Op: "forged"})
+	again := read()
+	if again.Status != state.Pending || len(again.History) != n || again.History[0].Op == "forged" {
+		t.Fatalf("a caller's change leaked into the memo: %+v", again)
+	}
+}
+
+// TestMemoAfterCommit: the shard a transaction wrote is what the next one
+// reads, without going back to git, and equal to what git holds.
+func TestMemoAfterCommit(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(30))
+	if err := setStatus(s, "f", "T007", state.Done); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := s.View("f")
+	warm, err := tx.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold := openStore(t, dir)
+	cold.procKey = t.Name() + " cold"
+	os.RemoveAll(cold.ZergDir() + "/cache")
+	tx, _ = cold.View("f")
+	fromGit, err := tx.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range warm {
+		a, _ := encodeJSON(warm[i])
+		b, _ := encodeJSON(fromGit[i])
+		if !bytes.Equal(a, b) {
+			t.Fatalf("task %s: memo has\n%s\ngit has\n%s", warm[i].ID(), a, b)
+		}
+	}
+	if warm[7].Status != state.Done {
+		t.Fatalf("T007 is %s", warm[7].Status)
+	}
+}
+
+// TestWriteCache: a long-lived store writes no cache file per transaction,
+// and one on WriteCache that a fresh process then reads.
+func TestWriteCache(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	s.Persistent = true
+	plan(t, s, "f", tasks(10))
+	if err := setStatus(s, "f", "T001", state.Done); err != nil {
+		t.Fatal(err)
+	}
+	tx, _ := s.View("f")
+	if _, err := tx.Tasks(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.cachePath("f")); !os.IsNotExist(err) {
+		t.Fatalf("cache file written during the run: %v", err)
+	}
+	if err := s.WriteCache("f"); err != nil {
+		t.Fatal(err)
+	}
+	c := s.loadCache("f")
+	tx, _ = s.View("f")
+	if err := tx.loadTasksTree(); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Shards) != len(tx.tasksTree) {
+		t.Fatalf("cache has %d shards, the feature %d", len(c.Shards), len(tx.tasksTree))
+	}
+	for name, te := range tx.tasksTree {
+		if c.Shards[name].Hash != te.Hash {
+			t.Fatalf("shard %s cached at %s, is %s", name, c.Shards[name].Hash, te.Hash)
+		}
+	}
+}
