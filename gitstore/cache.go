@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -210,8 +211,8 @@ func (s *Store) WriteCache(feature string) error {
 // all of them.
 
 type blobCache[T any] struct {
-	Format int                 `json:"format"`
-	Blobs  map[plumbing.Hash]T `json:"blobs"`
+	Format int          `json:"format"`
+	Blobs  map[string]T `json:"blobs"` // by blob id in hex (JSON keys are strings)
 }
 
 // decodeEntries decodes the JSON blob of every entry of tree: from the
@@ -242,26 +243,26 @@ func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string
 		c = blobCache[T]{Format: cacheFormat}
 	}
 	if c.Blobs == nil {
-		c.Blobs = map[plumbing.Hash]T{}
+		c.Blobs = map[string]T{}
 	}
 	changed := false
 	for _, e := range missing {
-		v, ok := c.Blobs[e.Hash]
+		v, ok := c.Blobs[e.Hash.String()]
 		if !ok {
 			if err := s.readJSON(e.Hash, &v); err != nil {
 				return nil, err
 			}
-			c.Blobs[e.Hash] = v
+			c.Blobs[e.Hash.String()] = v
 			changed = true
 		}
 		m.putValue(e.Hash, v)
 		out[e.Name] = v
 	}
-	used := make(map[plumbing.Hash]bool, len(t.Entries))
+	used := make(map[string]bool, len(t.Entries))
 	for _, e := range t.Entries {
-		used[e.Hash] = true
-		if _, ok := c.Blobs[e.Hash]; !ok {
-			c.Blobs[e.Hash] = out[e.Name]
+		used[e.Hash.String()] = true
+		if _, ok := c.Blobs[e.Hash.String()]; !ok {
+			c.Blobs[e.Hash.String()] = out[e.Name]
 			changed = true
 		}
 	}
@@ -271,13 +272,22 @@ func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string
 			changed = true
 		}
 	}
-	if changed && !s.Persistent {
-		if b, err := json.Marshal(c); err == nil {
-			_ = writeFileAtomic(path, b) // best effort, as for the task cache
+	// A file is rewritten only when it saves more than it costs: a
+	// transition changes one or two blobs, and reading those from git is
+	// cheaper than creating a new file with all of them.
+	if changed && !s.Persistent && len(missing) > rewriteAfter {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("cache %s: %w", name, err) // a bug, not bad luck: say so
 		}
+		_ = writeFileAtomic(path, b) // best effort, as for the task cache
 	}
 	return out, nil
 }
+
+// rewriteAfter is how many blobs a cache file may lack before it is
+// written again.
+const rewriteAfter = 8
 
 // LocksAt returns the locks of one commit of refs/zerg/locks, sorted by
 // path, expired ones included.

@@ -2,10 +2,14 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -206,5 +210,61 @@ func TestWriteCache(t *testing.T) {
 		if c.Shards[name].Hash != te.Hash {
 			t.Fatalf("shard %s cached at %s, is %s", name, c.Shards[name].Hash, te.Hash)
 		}
+	}
+}
+
+// TestLeaseCacheFile: a fresh process reading many leases keeps them in a
+// cache file, which the next fresh process reads instead of the blobs.
+func TestLeaseCacheFile(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(1))
+	err := s.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
+		for i := 0; i < 3*rewriteAfter; i++ {
+			if err := tx.PutWorker(&state.Worker{Name: fmt.Sprintf("w%d", i), Task: "T000"}); err != nil {
+				return nil, err
+			}
+		}
+		return &Message{Subject: "leases", Op: "test"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(key string) map[string]*state.Worker {
+		fresh := openStore(t, dir)
+		fresh.procKey = key
+		tx, err := fresh.View("f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := tx.Workers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	if n := len(read(t.Name() + " 1")); n != 3*rewriteAfter {
+		t.Fatalf("%d leases", n)
+	}
+	b, err := os.ReadFile(s.ZergDir() + "/cache/f.workers.json")
+	if err != nil {
+		t.Fatalf("no lease cache file: %v", err)
+	}
+	var c blobCache[state.Worker]
+	if err := json.Unmarshal(b, &c); err != nil || len(c.Blobs) != 3*rewriteAfter {
+		t.Fatalf("cache file holds %d leases (%v)", len(c.Blobs), err)
+	}
+	// The next process is served from the file: what it says is what it
+	// gets, so a planted value shows through.
+	for h, w := range c.Blobs {
+		if w.Name == "w0" {
+			w.Host = "from-the-cache"
+			c.Blobs[h] = w
+		}
+	}
+	b, _ = json.Marshal(c)
+	os.WriteFile(s.ZergDir()+"/cache/f.workers.json", b, 0o644)
+	if got := read(t.Name() + " 2")["w0"].Host; got != "from-the-cache" {
+		t.Fatalf("lease read from git, not from the cache file (host %q)", got)
 	}
 }
