@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -65,7 +66,7 @@ func newApp(e *env) *cli.App {
 		ErrWriter: e.stderr,
 		// Errors become exit codes in exitError, and nowhere else.
 		ExitErrHandler:         func(*cli.Context, error) {},
-		HideVersion:            true,
+		Version:                version(),
 		Suggest:                true,
 		UseShortOptionHandling: false,
 		Flags: []cli.Flag{
@@ -228,4 +229,35 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}
+
+// version is the module version `go install` recorded, else the commit
+// the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	switch {
+	case rev == "":
+		return "devel"
+	case dirty:
+		return "devel " + rev + "+changes"
+	}
+	return "devel " + rev
 }
