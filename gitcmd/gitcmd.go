@@ -189,6 +189,9 @@ func (p *Pipe) ReadLine() (string, error) {
 	return strings.TrimSuffix(line, "\n"), err
 }
 
+// Process is the running git, for tests that check it ended.
+func (p *Pipe) Process() *exec.Cmd { return p.cmd }
+
 // Close ends the process and returns its failure as an *Error, if any.
 func (p *Pipe) Close() error {
 	p.stdin.Close()

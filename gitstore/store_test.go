@@ -418,6 +418,21 @@ func TestPersistentUpdates(t *testing.T) {
 	if n := git(t, dir, "rev-list", "--count", FeatureRef("f")); n != "6" {
 		t.Errorf("%s commits, want 6", n)
 	}
+
+	// Close ends the update-ref process (nothing outlives the command);
+	// a later update starts another.
+	v, _ := refPipes.Load(s.CommonDir)
+	cmd := v.(*refPipe).p.Process()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if cmd.ProcessState == nil || !cmd.ProcessState.Exited() {
+		t.Fatal("git update-ref --stdin still running after Close")
+	}
+	if err := setStatus(s, "f", "T000", state.Pending); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 }
 
 // TestMergeDisjoint checks the in-process level merge against git's own

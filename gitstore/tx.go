@@ -638,6 +638,24 @@ type refPipe struct {
 	p  *gitcmd.Pipe
 }
 
+// Close ends the long-lived `git update-ref --stdin` of a Persistent
+// store, so that no git process outlives the command.
+func (s *Store) Close() error {
+	v, ok := refPipes.Load(s.CommonDir)
+	if !ok {
+		return nil
+	}
+	rp := v.(*refPipe)
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.p == nil {
+		return nil
+	}
+	err := rp.p.Close()
+	rp.p = nil
+	return err
+}
+
 func (s *Store) updateRefsPiped(tx string) error {
 	v, _ := refPipes.LoadOrStore(s.CommonDir, &refPipe{})
 	rp := v.(*refPipe)
