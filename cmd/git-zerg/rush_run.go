@@ -52,7 +52,15 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	w := r.slots[n]
 	r.slotsMu.Unlock()
 	if w != nil {
-		if _, err := (&gitcmd.Runner{Dir: w.Dir}).Run(ctx, "reset", "-q", "--hard", tip); err != nil {
+		wt := &gitcmd.Runner{Dir: w.Dir}
+		if _, err := wt.Run(ctx, "reset", "-q", "--hard", tip); err != nil {
+			return nil, err
+		}
+		// What the last verification left (logs, scratch files) is not the
+		// next task's work: without this its leftover commit would carry
+		// them, and refuse them as unowned. Ignored files (.env from
+		// .worktreeinclude, build caches) stay.
+		if _, err := wt.Run(ctx, "clean", "-q", "-f", "-d"); err != nil {
 			return nil, err
 		}
 		return w, nil
