@@ -424,7 +424,7 @@ type workResult struct {
 // work runs the worker command for the task, again after each checkpoint
 // (exit 2), up to workers.max_checkpoints times.
 func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker) (workResult, error) {
-	dir := filepath.Join(s.ZergDir(), "run", r.feature, t.ID())
+	dir := r.runDir(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return workResult{}, err
 	}
@@ -433,8 +433,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	if err != nil {
 		return workResult{}, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
 	}
-	promptFile := filepath.Join(dir, fmt.Sprintf("prompt-%d.md", t.Attempts))
-	taskFile := filepath.Join(dir, "task.json")
+	env, promptFile, taskFile := r.workerEnv(t, w)
 	tj, _ := json.MarshalIndent(t.Spec, "", "  ")
 	if err := os.WriteFile(promptFile, []byte(text), 0o644); err != nil {
 		return workResult{}, err
@@ -448,19 +447,6 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		return workResult{}, err
 	}
 	defer logf.Close()
-	env := []string{
-		"ZERG_FEATURE=" + r.feature,
-		"ZERG_TASK=" + t.ID(),
-		"ZERG_WORKER=" + w.Name,
-		fmt.Sprintf("ZERG_LEVEL=%d", t.Level),
-		fmt.Sprintf("ZERG_ATTEMPT=%d", t.Attempts),
-		"ZERG_WORKTREE=" + w.Dir,
-		"ZERG_BRANCH=" + w.Branch,
-		"ZERG_PROMPT_FILE=" + promptFile,
-		"ZERG_TASK_FILE=" + taskFile,
-		fmt.Sprintf("ZERG_PORT_BASE=%d", worktree.PortBase(w.N)),
-		fmt.Sprintf("ZERG_RUSH_PID=%d", os.Getpid()),
-	}
 	command := r.cfg.Workers.Command
 	if r.mode == "container" {
 		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, command)
@@ -483,6 +469,31 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		}
 		return wr, nil
 	}
+}
+
+func (r *rush) runDir(t *state.Task) string {
+	return filepath.Join(r.s.ZergDir(), "run", r.feature, t.ID())
+}
+
+// workerEnv is the environment of a task's worker command, and of its
+// verification: a check that starts a server needs the worker's ports.
+func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promptFile, taskFile string) {
+	dir := r.runDir(t)
+	promptFile = filepath.Join(dir, fmt.Sprintf("prompt-%d.md", t.Attempts))
+	taskFile = filepath.Join(dir, "task.json")
+	return []string{
+		"ZERG_FEATURE=" + r.feature,
+		"ZERG_TASK=" + t.ID(),
+		"ZERG_WORKER=" + w.Name,
+		fmt.Sprintf("ZERG_LEVEL=%d", t.Level),
+		fmt.Sprintf("ZERG_ATTEMPT=%d", t.Attempts),
+		"ZERG_WORKTREE=" + w.Dir,
+		"ZERG_BRANCH=" + w.Branch,
+		"ZERG_PROMPT_FILE=" + promptFile,
+		"ZERG_TASK_FILE=" + taskFile,
+		fmt.Sprintf("ZERG_PORT_BASE=%d", worktree.PortBase(w.N)),
+		fmt.Sprintf("ZERG_RUSH_PID=%d", os.Getpid()),
+	}, promptFile, taskFile
 }
 
 // containerCommand wraps the worker command in `docker run`, the worktree
@@ -570,7 +581,8 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		block := facts.NewCommit || len(t.Spec.Owned()) == 0
 		return fail(strings.Join(ref.Reasons, "; "), block)
 	}
-	v, err := verify(r.e, t, w.Dir, time.Duration(r.cfg.Workers.Timeout), nil)
+	env, _, _ := r.workerEnv(t, w)
+	v, err := verify(r.e, t, w.Dir, time.Duration(r.cfg.Workers.Timeout), env)
 	if err != nil {
 		return nil, err
 	}
