@@ -6,6 +6,7 @@ package gates
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"time"
@@ -85,11 +86,20 @@ type Policy struct {
 // DefaultPolicy is used when no configuration says otherwise.
 var DefaultPolicy = Policy{MaxAttempts: 3, Backoff: 10 * time.Second, BackoffCap: 5 * time.Minute}
 
-// BackoffAfter is the wait before attempt n+1 after n failed attempts.
-func (p Policy) BackoffAfter(attempts int) time.Duration {
+// BackoffAfter is the wait before attempt n+1 of task id after n failed
+// attempts: exponential, plus up to a quarter more of jitter so that tasks
+// failing together (a flaky service) are not retried together. The jitter
+// is drawn from the task and attempt, not from a random source: a rule
+// gives the same answer every time it is asked (fsck replays them).
+func (p Policy) BackoffAfter(id string, attempts int) time.Duration {
 	d := p.Backoff
 	for i := 1; i < attempts && d < p.BackoffCap; i++ {
 		d *= 2
+	}
+	if q := int64(d / 4); q > 0 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%d", id, attempts)
+		d += time.Duration(h.Sum64() % uint64(q))
 	}
 	if p.BackoffCap > 0 && d > p.BackoffCap {
 		d = p.BackoffCap
@@ -324,7 +334,7 @@ func Outcome(mode Mode, v Verification) (to state.Status, reason string) {
 // backoff while attempts remain, else blocked.
 func (p Policy) AfterFailure(t *state.Task, now time.Time) (next state.Status, notBefore time.Time) {
 	if t.Attempts < p.MaxAttempts {
-		return state.Failed, now.Add(p.BackoffAfter(t.Attempts))
+		return state.Failed, now.Add(p.BackoffAfter(t.ID(), t.Attempts))
 	}
 	return state.Blocked, time.Time{}
 }

@@ -2,6 +2,7 @@ package gates
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -139,14 +140,31 @@ func TestOutcome(t *testing.T) {
 
 func TestBackoffAndFailure(t *testing.T) {
 	p := Policy{MaxAttempts: 3, Backoff: 10 * time.Second, BackoffCap: 25 * time.Second}
-	for attempts, want := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 3: 25 * time.Second, 9: 25 * time.Second} {
-		if got := p.BackoffAfter(attempts); got != want {
-			t.Errorf("BackoffAfter(%d) = %v, want %v", attempts, got, want)
+	// Exponential, with up to a quarter more of jitter, capped.
+	for attempts, base := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 3: 25 * time.Second, 9: 25 * time.Second} {
+		got := p.BackoffAfter("A", attempts)
+		max := base + base/4
+		if max > p.BackoffCap {
+			max = p.BackoffCap
 		}
+		if got < base || got > max {
+			t.Errorf("BackoffAfter(A, %d) = %v, want %v..%v", attempts, got, base, max)
+		}
+		if again := p.BackoffAfter("A", attempts); again != got {
+			t.Errorf("BackoffAfter(A, %d) gave %v, then %v: a rule must answer the same", attempts, got, again)
+		}
+	}
+	// Tasks failing together do not all come back together.
+	seen := map[time.Duration]bool{}
+	for i := 0; i < 20; i++ {
+		seen[p.BackoffAfter(fmt.Sprintf("T%d", i), 1)] = true
+	}
+	if len(seen) < 10 {
+		t.Errorf("20 tasks share %d distinct backoffs: no jitter", len(seen))
 	}
 	tk := task("A", state.Failed)
 	tk.Attempts = 2
-	if next, nb := p.AfterFailure(tk, now); next != state.Failed || !nb.Equal(now.Add(20*time.Second)) {
+	if next, nb := p.AfterFailure(tk, now); next != state.Failed || !nb.Equal(now.Add(p.BackoffAfter("A", 2))) {
 		t.Errorf("attempt 2: %s until %v", next, nb)
 	}
 	tk.Attempts = 3

@@ -62,7 +62,7 @@ func (x *txn) expireLeases() ([]string, error) {
 		t = t.Clone()
 		if t.Attempts < x.policy.MaxAttempts {
 			t.Record(x.event("expire", state.Pending, name, "lease expired", ""))
-			t.NotBefore = x.now.Add(x.policy.BackoffAfter(t.Attempts))
+			t.NotBefore = x.now.Add(x.policy.BackoffAfter(t.ID(), t.Attempts))
 		} else {
 			t.Record(x.event("expire", state.Failed, name, "lease expired", ""))
 			t.Record(x.event("block", state.Blocked, name, "attempts exhausted", ""))
