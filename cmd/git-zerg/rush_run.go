@@ -455,7 +455,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
 		res, err := proc.Run(ctx, proc.Spec{Command: command, Dir: w.Dir, Env: env,
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf,
-			Started: func(pgid int) { os.WriteFile(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644) }})
+			Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid) }})
 		if err != nil {
 			return workResult{}, err
 		}
@@ -734,11 +734,7 @@ func (r *rush) takeBack(dead *rushHolder) error {
 			if w.Host == dead.Host && w.PID == dead.PID {
 				// Whatever the dead rush's worker left running must not
 				// write into a worktree we are about to reuse.
-				if b, err := os.ReadFile(filepath.Join(r.s.ZergDir(), "run", r.feature, w.Task, "pgid")); err == nil {
-					if pgid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-						proc.KillGroup(pgid)
-					}
-				}
+				killRecordedGroup(filepath.Join(r.s.ZergDir(), "run", r.feature, w.Task, "pgid"))
 				// Expire the lease now; expireLeases does the rest.
 				w2 := *w
 				w2.Expires = x.now
@@ -758,6 +754,35 @@ func (r *rush) takeBack(dead *rushHolder) error {
 		return &gitstore.Message{Subject: fmt.Sprintf("take back claims of dead rush %d: %s", dead.PID, strings.Join(names, ", ")),
 			Op: "expire", Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
 	})
+}
+
+// recordGroup notes a worker's process group with its leader's start time,
+// for a later rush to kill what a dead one left running.
+func recordGroup(path string, pgid int) {
+	os.WriteFile(path, []byte(fmt.Sprintf("%d %s\n", pgid, processStart(pgid))), 0o644)
+}
+
+// killRecordedGroup kills a recorded worker process group, unless its id
+// now names another process (a reboot, a wrapped pid counter). A group
+// whose leader is gone is still ours: Linux does not hand out an id while
+// a group of that id has members.
+func killRecordedGroup(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return
+	}
+	pgid, err := strconv.Atoi(f[0])
+	if err != nil {
+		return
+	}
+	if now := processStart(pgid); now != "" && (len(f) < 2 || f[1] != now) {
+		return // another process has this id now
+	}
+	proc.KillGroup(pgid)
 }
 
 // summary prints the final table and returns the rush's verdict.
