@@ -563,3 +563,40 @@ func TestRealFailureNotRetried(t *testing.T) {
 		t.Errorf("T000 is %s: the refused transaction was written", tk.Status)
 	}
 }
+
+// TestStaleLockRemoved: a ref lock left by a killed process (SIGKILL in the
+// middle of a transaction) blocks updates only until it is old enough to
+// be taken for stale; a fresh one is respected.
+func TestStaleLockRemoved(t *testing.T) {
+	for _, persistent := range []bool{false, true} {
+		dir := newRepo(t)
+		s := openStore(t, dir)
+		s.Persistent = persistent
+		plan(t, s, "f", tasks(2))
+		lock := filepath.Join(dir, ".git", "refs", "zerg", "features", "f.lock")
+
+		// Fresh: someone is in the middle of an update. Respected.
+		if err := os.WriteFile(lock, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.Retry = 300 * time.Millisecond
+		if err := setStatus(s, "f", "T000", state.Done); !errors.Is(err, ErrContention) {
+			t.Fatalf("persistent=%v: update through a fresh lock: %v", persistent, err)
+		}
+		if _, err := os.Stat(lock); err != nil {
+			t.Fatalf("persistent=%v: a fresh lock was removed", persistent)
+		}
+
+		// Stale: removed, and the update goes through.
+		old := time.Now().Add(-time.Minute)
+		os.Chtimes(lock, old, old)
+		s.Retry = 30 * time.Second
+		if err := setStatus(s, "f", "T000", state.Done); err != nil {
+			t.Fatalf("persistent=%v: update after a stale lock: %v", persistent, err)
+		}
+		if _, err := os.Stat(lock); !os.IsNotExist(err) {
+			t.Fatalf("persistent=%v: stale lock still there", persistent)
+		}
+		s.Close()
+	}
+}

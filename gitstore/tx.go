@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -600,9 +602,50 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 	if isRace(err) {
 		// Whether the ref moved or its lock was held, the answer is the
 		// same: read again and retry.
+		s.clearStaleLock(err)
 		return fmt.Errorf("%w: %v", errRace, err)
 	}
 	return err
+}
+
+// staleLock is the age past which a lock file of the state's refs is taken
+// for the leftover of a killed process. git holds a ref lock for one
+// transaction, milliseconds, and removes it on any exit but SIGKILL (a
+// crash, an OOM kill, kill -9 of a rush): a lock left so would refuse
+// every update for good.
+const staleLock = 5 * time.Second
+
+var lockExists = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+
+// clearStaleLock removes the lock file a failed update names when it is
+// one of ours (under refs/zerg/, or packed-refs.lock, which every
+// transaction takes) and stale. Wrongly removing a live one costs its
+// holder a retry, nothing more: it can no longer rename its lock into
+// place, and every update is a compare-and-swap.
+func (s *Store) clearStaleLock(err error) {
+	var ge *gitcmd.Error
+	if !errors.As(err, &ge) {
+		return
+	}
+	m := lockExists.FindStringSubmatch(ge.Stderr)
+	if m == nil {
+		return
+	}
+	path := m[1]
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.Git.Dir, path)
+	}
+	rel, rerr := filepath.Rel(s.CommonDir, path)
+	if rerr != nil {
+		return
+	}
+	rel = filepath.ToSlash(rel)
+	if rel != "packed-refs.lock" && !strings.HasPrefix(rel, "refs/zerg/") {
+		return
+	}
+	if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) > staleLock {
+		os.Remove(path)
+	}
 }
 
 // isRace tells a lost compare-and-swap or a held lock (worth another try)
@@ -673,6 +716,7 @@ func (s *Store) updateRefsPiped(tx string) error {
 		err := rp.p.Close()
 		rp.p = nil
 		if isRace(err) {
+			s.clearStaleLock(err)
 			return fmt.Errorf("%w: %v", errRace, err)
 		}
 		if err == nil {

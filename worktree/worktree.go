@@ -192,6 +192,9 @@ type Worker struct {
 	Branch string // "zerg/<feature>/worker-<n>"
 	Dir    string
 	Head   string // the commit checked out, when known
+	// Interrupted: left half-made by a killed `git worktree add`; Add
+	// rebuilds it, Remove removes it.
+	Interrupted bool
 }
 
 func (m *Manager) stagingRef() string { return "refs/heads/" + StagingBranch(m.Feature) }
@@ -289,7 +292,14 @@ type entry struct {
 	dir, head, branch string // branch is a full ref name, "" when detached
 	bare, detached    bool
 	locked, prunable  bool
+	lockReason        string
 }
+
+// interrupted: git locks a worktree "initializing" while `worktree add`
+// builds it and unlocks it at the end, so this lock means an add that was
+// killed half-way (kill -9 of a rush): nothing in it was ever handed to a
+// worker, and git itself refuses to remove it without a double force.
+func (e *entry) interrupted() bool { return e.locked && e.lockReason == "initializing" }
 
 func (m *Manager) entries(ctx context.Context) ([]entry, error) {
 	out, err := m.Git.Run(ctx, "worktree", "list", "--porcelain", "-z")
@@ -322,7 +332,7 @@ func (m *Manager) entries(ctx context.Context) ([]entry, error) {
 		case "detached":
 			e.detached = true
 		case "locked":
-			e.locked = true
+			e.locked, e.lockReason = true, val
 		case "prunable":
 			e.prunable = true
 		}
@@ -367,7 +377,7 @@ func (m *Manager) List(ctx context.Context) ([]Worker, error) {
 			continue
 		}
 		ws = append(ws, Worker{N: n, Name: "worker-" + strconv.Itoa(n),
-			Branch: WorkerBranch(f, n), Dir: e.dir, Head: e.head})
+			Branch: WorkerBranch(f, n), Dir: e.dir, Head: e.head, Interrupted: e.interrupted()})
 	}
 	sort.Slice(ws, func(i, j int) bool { return ws[i].N < ws[j].N })
 	return ws, nil
@@ -536,7 +546,14 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 		Dir: filepath.Join(root, "worker-"+strconv.Itoa(n)), Head: startC}
 
 	created := false
-	if e := find(list, ref, w.Dir); e != nil {
+	e := find(list, ref, w.Dir)
+	if e != nil && e.interrupted() && !samePath(e.dir, list[0].dir) {
+		if _, err := m.Git.Run(ctx, "worktree", "remove", "--force", "--force", e.dir); err != nil {
+			return nil, nil, false, err
+		}
+		e = nil
+	}
+	if e != nil {
 		if samePath(e.dir, list[0].dir) {
 			return nil, nil, false, fmt.Errorf("worktree: %s is the main worktree", e.dir)
 		}
@@ -633,6 +650,9 @@ func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
 		return err
 	}
 	branchC, stagingC := c[0], c[1]
+	if e != nil && e.interrupted() {
+		force = true // nothing in it: see entry.interrupted
+	}
 	if !force {
 		tips := []string{branchC}
 		if e != nil {
@@ -660,6 +680,9 @@ func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
 	if e != nil {
 		args := []string{"worktree", "remove"}
 		if force {
+			args = append(args, "--force")
+		}
+		if e.interrupted() {
 			args = append(args, "--force")
 		}
 		if _, err := m.Git.Run(ctx, append(args, e.dir)...); err != nil {

@@ -608,3 +608,45 @@ func BenchmarkLevelMerge(b *testing.B) {
 		}
 	}
 }
+
+// TestInterruptedAdd: a `git worktree add` killed half-way leaves a
+// worktree locked "initializing" (and perhaps without a valid HEAD). Add
+// rebuilds it and Remove removes it; git alone refuses both.
+func TestInterruptedAdd(t *testing.T) {
+	top, m := newRepo(t)
+	ctx := context.Background()
+	staging, _ := m.EnsureStaging(ctx, "")
+	half := func(n int) string {
+		dir := filepath.Join(m.Root, fmt.Sprintf("worker-%d", n))
+		git(t, top, "worktree", "add", "-q", "--lock", "--reason", "initializing", "-B", WorkerBranch(m.Feature, n), dir, staging)
+		// What a kill before the checkout finished leaves: files missing.
+		os.Remove(filepath.Join(dir, "a.txt"))
+		return dir
+	}
+	dir := half(1)
+	ws, err := m.List(ctx)
+	if err != nil || len(ws) != 1 || !ws[0].Interrupted {
+		t.Fatalf("List: %+v, %v; want worker-1 interrupted", ws, err)
+	}
+	w, err := m.Add(ctx, 1, staging)
+	if err != nil {
+		t.Fatalf("Add over an interrupted add: %v", err)
+	}
+	if w.Dir != dir {
+		t.Fatalf("rebuilt at %s, want %s", w.Dir, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil {
+		t.Fatal("the rebuilt worktree lacks a checked-out file")
+	}
+	if ws, _ := m.List(ctx); ws[0].Interrupted {
+		t.Fatal("still locked after the rebuild")
+	}
+
+	half(2)
+	if err := m.Remove(ctx, Worker{N: 2}, false); err != nil {
+		t.Fatalf("Remove of an interrupted add: %v", err)
+	}
+	if ws, _ := m.List(ctx); len(ws) != 1 {
+		t.Fatalf("%d worktrees left, want 1", len(ws))
+	}
+}

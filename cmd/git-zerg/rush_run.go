@@ -114,10 +114,14 @@ func (r *rush) run() error {
 	if err != nil {
 		return err
 	}
-	if _, err := r.mgr.EnsureStaging(ctx, head); err != nil {
+	tip, err := r.mgr.EnsureStaging(ctx, head)
+	if err != nil {
 		return err
 	}
 	r.out = newProgress(e, r.feature)
+	if err := r.rescueLeftovers(ctx, tip); err != nil {
+		return err
+	}
 	tx, err := s.View(r.feature)
 	if err != nil {
 		return err
@@ -658,6 +662,32 @@ func commitIdentity() []string {
 		}
 	}
 	return env
+}
+
+// rescueLeftovers saves what a crashed rush left in any worker worktree of
+// the feature — not only in the slots this rush will use — so that nothing
+// is lost and a later cleanup has nothing to refuse.
+func (r *rush) rescueLeftovers(ctx context.Context, tip string) error {
+	ws, err := r.mgr.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if _, err := os.Stat(w.Dir); err != nil || w.Interrupted {
+			continue // gone (git worktree prune's business) or never used (Add rebuilds it)
+		}
+		dirty, err := r.mgr.Dirty(ctx, w.Dir)
+		if err != nil {
+			r.out.note("%s: cannot tell whether %s holds work (%v); leaving it as it is", w.Name, w.Dir, err)
+			continue
+		}
+		if dirty {
+			if _, err := r.rescueSlot(ctx, w.N, tip); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // rescueSlot frees a slot whose worktree holds leftovers (a crash in the
