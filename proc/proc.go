@@ -37,8 +37,9 @@ type Result struct {
 	ExitCode int
 	TimedOut bool
 	Duration time.Duration
-	// Tail is the last lines of stdout and stderr together.
-	Tail string
+	// Tail is the last lines of stdout and stderr together; StderrTail
+	// those of stderr alone, where a worker says why it gives up.
+	Tail, StderrTail string
 }
 
 // Run runs the command and waits for it. An error means it could not be
@@ -54,9 +55,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.Env = append(os.Environ(), s.Env...)
 	cmd.Stdin = s.Stdin
 	cmd.SysProcAttr = sysProcAttr()
-	tail := &tailBuffer{max: 4096}
+	tail, errTail := &tailBuffer{max: 4096}, &tailBuffer{max: 4096}
 	cmd.Stdout = tee(tail, s.Stdout)
-	cmd.Stderr = tee(tail, s.Stderr)
+	cmd.Stderr = io.MultiWriter(errTail, tee(tail, s.Stderr))
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
@@ -76,7 +77,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-done
 	}
-	res := Result{Duration: time.Since(start), TimedOut: timedOut, Tail: tail.String()}
+	res := Result{Duration: time.Since(start), TimedOut: timedOut, Tail: tail.String(), StderrTail: errTail.String()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

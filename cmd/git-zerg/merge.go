@@ -61,11 +61,16 @@ func gatesCmd(e *env) *cli.Command {
 
 // manager is the worktree manager of the feature, as configured.
 func (e *env) manager(s *gitstore.Store, cfg *config.Config, feature string) *worktree.Manager {
+	// Each feature under a root of its own: two features' worker-1 must
+	// not be one worktree.
 	root := cfg.Worktrees.Root
-	if root == "" {
+	switch {
+	case root == "":
 		root = worktree.DefaultRoot(s.Top, feature)
-	} else if !filepath.IsAbs(root) {
-		root = filepath.Join(s.Top, root, feature)
+	case filepath.IsAbs(root):
+		root = filepath.Join(root, filepath.FromSlash(feature))
+	default:
+		root = filepath.Join(s.Top, root, filepath.FromSlash(feature))
 	}
 	readRef := func(name string) string {
 		h, err := s.ReadRef(name)

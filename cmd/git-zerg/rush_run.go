@@ -422,7 +422,17 @@ type workResult struct {
 	exit     int
 	timedOut bool
 	tail     string
+	errTail  string // stderr alone: where a worker that gives up says why
 	log      string
+}
+
+// why is what the worker said when it gave up: its last stderr lines, or
+// its last output when it wrote nothing to stderr.
+func (w workResult) why() string {
+	if w.errTail != "" {
+		return w.errTail
+	}
+	return w.tail
 }
 
 // work runs the worker command for the task, again after each checkpoint
@@ -463,7 +473,8 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		if err != nil {
 			return workResult{}, err
 		}
-		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, tail: proc.LastLines(res.Tail, 3), log: logPath}
+		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, tail: proc.LastLines(res.Tail, 3),
+			errTail: proc.LastLines(res.StderrTail, 3), log: logPath}
 		if res.ExitCode == 2 && !res.TimedOut {
 			if checkpoint < r.cfg.Workers.MaxCheckpoints {
 				r.out.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
@@ -553,9 +564,9 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	case res.timedOut:
 		return fail("worker timed out", false)
 	case res.exit == 3:
-		return fail("worker says blocked: "+res.tail, true)
+		return fail("worker says blocked: "+res.why(), true)
 	case res.exit == 4:
-		return fail("escalation: "+res.tail, true)
+		return fail("escalation: "+res.why(), true)
 	case res.exit != 0:
 		return fail(fmt.Sprintf("worker exited %d: %s", res.exit, res.tail), false)
 	}
