@@ -42,6 +42,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
@@ -310,6 +311,31 @@ func (s *Store) TreeOf(commit string) (string, error) {
 		return "", err
 	}
 	return c.TreeHash.String(), nil
+}
+
+// CommitTree writes a commit of an existing tree, for records the tool
+// keeps beside the state (gate results).
+func (s *Store) CommitTree(tree string, parents []string, message string, sig object.Signature) (string, error) {
+	if !plumbing.IsHash(tree) {
+		return "", fmt.Errorf("%q is not a tree id", tree)
+	}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: plumbing.NewHash(tree)}
+	for _, p := range parents {
+		if !plumbing.IsHash(p) {
+			return "", fmt.Errorf("%q is not a commit id", p)
+		}
+		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
+	}
+	h, err := s.writeObject(c)
+	return h.String(), err
+}
+
+// DeleteRef deletes a record ref, if it exists.
+func (s *Store) DeleteRef(ctx context.Context, name string) error {
+	if h, err := s.ReadRef(name); err != nil || h.IsZero() {
+		return err
+	}
+	return s.updateRefs(ctx, []refUpdate{{name: name, delete: true}})
 }
 
 // SetRef points a ref at a commit, whatever it held: for records that only

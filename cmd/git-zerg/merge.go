@@ -1,8 +1,14 @@
 package main
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
+
 	"errors"
 	"fmt"
+	"github.com/git-zerg/git-zerg/hooks"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"path/filepath"
 	"strings"
 	"time"
@@ -47,8 +53,10 @@ func gatesCmd(e *env) *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "run",
 			Usage: "run the configured quality gates on staging",
-			Description: "A tree that passed is never gated again: results are recorded per tree id\n" +
-				"under refs/zerg/gates/.",
+			Description: "A tree that passed the configured gates is not gated again: the pass is recorded\n" +
+				"under refs/zerg/gates/<tree id>, a commit naming the gate set and each gate's result.\n" +
+				"Adding or changing a gate runs them again; a failed run is kept under\n" +
+				"refs/zerg/gates-failed/<tree id>.",
 			Action: func(c *cli.Context) error {
 				if _, err := args(c, 0, 0); err != nil {
 					return err
@@ -126,7 +134,7 @@ func runMerge(e *env, o *mergeOptions) error {
 			return err
 		}
 	}
-	stop, err := runQualityGates(e, s, mgr, cfg, out)
+	stop, err := runQualityGates(e, s, mgr, cfg, out, false)
 	if err != nil {
 		return err
 	}
@@ -143,7 +151,7 @@ func runGates(e *env) error {
 		return err
 	}
 	mgr := e.manager(s, cfg, feature)
-	stop, err := runQualityGates(e, s, mgr, cfg, newProgress(e, feature))
+	stop, err := runQualityGates(e, s, mgr, cfg, newProgress(e, feature), false)
 	if err != nil {
 		return err
 	}
@@ -274,14 +282,45 @@ func containsPin(pins []worktree.Pin, id, commit string) bool {
 	return false
 }
 
-// GatesRef records that the quality gates passed on a tree: the pre-push
-// hook lets staging out only when its tree has one.
-func gatesRef(tree string) string { return "refs/zerg/gates/" + tree }
+// gatesRef records that the quality gates passed on a tree: the pre-push
+// hook lets staging out only when its tree has one. It points at a commit
+// of that tree whose message names the gate set and each gate's result.
+func gatesRef(tree string) string { return hooks.GatesRef(tree) }
+
+// gatesFailedRef keeps the results of the last failed run on a tree, for
+// the record; it goes when the tree passes.
+func gatesFailedRef(tree string) string { return "refs/zerg/gates-failed/" + tree }
+
+// gateSet names the configured gates: a pass counts only for the set that
+// passed (a gate added or changed since must run). Timeouts are left out:
+// a tree that passed within a limit passed.
+func gateSet(gs []config.Gate) string {
+	h := sha1.New()
+	for _, g := range gs {
+		fmt.Fprintf(h, "%q %q %t\n", g.Name, g.Command, g.Required)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// recordedSet is the gate set a gates record was made for.
+func recordedSet(s *gitstore.Store, record plumbing.Hash) string {
+	c, err := object.GetCommit(s.Objects(), record)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(c.Message, "\n") {
+		if v, ok := strings.CutPrefix(line, "Zerg-Gates: "); ok {
+			return v
+		}
+	}
+	return ""
+}
 
 // runQualityGates runs the configured gates on the staging tip, unless its
-// tree already passed (ZERG re-ran gates 15–30 times a rush; a tree that
-// passed never needs them again).
-func runQualityGates(e *env, s *gitstore.Store, mgr *worktree.Manager, cfg *config.Config, out *progress) (stop error, err error) {
+// tree already passed them (ZERG re-ran gates 15–30 times a rush; a tree
+// that passed never needs them again). quiet leaves out the note that it
+// did.
+func runQualityGates(e *env, s *gitstore.Store, mgr *worktree.Manager, cfg *config.Config, out *progress, quiet bool) (stop error, err error) {
 	tip, err := mgr.EnsureStaging(e.ctx, "")
 	if err != nil {
 		return nil, err
@@ -290,16 +329,19 @@ func runQualityGates(e *env, s *gitstore.Store, mgr *worktree.Manager, cfg *conf
 	if err != nil {
 		return nil, err
 	}
-	if h, _ := s.ReadRef(gatesRef(tree)); !h.IsZero() {
-		out.note("gates: tree %s already passed", shortHash(tree))
+	set := gateSet(cfg.Gates)
+	if h, _ := s.ReadRef(gatesRef(tree)); !h.IsZero() && recordedSet(s, h) == set {
+		if !quiet && len(cfg.Gates) > 0 {
+			out.note("gates: tree %s already passed", shortHash(tree))
+		}
 		return nil, nil
 	}
+	var results, failedGates []string
 	if len(cfg.Gates) > 0 {
 		dir, err := mgr.StagingWorktree(e.ctx)
 		if err != nil {
 			return nil, err
 		}
-		var failedGates []string
 		for _, g := range cfg.Gates {
 			timeout := time.Duration(g.Timeout)
 			if timeout == 0 {
@@ -321,17 +363,37 @@ func runQualityGates(e *env, s *gitstore.Store, mgr *worktree.Manager, cfg *conf
 			if !g.Required {
 				req = " (optional)"
 			}
-			out.note("gate %s%s %s in %s", g.Name, req, verdict, res.Duration.Round(time.Millisecond))
+			took := res.Duration.Round(time.Millisecond)
+			out.note("gate %s%s %s in %s", g.Name, req, verdict, took)
+			results = append(results, fmt.Sprintf("Zerg-Gate: %s%s %s in %s", g.Name, req, verdict, took))
 			if verdict != "passed" && g.Required {
 				failedGates = append(failedGates, g.Name)
 			}
 		}
-		if len(failedGates) > 0 {
-			return failed("quality gates failed on staging "+shortHash(tip), strings.Join(failedGates, ", ")), nil
-		}
 	}
-	if err := s.SetRef(e.ctx, gatesRef(tree), tip); err != nil {
+	subject := "gates passed on tree " + tree
+	if len(failedGates) > 0 {
+		subject = "gates failed on tree " + tree + ": " + strings.Join(failedGates, ", ")
+	}
+	msg := subject + "\n\nZerg-Gates: " + set + "\n" + strings.Join(results, "\n")
+	sig := gitstore.Signature(worktree.IdentityName, worktree.IdentityEmail, e.now())
+	record, err := s.CommitTree(tree, []string{tip}, strings.TrimRight(msg, "\n")+"\n", sig)
+	if err != nil {
 		return nil, err
 	}
-	return nil, nil
+	if len(failedGates) > 0 {
+		// A pass under another gate set no longer holds: the hook must
+		// refuse this tree until it passes these gates.
+		if err := s.DeleteRef(e.ctx, gatesRef(tree)); err != nil {
+			return nil, err
+		}
+		if err := s.SetRef(e.ctx, gatesFailedRef(tree), record); err != nil {
+			return nil, err
+		}
+		return failed("quality gates failed on staging "+shortHash(tip), strings.Join(failedGates, ", ")), nil
+	}
+	if err := s.SetRef(e.ctx, gatesRef(tree), record); err != nil {
+		return nil, err
+	}
+	return nil, s.DeleteRef(e.ctx, gatesFailedRef(tree))
 }

@@ -170,7 +170,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		// The levels below were merged, but perhaps their gates failed in
 		// an earlier rush: never build on a staging that did not pass (a
 		// tree that passed costs nothing here).
-		if stop, err := runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out); stop != nil || err != nil {
+		if stop, err := runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out, true); stop != nil || err != nil {
 			return stop, err
 		}
 	}
@@ -310,6 +310,11 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 		return failed(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
 	}
 	if stop, err := r.mergeAndGate(level, pins); stop != nil || err != nil {
+		if stop != nil {
+			if ts, err := r.snapshot(r.s); err == nil {
+				r.out.levelTable(level, ts)
+			}
+		}
 		return stop, err
 	}
 	tasks, err := r.snapshot(r.s)
@@ -329,7 +334,7 @@ func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err err
 			return stop, err
 		}
 	}
-	return runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out)
+	return runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out, false)
 }
 
 // runTask runs one task on a slot to a settled state: claimed, worked on
