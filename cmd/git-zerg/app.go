@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -75,7 +76,7 @@ func newApp(e *env) *cli.App {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout", Destination: &e.globalJSON},
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErr("%s", err.Error())
+			return usageErr("%s", longFlags(err.Error()))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {},
 		Commands:        commands(e),
@@ -91,7 +92,7 @@ func newApp(e *env) *cli.App {
 // `git zerg --json status` mean the same.
 func prepareCommand(e *env, c *cli.Command) {
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return &cliError{code: exitUsage, what: err.Error(), hint: "see git zerg help " + c.Name}
+		return &cliError{code: exitUsage, what: longFlags(err.Error()), hint: "see git zerg help " + c.Name}
 	}
 	hasJSON := false
 	for _, f := range c.Flags {
@@ -261,3 +262,11 @@ func version() string {
 	}
 	return "devel " + rev
 }
+
+// flagInMessage finds a long flag as Go's flag package writes it in its
+// errors, with one dash.
+var flagInMessage = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`)
+
+// longFlags writes the long flags of a parse error as users type them:
+// "flag provided but not defined: --wrkers", not "-wrkers".
+func longFlags(msg string) string { return flagInMessage.ReplaceAllString(msg, "$1--$2") }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -49,15 +50,29 @@ func commands(e *env) []*cli.Command {
 // args checks the number of arguments: at least min, at most max (-1: any).
 func args(c *cli.Context, min, max int) ([]string, error) {
 	a := c.Args().Slice()
+	// The full name of a subcommand ("gates run"), from its context chain.
+	name := c.Command.Name
+	for _, p := range c.Lineage()[1:] {
+		if p.Command != nil && p.Command.Name != "" && p.Command.Name != c.App.Name {
+			name = p.Command.Name + " " + name
+		}
+	}
+	usage := strings.TrimSpace("usage: git zerg " + name + " " + c.Command.ArgsUsage)
 	switch {
 	case len(a) < min:
-		return nil, &cliError{code: exitUsage, what: fmt.Sprintf("%s: missing argument", c.Command.Name),
-			hint: "usage: git zerg " + c.Command.Name + " " + c.Command.ArgsUsage}
+		return nil, &cliError{code: exitUsage, what: fmt.Sprintf("%s: missing argument", name), hint: usage}
 	case max >= 0 && len(a) > max:
-		return nil, &cliError{code: exitUsage, what: fmt.Sprintf("%s: unexpected argument %q", c.Command.Name, a[max]),
-			hint: "usage: git zerg " + c.Command.Name + " " + c.Command.ArgsUsage}
+		return nil, &cliError{code: exitUsage, what: fmt.Sprintf("%s: unexpected argument %q", name, a[max]), hint: usage}
 	}
 	return a, nil
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// plural is "1 task", "2 tasks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

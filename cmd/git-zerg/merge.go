@@ -92,7 +92,7 @@ func (e *env) manager(s *gitstore.Store, cfg *config.Config, feature string) *wo
 
 func runMerge(e *env, o *mergeOptions) error {
 	if o.level < 0 {
-		return usageErr("--level must be positive")
+		return usageErr("merge: --level must be at least 1")
 	}
 	s, tx, feature, err := e.view()
 	if err != nil {
@@ -105,6 +105,11 @@ func runMerge(e *env, o *mergeOptions) error {
 	tasks, err := tx.Tasks()
 	if err != nil {
 		return err
+	}
+	if meta, err := tx.Meta(); err != nil {
+		return err
+	} else if o.level > len(meta.Levels) {
+		return usageErr("merge: feature %s has %s", feature, plural(len(meta.Levels), "level"))
 	}
 	var pins []worktree.Pin
 	for _, t := range tasks {

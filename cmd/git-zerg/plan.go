@@ -86,7 +86,7 @@ func runValidate(e *env, o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %d tasks in %d levels\n", file, plan.Graph.Feature, len(plan.Graph.Tasks), len(plan.Levels))
+	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", file, plan.Graph.Feature, plural(len(plan.Graph.Tasks), "task"), plural(len(plan.Levels), "level"))
 	return nil
 }
 
@@ -293,9 +293,9 @@ func runPlan(e *env, o *planOptions) error {
 		if err := tx.Init(meta, tasks); err != nil {
 			return nil, err
 		}
-		subject := fmt.Sprintf("plan %s: %d tasks in %d levels", name, len(tasks), len(plan.Levels))
+		subject := fmt.Sprintf("plan %s: %s in %s", name, plural(len(tasks), "task"), plural(len(plan.Levels), "level"))
 		if replaced {
-			subject = fmt.Sprintf("plan --force %s: %d tasks in %d levels", name, len(tasks), len(plan.Levels))
+			subject = fmt.Sprintf("plan --force %s: %s in %s", name, plural(len(tasks), "task"), plural(len(plan.Levels), "level"))
 		}
 		return &gitstore.Message{Subject: subject, Op: "plan"}, nil
 	})
@@ -316,7 +316,7 @@ func runPlan(e *env, o *planOptions) error {
 		tip, _ := s.ReadRef(gitstore.FeatureRef(name))
 		return writeJSON(e.stdout, planJSON{name, len(tasks), plan.Levels, problemsOut(plan.Warnings), tip.String()})
 	}
-	fmt.Fprintf(e.stdout, "planned %s: %d tasks in %d levels\n", name, len(tasks), len(plan.Levels))
+	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, plural(len(tasks), "task"), plural(len(plan.Levels), "level"))
 	return nil
 }
 
@@ -398,6 +398,6 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 	if err := trust(s, name, tasks); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "accepted the commands of %s (%d tasks)\n", name, len(tasks))
+	fmt.Fprintf(e.stdout, "accepted the commands of %s (%s)\n", name, plural(len(tasks), "task"))
 	return nil
 }

@@ -60,7 +60,7 @@ func (p *progress) levelStart(level int, tasks []*state.Task) {
 			n++
 		}
 	}
-	p.note("level %d: %d tasks", level, n)
+	p.note("level %d: %s", level, plural(n, "task"))
 }
 
 // update redraws the live line (on a terminal only).

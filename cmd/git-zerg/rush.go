@@ -45,6 +45,9 @@ func rushCmd(e *env) *cli.Command {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
+			if c.IsSet("workers") && o.workers < 1 {
+				return usageErr("rush: --workers must be at least 1")
+			}
 			return runRush(e, &o)
 		},
 	}

@@ -843,7 +843,7 @@ func (r *rush) summary() error {
 	counts := countStatuses(tasks)
 	if counts[string(state.Done)] == len(tasks) {
 		tip, _ := r.mgr.EnsureStaging(r.e.ctx, "")
-		fmt.Fprintf(r.e.stdout, "rush %s complete: %d tasks done, staging %s at %s\n", r.feature, len(tasks),
+		fmt.Fprintf(r.e.stdout, "rush %s complete: %s done, staging %s at %s\n", r.feature, plural(len(tasks), "task"),
 			worktree.StagingBranch(r.feature), shortHash(tip))
 		return nil
 	}
