@@ -524,8 +524,10 @@ func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promp
 // refs like any process of the user's; what it claims is checked all the
 // same.
 func containerCommand(image, dir, gitDir, runDir string, env []string, command string) string {
-	args := []string{"docker", "run", "--rm", "-i", "-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir,
-		"-v", runDir + ":" + runDir + ":ro", "-w", dir}
+	// As the user, not root: what the worker writes in the worktree must
+	// stay the user's to commit, change and delete.
+	args := []string{"docker", "run", "--rm", "-i", "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+		"-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir, "-v", runDir + ":" + runDir + ":ro", "-w", dir}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
 	}
