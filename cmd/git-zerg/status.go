@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/git-zerg/git-zerg/gitstore"
 	"io"
 	"sort"
 	"strings"
@@ -164,7 +165,11 @@ func runStatus(e *env) error {
 		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		for _, w := range sn.workers {
 			lease := "lease expired"
-			if now.Before(w.Expires) {
+			switch {
+			case w.PID > 0 && w.Host == gitstore.Hostname() && !(rushHolder{PID: w.PID, Started: w.Started, Host: w.Host}).alive():
+				// Its lease would hold for hours; say what ends it now.
+				lease = fmt.Sprintf("its rush (pid %d) died: git zerg rush --resume takes it back", w.PID)
+			case now.Before(w.Expires):
 				lease = "lease " + roundDur(w.Expires.Sub(now)) + " left"
 			}
 			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", w.Name, w.Task, roundDur(now.Sub(w.Since)), lease)
