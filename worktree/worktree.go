@@ -183,6 +183,10 @@ type Manager struct {
 	// ReadRef, when set, answers what a full ref name points at ("" for
 	// nothing) without starting git: staging is looked up at every level.
 	ReadRef func(name string) string
+	// Saved lists ref prefixes (refs/zerg/attempts/<feature>/, say) whose
+	// commits count as kept: a worker branch whose work is saved there is
+	// not unmerged work.
+	Saved []string
 }
 
 // Worker is one worker's worktree.
@@ -432,6 +436,9 @@ func (m *Manager) unmerged(ctx context.Context, tips, bases []string) (int, erro
 		if b != "" {
 			args = append(args, b)
 		}
+	}
+	for _, p := range m.Saved {
+		args = append(args, "--glob="+p+"*")
 	}
 	s, err := m.Git.Line(ctx, args...)
 	if err != nil {

@@ -55,6 +55,26 @@ func runCleanup(e *env, o *cleanupOptions) error {
 	}
 	ctx := e.ctx
 	mgr := e.manager(s, cfg, feature)
+	if o.state && !o.force {
+		// --state deletes the refs that keep failed attempts and verified
+		// work: refuse while they hold commits staging lacks.
+		args := []string{"rev-list", "--count"}
+		for _, p := range mgr.Saved {
+			args = append(args, "--glob="+p+"*")
+		}
+		if tip, err := s.ReadRef("refs/heads/" + worktree.StagingBranch(feature)); err != nil {
+			return err
+		} else if !tip.IsZero() {
+			args = append(args, "--not", tip.String())
+		}
+		if n, err := s.Git.Line(ctx, args...); err != nil {
+			return err
+		} else if n != "0" {
+			return &cliError{code: exitRefused, what: "cleanup --state refused",
+				why:  fmt.Sprintf("%s commits of failed attempts or unmerged work are kept only under %s and %s", n, mgr.Saved[0], mgr.Saved[1]),
+				hint: "git zerg cleanup --state --force deletes them; git branch NAME REF keeps one"}
+		}
+	}
 	if _, err := s.Git.Run(ctx, "worktree", "prune"); err != nil {
 		return err
 	}
@@ -64,7 +84,9 @@ func runCleanup(e *env, o *cleanupOptions) error {
 	}
 	var kept []string
 	removed := 0
+	seen := map[string]bool{}
 	for _, w := range workers {
+		seen[w.Branch] = true
 		if err := mgr.Remove(ctx, w, o.force); err != nil {
 			var we *worktree.Error
 			if errors.As(err, &we) {
@@ -83,7 +105,7 @@ func runCleanup(e *env, o *cleanupOptions) error {
 	}
 	for _, b := range branches {
 		f, n, ok := worktree.ParseWorkerBranch(b)
-		if !ok || f != feature {
+		if !ok || f != feature || seen[b] {
 			continue
 		}
 		if err := mgr.Remove(ctx, worktree.Worker{N: n, Name: workerName(n), Branch: b}, o.force); err != nil {

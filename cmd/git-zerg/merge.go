@@ -87,7 +87,8 @@ func (e *env) manager(s *gitstore.Store, cfg *config.Config, feature string) *wo
 		}
 		return h.String()
 	}
-	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef}
+	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef,
+		Saved: savedRefs(feature)}
 }
 
 func runMerge(e *env, o *mergeOptions) error {
@@ -285,6 +286,12 @@ func containsPin(pins []worktree.Pin, id, commit string) bool {
 		}
 	}
 	return false
+}
+
+// savedRefs are where a rush keeps work outside the worker branches:
+// verified work until it is merged, failed attempts and rescued leftovers.
+func savedRefs(feature string) []string {
+	return []string{"refs/zerg/work/" + feature + "/", "refs/zerg/attempts/" + feature + "/"}
 }
 
 // gatesRef records that the quality gates passed on a tree: the pre-push
