@@ -16,6 +16,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 type validateOptions struct {
@@ -311,6 +312,12 @@ func runPlan(e *env, o *planOptions) error {
 	}
 	if err := s.SetCurrentFeature(name); err != nil {
 		return err
+	}
+	// A staging branch left by an earlier plan of this name is where the
+	// rush will build: say so, since HEAD is what one would expect.
+	if tip, _ := s.ReadRef("refs/heads/" + worktree.StagingBranch(name)); !tip.IsZero() {
+		fmt.Fprintf(e.stderr, "note: %s exists (%s): the rush builds on it, not on HEAD; git branch -D %s starts afresh\n",
+			worktree.StagingBranch(name), shortHash(tip.String()), worktree.StagingBranch(name))
 	}
 	if e.json {
 		tip, _ := s.ReadRef(gitstore.FeatureRef(name))
