@@ -116,10 +116,13 @@ func runDemo(e *env, o *demoOptions) error {
 	}
 	dir := o.dir
 	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "zerg-demo-"); err != nil {
+		// The repository in a directory of its own, so that its worker
+		// worktrees (which go beside the repository) stay in it too.
+		parent, err := os.MkdirTemp("", "zerg-demo-")
+		if err != nil {
 			return err
 		}
+		dir = filepath.Join(parent, "greeter")
 	} else if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return usageErr("demo: %s is not empty", dir)
 	}
@@ -130,6 +133,12 @@ func runDemo(e *env, o *demoOptions) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	// Under `go run` this binary is deleted when the demo ends: the demo
+	// repository keeps a copy, so that its rush can be run again.
+	var keep string
+	if strings.Contains(self, string(filepath.Separator)+"go-build") {
+		keep, self = self, filepath.Join(dir, ".git", "zerg", "bin", "git-zerg")
 	}
 	graph, _ := json.MarshalIndent(demoGraph(), "", "  ")
 	files := map[string]string{
@@ -161,6 +170,11 @@ func runDemo(e *env, o *demoOptions) error {
 			return fmt.Errorf("git %s: %v: %s", strings.Join(a, " "), err, out)
 		}
 	}
+	if keep != "" {
+		if err := copyExecutable(keep, self); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(e.stderr, "demo repository: %s\n\n", dir)
 	sub := func(args ...string) int {
 		return Main(append([]string{"git-zerg", "-C", dir}, args...), e.stdin, e.stdout, e.stderr)
@@ -185,6 +199,17 @@ func runDemo(e *env, o *demoOptions) error {
 		return &cliError{code: code, what: "demo: the rush did not complete"}
 	}
 	return nil
+}
+
+func copyExecutable(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
 }
 
 func runDemoWorker(e *env) error {
