@@ -26,6 +26,10 @@ type Spec struct {
 	// Stdout and Stderr, when set, receive the output as it comes, besides
 	// the tail kept in the Result.
 	Stdout, Stderr io.Writer
+	// SplitStderr keeps a tail of stderr alone (Result.StderrTail). It
+	// costs the order of the combined Tail: stdout and stderr then come
+	// through two pipes.
+	SplitStderr bool
 	// Started, when set, is told the process group id as soon as the
 	// command runs, so that whoever takes over after a crash can kill what
 	// is left of it.
@@ -57,7 +61,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	tail, errTail := &tailBuffer{max: 4096}, &tailBuffer{max: 4096}
 	cmd.Stdout = tee(tail, s.Stdout)
-	cmd.Stderr = io.MultiWriter(errTail, tee(tail, s.Stderr))
+	cmd.Stderr = tee(tail, s.Stderr)
+	if s.Stdout == s.Stderr {
+		cmd.Stderr = cmd.Stdout // the same writer: one pipe, the output in order
+	}
+	if s.SplitStderr {
+		cmd.Stderr = io.MultiWriter(errTail, cmd.Stderr)
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Result{}, err

@@ -74,3 +74,26 @@ func TestTailKeepsTheEnd(t *testing.T) {
 		t.Errorf("tail %q", tb.String())
 	}
 }
+
+// TestOutputOrder: stdout and stderr reach the tail in the order written
+// (one pipe), and SplitStderr keeps stderr's own tail as well.
+func TestOutputOrder(t *testing.T) {
+	cmd := "for i in 1 2 3 4 5 6 7 8; do echo out$i; echo err$i >&2; done"
+	want := "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\nout6\nerr6\nout7\nerr7\nout8\nerr8\n"
+	for i := 0; i < 20; i++ {
+		res, err := Run(context.Background(), Spec{Command: cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Tail != want {
+			t.Fatalf("run %d: tail out of order:\n%s", i, res.Tail)
+		}
+	}
+	res, err := Run(context.Background(), Spec{Command: cmd, SplitStderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.StderrTail, "err1\n") || strings.Contains(res.StderrTail, "out") {
+		t.Fatalf("stderr tail: %q", res.StderrTail)
+	}
+}

@@ -473,7 +473,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	for checkpoint := 0; ; checkpoint++ {
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
 		res, err := proc.Run(ctx, proc.Spec{Command: command, Dir: w.Dir, Env: env,
-			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf,
+			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf, SplitStderr: true,
 			Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid) }})
 		if err != nil {
 			return workResult{}, err
