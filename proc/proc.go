@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -113,12 +114,17 @@ func tee(a *tailBuffer, b io.Writer) io.Writer {
 }
 
 // tailBuffer keeps the last max bytes written to it.
+// tailBuffer keeps the end of an output. stdout and stderr write to it
+// from two goroutines when they come through two pipes.
 type tailBuffer struct {
+	mu  sync.Mutex
 	buf bytes.Buffer
 	max int
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.buf.Write(p)
 	if t.buf.Len() > 2*t.max {
 		b := t.buf.Bytes()
@@ -130,6 +136,8 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	b := t.buf.Bytes()
 	if len(b) > t.max {
 		b = b[len(b)-t.max:]
