@@ -119,17 +119,7 @@ func TestMemoServesCopies(t *testing.T) {
 		tk.History = []state.Event{{Op: "plan", To: state.Pending}}
 	}
 	plan(t, s, "f", ts)
-	read := func() *state.Task {
-		tx, err := s.View("f")
-		if err != nil {
-			t.Fatal(err)
-		}
-		all, err := tx.Tasks()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return all[0]
-	}
+	read := func() *state.Task { return allTasks(t, s, "f")[0] }
 	first := read()
 	n := len(first.History)
 	if n == 0 {
@@ -153,19 +143,11 @@ func TestMemoAfterCommit(t *testing.T) {
 	if err := setStatus(s, "f", "T007", state.Done); err != nil {
 		t.Fatal(err)
 	}
-	tx, _ := s.View("f")
-	warm, err := tx.Tasks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	warm := allTasks(t, s, "f")
 	cold := openStore(t, dir)
 	cold.procKey = t.Name() + " cold"
 	os.RemoveAll(cold.ZergDir() + "/cache")
-	tx, _ = cold.View("f")
-	fromGit, err := tx.Tasks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	fromGit := allTasks(t, cold, "f")
 	for i := range warm {
 		a, _ := encodeJSON(warm[i])
 		b, _ := encodeJSON(fromGit[i])
@@ -267,4 +249,18 @@ func TestLeaseCacheFile(t *testing.T) {
 	if got := read(t.Name() + " 2")["w0"].Host; got != "from-the-cache" {
 		t.Fatalf("lease read from git, not from the cache file (host %q)", got)
 	}
+}
+
+// allTasks reads every task of a feature.
+func allTasks(t *testing.T, s *Store, feature string) []*state.Task {
+	t.Helper()
+	tx, err := s.View(feature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := tx.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
