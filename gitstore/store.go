@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -85,6 +86,9 @@ type Store struct {
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
 	Persistent bool
+	// pre is a `git update-ref --stdin` started ahead of the update that
+	// will use it.
+	pre atomic.Pointer[gitcmd.Pipe]
 
 	// Retry bounds the compare-and-swap loop.
 	Retry time.Duration

@@ -388,6 +388,18 @@ func (tx *Tx) dirty() bool {
 // writer got there first.
 func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	s := tx.s
+	// git starts while the objects are written: the two overlap, instead
+	// of the update waiting a process start after the last object.
+	if !s.Persistent && s.arbiter == "" && s.pre.Load() == nil {
+		if p, err := s.Git.StartPipe(updateRefArgs...); err == nil {
+			s.pre.Store(p)
+			defer func() {
+				if p := s.pre.Swap(nil); p != nil {
+					p.Close() // not used: an empty input ends it
+				}
+			}()
+		}
+	}
 	b := s.newBatch()
 	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
 	var updates []refUpdate
@@ -595,7 +607,16 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 	// A short lock timeout makes git wait for a concurrent writer's
 	// <ref>.lock instead of failing at once; the compare-and-swap still
 	// decides who wins.
-	_, err := s.Git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())}, updateRefArgs...)
+	var err error
+	if p := s.pre.Swap(nil); p != nil {
+		if err = p.Send(b.String()); err != nil {
+			p.Close()
+		} else {
+			err = p.Close()
+		}
+	} else {
+		_, err = s.Git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())}, updateRefArgs...)
+	}
 	if err == nil {
 		return nil
 	}
