@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -305,5 +306,30 @@ func TestMemoSharedByGoroutines(t *testing.T) {
 		if tk.Status != state.Done {
 			t.Fatalf("%s is %s", tk.ID(), tk.Status)
 		}
+	}
+}
+
+// TestLinkedWorktreeRefs: a store opened in a linked worktree reads the
+// shared refs from the common git dir and the worktree's own refs from its
+// git dir, as git does (go-git's common-dir layout).
+func TestLinkedWorktreeRefs(t *testing.T) {
+	dir := newRepo(t)
+	wt := filepath.Join(t.TempDir(), "wt")
+	git(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	head := git(t, dir, "rev-parse", "HEAD")
+	git(t, wt, "update-ref", "refs/worktree/mine", head)
+
+	s := openStore(t, wt)
+	if s.GitDir == s.CommonDir {
+		t.Fatalf("linked worktree opened with one git dir %s", s.GitDir)
+	}
+	for name, want := range map[string]string{"refs/heads/main": head, "refs/heads/side": head, "refs/worktree/mine": head} {
+		if got, err := s.ReadRef(name); err != nil || got.String() != want {
+			t.Errorf("from the worktree, %s = %s, %v; want %s", name, got, err, want)
+		}
+	}
+	main := openStore(t, dir)
+	if got, err := main.ReadRef("refs/worktree/mine"); err != nil || !got.IsZero() {
+		t.Errorf("from the main checkout, the worktree's own ref reads %s, %v", got, err)
 	}
 }

@@ -40,12 +40,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
@@ -116,8 +118,21 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	if s.Top != "" {
 		s.Git.Dir = s.Top
 	}
-	s.objs = filesystem.NewStorageWithOptions(osfs.New(s.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{})
+	s.objs = filesystem.NewStorageWithOptions(repositoryFS(s.GitDir, s.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{})
 	return s, nil
+}
+
+// repositoryFS is the git directory as go-git must see it. In a linked
+// worktree it is two directories: the worktree's own (HEAD, index) and
+// the common one (objects, refs). go-git's common-dir layout
+// (EnableDotGitCommonDir, which PlainOpenWithOptions uses) maps each path
+// to the right one; opened on the worktree's alone, every ref would
+// silently read as missing.
+func repositoryFS(gitDir, commonDir string) billy.Filesystem {
+	if gitDir == "" || gitDir == commonDir {
+		return osfs.New(commonDir)
+	}
+	return dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
 }
 
 // discover finds the git dir of an ordinary work tree without starting
@@ -211,10 +226,20 @@ func (s *Store) ZergDir() string { return filepath.Join(s.CommonDir, "zerg") }
 // two refs, and go-git's reader resolves every path component of the ref
 // file on its own.
 func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
-	if !strings.HasPrefix(name, "refs/") || perWorktreeRef(name) || strings.Contains(name, "..") {
+	if !strings.HasPrefix(name, "refs/") || strings.Contains(name, "..") {
 		return s.readRefGoGit(name)
 	}
-	b, err := os.ReadFile(filepath.Join(s.CommonDir, filepath.FromSlash(name)))
+	dir := s.CommonDir
+	if perWorktreeRef(name) && s.GitDir != "" {
+		// The worktree's own, never packed (go-git's layout sends them to
+		// the common dir).
+		dir = s.GitDir
+	}
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	missing := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
+	if missing && dir != s.CommonDir {
+		return plumbing.ZeroHash, nil
+	}
 	switch {
 	case err == nil:
 		line := strings.TrimSpace(string(b))
@@ -225,7 +250,7 @@ func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, fmt.Errorf("%s: not a ref file", name)
 		}
 		return plumbing.NewHash(line), nil
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR):
+	case missing:
 		return s.packedRef(name)
 	default:
 		return plumbing.ZeroHash, err
