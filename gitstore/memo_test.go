@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -265,48 +264,6 @@ func allTasks(t *testing.T, s *Store, feature string) []*state.Task {
 		t.Fatal(err)
 	}
 	return all
-}
-
-// TestMemoSharedByGoroutines: a rush's goroutines share one memo, reading
-// while others commit. Every update lands and every read is whole (run
-// with -race).
-func TestMemoSharedByGoroutines(t *testing.T) {
-	dir := newRepo(t)
-	plan(t, openStore(t, dir), "f", tasks(40))
-	var wg sync.WaitGroup
-	errs := make(chan error, 80)
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			s := openStore(t, dir) // a store per goroutine, one memo for all
-			for i := g; i < 40; i += 4 {
-				errs <- setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done)
-				tx, err := s.View("f")
-				if err == nil {
-					var all []*state.Task
-					if all, err = tx.Tasks(); err == nil && len(all) != 40 {
-						err = fmt.Errorf("read %d tasks", len(all))
-					}
-				}
-				errs <- err
-			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	fresh := openStore(t, dir)
-	fresh.procKey = t.Name() + " fresh"
-	for _, tk := range allTasks(t, fresh, "f") {
-		if tk.Status != state.Done {
-			t.Fatalf("%s is %s", tk.ID(), tk.Status)
-		}
-	}
 }
 
 // TestLinkedWorktreeRefs: a store opened in a linked worktree reads the

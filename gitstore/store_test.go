@@ -190,39 +190,54 @@ func TestCacheNeverStale(t *testing.T) {
 }
 
 // TestConcurrentUpdates has goroutines race on one feature, each with its
-// own Store as separate processes would: every update must land.
+// own Store: as separate processes would (a memo each, compare-and-swap
+// between them), and as a rush's goroutines do (one memo, reading while
+// others commit; run with -race). Every update must land, every read be
+// whole.
 func TestConcurrentUpdates(t *testing.T) {
-	dir := newRepo(t)
-	plan(t, openStore(t, dir), "f", tasks(40))
-	var wg sync.WaitGroup
-	errs := make(chan error, 40)
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			s := openStore(t, dir)
-			s.procKey = fmt.Sprint("process ", g) // race as processes would
-			for i := g; i < 40; i += 4 {
-				errs <- setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done)
+	for _, processes := range []bool{true, false} {
+		dir := newRepo(t)
+		plan(t, openStore(t, dir), "f", tasks(40))
+		var wg sync.WaitGroup
+		errs := make(chan error, 80)
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				s := openStore(t, dir)
+				if processes {
+					s.procKey = fmt.Sprint("process ", g)
+				}
+				for i := g; i < 40; i += 4 {
+					errs <- setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done)
+					tx, err := s.View("f")
+					if err == nil {
+						var all []*state.Task
+						if all, err = tx.Tasks(); err == nil && len(all) != 40 {
+							err = fmt.Errorf("read %d tasks", len(all))
+						}
+					}
+					errs <- err
+				}
+			}(g)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("processes=%v: %v", processes, err)
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
-	tx, _ := openStore(t, dir).View("f")
-	all, _ := tx.Tasks()
-	for _, tk := range all {
-		if tk.Status != state.Done {
-			t.Errorf("%s is %s: an update was lost", tk.ID(), tk.Status)
+		fresh := openStore(t, dir)
+		fresh.procKey = t.Name() + " fresh"
+		for _, tk := range allTasks(t, fresh, "f") {
+			if tk.Status != state.Done {
+				t.Errorf("processes=%v: %s is %s: an update was lost", processes, tk.ID(), tk.Status)
+			}
 		}
-	}
-	if n := git(t, dir, "rev-list", "--count", FeatureRef("f")); n != "41" {
-		t.Errorf("%s commits, want 41", n)
+		if n := git(t, dir, "rev-list", "--count", FeatureRef("f")); n != "41" {
+			t.Errorf("processes=%v: %s commits, want 41", processes, n)
+		}
 	}
 }
 
