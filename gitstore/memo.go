@@ -61,8 +61,9 @@ func (s *Store) memo() *memo {
 }
 
 func newMemo() *memo {
-	return &memo{objs: map[plumbing.Hash]memoObject{}, present: map[plumbing.Hash]bool{},
-		tasks: map[plumbing.Hash]*state.Task{}, shards: map[plumbing.Hash][]*state.Task{}, values: map[plumbing.Hash]any{}}
+	m := &memo{}
+	m.reset()
+	return m
 }
 
 func (m *memo) object(h plumbing.Hash) (memoObject, bool) {
@@ -79,13 +80,23 @@ func (m *memo) putObject(h plumbing.Hash, o memoObject) {
 		return
 	}
 	if m.size+len(o.data) > memoLimit {
-		m.objs, m.size = map[plumbing.Hash]memoObject{}, 0
-		m.tasks, m.shards, m.values = map[plumbing.Hash]*state.Task{}, map[plumbing.Hash][]*state.Task{}, map[plumbing.Hash]any{}
+		m.reset()
 	}
 	m.objs[h] = o
 	m.size += len(o.data)
 	m.present[h] = true
 }
+
+// reset forgets everything: the memo only saves time, and a long rush must
+// not grow it without end.
+func (m *memo) reset() {
+	m.objs, m.size, m.present = map[plumbing.Hash]memoObject{}, 0, map[plumbing.Hash]bool{}
+	m.tasks, m.shards, m.values = map[plumbing.Hash]*state.Task{}, map[plumbing.Hash][]*state.Task{}, map[plumbing.Hash]any{}
+}
+
+// presentLimit bounds the hashes known to exist (20 bytes and a map entry
+// each) for the same reason.
+const presentLimit = 1 << 20
 
 func (m *memo) has(h plumbing.Hash) bool {
 	m.mu.Lock()
@@ -96,6 +107,9 @@ func (m *memo) has(h plumbing.Hash) bool {
 func (m *memo) markPresent(h plumbing.Hash) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if len(m.present) >= presentLimit {
+		m.present = map[plumbing.Hash]bool{}
+	}
 	m.present[h] = true
 }
 
