@@ -136,7 +136,7 @@ func runCleanup(e *env, o *cleanupOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(e.stdout, "cleaned up %s: %d worktrees and branches removed\n", feature, removed)
+	fmt.Fprintf(e.stdout, "cleaned up %s: %d removed (worktrees and worker branches)\n", feature, removed)
 	return nil
 }
 

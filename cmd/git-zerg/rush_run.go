@@ -863,7 +863,7 @@ func (r *rush) summary() error {
 		}
 	}
 	fmt.Fprintf(r.e.stdout, "rush %s ended: %s\n", r.feature, countsLine(counts))
-	what := fmt.Sprintf("rush ended with %d blocked tasks", nblocked)
+	what := fmt.Sprintf("rush ended with %s", plural(nblocked, "blocked task"))
 	if nblocked == 0 {
 		what = "rush ended with unfinished tasks"
 	}

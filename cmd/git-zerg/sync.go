@@ -98,7 +98,7 @@ func runSync(e *env, o *syncOptions) error {
 				}
 				fmt.Fprintln(e.stdout, line)
 			}
-			fmt.Fprintf(e.stdout, "synced with %s: %d refs pushed\n", remote, len(report.Pushed))
+			fmt.Fprintf(e.stdout, "synced with %s: %s pushed\n", remote, plural(len(report.Pushed), "ref"))
 			return nil
 		}
 		fmt.Fprintf(e.stderr, "%s moved during the sync; trying again\n", remote)
