@@ -33,32 +33,97 @@ type cachedShard struct {
 type taskCache struct {
 	Format int
 	Shards map[string]cachedShard
+	// delta names the shards that came from the delta file.
+	delta map[string]bool
 }
+
+// A transition changes one or two of 256 shards, and rewriting the whole
+// file for them (10,000 tasks) would cost more than the rest of a claim:
+// changed shards go to a small delta file beside it instead, folded into
+// the main file once it holds more than deltaMax shards.
+const deltaMax = 32
 
 func (s *Store) cachePath(feature string) string {
 	return filepath.Join(s.ZergDir(), "cache", feature+".gob")
 }
 
-func (s *Store) loadCache(feature string) *taskCache {
-	c := &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
-	b, err := os.ReadFile(s.cachePath(feature))
+func (s *Store) deltaPath(feature string) string {
+	return filepath.Join(s.ZergDir(), "cache", feature+".delta.gob")
+}
+
+func readTaskCache(path string) (*taskCache, bool) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return c
+		return nil, false
 	}
 	var got taskCache
 	if gob.NewDecoder(bytes.NewReader(b)).Decode(&got) != nil || got.Format != cacheFormat || got.Shards == nil {
-		return c
+		return nil, false
 	}
-	return &got
+	return &got, true
 }
 
+// loadCache reads the main file and the delta over it. Any mix of the two
+// is right: every entry holds for the shard hash it names.
+func (s *Store) loadCache(feature string) *taskCache {
+	c, ok := readTaskCache(s.cachePath(feature))
+	if !ok {
+		c = &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+	}
+	c.delta = map[string]bool{}
+	if d, ok := readTaskCache(s.deltaPath(feature)); ok {
+		for name, cs := range d.Shards {
+			c.Shards[name] = cs
+			c.delta[name] = true
+		}
+	}
+	return c
+}
+
+// saveCacheDelta records the shards named changed: in the delta file when
+// that is enough, else by rewriting the main file.
+func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
+	if c.delta == nil {
+		c.delta = map[string]bool{}
+	}
+	for _, name := range changed {
+		c.delta[name] = true
+	}
+	if _, err := os.Stat(s.cachePath(feature)); err != nil || len(c.delta) > deltaMax {
+		s.saveCache(feature, c)
+		return
+	}
+	d := &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+	for name := range c.delta {
+		if cs, ok := c.Shards[name]; ok {
+			d.Shards[name] = cs
+		}
+	}
+	var buf bytes.Buffer
+	if gob.NewEncoder(&buf).Encode(d) != nil {
+		return
+	}
+	_ = writeFileAtomic(s.deltaPath(feature), buf.Bytes())
+}
+
+// DropCache removes the feature's cache files (a deleted feature).
+func (s *Store) DropCache(feature string) {
+	for _, p := range []string{s.cachePath(feature), s.deltaPath(feature),
+		filepath.Join(s.ZergDir(), "cache", feature+".workers.json")} {
+		os.Remove(p)
+	}
+}
+
+// saveCache rewrites the main file with everything, and drops the delta.
 func (s *Store) saveCache(feature string, c *taskCache) {
 	var buf bytes.Buffer
 	if gob.NewEncoder(&buf).Encode(c) != nil {
 		return
 	}
 	// Best effort: a cache that cannot be written is only a slower read.
-	_ = writeFileAtomic(s.cachePath(feature), buf.Bytes())
+	if writeFileAtomic(s.cachePath(feature), buf.Bytes()) == nil {
+		os.Remove(s.deltaPath(feature))
+	}
 }
 
 // loadAllShards reads every shard of the feature into the transaction:
@@ -87,7 +152,8 @@ func (tx *Tx) loadAllShards() error {
 		return nil
 	}
 	cache := tx.s.loadCache(tx.feature)
-	changed := false
+	var changed []string
+	pruned := false
 	for _, name := range missing {
 		te := tx.tasksTree[name]
 		if cs, ok := cache.Shards[name]; ok && cs.Hash == te.Hash {
@@ -114,19 +180,23 @@ func (tx *Tx) loadAllShards() error {
 		m.putShard(te.Hash, cs.Tasks)
 		cache.Shards[name] = cs
 		sh.complete = true
-		changed = true
+		changed = append(changed, name)
 		tx.shards[name] = sh
 	}
 	for name := range cache.Shards {
 		if _, ok := tx.tasksTree[name]; !ok {
 			delete(cache.Shards, name)
-			changed = true
+			pruned = true
 		}
 	}
-	if changed && !tx.s.Persistent {
-		// A long-lived process keeps the memo instead, and writes the file
-		// once (WriteCache).
+	// A long-lived process keeps the memo instead, and writes the file once
+	// (WriteCache).
+	switch {
+	case tx.s.Persistent:
+	case pruned:
 		tx.s.saveCache(tx.feature, cache)
+	case len(changed) > 0:
+		tx.s.saveCacheDelta(tx.feature, cache, changed)
 	}
 	return nil
 }

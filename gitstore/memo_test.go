@@ -290,3 +290,75 @@ func TestLinkedWorktreeRefs(t *testing.T) {
 		t.Errorf("from the main checkout, the worktree's own ref reads %s, %v", got, err)
 	}
 }
+
+// TestCacheDelta: after a transition, a fresh process rewrites only the
+// small delta file, not the main cache; past deltaMax shards the delta is
+// folded into the main file. Reads are right at every step.
+func TestCacheDelta(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(1000))
+	fresh := func(i int) *Store {
+		f := openStore(t, dir)
+		f.procKey = fmt.Sprint(t.Name(), i)
+		return f
+	}
+	allTasks(t, fresh(0), "f") // writes the main file
+	main, err := os.Stat(s.cachePath("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("T%03d", i)
+		if err := setStatus(fresh(100+i), "f", id, state.Done); err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range allTasks(t, fresh(i), "f") {
+			if tk.ID() == id && tk.Status != state.Done {
+				t.Fatalf("%s read as %s after its change", id, tk.Status)
+			}
+		}
+	}
+	if now, _ := os.Stat(s.cachePath("f")); !now.ModTime().Equal(main.ModTime()) || now.Size() != main.Size() {
+		t.Fatal("the main cache file was rewritten for a few changed shards")
+	}
+	d, ok := readTaskCache(s.deltaPath("f"))
+	if !ok || len(d.Shards) == 0 || len(d.Shards) > 3 {
+		t.Fatalf("delta file: %v, %d shards", ok, len(d.Shards))
+	}
+	// Many changed shards: folded into the main file, delta gone.
+	err = s.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
+		for i := 100; i < 200; i++ {
+			tk, err := tx.Task(fmt.Sprintf("T%03d", i))
+			if err != nil {
+				return nil, err
+			}
+			c := tk.Clone()
+			c.Status = state.Blocked
+			if err := tx.Put(c); err != nil {
+				return nil, err
+			}
+		}
+		return &Message{Subject: "many", Op: "test"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := 0
+	for _, tk := range allTasks(t, fresh(9), "f") {
+		if tk.Status == state.Blocked {
+			blocked++
+		}
+	}
+	if blocked != 100 {
+		t.Fatalf("%d blocked, want 100", blocked)
+	}
+	if _, err := os.Stat(s.deltaPath("f")); !os.IsNotExist(err) {
+		t.Fatalf("delta still there after folding: %v", err)
+	}
+	c, ok := readTaskCache(s.cachePath("f"))
+	shards := len(strings.Split(git(t, dir, "ls-tree", FeatureRef("f")+":tasks"), "\n"))
+	if !ok || len(c.Shards) != shards {
+		t.Fatalf("main cache: %v, %d shards of %d", ok, len(c.Shards), shards)
+	}
+}

@@ -190,7 +190,8 @@ func deleteState(e *env, s *gitstore.Store, feature string) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{filepath.Join(s.ZergDir(), "cache", feature+".gob"), trustFile(s, feature),
+	s.DropCache(feature)
+	for _, p := range []string{trustFile(s, feature),
 		filepath.Join(s.ZergDir(), "run", feature)} {
 		os.RemoveAll(p)
 	}
