@@ -47,7 +47,7 @@ type memoObject struct {
 
 // memoLimit bounds the bytes of objects kept; past it the memo starts over
 // (it only saves time).
-const memoLimit = 64 << 20
+var memoLimit = 64 << 20 // a variable for tests
 
 var memos sync.Map // common dir -> *memo
 
@@ -84,7 +84,7 @@ func (m *memo) putObject(h plumbing.Hash, o memoObject) {
 	}
 	m.objs[h] = o
 	m.size += len(o.data)
-	m.present[h] = true
+	m.notePresent(h)
 }
 
 // reset forgets everything: the memo only saves time, and a long rush must
@@ -96,7 +96,7 @@ func (m *memo) reset() {
 
 // presentLimit bounds the hashes known to exist (20 bytes and a map entry
 // each) for the same reason.
-const presentLimit = 1 << 20
+var presentLimit = 1 << 20
 
 func (m *memo) has(h plumbing.Hash) bool {
 	m.mu.Lock()
@@ -107,6 +107,11 @@ func (m *memo) has(h plumbing.Hash) bool {
 func (m *memo) markPresent(h plumbing.Hash) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.notePresent(h)
+}
+
+// notePresent records h as existing; m.mu is held.
+func (m *memo) notePresent(h plumbing.Hash) {
 	if len(m.present) >= presentLimit {
 		m.present = map[plumbing.Hash]bool{}
 	}

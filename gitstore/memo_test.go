@@ -362,3 +362,35 @@ func TestCacheDelta(t *testing.T) {
 		t.Fatalf("main cache: %v, %d shards of %d", ok, len(c.Shards), shards)
 	}
 }
+
+// TestMemoBounded: past its limits the memo starts over instead of
+// growing, and reads stay right.
+func TestMemoBounded(t *testing.T) {
+	defer func(m, p int) { memoLimit, presentLimit = m, p }(memoLimit, presentLimit)
+	memoLimit, presentLimit = 4096, 16
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	s.procKey = t.Name()
+	plan(t, s, "f", tasks(50))
+	for i := 0; i < 10; i++ {
+		if err := setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done); err != nil {
+			t.Fatal(err)
+		}
+		done := 0
+		for _, tk := range allTasks(t, s, "f") {
+			if tk.Status == state.Done {
+				done++
+			}
+		}
+		if done != i+1 {
+			t.Fatalf("after %d changes, %d done", i+1, done)
+		}
+		m := s.memo()
+		m.mu.Lock()
+		size, present := m.size, len(m.present)
+		m.mu.Unlock()
+		if size > memoLimit || present > presentLimit {
+			t.Fatalf("memo holds %d bytes and %d hashes, limits %d and %d", size, present, memoLimit, presentLimit)
+		}
+	}
+}

@@ -82,11 +82,23 @@ func runCleanup(e *env, o *cleanupOptions) error {
 	if err != nil {
 		return err
 	}
-	var kept []string
-	removed := 0
+	// Worker branches left without a worktree go too.
+	branches, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
+	if err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, w := range workers {
 		seen[w.Branch] = true
+	}
+	for _, b := range branches {
+		if f, n, ok := worktree.ParseWorkerBranch(b); ok && f == feature && !seen[b] {
+			workers = append(workers, worktree.Worker{N: n, Name: workerName(n), Branch: b})
+		}
+	}
+	var kept []string
+	removed := 0
+	for _, w := range workers {
 		if err := mgr.Remove(ctx, w, o.force); err != nil {
 			var we *worktree.Error
 			if errors.As(err, &we) {
@@ -96,28 +108,11 @@ func runCleanup(e *env, o *cleanupOptions) error {
 			return err
 		}
 		removed++
-		fmt.Fprintf(e.stderr, "removed %s (%s)\n", w.Dir, w.Branch)
-	}
-	// Worker branches left without a worktree.
-	branches, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
-	if err != nil {
-		return err
-	}
-	for _, b := range branches {
-		f, n, ok := worktree.ParseWorkerBranch(b)
-		if !ok || f != feature || seen[b] {
-			continue
+		if w.Dir != "" {
+			fmt.Fprintf(e.stderr, "removed %s (%s)\n", w.Dir, w.Branch)
+		} else {
+			fmt.Fprintf(e.stderr, "deleted branch %s\n", w.Branch)
 		}
-		if err := mgr.Remove(ctx, worktree.Worker{N: n, Name: workerName(n), Branch: b}, o.force); err != nil {
-			var we *worktree.Error
-			if errors.As(err, &we) {
-				kept = append(kept, we.Error())
-				continue
-			}
-			return err
-		}
-		removed++
-		fmt.Fprintf(e.stderr, "deleted branch %s\n", b)
 	}
 	// The gates' scratch checkout holds nothing of anyone's.
 	staging := filepath.Join(mgr.Root, "staging")

@@ -326,16 +326,10 @@ func countPaths(ps []hooks.Problem) int {
 
 // nounCount writes "1 path is" / "2 paths are" (verb optional).
 func nounCount(n int, noun, one, many string) string {
-	s := strconv.Itoa(n) + " " + noun
-	verb := one
 	if n != 1 {
-		s += "s"
-		verb = many
+		one = many
 	}
-	if verb != "" {
-		s += " " + verb
-	}
-	return s
+	return strings.TrimSpace(plural(n, noun) + " " + one)
 }
 
 // minGit is the oldest git git-zerg works with: `merge-tree --write-tree`,

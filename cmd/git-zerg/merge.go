@@ -41,6 +41,9 @@ func mergeCmd(e *env) *cli.Command {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
+			if c.IsSet("level") && o.level < 1 {
+				return usageErr("merge: --level must be at least 1")
+			}
 			return runMerge(e, &o)
 		},
 	}
@@ -92,9 +95,6 @@ func (e *env) manager(s *gitstore.Store, cfg *config.Config, feature string) *wo
 }
 
 func runMerge(e *env, o *mergeOptions) error {
-	if o.level < 0 {
-		return usageErr("merge: --level must be at least 1")
-	}
 	s, tx, feature, err := e.view()
 	if err != nil {
 		return err

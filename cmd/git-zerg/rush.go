@@ -59,9 +59,6 @@ func runRush(e *env, o *rushOptions) error {
 	default:
 		return usageErr("rush: unknown mode %q (subprocess, container or task)", o.mode)
 	}
-	if o.workers < 0 {
-		return usageErr("rush: --workers must be at least 1")
-	}
 	s, tx, feature, err := e.view()
 	if err != nil {
 		return err
