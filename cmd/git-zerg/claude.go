@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/claude"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
@@ -401,7 +402,7 @@ func stopFacts(e *env, s *gitstore.Store, tx *gitstore.Tx, feature string) (clau
 	if err != nil {
 		return f, err
 	}
-	policy := policyOf(cfg)
+	policy := engine.PolicyOf(cfg)
 	counts := countStatuses(tasks)
 	f.Complete = len(tasks) > 0 && counts[string(state.Done)] == len(tasks)
 	if f.Complete {
@@ -411,7 +412,7 @@ func stopFacts(e *env, s *gitstore.Store, tx *gitstore.Tx, feature string) (clau
 		return f, err
 	}
 	for _, t := range tasks {
-		if t.Status == state.Claimed && taskModeWorker.MatchString(t.Worker) && t.Owner == workerOwner(t.Worker) {
+		if t.Status == state.Claimed && taskModeWorker.MatchString(t.Worker) && t.Owner == engine.Owner(t.Worker) {
 			f.Claimed = append(f.Claimed, claude.TaskRef{ID: t.ID(), Worker: t.Worker, Level: t.Level})
 		}
 		if t.Status != state.Done && t.Status != state.Blocked && (f.Level == 0 || t.Level < f.Level) {
@@ -509,7 +510,7 @@ func runClaudeGates(e *env) error {
 	if s.Top == "" {
 		return usageErr("claude-gates needs a work tree (this is a bare repository)")
 	}
-	head, err := headCommit(s)
+	head, err := engine.HeadCommit(s)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -18,6 +19,9 @@ const (
 	exitUsage   = 2
 	exitRefused = 3
 	exitNone    = 4
+	// exitInterrupted is a rush stopped by a signal, as a shell reports
+	// SIGINT.
+	exitInterrupted = 130
 )
 
 // cliError is the one error type the CLI prints: one line
@@ -63,10 +67,22 @@ func exitError(w io.Writer, err error) int {
 	return ce.code
 }
 
+// kindCode is the exit code of each kind of engine error.
+var kindCode = map[engine.Kind]int{
+	engine.Failed:      exitFailed,
+	engine.Usage:       exitUsage,
+	engine.Refused:     exitRefused,
+	engine.NeedsPerson: exitNone,
+	engine.Interrupted: exitInterrupted,
+}
+
 func classify(err error) *cliError {
 	var ref *gates.Refusal
 	var ge *gitcmd.Error
+	var ee *engine.Error
 	switch {
+	case errors.As(err, &ee):
+		return &cliError{code: kindCode[ee.Kind], what: ee.What, why: ee.Why, hint: ee.Hint}
 	case errors.As(err, &ref):
 		what := ref.Op
 		if ref.Task != "" {

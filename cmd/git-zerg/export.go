@@ -1,8 +1,9 @@
 package main
 
 import (
-	"github.com/urfave/cli/v2"
 	"io"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/state"
 )

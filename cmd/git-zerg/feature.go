@@ -3,13 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/git-zerg/git-zerg/config"
-	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -17,17 +15,7 @@ import (
 
 // currentBranch reads HEAD of the work tree we run in without starting git:
 // this runs on every command and in every hook.
-func currentBranch(s *gitstore.Store) string {
-	b, err := os.ReadFile(filepath.Join(s.GitDir, "HEAD"))
-	if err != nil {
-		return ""
-	}
-	ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/")
-	if !ok {
-		return ""
-	}
-	return ref
-}
+func currentBranch(s *gitstore.Store) string { return engine.CurrentBranch(s) }
 
 // workerOfBranch returns the feature and worker name of a worker branch
 // (zerg/<feature>/worker-<n>).
@@ -120,35 +108,10 @@ func (e *env) config() (*config.Config, error) {
 	return c, nil
 }
 
-func policyOf(c *config.Config) gates.Policy {
-	p := gates.DefaultPolicy
-	p.MaxAttempts = c.Retry.MaxAttempts
-	p.Backoff = time.Duration(c.Retry.Backoff)
-	if c.Retry.BackoffCap > 0 {
-		p.BackoffCap = time.Duration(c.Retry.BackoffCap)
-	}
-	return p
-}
-
-// workerOwner is the lock owner identity of a worker on this host.
-func workerOwner(worker string) string { return worker + "@" + gitstore.Hostname() }
-
-// userIdentity is who owns manual locks and approvals: the worker named by
-// ZERG_WORKER when a shared-mode worker runs us, else the git user.
+// userIdentity is who owns manual locks and approvals.
 func (e *env) userIdentity() string {
-	if w := os.Getenv("ZERG_WORKER"); w != "" {
-		return workerOwner(w)
-	}
-	if s, err := e.Store(); err == nil {
-		if out, err := s.Git.Line(e.ctx, "config", "--get", "user.email"); err == nil && out != "" {
-			return out
-		}
-	}
-	u := os.Getenv("USER")
-	if u == "" {
-		u = "user"
-	}
-	return u + "@" + gitstore.Hostname()
+	s, _ := e.Store()
+	return (&engine.Engine{Ctx: e.ctx, Store: s}).UserIdentity()
 }
 
 // checkWorker validates a --worker value: it names a tree entry and a

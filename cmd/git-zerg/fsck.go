@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -95,7 +96,7 @@ func runFsck(e *env, o *fsckOptions) error {
 			return err
 		}
 		if tip.IsZero() {
-			return notPlanned(feature)
+			return engine.NotPlanned(feature)
 		}
 		h := newHistoryChecker(e, s)
 		problems, err := h.check(feature, tip.String(), "")
@@ -594,7 +595,7 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 // base and the work, less those wholly owned by other tasks under way in
 // the state the transition was made from.
 func (h *historyChecker) sharedWork(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) ([]string, bool, error) {
-	return ownWork(h.e, h.s, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
+	return engine.OwnWork(&engine.Engine{Ctx: h.e.ctx, Store: h.s}, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
 }
 
 // tasksIn reads every task of a state commit.
@@ -689,4 +690,11 @@ func checkSeen(e *env, s *gitstore.Store, feature, tip string) ([]fsckProblem, e
 		}
 	}
 	return problems, nil
+}
+
+func firstFew(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("%d more", len(s)-n))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
@@ -234,7 +235,7 @@ func runHooksStatus(e *env) error {
 // a worker worktree's branch, else ZERG_WORKER, else the user; the last is
 // looked up (a git process) only when a lock asks for it.
 func (e *env) hookIdentity(s *gitstore.Store) hooks.Identity {
-	id := hooks.Identity{WorkerOwner: workerOwner, Owner: e.userIdentity}
+	id := hooks.Identity{WorkerOwner: engine.Owner, Owner: e.userIdentity}
 	if f, w, ok := workerOfBranch(currentBranch(s)); ok {
 		id.Feature, id.Worker = f, w
 	}

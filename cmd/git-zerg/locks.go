@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
@@ -128,7 +129,7 @@ func runLock(e *env, o *lockOptions) error {
 		if len(why) > 0 {
 			return nil, refused("lock refused", strings.Join(why, "; "))
 		}
-		keep := activeLocks(locks, now)
+		keep := engine.ActiveLocks(locks, now)
 		taken = nil
 		for _, p := range o.paths {
 			// Re-locking one's own path renews it.
@@ -239,7 +240,7 @@ func runLocks(e *env) error {
 	if err != nil {
 		return err
 	}
-	locks := activeLocks(all, e.now())
+	locks := engine.ActiveLocks(all, e.now())
 	if e.json {
 		return writeJSON(e.stdout, locksOut(locks))
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/engine"
 )
 
 func nextCmd(e *env) *cli.Command {
@@ -31,7 +33,7 @@ func runNext(e *env) error {
 	if err != nil {
 		return err
 	}
-	ready := policyOf(cfg).ReadyOrder(sn.tasks, e.now())
+	ready := engine.PolicyOf(cfg).ReadyOrder(sn.tasks, e.now())
 	if e.json {
 		out := []taskJSON{}
 		for _, t := range ready {

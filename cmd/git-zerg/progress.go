@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -51,16 +52,6 @@ func (p *progress) note(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.println(fmt.Sprintf("%s %s", p.stamp(), fmt.Sprintf(format, args...)))
-}
-
-func (p *progress) levelStart(level int, tasks []*state.Task) {
-	n := 0
-	for _, t := range tasks {
-		if t.Level == level {
-			n++
-		}
-	}
-	p.note("level %d: %s", level, plural(n, "task"))
 }
 
 // update redraws the live line (on a terminal only).
@@ -131,4 +122,22 @@ func (p *progress) levelTable(level int, tasks []*state.Task) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", t.ID(), t.Status, t.Attempts, extra)
 	}
 	tw.Flush()
+}
+
+// event renders one of the engine's events.
+func (p *progress) event(ev engine.Event) {
+	switch ev.Type {
+	case engine.EvTransition:
+		p.transition(ev.Task, ev.Text)
+	case engine.EvProgress:
+		p.update(ev.Level, ev.Tasks)
+	case engine.EvLevelEnd:
+		p.levelTable(ev.Level, ev.Tasks)
+	case engine.EvRushEnd:
+		p.mu.Lock()
+		p.clearLive()
+		p.mu.Unlock()
+	default:
+		p.note("%s", ev.Text)
+	}
 }

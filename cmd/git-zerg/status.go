@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
-	"github.com/git-zerg/git-zerg/gitstore"
 	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitstore"
 
 	"github.com/urfave/cli/v2"
 
@@ -166,7 +168,7 @@ func runStatus(e *env) error {
 		for _, w := range sn.workers {
 			lease := "lease expired"
 			switch {
-			case w.PID > 0 && w.Host == gitstore.Hostname() && !(rushHolder{PID: w.PID, Started: w.Started, Host: w.Host}).alive():
+			case w.PID > 0 && w.Host == gitstore.Hostname() && !engine.ClaimHolderAlive(w):
 				// Its lease would hold for hours; say what ends it now.
 				lease = fmt.Sprintf("its rush (pid %d) died: git zerg rush --resume takes it back", w.PID)
 			case now.Before(w.Expires):

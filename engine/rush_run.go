@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 // rush runs a feature level by level with up to n workers.
 type rush struct {
-	e       *env
+	g       *Engine
 	s       *gitstore.Store
 	feature string
 	cfg     *config.Config
@@ -37,7 +37,7 @@ type rush struct {
 	marker  *rushMarker
 	mgr     *worktree.Manager
 
-	out *progress
+	result *RushResult
 
 	slotsMu sync.Mutex
 	slots   map[int]*worktree.Worker // worktrees set up by this rush
@@ -79,7 +79,7 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 		if !errors.As(err, &se) {
 			return nil, err
 		}
-		r.out.note("%s: worktree setup failed: %v", workerName(n), err)
+		r.g.note("%s: worktree setup failed: %v", workerName(n), err)
 	}
 	r.slotsMu.Lock()
 	if r.slots == nil {
@@ -98,9 +98,9 @@ type slotResult struct {
 }
 
 func (r *rush) run() error {
-	e, s := r.e, r.s
+	s := r.s
 	s.Persistent = true // hundreds of transitions: one update-ref process for all
-	ctx := e.ctx
+	ctx := r.g.ctx()
 	defer func() {
 		// What the rush kept in memory, for the commands that come next.
 		s.WriteCache(r.feature)
@@ -109,8 +109,8 @@ func (r *rush) run() error {
 		// its end, as git rebase does with its own.
 		s.Git.Run(ctx, "maintenance", "run", "--auto", "--quiet")
 	}()
-	r.mgr = e.manager(s, r.cfg, r.feature)
-	head, err := headCommit(s)
+	r.mgr = r.g.Manager()
+	head, err := HeadCommit(s)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,6 @@ func (r *rush) run() error {
 	if err != nil {
 		return err
 	}
-	r.out = newProgress(e, r.feature)
 	if err := r.rescueLeftovers(ctx, tip); err != nil {
 		return err
 	}
@@ -158,7 +157,7 @@ func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
 // run), then merges and gates. A non-nil stop ends the rush with that
 // error (exit 1); err is a failure of the tool.
 func (r *rush) runLevel(level int) (stop error, err error) {
-	ctx := r.e.ctx
+	ctx := r.g.ctx()
 	tasks, err := r.snapshot(r.s)
 	if err != nil {
 		return nil, err
@@ -170,7 +169,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		// The levels below were merged, but perhaps their gates failed in
 		// an earlier rush: never build on a staging that did not pass (a
 		// tree that passed costs nothing here).
-		if stop, err := runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out, true); stop != nil || err != nil {
+		if stop, err := r.g.runQualityGates(r.mgr, true); stop != nil || err != nil {
 			return stop, err
 		}
 	}
@@ -178,7 +177,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r.out.levelStart(level, tasks)
+	r.levelStart(level, tasks)
 	free := make([]int, 0, r.n)
 	for i := r.n; i >= 1; i-- {
 		free = append(free, i)
@@ -191,9 +190,9 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		if err != nil {
 			return nil, err
 		}
-		r.out.update(level, tasks)
+		r.g.emit(Event{Type: EvProgress, Level: level, Tasks: tasks})
 		if firstErr == nil && len(free) > 0 {
-			for _, t := range r.policy.ReadyOrder(tasks, r.e.now()) {
+			for _, t := range r.policy.ReadyOrder(tasks, r.g.now()) {
 				if len(free) == 0 {
 					break
 				}
@@ -253,7 +252,7 @@ func levelDone(tasks []*state.Task, level int) bool {
 // the level is verified, done or blocked; else wait for a backoff or for a
 // claim held elsewhere; else (0, false): the rest can never run.
 func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
-	now := r.e.now()
+	now := r.g.now()
 	status := gates.StatusFunc(tasks)
 	allSettled := true
 	var wait time.Duration
@@ -306,13 +305,13 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 		}
 	}
 	if total > 0 && blocked == total {
-		r.out.levelTable(level, tasks)
+		r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: tasks})
 		return failed(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
 	}
 	if stop, err := r.mergeAndGate(level, pins); stop != nil || err != nil {
 		if stop != nil {
 			if ts, err := r.snapshot(r.s); err == nil {
-				r.out.levelTable(level, ts)
+				r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: ts})
 			}
 		}
 		return stop, err
@@ -321,7 +320,7 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 	if err != nil {
 		return nil, err
 	}
-	r.out.levelTable(level, tasks)
+	r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: tasks})
 	return nil, nil
 }
 
@@ -329,19 +328,19 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 // gates on the result. Shared by rush and `git zerg merge`.
 func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err error) {
 	if len(pins) > 0 {
-		stop, err := mergePins(r.e, r.s, r.mgr, r.feature, r.policy, pins, r.out)
+		stop, err := r.g.mergePins(r.mgr, pins)
 		if stop != nil || err != nil {
 			return stop, err
 		}
 	}
-	return runQualityGates(r.e, r.s, r.mgr, r.cfg, r.out, false)
+	return r.g.runQualityGates(r.mgr, false)
 }
 
 // runTask runs one task on a slot to a settled state: claimed, worked on
 // (with checkpoints), committed, checked and verified — or failed or
 // blocked. Errors returned are the tool's own.
 func (r *rush) runTask(id string, slot int, tip string, level int) error {
-	ctx := r.e.ctx
+	ctx := r.g.ctx()
 	s, err := gitstore.Open(ctx, r.s.Top) // a store per goroutine: go-git storage is not shared
 	if err != nil {
 		return err
@@ -351,9 +350,8 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	if err != nil {
 		return err
 	}
-	req := claimRequest{feature: r.feature, worker: w.Name, task: id, base: tip,
-		policy: r.policy, ttl: r.ttl, pid: os.Getpid(), started: r.marker.self.Started}
-	t, _, err := claim(r.e, s, req)
+	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started}
+	t, _, err := r.with(s).Claim(req)
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
@@ -364,10 +362,10 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	// Once a task settles, the worker claims the best ready task of the
 	// level in the same state commit, and goes on with it here.
 	next := req
-	next.task = ""
-	next.only = func(t *state.Task) bool { return t.Level == level }
+	next.Task = ""
+	next.Only = func(t *state.Task) bool { return t.Level == level }
 	for t != nil {
-		r.out.transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
+		r.g.transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
 		stopBeat := r.heartbeat(s, w.Name)
 		res, runErr := r.work(ctx, s, t, w)
 		stopBeat()
@@ -415,7 +413,7 @@ func (r *rush) heartbeat(s *gitstore.Store, worker string) func() {
 			case <-stop:
 				return
 			case <-tick.C:
-				renewLease(r.e, s, r.feature, worker, r.ttl)
+				r.with(s).renewLease(worker, r.ttl)
 			}
 		}
 	}()
@@ -482,7 +480,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 			errTail: proc.LastLines(res.StderrTail, 3), log: logPath}
 		if res.ExitCode == 2 && !res.TimedOut {
 			if checkpoint < r.cfg.Workers.MaxCheckpoints {
-				r.out.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
+				r.g.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
 				continue
 			}
 			wr.tail = fmt.Sprintf("checkpointed more than %d times", r.cfg.Workers.MaxCheckpoints)
@@ -549,7 +547,7 @@ func shellQuote(s string) string {
 // settle turns the worker's exit into a transition, checked by the gates.
 // The worker's next task, claimed in the same transaction when then is
 // set, is returned.
-func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *claimRequest) (*state.Task, error) {
+func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *ClaimRequest) (*state.Task, error) {
 	// Whatever the exit, the worker's edits are kept: committed on its
 	// branch (and saved under a ref when the attempt fails).
 	commit, err := commitLeftovers(ctx, t, w)
@@ -560,11 +558,11 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		if commit != "" && commit != t.Base {
 			saveAttempt(ctx, r.s, r.feature, t, commit)
 		}
-		ft, next, err := recordFailure(r.e, s, r.feature, r.policy, w.Name, t.ID(), reason, block, then)
+		ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: block, Then: then})
 		if err != nil {
 			return nil, err
 		}
-		r.out.transition(t.ID(), string(ft.Status)+": "+reason)
+		r.g.transition(t.ID(), string(ft.Status)+": "+reason)
 		return next, nil
 	}
 	switch {
@@ -577,15 +575,15 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	case res.exit != 0:
 		return fail(fmt.Sprintf("worker exited %d: %s", res.exit, res.tail), false)
 	}
-	facts, err := workFacts(r.e, s, t, commit, gates.Worktree)
+	facts, err := r.with(s).WorkFacts(t, commit, gates.Worktree)
 	if err != nil {
-		var ce *cliError
+		var ce *Error
 		if errors.As(err, &ce) {
 			return fail(ce.Error(), true)
 		}
 		return nil, err
 	}
-	facts.Worker, facts.Owner, facts.Now = w.Name, workerOwner(w.Name), r.e.now().UTC()
+	facts.Worker, facts.Owner, facts.Now = w.Name, Owner(w.Name), r.g.now().UTC()
 	tx, err := s.View(r.feature)
 	if err != nil {
 		return nil, err
@@ -604,7 +602,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return fail(strings.Join(ref.Reasons, "; "), block)
 	}
 	env, _, _ := r.workerEnv(t, w)
-	v, err := verify(r.e, t, w.Dir, time.Duration(r.cfg.Workers.Timeout), env)
+	v, err := r.with(s).verify(t, w.Dir, env)
 	if err != nil {
 		return nil, err
 	}
@@ -612,25 +610,22 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	if to == state.Failed {
 		saveAttempt(ctx, r.s, r.feature, t, facts.Commit)
 	}
-	final, next, err := recordDone(r.e, s, r.feature, r.policy, w.Name, facts, to, reason, then)
+	final, next, err := r.with(s).recordDone(w.Name, facts, to, reason, then)
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
-			r.out.transition(t.ID(), "claim lost: "+strings.Join(ref.Reasons, "; "))
+			r.g.transition(t.ID(), "claim lost: "+strings.Join(ref.Reasons, "; "))
 			return nil, nil
 		}
 		return nil, err
 	}
 	if to == state.Failed {
-		r.out.transition(t.ID(), string(final.Status)+": "+reason)
+		r.g.transition(t.ID(), string(final.Status)+": "+reason)
 	} else {
-		r.out.transition(t.ID(), "verified "+shortHash(facts.Commit))
+		r.g.transition(t.ID(), "verified "+ShortHash(facts.Commit))
 	}
 	return next, nil
 }
-
-// pinRef keeps a verified commit reachable until the level merge.
-func pinRef(feature, task string) string { return "refs/zerg/work/" + feature + "/" + task }
 
 // saveAttempt keeps a failed attempt's commit reachable, so nothing a
 // worker did is lost when its branch moves on.
@@ -662,7 +657,7 @@ func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (st
 	if err != nil {
 		return "", err
 	}
-	return headCommit(ws)
+	return HeadCommit(ws)
 }
 
 // commitIdentity supplies an identity for commits the tool makes when the
@@ -696,7 +691,7 @@ func (r *rush) rescueLeftovers(ctx context.Context, tip string) error {
 		}
 		dirty, err := r.mgr.Dirty(ctx, w.Dir)
 		if err != nil {
-			r.out.note("%s: cannot tell whether %s holds work (%v); leaving it as it is", w.Name, w.Dir, err)
+			r.g.note("%s: cannot tell whether %s holds work (%v); leaving it as it is", w.Name, w.Dir, err)
 			continue
 		}
 		if dirty {
@@ -746,7 +741,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 			if _, err := r.s.Git.Run(ctx, "update-ref", ref, head); err != nil {
 				return nil, err
 			}
-			r.out.note("%s: saved leftovers %s under %s", w.Name, shortHash(head), ref)
+			r.g.note("%s: saved leftovers %s under %s", w.Name, ShortHash(head), ref)
 		}
 		if _, err := wt.Run(ctx, "reset", "-q", "--hard", tip); err != nil {
 			return nil, err
@@ -771,8 +766,8 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 // takeBack returns the claims of a dead rush on this host to pending at
 // once, instead of waiting for their leases to expire.
 func (r *rush) takeBack(dead *rushHolder) error {
-	return r.s.Update(r.e.ctx, r.feature, r.e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		x := &txn{tx: tx, now: r.e.now().UTC(), policy: r.policy, ttl: r.ttl}
+	return r.s.Update(r.g.ctx(), r.feature, r.g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		x := &txn{tx: tx, now: r.g.now().UTC(), policy: r.policy, ttl: r.ttl}
 		ws, err := tx.Workers()
 		if err != nil {
 			return nil, err
@@ -833,20 +828,18 @@ func killRecordedGroup(path string) {
 	proc.KillGroup(pgid)
 }
 
-// summary prints the final table and returns the rush's verdict.
+// summary records how the rush ended and returns its verdict.
 func (r *rush) summary() error {
-	r.out.mu.Lock()
-	r.out.clearLive()
-	r.out.mu.Unlock()
 	tasks, err := r.snapshot(r.s)
 	if err != nil {
 		return err
 	}
-	counts := countStatuses(tasks)
+	defer r.g.emit(Event{Type: EvRushEnd, Tasks: tasks})
+	counts := CountStatuses(tasks)
+	r.result = &RushResult{Feature: r.feature, Tasks: len(tasks), Counts: counts, Staging: worktree.StagingBranch(r.feature)}
 	if counts[string(state.Done)] == len(tasks) {
-		tip, _ := r.mgr.EnsureStaging(r.e.ctx, "")
-		fmt.Fprintf(r.e.stdout, "rush %s complete: %s done, staging %s at %s\n", r.feature, plural(len(tasks), "task"),
-			worktree.StagingBranch(r.feature), shortHash(tip))
+		tip, _ := r.mgr.EnsureStaging(r.g.ctx(), "")
+		r.result.Complete, r.result.Tip = true, tip
 		return nil
 	}
 	// Name what stopped the rush: blocked tasks, and tasks this rush could
@@ -862,10 +855,27 @@ func (r *rush) summary() error {
 			stuck = append(stuck, t.ID()+" (needs git zerg approve "+t.ID()+")")
 		}
 	}
-	fmt.Fprintf(r.e.stdout, "rush %s ended: %s\n", r.feature, countsLine(counts))
-	what := fmt.Sprintf("rush ended with %s", plural(nblocked, "blocked task"))
+	what := fmt.Sprintf("rush ended with %s", Plural(nblocked, "blocked task"))
 	if nblocked == 0 {
 		what = "rush ended with unfinished tasks"
 	}
 	return failed(what, strings.Join(stuck, "; "))
+}
+
+// with is the engine on another store: each of the rush's goroutines has
+// its own, since go-git storage is not shared.
+func (r *rush) with(s *gitstore.Store) *Engine {
+	c := *r.g
+	c.Store = s
+	return &c
+}
+
+func (r *rush) levelStart(level int, tasks []*state.Task) {
+	n := 0
+	for _, t := range tasks {
+		if t.Level == level {
+			n++
+		}
+	}
+	r.g.emit(Event{Type: EvLevelStart, Level: level, Text: fmt.Sprintf("level %d: %s", level, Plural(n, "task"))})
 }

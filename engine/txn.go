@@ -1,13 +1,7 @@
-package main
+package engine
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -39,8 +33,8 @@ func (x *txn) statusOf(id string) state.Status {
 }
 
 // expireLeases takes back the claims of workers whose lease ran out: the
-// task returns to pending, and the expiry counts as a failed attempt
-// (SPEC: claimed → pending by lock expiry). Returns the workers expired.
+// task returns to pending, and the expiry counts as a failed attempt.
+// Returns the workers expired.
 func (x *txn) expireLeases() ([]string, error) {
 	ws, err := x.tx.Workers()
 	if err != nil {
@@ -126,7 +120,8 @@ func (x *txn) takeLocks(t *state.Task, owner string, until time.Time) error {
 	return nil
 }
 
-func activeLocks(locks []state.Lock, now time.Time) []state.Lock {
+// ActiveLocks are the locks not yet expired at now.
+func ActiveLocks(locks []state.Lock, now time.Time) []state.Lock {
 	var out []state.Lock
 	for _, l := range locks {
 		if l.Active(now) {
@@ -134,27 +129,4 @@ func activeLocks(locks []state.Lock, now time.Time) []state.Lock {
 		}
 	}
 	return out
-}
-
-// headCommit resolves HEAD of the work tree we run in, in-process.
-func headCommit(s *gitstore.Store) (string, error) {
-	b, err := os.ReadFile(filepath.Join(s.GitDir, "HEAD"))
-	if err != nil {
-		return "", err
-	}
-	head := strings.TrimSpace(string(b))
-	if ref, ok := strings.CutPrefix(head, "ref: "); ok {
-		h, err := s.ReadRef(ref)
-		if err != nil {
-			return "", err
-		}
-		if h.IsZero() {
-			return "", &cliError{code: exitUsage, what: "HEAD has no commit yet", hint: "commit something first: work is compared with the commit it started from"}
-		}
-		return h.String(), nil
-	}
-	if plumbing.IsHash(head) {
-		return head, nil
-	}
-	return "", fmt.Errorf("cannot read HEAD: %q", head)
 }

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// ClaimRequest asks for a claim: of Task, or of the best ready task.
+type ClaimRequest struct {
+	Worker string
+	Task   string // "" for the best ready task
+	Base   string // the commit the work will be compared with; "" for HEAD
+	// PID and Started name the rush process holding the claim, if any: it
+	// is the process whose death frees the claim on --resume.
+	PID     int
+	Started string
+	// Only, when set, restricts the best ready task to those it accepts
+	// (a rush claims within the level it runs).
+	Only func(*state.Task) bool
+
+	policy gates.Policy
+	ttl    time.Duration
+}
+
+// Claim runs the pending → claimed transition. It returns the claimed
+// task, or nil and why nothing could be claimed.
+func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
+	if r.Base == "" {
+		base, err := HeadCommit(g.Store)
+		if err != nil {
+			return nil, "", err
+		}
+		r.Base = base
+	}
+	if r.PID == 0 {
+		r.PID, r.Started = rushPID(), os.Getenv("ZERG_RUSH_STARTED")
+	}
+	r.policy, r.ttl = g.Policy(), g.TTL()
+	var claimed *state.Task
+	var why string
+	err := g.update(r.policy, r.ttl, func(x *txn) (*gitstore.Message, error) {
+		if !x.tx.Exists() {
+			return nil, NotPlanned(g.Feature)
+		}
+		var msg *gitstore.Message
+		var err error
+		claimed, why, msg, err = x.claim(r)
+		if err == nil && claimed == nil {
+			// Expired leases found on the way are still worth recording.
+			msg = &gitstore.Message{Subject: "expire leases in " + g.Feature, Op: "expire"}
+		}
+		return msg, err
+	})
+	return claimed, why, err
+}
+
+// claim runs the claim gate and records pending → claimed within a
+// transaction: on its own, or right after a worker's previous task settled,
+// so that a rush's worker moves on in one state commit instead of two.
+func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitstore.Message, err error) {
+	tx := x.tx
+	owner := Owner(r.Worker)
+	if _, err := x.expireLeases(); err != nil {
+		return nil, "", nil, err
+	}
+	ws, err := tx.Workers()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	held := ""
+	if w, ok := ws[r.Worker]; ok {
+		held = w.Task
+	}
+	locks, err := tx.Locks()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	facts := gates.ClaimFacts{Status: x.statusOf, Worker: r.Worker, Owner: owner, Held: held, Locks: locks, Now: x.now}
+	var t *state.Task
+	if r.Task != "" {
+		t, err = tx.Task(r.Task)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, "", nil, NoTask(tx.Feature(), r.Task)
+		} else if err != nil {
+			return nil, "", nil, err
+		}
+		facts.Task = t
+		if err := x.policy.Claim(facts); err != nil {
+			return nil, "", nil, err
+		}
+	} else {
+		if held != "" {
+			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
+		}
+		tasks, err := tx.Tasks()
+		if err != nil {
+			return nil, "", nil, err
+		}
+		for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
+			if r.Only != nil && !r.Only(cand) {
+				continue
+			}
+			facts.Task = cand
+			if err := x.policy.Claim(facts); err == nil {
+				t = cand
+				break
+			} else if why == "" {
+				why = err.Error()
+			}
+		}
+		if t == nil {
+			if why == "" {
+				why = WaitingFor(tasks, x.policy, x.now)
+			}
+			return nil, why, nil, nil
+		}
+	}
+	t = t.Clone()
+	if t.Status == state.Failed {
+		t.Record(x.event("backoff", state.Pending, "", "backoff over", ""))
+	}
+	t.Record(x.event("claim", state.Claimed, r.Worker, "", ""))
+	t.Worker, t.Owner, t.Base, t.Commit, t.Reason = r.Worker, owner, r.Base, "", ""
+	t.NotBefore = time.Time{}
+	t.Attempts++
+	if err := tx.Put(t); err != nil {
+		return nil, "", nil, err
+	}
+	lease := &state.Worker{Name: r.Worker, Owner: owner, Task: t.ID(), Since: x.now, Expires: x.now.Add(x.ttl),
+		Host: gitstore.Hostname(), PID: r.PID, Started: r.Started}
+	if err := tx.PutWorker(lease); err != nil {
+		return nil, "", nil, err
+	}
+	if err := x.takeLocks(t, owner, lease.Expires); err != nil {
+		return nil, "", nil, err
+	}
+	return t, "", &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.Worker), Op: "claim", Task: t.ID(),
+		Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
+}
+
+// WaitingFor explains why no task is ready, naming what the next task
+// waits for.
+func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
+	counts := map[state.Status]int{}
+	status := gates.StatusFunc(tasks)
+	var backoff, approval, deps []string
+	for _, t := range tasks {
+		counts[t.Status]++
+		waiting := t.Status == state.Pending || p.Retryable(t)
+		switch {
+		case !waiting:
+		case now.Before(t.NotBefore):
+			backoff = append(backoff, fmt.Sprintf("%s backs off until %s", t.ID(), t.NotBefore.UTC().Format(time.RFC3339)))
+		case t.NeedsApproval() && t.Approved == "":
+			approval = append(approval, t.ID()+" needs approve")
+		case len(gates.DepsDone(t, status)) > 0:
+			deps = append(deps, t.ID())
+		}
+	}
+	if counts[state.Done] == len(tasks) {
+		return "the feature is complete"
+	}
+	var why []string
+	if n := counts[state.Claimed]; n > 0 {
+		why = append(why, fmt.Sprintf("%d claimed", n))
+	}
+	why = append(why, firstFew(backoff, 3)...)
+	why = append(why, firstFew(approval, 3)...)
+	if len(deps) > 0 {
+		why = append(why, fmt.Sprintf("%d waiting for dependencies (%s)", len(deps), strings.Join(firstFew(deps, 5), ", ")))
+	}
+	if n := counts[state.Blocked]; n > 0 {
+		why = append(why, fmt.Sprintf("%d blocked", n))
+	}
+	if len(why) == 0 {
+		return "no pending task"
+	}
+	return strings.Join(why, "; ")
+}
+
+func firstFew(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("%d more", len(s)-n))
+}
+
+// rushPID is the pid of the rush that runs this worker, if any.
+func rushPID() int {
+	if v := os.Getenv("ZERG_RUSH_PID"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return 0
+}

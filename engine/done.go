@@ -1,0 +1,314 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// DoneRequest asks for the claimed → verified/done transition of Task.
+type DoneRequest struct {
+	Worker string
+	Task   string
+	// Rev is the work (default HEAD where the engine's store was opened).
+	Rev string
+}
+
+// Done checks a claimed task's work against the facts and moves it on: in
+// a worker worktree to verified, anywhere else to done. A failed
+// verification records a failed attempt and returns the task with an
+// error of kind Failed; a refused gate writes nothing.
+func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
+	s, feature := g.Store, g.Feature
+	tx, err := g.View()
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.Task(r.Task)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, NoTask(feature, r.Task)
+	} else if err != nil {
+		return nil, err
+	}
+	now := g.now().UTC()
+	if err := gates.Holder(t, "done", r.Worker); err != nil {
+		return nil, err
+	}
+	if !Trusted(s, feature, t) {
+		return nil, untrusted("done "+t.ID()+" refused", t, feature)
+	}
+	mode := gates.Shared
+	if f, w, ok := worktree.WorkerOf(CurrentBranch(s)); ok && f == feature {
+		mode = gates.Worktree
+		if w != r.Worker {
+			return nil, refused("done "+t.ID()+" refused", fmt.Sprintf("this worktree belongs to %s, not %s", w, r.Worker))
+		}
+	}
+	rev := r.Rev
+	if rev == "" {
+		rev = "HEAD"
+	}
+	facts, err := g.WorkFacts(t, rev, mode)
+	if err != nil {
+		return nil, err
+	}
+	facts.Worker, facts.Owner, facts.Now = r.Worker, Owner(r.Worker), now
+	if facts.Locks, err = tx.Locks(); err != nil {
+		return nil, err
+	}
+	if err := gates.DoneWork(facts); err != nil {
+		return nil, err
+	}
+	v, err := g.verify(t, s.Top, nil)
+	if err != nil {
+		return nil, err
+	}
+	to, reason := gates.Outcome(mode, v)
+	final, _, err := g.recordDone(r.Worker, facts, to, reason, nil)
+	if err != nil {
+		return nil, err
+	}
+	if to == state.Failed {
+		return final, failed(g.failedWhat(final), strings.TrimSpace(reason))
+	}
+	return final, nil
+}
+
+func (g *Engine) failedWhat(t *state.Task) string {
+	what := fmt.Sprintf("%s failed", t.ID())
+	if t.Status == state.Blocked {
+		return what + ", now blocked (attempts exhausted)"
+	}
+	return what + fmt.Sprintf(", retry after %s", RoundDur(t.NotBefore.Sub(g.now())))
+}
+
+// WorkFacts gathers, from git, what the done gate needs to know about the
+// work: whether it is new, the paths it touches, whether it is on the
+// integration branch.
+func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.DoneFacts, error) {
+	s := g.Store
+	f := gates.DoneFacts{Task: t, Mode: mode}
+	commit := rev
+	if !plumbing.IsHash(rev) {
+		c, err := s.Git.Line(g.ctx(), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+		if err != nil || c == "" {
+			return f, usageErr("no commit %q", rev)
+		}
+		commit = c
+	}
+	f.Commit = commit
+	if commit != t.Base {
+		ok, err := s.IsAncestor(g.ctx(), plumbing.NewHash(t.Base), plumbing.NewHash(commit))
+		if err != nil {
+			return f, err
+		}
+		if !ok {
+			return f, refused("done "+t.ID()+" refused", fmt.Sprintf("commit %s does not descend from the claim's base %s", ShortHash(commit), ShortHash(t.Base)))
+		}
+		f.NewCommit = true
+	}
+	if f.NewCommit {
+		if mode == gates.Worktree {
+			// A worker branch holds nothing but the worker's own commits.
+			// A rename touches both paths, and the task must own both.
+			paths, err := s.ChangedPaths(plumbing.NewHash(t.Base), plumbing.NewHash(commit))
+			if err != nil {
+				return f, err
+			}
+			f.Touched = paths
+		} else if err := g.sharedWork(&f, commit); err != nil {
+			return f, err
+		}
+	}
+	if mode == gates.Shared && f.NewCommit {
+		head, err := HeadCommit(s)
+		if err != nil {
+			return f, err
+		}
+		if f.Reachable, err = s.IsAncestor(g.ctx(), plumbing.NewHash(commit), plumbing.NewHash(head)); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// verify runs the task's verification command in dir, as the tool, with
+// the task's timeout (default: workers.timeout). The command must be one
+// this machine planned or accepted, checked now: a graph synced in since
+// the rush started must not get its commands run.
+func (g *Engine) verify(t *state.Task, dir string, env []string) (gates.Verification, error) {
+	if !Trusted(g.Store, g.Feature, t) {
+		return gates.Verification{}, untrusted("verification of "+t.ID()+" refused", t, g.Feature)
+	}
+	timeout := time.Duration(g.Config.Workers.Timeout)
+	if ts := t.Spec.Verification.TimeoutSeconds; ts > 0 {
+		timeout = time.Duration(ts) * time.Second
+	}
+	res, err := proc.Run(g.ctx(), proc.Spec{Command: t.Spec.Verification.Command, Dir: dir, Timeout: timeout, Env: env})
+	if err != nil {
+		return gates.Verification{}, err
+	}
+	return gates.Verification{Ran: true, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Output: proc.LastLines(res.Tail, 3)}, nil
+}
+
+// recordDone records the outcome of a done whose facts were gathered: the
+// gates are asked again inside the transaction, against the state as it is
+// when the transaction commits.
+//
+// then, when set, claims the worker's next task in the same transaction
+// (a rush's worker moving on); the claimed task is returned as next.
+func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Status, reason string, then *ClaimRequest) (final, next *state.Task, err error) {
+	policy, ttl := g.Policy(), time.Duration(0)
+	if then != nil {
+		ttl = g.TTL()
+		then.policy, then.ttl = policy, ttl
+	}
+	feature := g.Feature
+	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
+		final, next = nil, nil
+		tx := x.tx
+		t, err := tx.Task(facts.Task.ID())
+		if err != nil {
+			return nil, err
+		}
+		f := facts
+		f.Task = t
+		if f.Locks, err = tx.Locks(); err != nil {
+			return nil, err
+		}
+		if err := gates.DoneWork(f); err != nil {
+			return nil, err
+		}
+		t = t.Clone()
+		msg := &gitstore.Message{Op: "done", Task: t.ID(), Worker: t.Owner, From: string(state.Claimed)}
+		if to == state.Failed {
+			t.Record(x.event("done", state.Failed, worker, reason, f.Commit))
+			next, notBefore := policy.AfterFailure(t, x.now)
+			if next == state.Blocked {
+				t.Record(x.event("block", state.Blocked, worker, "attempts exhausted", ""))
+			}
+			t.NotBefore, t.Reason = notBefore, reason
+			msg.Subject = fmt.Sprintf("done %s (%s): %s", t.ID(), worker, next)
+			msg.To, msg.Reason = string(next), reason
+			if err := x.releaseLocks(t); err != nil {
+				return nil, err
+			}
+		} else {
+			if to == state.Verified {
+				// The worker branch moves on to the next task: the pin keeps
+				// the verified commit reachable until the level merge.
+				tx.SetRef(PinRef(feature, t.ID()), f.Commit)
+			}
+			t.Record(x.event("done", to, worker, "", f.Commit))
+			t.Commit, t.Reason = f.Commit, ""
+			msg.Subject = fmt.Sprintf("done %s (%s): %s %s", t.ID(), worker, to, ShortHash(f.Commit))
+			msg.To = string(to)
+			// A verified task keeps its locks until the level merge makes it
+			// done: its files are not free while its work is unmerged.
+			if to == state.Done {
+				if err := x.releaseLocks(t); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := tx.DeleteWorker(worker); err != nil {
+			return nil, err
+		}
+		if err := tx.Put(t); err != nil {
+			return nil, err
+		}
+		final = t
+		return x.chain(msg, then, &next)
+	})
+	return final, next, err
+}
+
+// chain claims the worker's next task after msg's transition, in the same
+// transaction, when then asks for it.
+func (x *txn) chain(msg *gitstore.Message, then *ClaimRequest, next **state.Task) (*gitstore.Message, error) {
+	if then == nil {
+		return msg, nil
+	}
+	t, _, cm, err := x.claim(*then)
+	if err != nil {
+		var ref *gates.Refusal
+		if errors.As(err, &ref) {
+			return msg, nil // nothing to chain: the scheduler will look again
+		}
+		return nil, err
+	}
+	if t != nil {
+		*next = t
+		msg.Subject += "; then " + cm.Subject
+	}
+	return msg, nil
+}
+
+// sharedWork finds the task's own work on a branch it shares with other
+// workers: the commits since its base, less those that are wholly other
+// tasks' work (see gates.OwnWork).
+func (g *Engine) sharedWork(f *gates.DoneFacts, commit string) error {
+	touched, own, err := OwnWork(g, f.Task, f.Task.Base, commit, g.Tasks)
+	f.Touched, f.NewCommit = touched, own
+	return err
+}
+
+// OwnWork is the task's own work between base and commit on a shared
+// branch (see gates.OwnWork); tasks gives the feature's tasks, read only
+// when some commit touches paths the task does not own. fsck replays
+// shared-mode done with it too.
+func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
+	out, err := g.Store.Git.Run(g.ctx(), "log", "-z", "--format=%x01%H", "--name-only", "--no-renames", base+".."+commit, "--")
+	if err != nil {
+		return nil, false, err
+	}
+	var commits []gates.CommitFiles
+	all := true
+	for _, chunk := range strings.Split(string(out), "\x01") {
+		if chunk == "" {
+			continue
+		}
+		hash, rest, _ := strings.Cut(chunk, "\x00")
+		c := gates.CommitFiles{Commit: hash}
+		for _, p := range strings.Split(strings.TrimPrefix(rest, "\n"), "\x00") {
+			if p != "" {
+				c.Files = append(c.Files, p)
+				all = all && len(gates.Unowned(t.Spec, []string{p})) == 0
+			}
+		}
+		commits = append(commits, c)
+	}
+	var others []*state.Task
+	if !all {
+		all, err := tasks()
+		if err != nil {
+			return nil, false, err
+		}
+		for _, o := range all {
+			if o.ID() != t.ID() && (o.Status == state.Claimed || o.Status == state.Verified || o.Status == state.Done) {
+				others = append(others, o)
+			}
+		}
+	}
+	touched, n := gates.OwnWork(commits, func(p string) bool {
+		for _, o := range others {
+			if len(gates.Unowned(o.Spec, []string{p})) == 0 {
+				return true
+			}
+		}
+		return false
+	})
+	return touched, n > 0, nil
+}
+
+// PinRef keeps a verified commit reachable until the level merge.
+func PinRef(feature, task string) string { return "refs/zerg/work/" + feature + "/" + task }

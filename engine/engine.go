@@ -1,0 +1,219 @@
+// Package engine runs git-zerg: the transitions and their gates, claims
+// and leases, the facts a done is judged on, the rush scheduler, the level
+// merge and the quality gates, cleanup. A command, a test and a second
+// machine all drive it through one Engine value; it never prints, it
+// reports Events.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// Engine is one feature's engine: the store, the configuration, a clock
+// and a sink for progress. Build one per command; it holds no state of its
+// own beyond what it is given.
+type Engine struct {
+	Ctx     context.Context
+	Store   *gitstore.Store
+	Config  *config.Config
+	Feature string
+	// Now is the clock. Tests give a fake one; subprocesses that git-zerg
+	// starts read the same clock through the environment (see Clock).
+	Now func() time.Time
+	// Events receives progress; nil discards it.
+	Events Sink
+}
+
+func (g *Engine) now() time.Time {
+	if g.Now == nil {
+		return time.Now()
+	}
+	return g.Now()
+}
+
+func (g *Engine) ctx() context.Context {
+	if g.Ctx == nil {
+		return context.Background()
+	}
+	return g.Ctx
+}
+
+func (g *Engine) emit(ev Event) {
+	if g.Events == nil {
+		return
+	}
+	if ev.At.IsZero() {
+		ev.At = g.now()
+	}
+	if ev.Feature == "" {
+		ev.Feature = g.Feature
+	}
+	g.Events(ev)
+}
+
+func (g *Engine) note(format string, args ...any) {
+	g.emit(Event{Type: EvNote, Text: fmt.Sprintf(format, args...)})
+}
+
+func (g *Engine) transition(task, what string) {
+	g.emit(Event{Type: EvTransition, Task: task, Text: what})
+}
+
+// Policy is the retry policy the configuration asks for.
+func (g *Engine) Policy() gates.Policy { return PolicyOf(g.Config) }
+
+// PolicyOf is the retry policy of a configuration.
+func PolicyOf(c *config.Config) gates.Policy {
+	p := gates.DefaultPolicy
+	if c == nil {
+		return p
+	}
+	p.MaxAttempts = c.Retry.MaxAttempts
+	p.Backoff = time.Duration(c.Retry.Backoff)
+	if c.Retry.BackoffCap > 0 {
+		p.BackoffCap = time.Duration(c.Retry.BackoffCap)
+	}
+	return p
+}
+
+// TTL is the lease of a claim and of its locks.
+func (g *Engine) TTL() time.Duration {
+	if g.Config == nil {
+		return time.Duration(config.Default().Locks.TTL)
+	}
+	return time.Duration(g.Config.Locks.TTL)
+}
+
+// View is a read-only snapshot of the feature.
+func (g *Engine) View() (*gitstore.Tx, error) {
+	tx, err := g.Store.View(g.Feature)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, NotPlanned(g.Feature)
+	}
+	return tx, err
+}
+
+// Tasks reads the feature's tasks as they are now.
+func (g *Engine) Tasks() ([]*state.Task, error) {
+	tx, err := g.View()
+	if err != nil {
+		return nil, err
+	}
+	return tx.Tasks()
+}
+
+// update runs one state transaction of the feature with the engine's
+// clock and policy.
+func (g *Engine) update(policy gates.Policy, ttl time.Duration, fn func(x *txn) (*gitstore.Message, error)) error {
+	return g.Store.Update(g.ctx(), g.Feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		return fn(&txn{tx: tx, now: g.now().UTC(), policy: policy, ttl: ttl})
+	})
+}
+
+// Owner is the lock owner identity of a worker on this host.
+func Owner(worker string) string { return worker + "@" + gitstore.Hostname() }
+
+// UserIdentity is who owns manual locks and approvals: the worker named by
+// ZERG_WORKER when a shared-mode worker runs us, else the git user.
+func (g *Engine) UserIdentity() string {
+	if w := os.Getenv("ZERG_WORKER"); w != "" {
+		return Owner(w)
+	}
+	if g.Store != nil {
+		if out, err := g.Store.Git.Line(g.ctx(), "config", "--get", "user.email"); err == nil && out != "" {
+			return out
+		}
+	}
+	u := os.Getenv("USER")
+	if u == "" {
+		u = "user"
+	}
+	return u + "@" + gitstore.Hostname()
+}
+
+// Manager is the worktree manager of the feature, as configured.
+func (g *Engine) Manager() *worktree.Manager {
+	s, cfg, feature := g.Store, g.Config, g.Feature
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	// Each feature under a root of its own: two features' worker-1 must
+	// not be one worktree.
+	root := cfg.Worktrees.Root
+	switch {
+	case root == "":
+		root = worktree.DefaultRoot(s.Top, feature)
+	case filepath.IsAbs(root):
+		root = filepath.Join(root, filepath.FromSlash(feature))
+	default:
+		root = filepath.Join(s.Top, root, filepath.FromSlash(feature))
+	}
+	readRef := func(name string) string {
+		h, err := s.ReadRef(name)
+		if err != nil || h.IsZero() {
+			return ""
+		}
+		return h.String()
+	}
+	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef,
+		Saved: SavedRefs(feature)}
+}
+
+// SavedRefs are where a rush keeps work outside the worker branches:
+// verified work until it is merged, failed attempts and rescued leftovers.
+func SavedRefs(feature string) []string {
+	return []string{"refs/zerg/work/" + feature + "/", "refs/zerg/attempts/" + feature + "/"}
+}
+
+// HeadCommit resolves HEAD of the work tree the store was opened in,
+// in-process: it runs in every claim and done.
+func HeadCommit(s *gitstore.Store) (string, error) {
+	b, err := os.ReadFile(filepath.Join(s.GitDir, "HEAD"))
+	if err != nil {
+		return "", err
+	}
+	head := strings.TrimSpace(string(b))
+	if ref, ok := strings.CutPrefix(head, "ref: "); ok {
+		h, err := s.ReadRef(ref)
+		if err != nil {
+			return "", err
+		}
+		if h.IsZero() {
+			return "", &Error{Kind: Usage, What: "HEAD has no commit yet", Hint: "commit something first: work is compared with the commit it started from"}
+		}
+		return h.String(), nil
+	}
+	if plumbing.IsHash(head) {
+		return head, nil
+	}
+	return "", fmt.Errorf("cannot read HEAD: %q", head)
+}
+
+// CurrentBranch is the branch checked out in the store's work tree, read
+// without starting git: it runs on every command and in every hook.
+func CurrentBranch(s *gitstore.Store) string {
+	b, err := os.ReadFile(filepath.Join(s.GitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/")
+	if !ok {
+		return ""
+	}
+	return ref
+}

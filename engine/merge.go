@@ -1,0 +1,327 @@
+package engine
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/hooks"
+	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// Merge merges the verified work of level (0: every level) into staging,
+// then runs the quality gates on the result. A conflict or a failed
+// required gate is an error of kind Failed.
+func (g *Engine) Merge(level int) error {
+	tx, err := g.View()
+	if err != nil {
+		return err
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return err
+	}
+	if meta, err := tx.Meta(); err != nil {
+		return err
+	} else if level > len(meta.Levels) {
+		return usageErr("merge: feature %s has %s", g.Feature, Plural(len(meta.Levels), "level"))
+	}
+	var pins []worktree.Pin
+	for _, t := range tasks {
+		if t.Status == state.Verified && (level == 0 || t.Level == level) {
+			pins = append(pins, worktree.Pin{Task: t.ID(), Commit: t.Commit})
+		}
+	}
+	mgr := g.Manager()
+	if _, err := mgr.EnsureStaging(g.ctx(), ""); errors.Is(err, worktree.ErrNoStaging) || err != nil && len(pins) == 0 {
+		head, herr := HeadCommit(g.Store)
+		if herr != nil {
+			return herr
+		}
+		if _, err := mgr.EnsureStaging(g.ctx(), head); err != nil {
+			return err
+		}
+	}
+	if len(pins) == 0 {
+		g.note("nothing verified to merge")
+	} else {
+		stop, err := g.mergePins(mgr, pins)
+		if err != nil || stop != nil {
+			if stop != nil {
+				return stop
+			}
+			return err
+		}
+	}
+	stop, err := g.runQualityGates(mgr, false)
+	if err != nil {
+		return err
+	}
+	return stop
+}
+
+// RunGates runs the quality gates on staging (a tree that passed them is
+// not gated again).
+func (g *Engine) RunGates() error {
+	if _, err := g.View(); err != nil {
+		return err
+	}
+	stop, err := g.runQualityGates(g.Manager(), false)
+	if err != nil {
+		return err
+	}
+	return stop
+}
+
+// mergePins merges verified work into staging, then records verified →
+// done for what merged. A conflict blocks the task that did not merge and
+// stops (exit 1) naming the files; staging does not move.
+func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop error, err error) {
+	s, feature, policy := g.Store, g.Feature, g.Policy()
+	res, err := g.fastMerge(mgr, pins)
+	if errors.Is(err, gitstore.ErrNotDisjoint) {
+		res, err = mgr.Merge(g.ctx(), "", pins)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c := res.Conflict; c != nil {
+		reason := "merge conflict in " + strings.Join(c.Files, ", ")
+		err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+			x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
+			t, err := tx.Task(c.Task)
+			if err != nil {
+				return nil, err
+			}
+			if t.Status != state.Verified {
+				return nil, nil
+			}
+			t = t.Clone()
+			t.Record(x.event("merge", state.Blocked, t.Worker, reason, c.Commit))
+			t.Reason = reason
+			if err := x.releaseLocks(t); err != nil {
+				return nil, err
+			}
+			return &gitstore.Message{Subject: fmt.Sprintf("merge %s: conflict", t.ID()), Op: "merge", Task: t.ID(),
+				From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
+		})
+		if err != nil {
+			return nil, err
+		}
+		g.transition(c.Task, "blocked: "+reason)
+		return failed(fmt.Sprintf("merge of %s into staging conflicts", c.Task), strings.Join(c.Files, ", ")), nil
+	}
+	merged := append(append([]string(nil), res.Merged...), res.Skipped...)
+	err = s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
+		var ids []string
+		for _, id := range merged {
+			t, err := tx.Task(id)
+			if err != nil {
+				return nil, err
+			}
+			// Facts, not trust: the pinned commit must be in staging now.
+			if t.Status != state.Verified || !containsPin(pins, id, t.Commit) {
+				continue
+			}
+			t = t.Clone()
+			t.Record(x.event("merge", state.Done, t.Worker, "", t.Commit))
+			tx.SetRef(PinRef(feature, id), "") // reachable from staging now
+			if err := x.releaseLocks(t); err != nil {
+				return nil, err
+			}
+			if err := tx.Put(t); err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), ShortHash(res.Tip)),
+			Op: "merge", Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range merged {
+		g.transition(id, "done (merged into staging "+ShortHash(res.Tip)+")")
+	}
+	return nil, nil
+}
+
+// fastMerge merges a level's work in-process when it is what a level's
+// work normally is: disjoint changes, all started from the staging tip.
+func (g *Engine) fastMerge(mgr *worktree.Manager, pins []worktree.Pin) (worktree.MergeResult, error) {
+	s, feature := g.Store, g.Feature
+	var res worktree.MergeResult
+	tip, err := mgr.EnsureStaging(g.ctx(), "")
+	if err != nil {
+		return res, err
+	}
+	if err := mgr.StagingFree(g.ctx()); err != nil {
+		return res, err
+	}
+	tx, err := s.View(feature)
+	if err != nil {
+		return res, err
+	}
+	var fp []gitstore.Pin
+	for _, p := range pins {
+		t, err := tx.Task(p.Task)
+		if err != nil {
+			return res, err
+		}
+		fp = append(fp, gitstore.Pin{Task: p.Task, Commit: p.Commit, Base: t.Base})
+	}
+	name, email := worktree.IdentityName, worktree.IdentityEmail
+	newTip, tree, err := s.MergeDisjoint(g.ctx(), mgr.StagingRef(), tip, fp, gitstore.Signature(name, email, g.now()))
+	if err != nil {
+		return res, err
+	}
+	res = worktree.MergeResult{Old: tip, Tip: newTip, Tree: tree}
+	for _, p := range pins {
+		if p.Commit == tip {
+			res.Skipped = append(res.Skipped, p.Task)
+		} else {
+			res.Merged = append(res.Merged, p.Task)
+		}
+	}
+	return res, nil
+}
+
+func containsPin(pins []worktree.Pin, id, commit string) bool {
+	for _, p := range pins {
+		if p.Task == id && (p.Commit == commit || strings.HasPrefix(commit, p.Commit)) {
+			return true
+		}
+	}
+	return false
+}
+
+// gatesRef records that the quality gates passed on a tree: the pre-push
+// hook lets staging out only when its tree has one. It points at a commit
+// of that tree whose message names the gate set and each gate's result.
+func gatesRef(tree string) string { return hooks.GatesRef(tree) }
+
+// gatesFailedRef keeps the results of the last failed run on a tree, for
+// the record; it goes when the tree passes.
+func gatesFailedRef(tree string) string { return "refs/zerg/gates-failed/" + tree }
+
+// gateSet names the configured gates: a pass counts only for the set that
+// passed (a gate added or changed since must run). Timeouts are left out:
+// a tree that passed within a limit passed.
+func gateSet(gs []config.Gate) string {
+	h := sha1.New()
+	for _, g := range gs {
+		fmt.Fprintf(h, "%q %q %t\n", g.Name, g.Command, g.Required)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// recordedSet is the gate set a gates record was made for.
+func recordedSet(s *gitstore.Store, record plumbing.Hash) string {
+	c, err := object.GetCommit(s.Objects(), record)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(c.Message, "\n") {
+		if v, ok := strings.CutPrefix(line, "Zerg-Gates: "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// runQualityGates runs the configured gates on the staging tip, unless its
+// tree already passed them (ZERG re-ran gates 15–30 times a rush; a tree
+// that passed never needs them again). quiet leaves out the note that it
+// did.
+func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error, err error) {
+	s, cfg := g.Store, g.Config
+	tip, err := mgr.EnsureStaging(g.ctx(), "")
+	if err != nil {
+		return nil, err
+	}
+	tree, err := s.TreeOf(tip)
+	if err != nil {
+		return nil, err
+	}
+	set := gateSet(cfg.Gates)
+	if h, _ := s.ReadRef(gatesRef(tree)); !h.IsZero() && recordedSet(s, h) == set {
+		if !quiet && len(cfg.Gates) > 0 {
+			g.note("gates: tree %s already passed", ShortHash(tree))
+		}
+		return nil, nil
+	}
+	var results, failedGates []string
+	if len(cfg.Gates) > 0 {
+		dir, err := mgr.StagingWorktree(g.ctx())
+		if err != nil {
+			return nil, err
+		}
+		for _, gate := range cfg.Gates {
+			timeout := time.Duration(gate.Timeout)
+			if timeout == 0 {
+				timeout = time.Duration(cfg.Workers.Timeout)
+			}
+			res, err := proc.Run(g.ctx(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
+				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}})
+			if err != nil {
+				return nil, err
+			}
+			verdict := "passed"
+			switch {
+			case res.TimedOut:
+				verdict = "timed out"
+			case res.ExitCode != 0:
+				verdict = fmt.Sprintf("failed (exit %d): %s", res.ExitCode, proc.LastLines(res.Tail, 3))
+			}
+			req := ""
+			if !gate.Required {
+				req = " (optional)"
+			}
+			took := res.Duration.Round(time.Millisecond)
+			g.note("gate %s%s %s in %s", gate.Name, req, verdict, took)
+			results = append(results, fmt.Sprintf("Zerg-Gate: %s%s %s in %s", gate.Name, req, verdict, took))
+			if verdict != "passed" && gate.Required {
+				failedGates = append(failedGates, gate.Name)
+			}
+		}
+	}
+	subject := "gates passed on tree " + tree
+	if len(failedGates) > 0 {
+		subject = "gates failed on tree " + tree + ": " + strings.Join(failedGates, ", ")
+	}
+	msg := subject + "\n\nZerg-Gates: " + set + "\n" + strings.Join(results, "\n")
+	sig := gitstore.Signature(worktree.IdentityName, worktree.IdentityEmail, g.now())
+	record, err := s.CommitTree(tree, []string{tip}, strings.TrimRight(msg, "\n")+"\n", sig)
+	if err != nil {
+		return nil, err
+	}
+	if len(failedGates) > 0 {
+		// A pass under another gate set no longer holds: the hook must
+		// refuse this tree until it passes these gates.
+		if err := s.DeleteRef(g.ctx(), gatesRef(tree)); err != nil {
+			return nil, err
+		}
+		if err := s.SetRef(g.ctx(), gatesFailedRef(tree), record); err != nil {
+			return nil, err
+		}
+		return failed("quality gates failed on staging "+ShortHash(tip), strings.Join(failedGates, ", ")), nil
+	}
+	if err := s.SetRef(g.ctx(), gatesRef(tree), record); err != nil {
+		return nil, err
+	}
+	return nil, s.DeleteRef(g.ctx(), gatesFailedRef(tree))
+}

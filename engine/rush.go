@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/prompt"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// RushOptions are a rush's settings beyond the configuration.
+type RushOptions struct {
+	Workers int    // 0: workers.count
+	Mode    string // subprocess, container or task
+	Resume  bool
+}
+
+// RushResult is how a rush ended.
+type RushResult struct {
+	Feature  string
+	Complete bool
+	Tasks    int
+	Counts   map[string]int
+	Staging  string // the staging branch
+	Tip      string // its commit
+}
+
+// Modes a rush runs in.
+const (
+	ModeSubprocess = "subprocess"
+	ModeContainer  = "container"
+	ModeTask       = "task"
+)
+
+// Rush runs the feature to the end with parallel workers. The error, when
+// the rush ran but did not finish everything, is of kind Failed; the result
+// is there whenever the rush got to its end.
+func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
+	switch o.Mode {
+	case ModeSubprocess, ModeContainer:
+	case "", ModeTask:
+		return nil, usageErr("rush: mode %q runs through TaskBatch", o.Mode)
+	default:
+		return nil, usageErr("rush: unknown mode %q (subprocess, container or task)", o.Mode)
+	}
+	s, feature, cfg := g.Store, g.Feature, g.Config
+	if o.Workers == 0 {
+		o.Workers = cfg.Workers.Count
+	}
+	tasks, err := g.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		if !Trusted(s, feature, t) {
+			return nil, untrusted("rush refused", t, feature)
+		}
+	}
+	tmpl, err := g.promptTemplate()
+	if err != nil {
+		return nil, err
+	}
+	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
+		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")
+	}
+	marker, err := acquireRush(s, feature)
+	if err != nil {
+		return nil, err
+	}
+	defer marker.release()
+	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
+		policy: g.Policy(), ttl: g.TTL(), marker: marker}
+	if marker.previous != nil {
+		if !o.Resume {
+			g.note("an earlier rush (pid %d) died; continuing from the state in refs", marker.previous.PID)
+		}
+		if err := r.takeBack(marker.previous); err != nil {
+			return nil, err
+		}
+	}
+	err = r.run()
+	return r.result, err
+}
+
+func (g *Engine) promptTemplate() (*prompt.Template, error) {
+	tmpl, err := prompt.Load(filepath.Join(g.Store.Top, ".zerg", "prompt.tmpl"))
+	if err != nil {
+		return nil, usageErr("bad prompt template (%v)", err)
+	}
+	return tmpl, nil
+}
+
+// rushMarker says which process runs a feature's rush on this host, so a
+// second rush is refused and --resume can tell a dead rush from a live one.
+type rushMarker struct {
+	path     string
+	self     rushHolder
+	previous *rushHolder // a dead rush found at start, whose claims we take back
+}
+
+type rushHolder struct {
+	PID     int    `json:"pid"`
+	Started string `json:"started"` // process start time, against pid reuse
+	Host    string `json:"host"`
+}
+
+// processStart returns an identifier of when pid started (its start time in
+// clock ticks since boot on Linux), "" when unknown.
+func processStart(pid int) string {
+	if f := procStat(pid); len(f) >= 20 {
+		return f[19]
+	}
+	return ""
+}
+
+// procStat returns the fields of /proc/<pid>/stat after the command name
+// (f[0] is the state), nil when unknown.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
+// alive reports whether the holder's process still runs (same pid, same
+// start time).
+func (h rushHolder) alive() bool {
+	if h.Host != gitstore.Hostname() || h.PID <= 0 {
+		return false
+	}
+	if err := syscall.Kill(h.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	// A killed rush stays a zombie until its parent (often init, or a
+	// container's PID 1 that never reaps) waits for it: dead all the same.
+	if f := procStat(h.PID); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+		return false
+	}
+	if h.Started != "" {
+		if st := processStart(h.PID); st != "" && st != h.Started {
+			return false
+		}
+	}
+	return true
+}
+
+func acquireRush(s *gitstore.Store, feature string) (*rushMarker, error) {
+	path := filepath.Join(s.ZergDir(), "rush", feature+".json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	self := rushHolder{PID: os.Getpid(), Started: processStart(os.Getpid()), Host: gitstore.Hostname()}
+	data, _ := json.Marshal(self)
+	m := &rushMarker{path: path, self: self}
+	for attempt := 0; attempt < 3; attempt++ {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, werr := f.Write(data)
+			f.Close()
+			return m, werr
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		var prev rushHolder
+		b, _ := os.ReadFile(path)
+		if json.Unmarshal(b, &prev) == nil && prev.alive() {
+			return nil, &Error{Kind: Refused, What: "rush refused",
+				Why:  fmt.Sprintf("a rush of %s is already running (pid %d)", feature, prev.PID),
+				Hint: "wait for it, or stop it; git zerg rush --resume takes over once it is gone"}
+		}
+		if json.Unmarshal(b, &prev) == nil {
+			m.previous = &prev
+		}
+		// A dead holder: remove its marker and try again (another resumer
+		// may win the O_EXCL race, and then we are refused above).
+		os.Remove(path)
+	}
+	return nil, refused("rush refused", "could not take the rush marker")
+}
+
+func (m *rushMarker) release() {
+	b, err := os.ReadFile(m.path)
+	if err != nil {
+		return
+	}
+	var h rushHolder
+	if json.Unmarshal(b, &h) == nil && h.PID == m.self.PID {
+		os.Remove(m.path)
+	}
+}
+
+// TaskBatch is what `rush --mode task` hands the driving agent: the ready
+// tasks of the lowest unfinished level, each with a suggested worker name
+// and its rendered prompt.
+type TaskBatch struct {
+	Feature  string
+	Complete bool
+	Level    int
+	Workers  int
+	Counts   map[string]int
+	Batch    []BatchTask
+	// Waiting explains an empty batch: claimed tasks still running,
+	// backoffs, or blocked dependencies.
+	Waiting string
+}
+
+// BatchTask is one task of a TaskBatch.
+type BatchTask struct {
+	Task            *state.Task
+	SuggestedWorker string
+	Prompt          string
+}
+
+// Batch computes the ready batch for task mode. It claims nothing: the
+// driving agent claims each task with the suggested worker name, runs it,
+// then calls done or fail.
+func (g *Engine) Batch(n int) (*TaskBatch, error) {
+	s, feature, cfg := g.Store, g.Feature, g.Config
+	if n == 0 {
+		n = cfg.Workers.Count
+	}
+	tasks, err := g.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		if !Trusted(s, feature, t) {
+			return nil, untrusted("rush refused", t, feature)
+		}
+	}
+	tmpl, err := g.promptTemplate()
+	if err != nil {
+		return nil, err
+	}
+	policy := g.Policy()
+	now := g.now()
+	counts := CountStatuses(tasks)
+	out := &TaskBatch{Feature: feature, Workers: n, Counts: counts, Batch: []BatchTask{}}
+	out.Complete = counts[string(state.Done)] == len(tasks)
+	level := 0
+	for _, t := range tasks {
+		if t.Status != state.Done && t.Status != state.Blocked && (level == 0 || t.Level < level) {
+			level = t.Level
+		}
+	}
+	out.Level = level
+	busy := map[string]bool{}
+	for _, t := range tasks {
+		if t.Status == state.Claimed {
+			busy[t.Worker] = true
+		}
+	}
+	for _, t := range policy.ReadyOrder(tasks, now) {
+		if t.Level != level || len(out.Batch) >= n {
+			continue
+		}
+		worker := ""
+		for i := 1; worker == ""; i++ {
+			if w := fmt.Sprintf("w%d", i); !busy[w] {
+				worker = w
+				busy[w] = true
+			}
+		}
+		text, err := tmpl.Render(prompt.Data{Feature: feature, Worker: worker, Level: t.Level, Attempt: t.Attempts + 1,
+			Mode: "shared", Task: t.Spec})
+		if err != nil {
+			return nil, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
+		}
+		out.Batch = append(out.Batch, BatchTask{t, worker, text})
+	}
+	if len(out.Batch) == 0 && !out.Complete {
+		out.Waiting = WaitingFor(tasks, policy, now)
+		if c := counts[string(state.Claimed)]; c > 0 {
+			out.Waiting = strconv.Itoa(c) + " claimed task(s) still running; " + out.Waiting
+		}
+	}
+	return out, nil
+}
+
+// ClaimHolderAlive reports whether the rush process that holds a claim
+// still runs: a claim whose rush died on this host is taken back by the
+// next rush --resume, whatever its lease says.
+func ClaimHolderAlive(w *state.Worker) bool {
+	return rushHolder{PID: w.PID, Started: w.Started, Host: w.Host}.alive()
+}

@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// The small transitions: heartbeat, release, fail, retry, approve. Each is a
+// gate from package gates and a state change applied in one transaction.
+
+// transition runs one task transition: load the task, ask the gate, apply.
+func (g *Engine) transition1(taskID string, apply func(x *txn, t *state.Task) (*gitstore.Message, error)) (*state.Task, error) {
+	var out *state.Task
+	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
+		if !x.tx.Exists() {
+			return nil, NotPlanned(g.Feature)
+		}
+		var t *state.Task
+		if taskID != "" {
+			var err error
+			t, err = x.tx.Task(taskID)
+			if errors.Is(err, gitstore.ErrNotFound) {
+				return nil, NoTask(g.Feature, taskID)
+			} else if err != nil {
+				return nil, err
+			}
+			t = t.Clone()
+		}
+		msg, err := apply(x, t)
+		if err != nil || msg == nil {
+			return msg, err
+		}
+		if t != nil {
+			if err := x.tx.Put(t); err != nil {
+				return nil, err
+			}
+		}
+		out = t
+		return msg, nil
+	})
+	return out, err
+}
+
+// Release gives a claimed task back without counting the attempt.
+func (g *Engine) Release(worker, task string) (*state.Task, error) {
+	return g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		if err := gates.Holder(t, "release", worker); err != nil {
+			return nil, err
+		}
+		t.Record(x.event("release", state.Pending, worker, "released", ""))
+		t.Attempts--
+		t.Worker, t.Owner = "", ""
+		if err := x.tx.DeleteWorker(worker); err != nil {
+			return nil, err
+		}
+		if err := x.releaseLocks(t); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: fmt.Sprintf("release %s (%s)", t.ID(), worker), Op: "release", Task: t.ID(),
+			Worker: t.Owner, From: string(state.Claimed), To: string(state.Pending)}, nil
+	})
+}
+
+// Failure is a failed attempt to record.
+type Failure struct {
+	Worker, Task, Reason string
+	// Block sends the task to blocked at once: the worker declared it
+	// blocked, or its work was refused for good.
+	Block bool
+	// Then, when set, claims the worker's next task in the same
+	// transaction (a rush's worker moving on).
+	Then *ClaimRequest
+}
+
+// Fail takes a claimed task to failed; it goes on to blocked when its
+// attempts are exhausted or f.Block is set. The worker's next task, when
+// f.Then asks for one, is returned as next.
+func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
+	policy, ttl := g.Policy(), time.Duration(0)
+	if f.Then != nil {
+		ttl = g.TTL()
+		f.Then.policy, f.Then.ttl = policy, ttl
+	}
+	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
+		out, next = nil, nil
+		tx := x.tx
+		t, err := tx.Task(f.Task)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, NoTask(g.Feature, f.Task)
+		} else if err != nil {
+			return nil, err
+		}
+		if err := gates.Holder(t, "fail", f.Worker); err != nil {
+			return nil, err
+		}
+		t = t.Clone()
+		t.Record(x.event("fail", state.Failed, f.Worker, f.Reason, ""))
+		nextStatus, notBefore := policy.AfterFailure(t, x.now)
+		if f.Block {
+			nextStatus, notBefore = state.Blocked, time.Time{}
+		}
+		if nextStatus == state.Blocked {
+			why := "attempts exhausted"
+			if f.Block {
+				why = f.Reason
+			}
+			t.Record(x.event("block", state.Blocked, f.Worker, why, ""))
+		}
+		t.NotBefore, t.Reason = notBefore, f.Reason
+		if err := tx.DeleteWorker(f.Worker); err != nil {
+			return nil, err
+		}
+		if err := x.releaseLocks(t); err != nil {
+			return nil, err
+		}
+		if err := tx.Put(t); err != nil {
+			return nil, err
+		}
+		out = t
+		return x.chain(&gitstore.Message{Subject: fmt.Sprintf("fail %s (%s): %s", t.ID(), f.Worker, nextStatus), Op: "fail", Task: t.ID(),
+			Worker: t.Owner, From: string(state.Claimed), To: string(nextStatus), Reason: f.Reason}, f.Then, &next)
+	})
+	return out, next, err
+}
+
+// Retry gives a blocked or failed task a new start.
+func (g *Engine) Retry(task string) (*state.Task, error) {
+	who := g.UserIdentity()
+	return g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		if err := gates.Retry(t); err != nil {
+			return nil, err
+		}
+		from := t.Status
+		t.Record(x.event("retry", state.Pending, "", "retry by "+who, ""))
+		t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
+		return &gitstore.Message{Subject: "retry " + t.ID(), Op: "retry", Task: t.ID(), Worker: who,
+			From: string(from), To: string(state.Pending)}, nil
+	})
+}
+
+// Approve lets a high or critical risk task be claimed; who approved is
+// returned with it.
+func (g *Engine) Approve(task string) (*state.Task, string, error) {
+	who := g.UserIdentity()
+	t, err := g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		if err := gates.Approve(t); err != nil {
+			return nil, err
+		}
+		t.Record(x.event("approve", t.Status, "", "approved by "+who, ""))
+		t.Approved = who
+		return &gitstore.Message{Subject: fmt.Sprintf("approve %s (%s risk)", t.ID(), t.Spec.Risk), Op: "approve",
+			Task: t.ID(), Worker: who, From: string(t.Status), To: string(t.Status)}, nil
+	})
+	return t, who, err
+}
+
+// Heartbeat extends a worker's lease and its task's locks by the TTL. An
+// error of kind Refused ("claim lost") says the worker holds no claim any
+// more: its lease expired, which is recorded on the way, or it never had
+// one.
+func (g *Engine) Heartbeat(worker string) (*state.Worker, error) {
+	lease, lost, err := g.renewLease(worker, g.TTL())
+	if err != nil {
+		return nil, err
+	}
+	if lost != "" {
+		return nil, refused("claim lost", lost)
+	}
+	return lease, nil
+}
+
+func (g *Engine) renewLease(worker string, ttl time.Duration) (*state.Worker, string, error) {
+	var lease *state.Worker
+	lost := ""
+	feature := g.Feature
+	err := g.update(gates.DefaultPolicy, ttl, func(x *txn) (*gitstore.Message, error) {
+		tx := x.tx
+		if !tx.Exists() {
+			return nil, NotPlanned(feature)
+		}
+		lease, lost = nil, ""
+		ws, err := tx.Workers()
+		if err != nil {
+			return nil, err
+		}
+		w, ok := ws[worker]
+		if ok && !x.now.Before(w.Expires) {
+			lost = fmt.Sprintf("the lease of %s on %s expired at %s", worker, w.Task, w.Expires.UTC().Format(time.RFC3339))
+		} else if !ok {
+			lost = fmt.Sprintf("worker %s holds no claim", worker)
+		}
+		if lost != "" {
+			// Record the expiries we found, then answer "claim lost".
+			if _, err := x.expireLeases(); err != nil {
+				return nil, err
+			}
+			return &gitstore.Message{Subject: "expire leases", Op: "expire"}, nil
+		}
+		w2 := *w
+		w2.Expires = x.now.Add(ttl)
+		if err := tx.PutWorker(&w2); err != nil {
+			return nil, err
+		}
+		locks, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		renewed := make([]state.Lock, 0, len(locks))
+		for _, l := range locks {
+			if l.Feature == feature && l.Task == w.Task && l.Owner == w.Owner {
+				l.Expires = w2.Expires
+			}
+			if l.Active(x.now) {
+				renewed = append(renewed, l)
+			}
+		}
+		tx.SetLocks(renewed)
+		lease = &w2
+		return &gitstore.Message{Subject: fmt.Sprintf("heartbeat %s (%s)", w.Task, worker), Op: "heartbeat",
+			Task: w.Task, Worker: w.Owner}, nil
+	})
+	return lease, lost, err
+}

@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// State fetched from elsewhere is never trusted to run a command: a task's
+// verification command runs only if this machine planned it (or accepted
+// it with plan --accept). The trust file lists each task with the digest of
+// its command.
+func commandDigest(t *state.Task) string {
+	sum := sha256.Sum256([]byte(t.Spec.Verification.Command))
+	return hex.EncodeToString(sum[:])
+}
+
+// TrustFile is where a feature's trusted commands are listed.
+func TrustFile(s *gitstore.Store, feature string) string {
+	return filepath.Join(s.ZergDir(), "trusted", feature)
+}
+
+// Trust records the tasks' commands as planned or accepted here.
+func Trust(s *gitstore.Store, feature string, tasks []*state.Task) error {
+	var b strings.Builder
+	for _, t := range tasks {
+		fmt.Fprintf(&b, "%s %s\n", t.ID(), commandDigest(t))
+	}
+	name := TrustFile(s, feature)
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
+}
+
+// Trusted reports whether the task's command is the one planned or
+// accepted here.
+func Trusted(s *gitstore.Store, feature string, t *state.Task) bool {
+	b, err := os.ReadFile(TrustFile(s, feature))
+	if err != nil {
+		return false
+	}
+	want := t.ID() + " " + commandDigest(t)
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == want {
+			return true
+		}
+	}
+	return false
+}
+
+func untrusted(what string, t *state.Task, feature string) *Error {
+	return &Error{Kind: Refused, What: what,
+		Why:  fmt.Sprintf("the verification command of %s was not planned or accepted on this machine", t.ID()),
+		Hint: "review the graph, then git zerg plan --accept " + feature}
+}
