@@ -9,9 +9,9 @@
 // core.hooksPath is resolved in each worktree on its own, so one directory
 // cannot serve them all: InstallRepo refuses it, and Warning notices it and
 // any later change of core.hooksPath that leaves git looking where the hooks
-// are not. A hook that was
-// already there is kept as <name>.zerg-legacy, runs first, and is put back,
-// byte for byte and with its mode, by Uninstall.
+// are not. A hook that was already there is kept as <name>.zerg-legacy,
+// runs first, and is put back, byte for byte and with its mode, by
+// Uninstall.
 package hooks
 
 import (
