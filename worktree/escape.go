@@ -1,13 +1,17 @@
 package worktree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
 // Escape is a symbolic link by which a path leaves the tree it is in.
@@ -46,15 +50,12 @@ func EscapesRepo(root, path string) (bool, error) {
 //
 // A directory path ("src/") is checked as the directory; a glob is checked
 // up to its first component with a wildcard, since only that part names
-// something fixed. Links further down are not looked at.
+// something fixed. Links further down are FindOwnedEscape's business.
 //
 // It only reads the file system (Lstat and Readlink), so it is cheap enough
 // to run at every claim, on the worktree the task's agent will work in.
 func FindEscape(root, path string) (*Escape, error) {
-	fixed := strings.TrimSuffix(path, "/")
-	if i := strings.IndexAny(fixed, "*?["); i >= 0 {
-		fixed = strings.TrimSuffix(fixed[:strings.LastIndexByte(fixed[:i], '/')+1], "/")
-	}
+	fixed, _ := ownedPrefix(path)
 	if fixed == "" {
 		return nil, nil // the whole tree: nothing on the way to it
 	}
@@ -153,4 +154,86 @@ func outside(top, p string) bool {
 		return true
 	}
 	return rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator))
+}
+
+// FindOwnedEscape is FindEscape for each of a task's owned paths in the
+// worktree at root, and it also looks below directory and glob owners: a
+// symlink committed anywhere under "src/" (or under the fixed part of
+// "src/**/*.go") that leads out counts, since the agent may write through
+// it. Only links git tracks there are looked at below the fixed part, so
+// links a setup command made (node_modules, say) do not refuse a task. One
+// git process.
+func FindOwnedEscape(ctx context.Context, git *gitcmd.Runner, root string, owned []string) (*Escape, error) {
+	var below []string
+	for _, p := range owned {
+		e, err := FindEscape(root, p)
+		if e != nil || err != nil {
+			return e, err
+		}
+		if _, many := ownedPrefix(p); many {
+			below = append(below, p)
+		}
+	}
+	if len(below) == 0 {
+		return nil, nil
+	}
+	r := &gitcmd.Runner{Dir: root, Env: git.Env}
+	fields, err := r.Fields(ctx, 0, "ls-files", "-s", "-z")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		meta, file, ok := strings.Cut(f, "\t")
+		if !ok || !strings.HasPrefix(meta, "120000 ") {
+			continue
+		}
+		for _, w := range below {
+			if !onTheWay(w, file) {
+				continue
+			}
+			e, err := FindEscape(root, file)
+			if err != nil {
+				return nil, err
+			}
+			if e != nil {
+				e.Path = w
+				return e, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// ownedPrefix returns the fixed part of an owned path, without a trailing
+// slash, and whether the path owns more than that one name (a directory or
+// a glob).
+func ownedPrefix(p string) (string, bool) {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		return strings.TrimSuffix(p[:strings.LastIndexByte(p[:i], '/')+1], "/"), true
+	}
+	if strings.HasSuffix(p, "/") {
+		return strings.TrimSuffix(p, "/"), true
+	}
+	return p, false
+}
+
+// onTheWay reports whether writing some path that owned names could pass
+// through, or end at, link: every component of link matches the owned
+// path's component at the same place, until the owned path ends in a
+// directory or reaches a "**", below which anything may be written.
+func onTheWay(owned, link string) bool {
+	dir := strings.HasSuffix(owned, "/")
+	pc := strings.Split(strings.TrimSuffix(owned, "/"), "/")
+	for i, c := range strings.Split(link, "/") {
+		if i == len(pc) {
+			return dir
+		}
+		if pc[i] == "**" {
+			return true
+		}
+		if ok, err := path.Match(pc[i], c); err != nil || !ok {
+			return err != nil // a pattern we cannot read: be cautious
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +96,50 @@ func TestFindEscape(t *testing.T) {
 	}
 	if e, err := FindEscape(via, "link/x"); e == nil || err != nil {
 		t.Errorf("root through a link: escape missed: %v", err)
+	}
+}
+
+func TestFindOwnedEscape(t *testing.T) {
+	top, m := newRepo(t)
+	ctx := context.Background()
+	outside := t.TempDir()
+	write(t, top, "src/a.go", "package a\n")
+	if err := os.Symlink(outside, filepath.Join(top, "src", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.go", filepath.Join(top, "src", "b.go")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, top, "add", "src")
+	git(t, top, "commit", "-q", "-m", "src")
+	// Made by a setup command, not committed: below a directory owner it
+	// is the user's own business.
+	if err := os.Symlink(outside, filepath.Join(top, "src", "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		owned []string
+		link  string
+	}{
+		{[]string{"a.txt", "src/"}, "src/cache"},
+		{[]string{"src/**/*.go"}, "src/cache"},
+		{[]string{"**"}, "src/cache"},
+		{[]string{"src/node_modules/x"}, "src/node_modules"},
+		{[]string{"src/a.go", "src/b.go", "docs/", "*.txt"}, ""},
+		{[]string{"sr*/cache/x"}, "src/cache"},
+		{[]string{"s*/*"}, "src/cache"},
+		{[]string{"sr*/x", "src/*.go", "src/c"}, ""},
+	} {
+		e, err := FindOwnedEscape(ctx, m.Git, top, tc.owned)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.owned, err)
+		}
+		got := ""
+		if e != nil {
+			got = e.Link
+		}
+		if got != tc.link {
+			t.Errorf("FindOwnedEscape(%v) = %q (%v), want %q", tc.owned, got, e, tc.link)
+		}
 	}
 }
