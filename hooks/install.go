@@ -5,9 +5,13 @@
 //
 // The hooks go into the directory git really runs hooks from
 // (`git rev-parse --git-path hooks`: core.hooksPath when it is set, else the
-// common dir's hooks/, shared by every linked worktree). A hook that was
-// already there is kept as <name>.zerg-legacy, runs first, and is put back,
-// byte for byte and with its mode, by Uninstall.
+// common dir's hooks/, shared by every linked worktree). A relative
+// core.hooksPath is resolved in each worktree on its own, so one directory
+// cannot serve them all: InstallRepo refuses it, and Warning notices it and
+// any later change of core.hooksPath that leaves git looking where the hooks
+// are not. A hook that was already there is kept as <name>.zerg-legacy,
+// runs first, and is put back, byte for byte and with its mode, by
+// Uninstall.
 package hooks
 
 import (
@@ -100,7 +104,8 @@ func (c Change) String() string {
 
 // Dir returns the absolute hooks directory git uses for the repository
 // (work tree or git dir) at dir. A relative core.hooksPath is relative to the
-// work tree the hooks run in, so dir should be the top of that work tree.
+// work tree the hooks run in, so dir should be the top of that work tree;
+// InstallRepo and Warning say whether every worktree uses the same one.
 func Dir(ctx context.Context, git *gitcmd.Runner) (string, error) {
 	out, err := git.Line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +25,10 @@ const IncludeFile = ".worktreeinclude"
 // ignores are copied: a tracked file is in the worktree already, and an
 // untracked one that git does not ignore would make the worktree dirty
 // and block its reuse and removal.
+//
+// Nothing is written through a symlink in the worktree (see WriteFile): a
+// file whose path there passes through one is left out, and an
+// *IncludeError names it once the others are copied.
 func (m *Manager) copyIncluded(ctx context.Context, list []entry, dst string) error {
 	if len(list) == 0 || list[0].bare {
 		return nil
@@ -51,57 +54,63 @@ func (m *Manager) copyIncluded(ctx context.Context, list []entry, dst string) er
 	if err != nil {
 		return err
 	}
+	r, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var skipped []*UnsafePathError
 	for _, p := range gitcmd.Split(out, 0) {
 		if p == "" || filepath.IsAbs(p) || strings.HasPrefix(filepath.Clean(p), "..") {
 			continue
 		}
-		if err := copyFile(filepath.Join(src, p), filepath.Join(dst, filepath.FromSlash(p))); err != nil {
+		from := filepath.Join(src, filepath.FromSlash(p))
+		perm := os.FileMode(0o755)
+		if pfi, err := os.Stat(filepath.Dir(from)); err == nil {
+			perm = pfi.Mode().Perm()
+		}
+		err := createFrom(r, dst, p, from, perm)
+		var ue *UnsafePathError
+		if errors.As(err, &ue) {
+			// The worktree's checkout, not the user, put a symlink where
+			// the main work tree has a directory: a worker may have
+			// committed it to send the user's secrets elsewhere. Copy the
+			// rest, and say what was left out.
+			skipped = append(skipped, ue)
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("copy %s from %s: %w", p, IncludeFile, err)
 		}
+	}
+	if len(skipped) > 0 {
+		return &IncludeError{Dir: dst, Skipped: skipped}
 	}
 	return nil
 }
 
-// copyFile copies a regular file or symlink from src to dst unless dst
-// exists. Parent directories get the permissions of src's parent.
-func copyFile(src, dst string) error {
-	if _, err := os.Lstat(dst); err == nil || !errors.Is(err, os.ErrNotExist) {
-		return err // exists (nil) or cannot tell
+// IncludeError: files named by .worktreeinclude that were not copied into
+// the worktree at Dir because a symbolic link is in their way there. The
+// other files were copied.
+type IncludeError struct {
+	Dir     string
+	Skipped []*UnsafePathError
+}
+
+func (e *IncludeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "worktree %s: %s not copied from %s: %v", e.Dir, plural(len(e.Skipped), "file"), IncludeFile, e.Skipped[0])
+	if n := len(e.Skipped) - 1; n > 0 {
+		fmt.Fprintf(&b, " (and %d more)", n)
 	}
-	fi, err := os.Lstat(src)
-	if err != nil {
-		return err
+	return b.String()
+}
+
+func (e *IncludeError) Unwrap() error { return ErrUnsafePath }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
 	}
-	perm := os.FileMode(0o755)
-	if pfi, err := os.Stat(filepath.Dir(src)); err == nil {
-		perm = pfi.Mode().Perm()
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), perm); err != nil {
-		return err
-	}
-	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
-		target, err := os.Readlink(src)
-		if err != nil {
-			return err
-		}
-		return os.Symlink(target, dst)
-	case fi.Mode().IsRegular():
-		in, err := os.Open(src)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	default:
-		return nil // sockets, fifos: nothing to copy
-	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

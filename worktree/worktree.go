@@ -488,9 +488,12 @@ func occupied(dir, branch string) error {
 // without a worktree is checked by the same rule.
 //
 // Stale worktree entries are pruned first. Files named by the main work
-// tree's .worktreeinclude are copied in when missing (see copyIncluded).
-// Setup runs in a newly created worktree; when it fails, Add returns the
-// worker together with a *SetupError.
+// tree's .worktreeinclude are copied in when missing (see copyIncluded);
+// when some could not be copied safely, because a symlink committed in the
+// worktree is in their way, Add returns the worker together with an
+// *IncludeError (ErrUnsafePath) and does not run Setup. Setup runs in a newly
+// created worktree; when it fails, Add returns the worker together with a
+// *SetupError.
 //
 // Add, Remove and StagingWorktree may be called from several goroutines:
 // their git work is serialized within the process (copying and Setup are
