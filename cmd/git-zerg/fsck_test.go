@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/engine"
 )
 
 // TestFsckLargeHistory: fsck of a 1,000-task feature with about 200
@@ -162,10 +164,10 @@ func TestCheckIncomingHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkIncomingHistory(e, s, "auth", plumbing.NewHash(planned), plumbing.NewHash(claimed)); err != nil {
+	if err := engine.CheckIncoming(e.ctx, s, "auth", plumbing.NewHash(planned), plumbing.NewHash(claimed)); err != nil {
 		t.Fatalf("legal history refused: %v", err)
 	}
-	if err := checkIncomingHistory(e, s, "auth", plumbing.ZeroHash, plumbing.NewHash(claimed)); err != nil {
+	if err := engine.CheckIncoming(e.ctx, s, "auth", plumbing.ZeroHash, plumbing.NewHash(claimed)); err != nil {
 		t.Fatalf("legal history new here refused: %v", err)
 	}
 
@@ -186,9 +188,9 @@ func TestCheckIncomingHistory(t *testing.T) {
 	run(t, repo, idx, "git", "update-index", "--cacheinfo", "100644,"+h+","+path("T2"))
 	tree := strings.TrimSpace(run(t, repo, idx, "git", "write-tree"))
 	c := strings.TrimSpace(run(t, repo, genv, "git", "commit-tree", tree, "-p", claimed, "-m", "claim T2\n\nZerg-Op: claim\nZerg-Task: T2\nZerg-Clock: 3"))
-	err = checkIncomingHistory(e, s, "auth", plumbing.NewHash(claimed), plumbing.NewHash(c))
-	var ce *cliError
-	if !errors.As(err, &ce) || ce.code != exitRefused || !strings.Contains(ce.why, "T2: state changed without a transition (status pending → claimed)") {
+	err = engine.CheckIncoming(e.ctx, s, "auth", plumbing.NewHash(claimed), plumbing.NewHash(c))
+	var ce *engine.Error
+	if !errors.As(err, &ce) || ce.Kind != engine.Refused || !strings.Contains(ce.Why, "T2: state changed without a transition (status pending → claimed)") {
 		t.Fatalf("forged history: got %v", err)
 	}
 }

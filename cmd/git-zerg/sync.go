@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 )
@@ -145,7 +146,7 @@ func syncRound(e *env, s *gitstore.Store, remote string, report *syncJSON) (bool
 		if remoteRefs[rel] == "" {
 			r = plumbing.ZeroHash
 		}
-		if err := checkIncoming(e, s, f, l, r); err != nil {
+		if err := checkIncoming(ctx, s, f, l, r); err != nil {
 			return false, err
 		}
 		res, err := s.MergeFeature(ctx, f, l, r)
@@ -267,4 +268,4 @@ func refsUnder(e *env, s *gitstore.Store, prefix string) (map[string]string, err
 
 // checkIncoming refuses a history received from a remote that the gates
 // would not have allowed (see fsck). It is called before anything merges.
-var checkIncoming = checkIncomingHistory
+var checkIncoming = engine.CheckIncoming

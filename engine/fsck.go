@@ -1,0 +1,600 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// FsckReport is what fsck found in one feature's history.
+type FsckReport struct {
+	Feature  string
+	Tip      string
+	Commits  int // state commits replayed
+	Problems []gates.Problem
+	// Moved: the state ref moved back or was rewritten since the last
+	// fsck (file SeenFile names what it saw).
+	Moved    bool
+	SeenFile string
+}
+
+// Fsck replays the feature's state history and reports every transition
+// the gates would have refused, and a state ref moved back by hand.
+func (g *Engine) Fsck() (*FsckReport, error) {
+	s, feature := g.Store, g.Feature
+	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, NotPlanned(feature)
+	}
+	h := newHistoryChecker(g.ctx(), s)
+	problems, err := h.check(feature, tip.String(), "")
+	if err != nil {
+		return nil, err
+	}
+	moved, err := checkSeen(g.ctx(), s, feature, tip.String())
+	if err != nil {
+		return nil, err
+	}
+	return &FsckReport{Feature: feature, Tip: tip.String(), Commits: h.commits, Problems: append(problems, moved...),
+		Moved: len(moved) > 0, SeenFile: filepath.Join(s.ZergDir(), "seen", feature)}, nil
+}
+
+// checkHistory replays the state commits of a feature reachable from tip
+// but not from stop ("" for the whole history; as `git rev-list tip
+// ^stop`), and returns every transition the gates would have refused,
+// oldest first. sync can run it on fetched state before merging it, with
+// the local tip as stop.
+func checkHistory(ctx context.Context, s *gitstore.Store, feature string, tip, stop string) ([]gates.Problem, error) {
+	return newHistoryChecker(ctx, s).check(feature, tip, stop)
+}
+
+// checkIncomingHistory is what sync runs on a feature's state fetched from
+// a remote, before merging it: the commits the remote has and we do not
+// are replayed, and any transition the gates would have refused is
+// refused here (exit 3). Work commits that are not here (made on the other
+// machine, their branch not fetched) cannot be checked, and do not refuse
+// the history: fsck reports them once the state is merged.
+func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
+	if remote.IsZero() || remote == local {
+		return nil
+	}
+	stop := ""
+	if !local.IsZero() {
+		stop = local.String()
+	}
+	problems, err := checkHistory(ctx, s, feature, remote.String(), stop)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, p := range problems {
+		if !p.Unchecked {
+			bad = append(bad, p.String())
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote's state of %s holds %d illegal transition(s)", feature, len(bad)),
+		Why: strings.Join(firstFew(bad, 3), "; "), Hint: "nothing was merged; whoever wrote that state must repair it"}
+}
+
+// historyChecker walks one history. It reads commits, trees and blobs
+// in-process (go-git); the git binary runs once to list the commits, and
+// once or twice per piece of work a done or merge names (its ancestry and
+// the paths it touches).
+type historyChecker struct {
+	ctx context.Context
+	s   *gitstore.Store
+
+	work     map[workKey]gates.Work
+	statuses map[plumbing.Hash]map[string]state.Status
+	tasks    map[plumbing.Hash][]*state.Task
+
+	// Filled by check: the number of commits replayed.
+	commits int
+}
+
+type workKey struct {
+	q    gates.WorkQuery
+	task string
+}
+
+func newHistoryChecker(ctx context.Context, s *gitstore.Store) *historyChecker {
+	return &historyChecker{ctx: ctx, s: s, work: map[workKey]gates.Work{},
+		statuses: map[plumbing.Hash]map[string]state.Status{}, tasks: map[plumbing.Hash][]*state.Task{}}
+}
+
+func (h *historyChecker) check(feature, tip, stop string) ([]gates.Problem, error) {
+	// Every commit of the history, not only first parents: after a sync,
+	// the other machine's transitions are commits on a second parent, and
+	// they are replayed like ours. Oldest first, each after its parents.
+	args := []string{"rev-list", "--topo-order", "--reverse", tip}
+	if stop != "" {
+		args = append(args, "^"+stop)
+	}
+	lines, err := h.s.Git.Fields(h.ctx, '\n', append(args, "--")...)
+	if err != nil {
+		return nil, fmt.Errorf("feature %s: %w", feature, err)
+	}
+	var out []gates.Problem
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		c, err := object.GetCommit(h.s.Objects(), plumbing.NewHash(f[0]))
+		if err != nil {
+			return nil, fmt.Errorf("feature %s: read %s: %w", feature, f[0], err)
+		}
+		ps := make([]*object.Commit, 0, len(c.ParentHashes))
+		for _, ph := range c.ParentHashes {
+			p, err := object.GetCommit(h.s.Objects(), ph)
+			if err != nil {
+				return nil, fmt.Errorf("feature %s: read parent of %s: %w", feature, c.Hash, err)
+			}
+			ps = append(ps, p)
+		}
+		problems, err := h.checkCommit(c, ps)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, problems...)
+		h.commits++
+	}
+	return out, nil
+}
+
+// checkCommit replays one state commit against its parent (none for the
+// first commit); a merge commit is checked for taking each task from one
+// of its parents.
+func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit) ([]gates.Problem, error) {
+	msg := gitstore.ParseMessage(c.Message)
+	rc := gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock,
+		Root: len(parents) == 0, Merge: len(parents) > 1}
+	var parentHash plumbing.Hash
+	var before *object.Tree
+	for i, p := range parents {
+		rc.ParentClock = max(rc.ParentClock, gitstore.ParseMessage(p.Message).Clock)
+		if i == 0 {
+			parentHash = p.Hash
+			var err error
+			if before, err = p.Tree(); err != nil {
+				return nil, err
+			}
+			if isTombstone(before) {
+				// A plan after cleanup --state starts afresh on top of
+				// the deletion, its clock from 1.
+				before, parentHash, rc.Root = nil, plumbing.ZeroHash, true
+			}
+		}
+	}
+	after, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	if isTombstone(after) {
+		rc.Deleted = true
+		return gates.Replay(rc), nil
+	}
+	changes, err := h.diffTrees(before, after, "")
+	if err != nil {
+		return nil, err
+	}
+	var extra []gates.Problem
+	bad := func(task, format string, args ...any) {
+		extra = append(extra, gates.Problem{Commit: rc.Hash, Task: task, Msg: fmt.Sprintf(format, args...)})
+	}
+	// otherSides reads a path in the parents after the first (merges).
+	otherSides := func(name string) ([]plumbing.Hash, error) {
+		var out []plumbing.Hash
+		for _, p := range parents[1:] {
+			t, err := p.Tree()
+			if err != nil {
+				return nil, err
+			}
+			e, err := t.FindEntry(name)
+			switch {
+			case errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound):
+				out = append(out, plumbing.ZeroHash)
+			case err != nil:
+				return nil, err
+			default:
+				out = append(out, e.Hash)
+			}
+		}
+		return out, nil
+	}
+	for _, ch := range changes {
+		switch name := ch.name; {
+		case name == "clock":
+			if ch.to.IsZero() {
+				bad("", "the clock file was deleted")
+				continue
+			}
+			b, err := h.blob(ch.to)
+			if err != nil {
+				return nil, err
+			}
+			if rc.StoredClock, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err != nil {
+				bad("", "the clock file holds %q", strings.TrimSpace(string(b)))
+			}
+		case name == "feature.json":
+			rc.FeatureChanged = true
+			if rc.Merge {
+				others, err := otherSides(name)
+				if err != nil {
+					return nil, err
+				}
+				for _, o := range others {
+					rc.FeatureChanged = rc.FeatureChanged && o != ch.to
+				}
+			}
+		case strings.HasPrefix(name, "tasks/"):
+			id := path.Base(name)
+			before, ok, err := h.task(ch.from)
+			if err != nil {
+				return nil, err
+			} else if !ok {
+				bad(id, "the parent's stored state is not valid")
+			}
+			after, ok, err := h.task(ch.to)
+			if err != nil {
+				return nil, err
+			} else if !ok {
+				bad(id, "the stored state is not valid")
+				continue
+			}
+			if rc.Merge {
+				m := gates.MergeStep{ID: id, After: after, Parents: []*state.Task{before}}
+				others, err := otherSides(name)
+				if err != nil {
+					return nil, err
+				}
+				for _, o := range others {
+					t, _, err := h.task(o)
+					if err != nil {
+						return nil, err
+					}
+					m.Parents = append(m.Parents, t)
+				}
+				rc.Merged = append(rc.Merged, m)
+				continue
+			}
+			step := gates.Step{ID: id, Before: before, After: after, Status: h.statusIn(parentHash), Work: map[string]gates.Work{}}
+			for _, q := range gates.WorkNeeded(msg.Op, step.Before, step.After) {
+				w, err := h.workFacts(q, step.After, parentHash)
+				if err != nil {
+					return nil, err
+				}
+				step.Work[q.Commit] = w
+			}
+			rc.Steps = append(rc.Steps, step)
+		}
+	}
+	return append(gates.Replay(rc), extra...), nil
+}
+
+// isTombstone reports whether a state tree is a deleted feature's
+// tombstone (gitstore's Tx.Delete: a tree holding only "deleted").
+func isTombstone(t *object.Tree) bool {
+	for _, e := range t.Entries {
+		if e.Name == "deleted" {
+			return true
+		}
+	}
+	return false
+}
+
+// blobChange is a file that differs between two trees; a zero hash is
+// the side where it is absent.
+type blobChange struct {
+	name     string
+	from, to plumbing.Hash
+}
+
+// diffTrees lists the files that differ between two trees (nil: empty),
+// reading only the subtrees whose hashes differ: a transition rewrites a
+// shard or two, whatever the size of the graph. (go-git's DiffTree reads
+// every child tree of a changed directory, all 256 shards per commit.)
+func (h *historyChecker) diffTrees(a, b *object.Tree, prefix string) ([]blobChange, error) {
+	type pair struct{ a, b *object.TreeEntry }
+	byName := map[string]*pair{}
+	var names []string
+	add := func(t *object.Tree, side int) {
+		if t == nil {
+			return
+		}
+		for i := range t.Entries {
+			e := &t.Entries[i]
+			p := byName[e.Name]
+			if p == nil {
+				p = &pair{}
+				byName[e.Name] = p
+				names = append(names, e.Name)
+			}
+			if side == 0 {
+				p.a = e
+			} else {
+				p.b = e
+			}
+		}
+	}
+	add(a, 0)
+	add(b, 1)
+	sort.Strings(names)
+	var out []blobChange
+	for _, n := range names {
+		p := byName[n]
+		if p.a != nil && p.b != nil && p.a.Hash == p.b.Hash && p.a.Mode == p.b.Mode {
+			continue
+		}
+		var sa, sb *object.Tree
+		var fa, fb plumbing.Hash
+		for _, side := range []struct {
+			e    *object.TreeEntry
+			tree **object.Tree
+			blob *plumbing.Hash
+		}{{p.a, &sa, &fa}, {p.b, &sb, &fb}} {
+			switch {
+			case side.e == nil:
+			case side.e.Mode == filemode.Dir:
+				t, err := object.GetTree(h.s.Objects(), side.e.Hash)
+				if err != nil {
+					return nil, fmt.Errorf("read tree %s: %w", side.e.Hash, err)
+				}
+				*side.tree = t
+			default:
+				*side.blob = side.e.Hash
+			}
+		}
+		if sa != nil || sb != nil {
+			sub, err := h.diffTrees(sa, sb, prefix+n+"/")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+		}
+		if !fa.IsZero() || !fb.IsZero() {
+			out = append(out, blobChange{name: prefix + n, from: fa, to: fb})
+		}
+	}
+	return out, nil
+}
+
+func (h *historyChecker) blob(hash plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(h.s.Objects(), hash)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", hash, err)
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// task decodes one side of a change: nil when the task is absent on that
+// side, ok false when its blob is not a task.
+func (h *historyChecker) task(blob plumbing.Hash) (*state.Task, bool, error) {
+	if blob.IsZero() {
+		return nil, true, nil
+	}
+	b, err := h.blob(blob)
+	if err != nil {
+		return nil, false, err
+	}
+	var t state.Task
+	if err := json.Unmarshal(b, &t); err != nil || t.Spec == nil {
+		return nil, false, nil
+	}
+	return &t, true, nil
+}
+
+// statusIn looks up task states in a state commit, lazily: a claim reads
+// only its own dependencies.
+func (h *historyChecker) statusIn(commit plumbing.Hash) func(id string) state.Status {
+	return func(id string) state.Status {
+		m := h.statuses[commit]
+		if m == nil {
+			m = map[string]state.Status{}
+			h.statuses[commit] = m
+		}
+		if st, ok := m[id]; ok {
+			return st
+		}
+		var t struct {
+			Status state.Status `json:"status"`
+		}
+		if b, err := h.s.TaskAt(commit, id); err == nil && b != nil {
+			_ = json.Unmarshal(b, &t)
+		}
+		m[id] = t.Status
+		return t.Status
+	}
+}
+
+// workFacts asks git what the work a done or merge names is, as the done
+// gate did (workFacts and sharedWork in done.go): whether the commit
+// exists and descends from the base, whether it is new work, and the paths
+// it touches. parent is the state the transition was made from.
+func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) (gates.Work, error) {
+	key := workKey{q, ""}
+	if q.Mode == gates.Shared {
+		key.task = t.ID() // what counts as its own work depends on the task
+	}
+	if w, ok := h.work[key]; ok {
+		return w, nil
+	}
+	var w gates.Work
+	exists := func(rev string) (bool, error) {
+		if !plumbing.IsHash(rev) {
+			return false, nil
+		}
+		_, err := h.s.Objects().EncodedObject(plumbing.CommitObject, plumbing.NewHash(rev))
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	var err error
+	if w.Exists, err = exists(q.Commit); err != nil || !w.Exists {
+		h.work[key] = w
+		return w, err
+	}
+	if w.BaseExists, err = exists(q.Base); err != nil || !w.BaseExists {
+		h.work[key] = w
+		return w, err
+	}
+	ctx, git := h.ctx, h.s.Git
+	switch {
+	case q.Base == q.Commit:
+		w.Descends = true
+	default:
+		_, err := git.Run(ctx, "merge-base", "--is-ancestor", q.Base, q.Commit)
+		switch gitcmd.ExitCode(err) {
+		case -1:
+			if err != nil {
+				return w, err
+			}
+			w.Descends = true
+		case 1:
+		default:
+			return w, err
+		}
+	}
+	if w.Descends && q.Base != q.Commit {
+		if q.Mode == gates.Worktree {
+			w.New = true
+			if w.Touched, err = git.Fields(ctx, 0, "diff", "--name-only", "-z", "--no-renames", q.Base, q.Commit, "--"); err != nil {
+				return w, err
+			}
+		} else if w.Touched, w.New, err = h.sharedWork(q, t, parent); err != nil {
+			return w, err
+		}
+	}
+	h.work[key] = w
+	return w, nil
+}
+
+// sharedWork is done.go's sharedWork replayed: the commits between the
+// base and the work, less those wholly owned by other tasks under way in
+// the state the transition was made from.
+func (h *historyChecker) sharedWork(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) ([]string, bool, error) {
+	return OwnWork(&Engine{Ctx: h.ctx, Store: h.s}, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
+}
+
+// tasksIn reads every task of a state commit.
+func (h *historyChecker) tasksIn(commit plumbing.Hash) ([]*state.Task, error) {
+	if ts, ok := h.tasks[commit]; ok || commit.IsZero() {
+		return ts, nil
+	}
+	c, err := object.GetCommit(h.s.Objects(), commit)
+	if err != nil {
+		return nil, err
+	}
+	root, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	var out []*state.Task
+	tasks, err := root.Tree("tasks")
+	if err == nil {
+		err = tasks.Files().ForEach(func(f *object.File) error {
+			s, err := f.Contents()
+			if err != nil {
+				return err
+			}
+			var t state.Task
+			if json.Unmarshal([]byte(s), &t) == nil && t.Spec != nil {
+				out = append(out, &t)
+			}
+			return nil
+		})
+	} else if errors.Is(err, object.ErrDirectoryNotFound) {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.tasks[commit] = out
+	return out, nil
+}
+
+// checkSeen compares the tip with the one the last fsck saw, kept in
+// <common dir>/zerg/seen/<feature>: a state ref that no longer contains it
+// was moved back, rewritten or replaced by hand (the tool only ever adds
+// commits: cleanup --state leaves a tombstone, sync a merge). The file moves
+// on only when nothing moved back, so the problem is reported until someone
+// looks (and removes the file).
+func checkSeen(ctx context.Context, s *gitstore.Store, feature, tip string) ([]gates.Problem, error) {
+	file := filepath.Join(s.ZergDir(), "seen", feature)
+	var problems []gates.Problem
+	if b, err := os.ReadFile(file); err == nil {
+		if was := strings.TrimSpace(string(b)); plumbing.IsHash(was) && was != tip {
+			ancestor := func(a, b string) (bool, error) {
+				_, err := s.Git.Run(ctx, "merge-base", "--is-ancestor", a, b)
+				switch gitcmd.ExitCode(err) {
+				case -1:
+					return err == nil, err
+				case 0:
+					return true, nil
+				}
+				// 1: not an ancestor; 128: the old tip is gone (gc'd), so
+				// it is not in this history either.
+				return false, nil
+			}
+			fwd, err := ancestor(was, tip)
+			if err != nil {
+				return nil, err
+			}
+			if !fwd {
+				back, err := ancestor(tip, was)
+				if err != nil {
+					return nil, err
+				}
+				msg := fmt.Sprintf("state ref moved backwards by hand (was %s)", ShortHash(was))
+				if !back {
+					msg = fmt.Sprintf("state ref rewritten by hand: it no longer contains %s, the tip the last fsck saw", ShortHash(was))
+				}
+				problems = append(problems, gates.Problem{Commit: tip, Msg: msg})
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if len(problems) == 0 {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return nil, err
+		}
+		tmp := file + ".tmp"
+		if err := os.WriteFile(tmp, []byte(tip+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			return nil, err
+		}
+	}
+	return problems, nil
+}
