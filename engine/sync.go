@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+)
+
+// SyncResult is a finished sync: the last round's report and how many
+// rounds it took.
+type SyncResult struct {
+	gitstore.SyncReport
+	Rounds int
+}
+
+// Sync shares the state with remote: fetch, check what arrived, merge,
+// push, again while the remote keeps moving (at most tries rounds). The
+// remote defaults to sync.remote, else origin.
+func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
+	if remote == "" && g.Config != nil {
+		remote = g.Config.Sync.Remote
+	}
+	if remote == "" {
+		remote = "origin"
+	}
+	if strings.HasPrefix(remote, "-") {
+		return nil, usageErr("bad remote %q", remote)
+	}
+	if tries < 1 {
+		return nil, usageErr("--tries must be at least 1")
+	}
+	for round := 1; round <= tries; round++ {
+		report, done, err := g.Store.SyncRound(g.ctx(), remote, CheckIncoming)
+		var re *gitstore.RemoteError
+		if errors.As(err, &re) {
+			return nil, &Error{Kind: Failed, What: "cannot " + re.Op + map[string]string{"fetch": " from ", "push": " to "}[re.Op] + remote, Why: re.Err.Error()}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return &SyncResult{SyncReport: report, Rounds: round}, nil
+		}
+		g.note("%s moved during the sync; trying again", remote)
+		time.Sleep(time.Duration(round*50) * time.Millisecond)
+	}
+	return nil, refused("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
+}

@@ -1,0 +1,207 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+)
+
+// ZergPrefix holds every ref git-zerg writes, and nothing else.
+const ZergPrefix = "refs/zerg/"
+
+// SyncFeature is what a sync did with one feature's state.
+type SyncFeature struct {
+	Feature   string
+	Result    string // MergeFeature's kind: same, fast-forward, merged, …
+	Conflicts []string
+}
+
+// SyncReport is one sync round.
+type SyncReport struct {
+	Remote   string
+	Features []SyncFeature
+	Pushed   []string // refs pushed, sorted
+}
+
+// IncomingCheck judges a feature's state fetched from a remote before it
+// merges: the engine replays its history with the gates. A non-nil error
+// stops the sync with nothing merged.
+type IncomingCheck func(ctx context.Context, s *Store, feature string, local, remote plumbing.Hash) error
+
+// RemoteError is a remote that could not be fetched from or pushed to.
+type RemoteError struct {
+	Op     string // "fetch" or "push"
+	Remote string
+	Err    error
+}
+
+func (e *RemoteError) Error() string {
+	dir := "from"
+	if e.Op == "push" {
+		dir = "to"
+	}
+	return fmt.Sprintf("cannot %s %s %s: %v", e.Op, dir, e.Remote, e.Err)
+}
+
+func (e *RemoteError) Unwrap() error { return e.Err }
+
+// SyncRound fetches the remote's zerg refs into its tracking prefix,
+// merges every feature (after check) and the locks with the local state,
+// moves the local refs by compare-and-swap, then pushes the result with a
+// lease on the values fetched. done is false when either compare-and-swap
+// lost a race: the caller runs another round.
+//
+// The arbiter's catch-up is the same merge on a feature and the locks.
+func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingCheck) (report SyncReport, done bool, err error) {
+	report = SyncReport{Remote: remote, Features: []SyncFeature{}, Pushed: []string{}}
+	prefix := TrackingPrefix(remote)
+	if _, err := s.Git.Run(ctx, "fetch", "--quiet", "--no-tags", "--prune", remote, "+refs/zerg/*:"+prefix+"*"); err != nil {
+		return report, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
+	}
+	remoteRefs, err := s.refsUnder(ctx, prefix)
+	if err != nil {
+		return report, false, err
+	}
+	localRefs, err := s.refsUnder(ctx, ZergPrefix)
+	if err != nil {
+		return report, false, err
+	}
+	newLocal := map[string]string{} // ref (relative to refs/zerg/) -> merged value
+	features := map[string]bool{}
+	for _, m := range []map[string]string{remoteRefs, localRefs} {
+		for rel := range m {
+			if f, ok := strings.CutPrefix(rel, "features/"); ok {
+				features[f] = true
+			}
+		}
+	}
+	hashOf := func(m map[string]string, rel string) plumbing.Hash {
+		if m[rel] == "" {
+			return plumbing.ZeroHash
+		}
+		return plumbing.NewHash(m[rel])
+	}
+	merged := map[string]plumbing.Hash{}
+	for _, f := range sortedSet(features) {
+		rel := "features/" + f
+		l, r := hashOf(localRefs, rel), hashOf(remoteRefs, rel)
+		if check != nil {
+			if err := check(ctx, s, f, l, r); err != nil {
+				return report, false, err
+			}
+		}
+		res, err := s.MergeFeature(ctx, f, l, r)
+		if err != nil {
+			return report, false, err
+		}
+		merged[f] = res.Commit
+		sf := SyncFeature{Feature: f, Result: res.Kind, Conflicts: []string{}}
+		for _, c := range res.Conflicts {
+			sf.Conflicts = append(sf.Conflicts, fmt.Sprintf("conflict on %s: %s wins, %s lost", c.Task, c.Winner, c.Loser))
+		}
+		report.Features = append(report.Features, sf)
+		newLocal[rel] = res.Commit.String()
+	}
+	// Locks: merged, then cleared of the locks whose claim was lost.
+	lres, err := s.MergeLocks(ctx, hashOf(localRefs, "locks"), hashOf(remoteRefs, "locks"), s.LockKeeper(merged))
+	if err != nil {
+		return report, false, err
+	}
+	if !lres.Commit.IsZero() {
+		newLocal["locks"] = lres.Commit.String()
+	}
+	// Content refs (pinned work, saved attempts, gate records) only keep
+	// commits reachable: each side gets those it lacks, never overwritten.
+	for rel, h := range remoteRefs {
+		if !strings.HasPrefix(rel, "features/") && rel != "locks" && localRefs[rel] == "" {
+			newLocal[rel] = h
+		}
+	}
+	// Local refs first, compare-and-swap against what we merged.
+	var updates []refUpdate
+	for _, rel := range sortedKeys(newLocal) {
+		if newLocal[rel] != localRefs[rel] {
+			updates = append(updates, refUpdate{name: ZergPrefix + rel, new: plumbing.NewHash(newLocal[rel]), old: hashOf(localRefs, rel)})
+		}
+	}
+	if len(updates) > 0 {
+		if err := s.updateRefs(ctx, updates); err != nil {
+			if errors.Is(err, errRace) {
+				return report, false, nil // a local writer got there first
+			}
+			return report, false, err
+		}
+	}
+	// Then the remote, compare-and-swap on the values we fetched.
+	args := []string{"push", "--quiet", "--atomic", "--porcelain", remote}
+	var refspecs []string
+	all := map[string]string{}
+	for rel, h := range localRefs {
+		all[rel] = h
+	}
+	for rel, h := range newLocal {
+		all[rel] = h
+	}
+	for _, rel := range sortedKeys(all) {
+		if all[rel] == remoteRefs[rel] {
+			continue
+		}
+		ref := ZergPrefix + rel
+		args = append(args, "--force-with-lease="+ref+":"+remoteRefs[rel])
+		refspecs = append(refspecs, all[rel]+":"+ref)
+		report.Pushed = append(report.Pushed, ref)
+	}
+	if len(refspecs) == 0 {
+		return report, true, nil
+	}
+	if _, err := s.Git.Run(ctx, append(args, refspecs...)...); err != nil {
+		var ge *gitcmd.Error
+		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "stale info") || strings.Contains(ge.Stderr, "rejected") ||
+			strings.Contains(ge.Stderr, "failed to push")) {
+			return report, false, nil
+		}
+		return report, false, &RemoteError{Op: "push", Remote: remote, Err: err}
+	}
+	sort.Strings(report.Pushed)
+	return report, true, nil
+}
+
+// refsUnder lists refs under prefix, relative to it.
+func (s *Store) refsUnder(ctx context.Context, prefix string) (map[string]string, error) {
+	lines, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, l := range lines {
+		h, name, ok := strings.Cut(l, " ")
+		if ok {
+			out[strings.TrimPrefix(name, prefix)] = h
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedSet(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
