@@ -1,6 +1,10 @@
 package proc
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+)
 
 func TestSecretName(t *testing.T) {
 	for name, want := range map[string]bool{
@@ -52,5 +56,31 @@ func TestScrubCutTail(t *testing.T) {
 	}
 	if got := scrub("ijklmnop then more", secs, false); got != "ijklmnop then more" {
 		t.Errorf("an uncut output changed: %q", got)
+	}
+}
+
+// TestRunScrubs: Run's tails come scrubbed, with the secret from the
+// environment of git-zerg or from Spec.Env.
+func TestRunScrubs(t *testing.T) {
+	t.Setenv("ZERG_TEST_API_KEY", "sk-test-0123456789")
+	spec := Spec{
+		Command:     `echo "key $ZERG_TEST_API_KEY"; echo "token $MY_TOKEN" >&2`,
+		Env:         []string{"MY_TOKEN=tok-abcdef-123"},
+		SplitStderr: true,
+	}
+	res, err := Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two pipes: the order of the lines is not kept.
+	if !strings.Contains(res.Tail, "key [REDACTED:ZERG_TEST_API_KEY]\n") || !strings.Contains(res.Tail, "token [REDACTED:MY_TOKEN]\n") {
+		t.Errorf("tail %q", res.Tail)
+	}
+	if res.StderrTail != "token [REDACTED:MY_TOKEN]\n" {
+		t.Errorf("stderr tail %q", res.StderrTail)
+	}
+	spec.KeepSecrets = true
+	if res, _ = Run(context.Background(), spec); !strings.Contains(res.Tail, "sk-test-0123456789") {
+		t.Errorf("KeepSecrets: tail %q", res.Tail)
 	}
 }
