@@ -1,11 +1,10 @@
 // Package proc runs the commands git-zerg does not trust: verification
 // commands, quality gates and workers. Each runs under `sh -c` in its own
-// process group, so a timeout or a cancel kills everything it started, not
-// just the shell.
+// process group, so a timeout or a stop ends everything it started, not
+// just the shell, and a command is not over until its whole group is gone.
 package proc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -17,6 +16,24 @@ import (
 	"time"
 )
 
+// DefaultGrace is how long a process group has between SIGTERM and SIGKILL
+// when Spec.Grace is zero: long enough for an agent to flush its output and
+// let go of its files, short enough that an interrupted rush exits promptly.
+const DefaultGrace = 2 * time.Second
+
+// reapWait bounds the wait for a group to disappear after SIGKILL. SIGKILL
+// cannot be ignored, but a process in uninterruptible sleep (a hung network
+// file system) dies only when the kernel lets it.
+const reapWait = 5 * time.Second
+
+// drainWait bounds the wait for the output pipes to close once the group is
+// gone. Only a process that left the group (setsid) can still hold them, and
+// Run must not wait on it.
+const drainWait = 500 * time.Millisecond
+
+// tailMax is how much of the output a Result keeps.
+const tailMax = 4096
+
 // Spec is one command to run.
 type Spec struct {
 	Command string
@@ -25,7 +42,8 @@ type Spec struct {
 	Timeout time.Duration
 	Stdin   io.Reader
 	// Stdout and Stderr, when set, receive the output as it comes, besides
-	// the tail kept in the Result.
+	// the tail kept in the Result. A writer that fails is dropped; the
+	// command is not blocked by it.
 	Stdout, Stderr io.Writer
 	// SplitStderr keeps a tail of stderr alone (Result.StderrTail). It
 	// costs the order of the combined Tail: stdout and stderr then come
@@ -35,102 +53,448 @@ type Spec struct {
 	// command runs, so that whoever takes over after a crash can kill what
 	// is left of it.
 	Started func(pgid int)
+	// Grace is how long the group has, once told to end with SIGTERM,
+	// before SIGKILL. The group is told to end on a timeout, on Stop, when
+	// ctx is cancelled, and when the main process exits leaving others of
+	// its group behind. Zero means DefaultGrace; negative means SIGKILL at
+	// once.
+	Grace time.Duration
+	// KeepSecrets leaves Result.Tail and StderrTail as written. By default
+	// the values of secret-named environment variables are replaced in them
+	// (see Scrub), since tails end up in state that sync pushes.
+	KeepSecrets bool
 }
 
-// Result is what happened.
+// Result is what happened. It is judged on the main process (the shell
+// running Command); what that process left behind is ended, not waited
+// for.
 type Result struct {
+	// ExitCode is the main process's exit status, 128+n when it died of
+	// signal n, 124 when it timed out yet exited 0, 130 when it was
+	// interrupted yet exited 0.
 	ExitCode int
 	TimedOut bool
-	Duration time.Duration
+	// Interrupted is set when Stop, Kill or the cancel of ctx ended the
+	// command before its main process exited by itself: the run says
+	// nothing about the command.
+	Interrupted bool
+	// Leftovers is set when the main process exited while others of its
+	// group still ran (a server started with &); they were ended.
+	Leftovers bool
+	// GroupAlive is set when members of the group were still there after
+	// SIGKILL and reapWait (stuck in the kernel). KillGroup them later.
+	GroupAlive bool
+	Duration   time.Duration
 	// Tail is the last lines of stdout and stderr together; StderrTail
 	// those of stderr alone, where a worker says why it gives up.
 	Tail, StderrTail string
 }
 
-// Run runs the command and waits for it. An error means it could not be
-// started; a non-zero exit is a Result.
+// NotFound tells whether the shell could not run the command's program:
+// 127 is "not found", 126 "found but not executable". Retrying such a
+// command cannot help.
+func (r Result) NotFound() bool {
+	return !r.TimedOut && !r.Interrupted && (r.ExitCode == 126 || r.ExitCode == 127)
+}
+
+// Run runs the command and waits until its process group is gone. An
+// error means it could not be started; a non-zero exit is a Result.
+// Cancelling ctx stops the command as Handle.Stop does.
 func Run(ctx context.Context, s Spec) (Result, error) {
-	if s.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
-		defer cancel()
-	}
-	cmd := exec.Command("sh", "-c", s.Command)
-	cmd.Dir = s.Dir
-	cmd.Env = append(os.Environ(), s.Env...)
-	cmd.Stdin = s.Stdin
-	cmd.SysProcAttr = sysProcAttr()
-	tail, errTail := &tailBuffer{max: 4096}, &tailBuffer{max: 4096}
-	cmd.Stdout = tee(tail, s.Stdout)
-	cmd.Stderr = tee(tail, s.Stderr)
-	if s.Stdout == s.Stderr {
-		cmd.Stderr = cmd.Stdout // the same writer: one pipe, the output in order
-	}
-	if s.SplitStderr {
-		cmd.Stderr = io.MultiWriter(errTail, cmd.Stderr)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	h, err := Start(ctx, s)
+	if err != nil {
 		return Result{}, err
 	}
-	if s.Started != nil {
-		s.Started(cmd.Process.Pid)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	timedOut := false
+	return h.Wait()
+}
+
+// Handle is a running command.
+type Handle struct {
+	pgid int
+
+	mu    sync.Mutex
+	stops int  // Stop calls so far
+	kill  bool // Kill called
+	wake  chan struct{}
+
+	done chan struct{}
+	res  Result
+	err  error
+}
+
+// Pgid is the command's process group id (the shell's pid).
+func (h *Handle) Pgid() int { return h.pgid }
+
+// Stop asks the command to end: SIGTERM to its group, SIGKILL after the
+// grace. A second Stop sends SIGKILL at once. Stop returns at once; Wait
+// tells when the group is gone. Stopping a finished command does nothing.
+func (h *Handle) Stop() {
+	h.mu.Lock()
+	h.stops++
+	h.mu.Unlock()
+	h.poke()
+}
+
+// Kill sends SIGKILL to the group at once.
+func (h *Handle) Kill() {
+	h.mu.Lock()
+	h.kill = true
+	h.mu.Unlock()
+	h.poke()
+}
+
+func (h *Handle) poke() {
 	select {
-	case err = <-done:
-	case <-ctx.Done():
-		timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-		// The negative pid is the whole group: the shell and every child.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
+	case h.wake <- struct{}{}:
+	default: // a wake-up is pending; it reads the counts then
 	}
-	res := Result{Duration: time.Since(start), TimedOut: timedOut, Tail: tail.String(), StderrTail: errTail.String()}
+}
+
+// Done is closed once the Result is ready: the main process has exited and
+// the group is gone (or GroupAlive).
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+// Wait waits for the Result. It may be called any number of times.
+func (h *Handle) Wait() (Result, error) {
+	<-h.done
+	return h.res, h.err
+}
+
+// Start starts the command in its own process group.
+func Start(ctx context.Context, s Spec) (*Handle, error) {
+	cmd := exec.Command("sh", "-c", s.Command)
+	cmd.Dir = s.Dir
+	env := append(os.Environ(), s.Env...)
+	cmd.Env = env
+	cmd.SysProcAttr = sysProcAttr()
+
+	// The pipes are ours, not os/exec's: cmd.Wait then returns when the
+	// main process exits, which is when its leftovers are told to end,
+	// instead of when the last holder of the pipe lets go of it.
+	// (exec.Cmd.WaitDelay bounds that wait, but hides the exit itself.)
+	var childEnds, ourEnds []*os.File
+	fail := func(err error) (*Handle, error) {
+		closeFiles(childEnds)
+		closeFiles(ourEnds)
+		return nil, err
+	}
+	var stdinW *os.File
+	switch in := s.Stdin.(type) {
+	case nil:
+	case *os.File:
+		cmd.Stdin = in
+	default:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		childEnds, ourEnds = append(childEnds, r), append(ourEnds, w)
+		cmd.Stdin, stdinW = r, w
+	}
+	tail, errTail := &tailBuffer{max: tailMax}, &tailBuffer{max: tailMax}
+	var copiers []*copier
+	pipe := func(w io.Writer, tails ...*tailBuffer) (*os.File, error) {
+		r, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		childEnds, ourEnds = append(childEnds, pw), append(ourEnds, r)
+		copiers = append(copiers, &copier{r: r, w: w, tails: tails, done: make(chan struct{})})
+		return pw, nil
+	}
+	out, err := pipe(s.Stdout, tail)
+	if err != nil {
+		return fail(err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if s.Stdout != s.Stderr || s.SplitStderr {
+		tails := []*tailBuffer{tail}
+		if s.SplitStderr {
+			tails = append(tails, errTail)
+		}
+		if cmd.Stderr, err = pipe(s.Stderr, tails...); err != nil {
+			return fail(err)
+		}
+	}
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	closeFiles(childEnds)
+	for _, c := range copiers {
+		go c.run()
+	}
+	var stdinDone sync.Once
+	closeStdin := func() {
+		if stdinW != nil {
+			stdinDone.Do(func() { stdinW.Close() })
+		}
+	}
+	if stdinW != nil {
+		go func() {
+			io.Copy(stdinW, s.Stdin)
+			closeStdin() // EOF for the command
+		}()
+	}
+
+	h := &Handle{pgid: cmd.Process.Pid, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if s.Started != nil {
+		s.Started(h.pgid)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	go func() {
+		o := h.supervise(ctx, s, exited)
+		closeStdin()
+		drain(copiers)
+		closeFiles(ourEnds)
+		h.res, h.err = o.result(cmd, time.Since(start))
+		// Read only now that the copiers are done, so that nothing written
+		// before the exit is missing.
+		h.res.Tail, h.res.StderrTail = tail.String(), errTail.String()
+		if !s.KeepSecrets {
+			secs := secrets(env)
+			h.res.Tail = scrub(h.res.Tail, secs, tail.cut())
+			h.res.StderrTail = scrub(h.res.StderrTail, secs, errTail.cut())
+		}
+		close(h.done)
+	}()
+	return h, nil
+}
+
+// outcome is what the supervisor saw.
+type outcome struct {
+	waitErr     error
+	exited      bool
+	timedOut    bool
+	interrupted bool
+	leftovers   bool
+	groupAlive  bool
+}
+
+// supervise waits for the main process, then for the group to be gone,
+// ending the group when the command times out, is stopped, or its main
+// process leaves others behind. Every wait in it is bounded once the group
+// has been told to end.
+func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) outcome {
+	var o outcome
+	grace := s.Grace
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	var timeout <-chan time.Time
+	if s.Timeout > 0 {
+		t := time.NewTimer(s.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var (
+		termSent, killSent bool
+		killAt, giveUp     <-chan time.Time
+		handledStops       int
+		poll               = time.Millisecond
+	)
+	kill := func() {
+		if !killSent {
+			killSent, killAt = true, nil
+			signalGroup(h.pgid, syscall.SIGKILL)
+			giveUp = time.After(reapWait)
+		}
+	}
+	term := func() {
+		switch {
+		case termSent || killSent:
+		case grace < 0:
+			kill()
+		default:
+			termSent = true
+			signalGroup(h.pgid, syscall.SIGTERM)
+			killAt = time.After(grace)
+		}
+	}
+	// ended marks a request to end the command; it is an interruption only
+	// while the main process has not yet exited by itself.
+	ended := func(timedOut bool) {
+		if !o.exited && !o.timedOut && !o.interrupted {
+			o.timedOut, o.interrupted = timedOut, !timedOut
+		}
+	}
+	ctxDone := ctx.Done()
+	for {
+		var tick <-chan time.Time
+		if o.exited {
+			// Nothing tells when the last member of a group is gone, so
+			// this one wait polls, backing off, and is bounded by the
+			// grace and reapWait.
+			if groupGone(h.pgid) {
+				return o
+			}
+			if !o.leftovers {
+				o.leftovers = true
+				if termSent && !killSent {
+					// Again: a process forked while the shell handled
+					// the first SIGTERM (in its trap, say) did not get it.
+					signalGroup(h.pgid, syscall.SIGTERM)
+				}
+				term()
+			}
+			tick = time.After(poll)
+			poll = min(2*poll, 20*time.Millisecond)
+		}
+		select {
+		case o.waitErr = <-exited:
+			o.exited, exited = true, nil
+		case <-timeout:
+			timeout = nil
+			ended(true)
+			term()
+		case <-ctxDone:
+			ctxDone = nil
+			ended(errors.Is(ctx.Err(), context.DeadlineExceeded))
+			term()
+		case <-h.wake:
+			h.mu.Lock()
+			stops, killed := h.stops, h.kill
+			h.mu.Unlock()
+			if stops > handledStops || killed {
+				ended(false)
+			}
+			switch {
+			case killed || stops >= 2 || (stops > handledStops && termSent):
+				kill()
+			case stops > handledStops:
+				term()
+			}
+			handledStops = stops
+		case <-killAt:
+			kill()
+		case <-giveUp:
+			o.groupAlive = true
+			return o
+		case <-tick:
+		}
+	}
+}
+
+func (o outcome) result(cmd *exec.Cmd, d time.Duration) (Result, error) {
+	res := Result{Duration: d, TimedOut: o.timedOut, Interrupted: o.interrupted,
+		Leftovers: o.leftovers, GroupAlive: o.groupAlive}
 	var ee *exec.ExitError
 	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-		if res.ExitCode < 0 {
-			res.ExitCode = 128 + int(syscall.SIGKILL)
+	case !o.exited:
+		// Given up on: the main process outlived SIGKILL.
+		res.ExitCode = 128 + int(syscall.SIGKILL)
+	case o.waitErr == nil || errors.As(o.waitErr, &ee):
+		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal())
 		}
 	default:
-		return res, err
+		return res, o.waitErr
 	}
-	if timedOut && res.ExitCode == 0 {
-		res.ExitCode = 124
+	if res.ExitCode == 0 {
+		switch {
+		case res.TimedOut:
+			res.ExitCode = 124
+		case res.Interrupted:
+			res.ExitCode = 130
+		}
 	}
 	return res, nil
 }
 
-func tee(a *tailBuffer, b io.Writer) io.Writer {
-	if b == nil {
-		return a
+func signalGroup(pgid int, sig syscall.Signal) {
+	if pgid > 1 {
+		// The negative pid is the whole group: the shell and every child.
+		syscall.Kill(-pgid, sig)
 	}
-	return io.MultiWriter(a, b)
 }
 
-// tailBuffer keeps the last max bytes written to it.
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// copier moves one output pipe into the tails and the caller's writer.
+type copier struct {
+	r     *os.File
+	w     io.Writer
+	tails []*tailBuffer
+	done  chan struct{}
+}
+
+func (c *copier) run() {
+	defer close(c.done)
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := c.r.Read(buf)
+		if n > 0 {
+			for _, t := range c.tails {
+				t.Write(buf[:n])
+			}
+			if c.w != nil {
+				if _, werr := c.w.Write(buf[:n]); werr != nil {
+					// Keep reading: a full disk under the log must not
+					// block the command on a full pipe.
+					c.w = nil
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drain waits for the copiers to reach the end of their pipes. Once the
+// group is gone that is at once, unless a process that left the group
+// holds a pipe; then reading stops after drainWait. What was written
+// before then has been read already: the copiers read all along.
+func drain(cs []*copier) {
+	deadline := time.NewTimer(drainWait)
+	defer deadline.Stop()
+	for _, c := range cs {
+		select {
+		case <-c.done:
+			continue
+		case <-deadline.C:
+		}
+		for _, c := range cs {
+			c.r.SetReadDeadline(time.Now())
+		}
+		break
+	}
+	// Bounded too: a pipe the poller does not know takes no deadline, and
+	// then its copier is left behind rather than Run held.
+	last := time.NewTimer(drainWait)
+	defer last.Stop()
+	for _, c := range cs {
+		select {
+		case <-c.done:
+		case <-last.C:
+			return
+		}
+	}
+}
+
 // tailBuffer keeps the end of an output. stdout and stderr write to it
 // from two goroutines when they come through two pipes.
 type tailBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	max int
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped bool // output before the tail was thrown away
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf.Write(p)
-	if t.buf.Len() > 2*t.max {
-		b := t.buf.Bytes()
-		keep := append([]byte(nil), b[len(b)-t.max:]...)
-		t.buf.Reset()
-		t.buf.Write(keep)
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-t.max:]...)
+		t.dropped = true
 	}
 	return len(p), nil
 }
@@ -138,11 +502,18 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buf.Bytes()
+	b := t.buf
 	if len(b) > t.max {
 		b = b[len(b)-t.max:]
 	}
 	return string(b)
+}
+
+// cut tells whether String starts in the middle of the output.
+func (t *tailBuffer) cut() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dropped || len(t.buf) > t.max
 }
 
 // LastLines returns up to n last non-empty lines of s, joined by " | ",
@@ -162,7 +533,57 @@ func LastLines(s string, n int) string {
 
 // KillGroup kills what is left of a process group started by Run.
 func KillGroup(pgid int) {
-	if pgid > 1 {
-		syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
+}
+
+// EndGroup ends what is left of a process group, as Stop does: SIGTERM,
+// SIGKILL after grace (at once when grace is negative), then waits for the
+// group to be gone. It reports whether it is gone. For the groups of a
+// rush that died: the caller makes sure pgid still names that group.
+func EndGroup(pgid int, grace time.Duration) bool {
+	if pgid <= 1 {
+		return true
+	}
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	if grace > 0 {
+		signalGroup(pgid, syscall.SIGTERM)
+		if waitGone(pgid, grace) {
+			return true
+		}
+	}
+	signalGroup(pgid, syscall.SIGKILL)
+	return waitGone(pgid, reapWait)
+}
+
+// GroupAlive tells whether a process group has a member that is not a
+// zombie.
+func GroupAlive(pgid int) bool { return pgid > 1 && !groupGone(pgid) }
+
+func waitGone(pgid int, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for poll := time.Millisecond; ; poll = min(2*poll, 20*time.Millisecond) {
+		if groupGone(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(poll)
+	}
+}
+
+// groupGone tells whether no process of the group is left but zombies.
+// Zombies count as gone: they hold nothing and run nothing, and where
+// pid 1 is not an init that reaps (a container), they stay.
+func groupGone(pgid int) bool {
+	switch err := syscall.Kill(-pgid, 0); err {
+	case syscall.ESRCH:
+		return true
+	case nil, syscall.EPERM:
+		return !hasLiveMember(pgid)
+	default:
+		return false
 	}
 }

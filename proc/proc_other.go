@@ -5,3 +5,8 @@ package proc
 import "syscall"
 
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// hasLiveMember is asked only once kill(2) found the group. Without /proc
+// zombies cannot be told apart, so they count as alive: the systems this
+// builds for have an init that reaps them.
+func hasLiveMember(pgid int) bool { return true }

@@ -2,8 +2,6 @@ package proc
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,27 +21,28 @@ func TestExitCodeAndTail(t *testing.T) {
 }
 
 // TestTimeoutKillsGroup: on timeout the whole process group dies, not just
-// the shell, so a verification that started a server leaves nothing behind.
+// the shell, so a verification that started a server leaves nothing behind:
+// neither its child nor the child's own child.
 func TestTimeoutKillsGroup(t *testing.T) {
-	dir := t.TempDir()
-	marker := filepath.Join(dir, "late")
-	start := time.Now()
+	var pgid int
 	res, err := Run(context.Background(), Spec{
-		Command: "(sleep 1; touch " + marker + ") & sleep 30",
+		Command: "(sleep 300 & echo grandchild $!; wait) & echo child $!; echo shell $$; sleep 300",
 		Timeout: 200 * time.Millisecond,
+		Started: func(p int) { pgid = p; cleanupGroup(t, p) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.TimedOut || res.ExitCode == 0 {
-		t.Fatalf("timedOut %v exit %d, want a timeout", res.TimedOut, res.ExitCode)
+	if !res.TimedOut || res.ExitCode == 0 || res.Interrupted {
+		t.Fatalf("timedOut %v exit %d interrupted %v, want a timeout", res.TimedOut, res.ExitCode, res.Interrupted)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("took %v to time out", d)
+	if res.Duration > 200*time.Millisecond+DefaultGrace {
+		t.Errorf("took %v to end a group that does not ignore SIGTERM", res.Duration)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("a child of the timed-out command kept running")
+	pids := append(pidsIn(t, res.Tail, "grandchild"), pidsIn(t, res.Tail, "child")...)
+	gone(t, append(pids, pidsIn(t, res.Tail, "shell")...)...)
+	if GroupAlive(pgid) {
+		t.Error("the group is still alive")
 	}
 }
 
