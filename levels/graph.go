@@ -102,6 +102,10 @@ type ownedPath struct {
 	idx  int
 	key  string // see ownerKey
 	dir  bool
+	// group and counted are where build gathers the clashes over this
+	// path, without hashing the path once per clash.
+	group   *clashGroup
+	counted bool
 }
 
 func ownedPaths(t *Task) []ownedPath {
