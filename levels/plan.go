@@ -34,19 +34,21 @@ type Plan struct {
 // Compute validates g and orders it into levels. Problems mean the graph
 // is invalid and the plan is nil.
 func Compute(g *Graph) (*Plan, []Problem) {
-	if errs := validate(g); len(errs) > 0 {
-		return nil, errs
-	}
-	return build(g), nil
-}
-
-// Load parses data and computes its plan.
-func Load(data []byte) (*Plan, []Problem) {
-	g, errs := Parse(data)
+	errs, warns := validate(g)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return build(g), nil
+	p := build(g)
+	p.Warnings = append(warns, p.Warnings...)
+	sortProblems(p.Warnings)
+	return p, nil
+}
+
+// Load parses data and computes its plan; see Check for the warnings of
+// an invalid graph.
+func Load(data []byte) (*Plan, []Problem) {
+	p, errs, _ := Check(data)
+	return p, errs
 }
 
 // build assumes a validated graph: unique ids, known dependencies, no
@@ -187,9 +189,6 @@ func build(g *Graph) *Plan {
 	}
 
 	warns = clashes.warnings(g, warns)
-	if err := ValidFeatureName(g.Feature); err != nil {
-		warns = append(warns, Problem{Place: "feature", Msg: err.Error()})
-	}
 	for i, t := range g.Tasks {
 		if t.Level == 0 {
 			continue
