@@ -32,6 +32,11 @@ func TestCheckWarnings(t *testing.T) {
 			tk("A", `"estimate_minutes":5,"phase":"p","steps":[],"consumers":[],"integration_test":"t","status":"todo",`+
 				`"critical_path":true,"acceptance_criteria":["a"],"context":["c"],"x-mine":1,"files":{"create":["a"],"x-gen":[]}`) + `]}`),
 			nil, nil},
+		{"odd keys are quoted", []byte(`{"feature":"f","":1,"a b":2,"tasks":[` + tk("A", `"x\ny":3`) + `]}`), nil, []string{
+			`[""]: unknown key (kept, but not read; a key of your own can start with "x-")`,
+			`["a b"]: unknown key (kept, but not read; a key of your own can start with "x-")`,
+			`tasks[0]["x\ny"]: unknown key (kept, but not read; a key of your own can start with "x-")`,
+		}},
 		{"metadata that disagrees is a warning", []byte(`{"feature":"f","total_tasks":26,"max_parallelization":5,"tasks":[` + tk("A") + `]}`),
 			nil, []string{"total_tasks: is 26 but the graph has 1 tasks", "max_parallelization: is 5 but the graph has 1 tasks"}},
 		{"warnings come with errors", []byte(`{"feature":"a..b","total_tasks":2,"tasks":[` + tk("A", `"dependncies":["B"]`, `"risk":"huge"`) + `]}`),

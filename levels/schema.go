@@ -3,6 +3,7 @@ package levels
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -238,9 +239,25 @@ func (d *decoder) unknownKeys(m map[string]json.RawMessage, place string, o *obj
 	slices.Sort(unknown)
 	for _, k := range unknown {
 		if s := closest(k, o.names); s != "" {
-			d.warn(join(place, k), "unknown key; did you mean %s?", s)
+			d.warn(keyPlace(place, k), "unknown key; did you mean %s?", s)
 		} else {
-			d.warn(join(place, k), `unknown key (kept, but not read; a key of your own can start with "x-")`)
+			d.warn(keyPlace(place, k), `unknown key (kept, but not read; a key of your own can start with "x-")`)
 		}
 	}
+}
+
+// keyPlace names key k of the object at place; a key that would not read
+// as one (empty, or with spaces, dots or control characters) is quoted.
+func keyPlace(place, k string) string {
+	plain := k != ""
+	for _, c := range k {
+		if !(c == '_' || c == '-' || c == '$' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return join(place, k)
+	}
+	return place + "[" + strconv.Quote(k) + "]"
 }
