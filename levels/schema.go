@@ -95,6 +95,10 @@ var (
 		field{name: "integration_test", desc: "ZERG: kept as is."},
 		field{name: "status", desc: "ZERG: kept as is; git zerg keeps status in its own state."},
 		field{name: "critical_path", desc: "ZERG: kept as is."},
+		// The graph of `git zerg demo` tells its scripted worker what to
+		// write; the demo, of all graphs, must plan without warnings.
+		field{name: "demo", desc: "git zerg demo: the files its scripted worker writes."},
+		field{name: "demo_flaky_once", desc: "git zerg demo: the first attempt fails on purpose."},
 	)
 	filesObject = newObject(
 		field{name: "create", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task creates."},
