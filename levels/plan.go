@@ -25,9 +25,11 @@ type Plan struct {
 	// or implied dependencies, in file order.
 	Dependents map[string][]string
 	// Warnings are things the plan worked around by itself (a task moved
-	// above its given level, an ownership clash) or that a caller can work
+	// above its given level, an ownership clash), that a caller can work
 	// around (a feature name that cannot be a branch name, when the feature
-	// is named on the command line). A strict caller treats them as errors.
+	// is named on the command line), or that do not change the plan (an
+	// unknown key, a stale total_tasks). A strict caller treats them as
+	// errors.
 	Warnings []Problem
 }
 
