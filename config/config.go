@@ -37,6 +37,13 @@ func (e *durationError) Error() string {
 	return `"` + e.text + `" is not a duration (write e.g. "45m", "10s" or "2h")`
 }
 
+// MaxWorkers bounds workers.count (and the --workers flag). Each worker is
+// a process with a worktree, a full checkout of the repository, usually
+// running an agent with its own rate limits: a few hundred is past what
+// one machine or one account sustains, so a larger count is a typo, and
+// one like 99999999999 must not reach the allocations sized by it.
+const MaxWorkers = 256
+
 // Workers says how worker processes are started.
 type Workers struct {
 	Count          int      `toml:"count"`
@@ -74,8 +81,8 @@ type Sync struct {
 type Gate struct {
 	Name     string   `toml:"name"`
 	Command  string   `toml:"command"`
-	Required bool     `toml:"required"` // true when the file does not say
-	Timeout  Duration `toml:"timeout"`  // zero when the file does not say: the caller's limit applies
+	Required bool     `toml:"required"`         // true when the file does not say
+	Timeout  Duration `toml:"timeout,omitzero"` // zero when the file does not say: the caller's limit applies; omitted when written, since "0s" reads as an error
 }
 
 // Config is the whole configuration file.

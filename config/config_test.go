@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 func TestDefault(t *testing.T) {
@@ -255,6 +257,12 @@ func TestBadValues(t *testing.T) {
 			[]string{"c.toml:2: workers.count: must be at least 1, got 0"}},
 		{"count negative", "\n\n[workers]\ncommand = \"x\"\ncount = -3\n",
 			[]string{"c.toml:5: workers.count: must be at least 1, got -3"}},
+		{"count huge", "[workers]\ncount = 99999999999\n",
+			[]string{"c.toml:2: workers.count: must be at most 256, got 99999999999"}},
+		{"count just too many", "[workers]\n\ncount = 257\n",
+			[]string{"c.toml:3: workers.count: must be at most 256, got 257"}},
+		{"count past int64", "[workers]\ncount = 9223372036854775808\n",
+			[]string{"c.toml:2: workers.count: 9223372036854775808 is out of range for int64"}},
 		{"count string", "[workers]\ncount = \"four\"\n",
 			[]string{`c.toml:2: workers.count: must be an integer, got string "four"`}},
 		{"count float", "[workers]\ncount = 4.5\n",
@@ -520,12 +528,18 @@ k = 3
 	}
 }
 
-// FuzzParse holds Parse to never panicking and to either a config or
-// errors that all have a message; its seeds run with every go test.
+// FuzzParse holds Parse to never panicking; to either a config or errors
+// that each have a message and a place; to configs within their bounds;
+// and to an accepted config reading back the same once written out. Its
+// seeds run with every go test; go test -run=^$ -fuzz=FuzzParse -fuzztime=10s
+// ./config/ explores further.
 func FuzzParse(f *testing.F) {
 	f.Add(Template)
 	f.Add(fullFile)
 	f.Add("gates = [{name = \"a\", command = \"x\", t = {u = [1, {v = 2}]}}]\n[workers.x]\n'q.r' = \"\"\"\n\"\"\"\"\n")
+	f.Add("[workers]\ncount = 99999999999\n")
+	f.Add("[workers]\ncount = 256\ntimeout = \"1ns\"\n[retry]\nbackoff = \"0s\"\n")
+	f.Add("[[gates]]\nname = \"a\"\ncommand = \"x\"\nrequired = false\ntimeout = \"1h\"\n[[gates]]\nname = \"a\"\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		c, err := Parse("f.toml", []byte(src))
 		if (c == nil) == (err == nil) {
@@ -536,7 +550,28 @@ func FuzzParse(f *testing.F) {
 				if e.Msg == "" || e.File != "f.toml" {
 					t.Fatalf("bad error %#v", e)
 				}
+				if e.Line < 1 && e.Key == "" {
+					t.Fatalf("error without a place: %#v", e)
+				}
 			}
+			return
+		}
+		if w := c.Workers.Count; w < 1 || w > MaxWorkers {
+			t.Fatalf("workers.count %d accepted", w)
+		}
+		if c.Workers.Timeout <= 0 || c.Retry.MaxAttempts < 1 || c.Retry.Backoff < 0 || c.Locks.TTL <= 0 || c.Workers.MaxCheckpoints < 0 {
+			t.Fatalf("out-of-range value accepted: %+v", c)
+		}
+		var buf strings.Builder
+		if err := toml.NewEncoder(&buf).Encode(c); err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		again, err := Parse("f.toml", []byte(buf.String()))
+		if err != nil {
+			t.Fatalf("written config does not read back: %v\n%s", err, buf.String())
+		}
+		if !reflect.DeepEqual(c, again) {
+			t.Fatalf("read back differently:\n%+v\n%+v\n%s", c, again, buf.String())
 		}
 	})
 }

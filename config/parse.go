@@ -194,8 +194,13 @@ func (p *parser) workers(prim toml.Primitive, w *Workers) {
 	if !p.table("workers", prim, &r) {
 		return
 	}
-	if p.integer("workers.count", r.Count, &w.Count) && w.Count < 1 {
-		p.errorf("workers.count", "must be at least 1, got %d", w.Count)
+	if p.integer("workers.count", r.Count, &w.Count) {
+		switch {
+		case w.Count < 1:
+			p.errorf("workers.count", "must be at least 1, got %d", w.Count)
+		case w.Count > MaxWorkers:
+			p.errorf("workers.count", "must be at most %d, got %d", MaxWorkers, w.Count)
+		}
 	}
 	if p.str("workers.command", r.Command, &w.Command) && strings.TrimSpace(w.Command) == "" {
 		p.errorf("workers.command", "must not be empty")

@@ -7,7 +7,7 @@ package config
 const Template = `# git zerg configuration. Every key is optional; the values shown are the defaults.
 
 [workers]
-# How many workers run at once.
+# How many workers run at once, 1 to 256.
 count = 4
 # What each worker runs, by sh in its worktree; $ZERG_PROMPT_FILE holds the task prompt.
 command = 'claude -p "$(cat "$ZERG_PROMPT_FILE")"'

@@ -102,6 +102,10 @@ type ownedPath struct {
 	idx  int
 	key  string // see ownerKey
 	dir  bool
+	// group and counted are where build gathers the clashes over this
+	// path, without hashing the path once per clash.
+	group   *clashGroup
+	counted bool
 }
 
 func ownedPaths(t *Task) []ownedPath {
@@ -149,10 +153,15 @@ func containsPath(ops []ownedPath, p string) bool {
 // a user sees all of them at once.
 type decoder struct {
 	probs []Problem
+	warns []Problem
 }
 
 func (d *decoder) add(place, format string, args ...any) {
 	d.probs = append(d.probs, Problem{Place: place, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) warn(place, format string, args ...any) {
+	d.warns = append(d.warns, Problem{Place: place, Msg: fmt.Sprintf(format, args...)})
 }
 
 func join(place, key string) string {
@@ -283,6 +292,8 @@ func (d *decoder) integer(raw json.RawMessage, place string) (n int, ok bool) {
 	return 0, false
 }
 
+// taskKeys are the task keys the decoder reads into Task fields; the
+// rest, known or not, go to Extra.
 var taskKeys = map[string]bool{
 	"id": true, "title": true, "description": true, "level": true, "files": true,
 	"dependencies": true, "soft_dependencies": true, "acceptance_criteria": true,
@@ -311,6 +322,7 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 	if !ok {
 		return t
 	}
+	d.unknownKeys(m, place, taskObject)
 	// Known keys are visited in a fixed order so problems come out in a
 	// stable order.
 	if v, ok := m["id"]; ok {
@@ -345,6 +357,7 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 				t.Files.Read = d.strs(v, join(p, "read"), false)
 			}
 			t.Files.Extra = extras(fm, func(k string) bool { return k == "create" || k == "modify" || k == "read" })
+			d.unknownKeys(fm, p, filesObject)
 		}
 	}
 	if v, ok := m["dependencies"]; ok {
@@ -378,6 +391,7 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 				}
 			}
 			t.Verification.Extra = extras(vm, func(k string) bool { return k == "command" || k == "timeout_seconds" })
+			d.unknownKeys(vm, p, verificationObject)
 		}
 	}
 	t.Extra = extras(m, func(k string) bool { return taskKeys[k] })
@@ -385,7 +399,8 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 }
 
 // decodeGraph returns a nil graph only when data is not a JSON object.
-func decodeGraph(data []byte) (*Graph, []Problem) {
+// Its warnings are about keys it does not know.
+func decodeGraph(data []byte) (*Graph, []Problem, []Problem) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		var se *json.SyntaxError
@@ -397,17 +412,17 @@ func decodeGraph(data []byte) (*Graph, []Problem) {
 			if msg == "unexpected end of JSON input" {
 				msg, at = "unexpected end of input", len(data)
 			}
-			return nil, []Problem{{Place: position(data, at), Msg: msg}}
+			return nil, []Problem{{Place: position(data, at), Msg: msg}}, nil
 		case errors.As(err, &te):
 			start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-			return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got " + te.Value}}
+			return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got " + te.Value}}, nil
 		default:
-			return nil, []Problem{{Msg: err.Error()}}
+			return nil, []Problem{{Msg: err.Error()}}, nil
 		}
 	}
 	if m == nil {
 		start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-		return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got null"}}
+		return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got null"}}, nil
 	}
 	d := &decoder{}
 	g := &Graph{}
@@ -429,7 +444,8 @@ func decodeGraph(data []byte) (*Graph, []Problem) {
 		}
 	}
 	g.Extra = extras(m, func(k string) bool { return k == "feature" || k == "tasks" })
-	return g, d.probs
+	d.unknownKeys(m, "", graphObject)
+	return g, d.probs, d.warns
 }
 
 // position turns a byte offset into "line L, column C" (both 1-based,
@@ -470,7 +486,7 @@ func (g *Graph) UnmarshalJSON(data []byte) error {
 	if kind(data) == "null" {
 		return nil
 	}
-	dg, probs := decodeGraph(data)
+	dg, probs, _ := decodeGraph(data)
 	if dg != nil {
 		*g = *dg
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -55,8 +56,7 @@ func TestParseProblems(t *testing.T) {
 		{"missing tasks", []byte(`{"feature":"f"}`), []string{"tasks: must be a non-empty array of tasks"}},
 		{"empty tasks", []byte(`{"feature":"f","tasks":[]}`), []string{"tasks: must be a non-empty array of tasks"}},
 		{"null tasks", []byte(`{"feature":"f","tasks":null}`), []string{"tasks: must be a non-empty array of tasks"}},
-		{"total_tasks wrong", []byte(`{"feature":"f","total_tasks":3,"tasks":[` + tk("A") + `]}`),
-			[]string{"total_tasks: is 3 but the graph has 1 tasks"}},
+		{"total_tasks wrong is only a warning", []byte(`{"feature":"f","total_tasks":3,"tasks":[` + tk("A") + `]}`), nil},
 		{"total_tasks right", []byte(`{"feature":"f","total_tasks":1,"tasks":[` + tk("A") + `]}`), nil},
 		{"total_tasks type", []byte(`{"feature":"f","total_tasks":"1","tasks":[` + tk("A") + `]}`),
 			[]string{"total_tasks: want an integer, got string"}},
@@ -213,7 +213,6 @@ func TestMultipleProblemsReportedTogether(t *testing.T) {
 }`)
 	want := []string{
 		"feature: required",
-		"total_tasks: is 9 but the graph has 5 tasks",
 		`tasks[0].dependencies[0]: unknown task "ghost"`,
 		"tasks[1].title: required",
 		`tasks[1].files.modify[0]: path "/etc/passwd" is absolute; paths are relative to the repository root`,
@@ -226,6 +225,14 @@ func TestMultipleProblemsReportedTogether(t *testing.T) {
 	_, errs := Parse(in)
 	if got := strs(errs); !slices.Equal(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The warnings of an invalid graph come with its errors.
+	plan, cerrs, warns := Check(in)
+	if plan != nil || !slices.Equal(strs(cerrs), want) {
+		t.Errorf("Check: plan %v, errors %q", plan != nil, strs(cerrs))
+	}
+	if got, want := strs(warns), []string{"total_tasks: is 9 but the graph has 5 tasks"}; !slices.Equal(got, want) {
+		t.Errorf("Check warnings %q, want %q", got, want)
 	}
 }
 
@@ -290,11 +297,31 @@ func TestValidFeatureName(t *testing.T) {
 }
 
 func TestValidIDMatchesPattern(t *testing.T) {
+	pattern, not := regexp.MustCompile(idPattern), regexp.MustCompile(idNotPattern)
 	for _, id := range []string{"TASK-001", "a", "0", "a.b_c-d", "", "-a", ".a", "_a", "a b", "a/b", "a\n", "ü", "A:1",
-		"a..b", strings.Repeat("z", 64), strings.Repeat("z", 65)} {
-		want := idPattern.MatchString(id) && len(id) <= 64
+		"a..b", "B.lock", "x.", "a.lock.b", "a.LOCK", "lock", "a._b", "a.-", "a@{1}", "@",
+		strings.Repeat("z", 64), strings.Repeat("z", 65)} {
+		want := pattern.MatchString(id) && !not.MatchString(id) && len(id) <= 64
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+		if got := ValidFeatureName(id) == nil; got != want {
+			t.Errorf("ValidFeatureName(%q) ok = %v, want %v", id, got, want)
+		}
+	}
+}
+
+// Every id ValidID accepts is one git accepts as a ref component; the
+// cases are those check-ref-format refuses.
+func TestValidIDRefSafe(t *testing.T) {
+	for _, id := range []string{"B.lock", "a..b", "x.", "a...b", "x.lock", "ab.."} {
+		if ValidID(id) {
+			t.Errorf("ValidID(%q) = true", id)
+		}
+	}
+	for _, id := range []string{"a.b", "lock", "a.locks", "v1.2.3", "a-.b"} {
+		if !ValidID(id) {
+			t.Errorf("ValidID(%q) = false", id)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package levels
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Plan is a valid graph ordered into levels: every task of a level can run
@@ -15,34 +16,41 @@ type Plan struct {
 	// Level is the final level of each task.
 	Level map[string]int
 	// Implied maps a task id to the ids it was ordered after because they
-	// would otherwise have written overlapping paths in the same level.
+	// would otherwise have written overlapping paths in the same level. An
+	// id is left out when the task already waits for it through another
+	// (a task ordered after B, which is ordered after A, does not also
+	// list A), so that tasks sharing one path form a chain.
 	Implied map[string][]string
 	// Dependents maps a task id to the ids that depend on it, through hard
 	// or implied dependencies, in file order.
 	Dependents map[string][]string
 	// Warnings are things the plan worked around by itself (a task moved
-	// above its given level, an ownership clash) or that a caller can work
+	// above its given level, an ownership clash), that a caller can work
 	// around (a feature name that cannot be a branch name, when the feature
-	// is named on the command line). A strict caller treats them as errors.
+	// is named on the command line), or that do not change the plan (an
+	// unknown key, a stale total_tasks). A strict caller treats them as
+	// errors.
 	Warnings []Problem
 }
 
 // Compute validates g and orders it into levels. Problems mean the graph
 // is invalid and the plan is nil.
 func Compute(g *Graph) (*Plan, []Problem) {
-	if errs := validate(g); len(errs) > 0 {
-		return nil, errs
-	}
-	return build(g), nil
-}
-
-// Load parses data and computes its plan.
-func Load(data []byte) (*Plan, []Problem) {
-	g, errs := Parse(data)
+	errs, warns := validate(g)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return build(g), nil
+	p := build(g)
+	p.Warnings = append(warns, p.Warnings...)
+	sortProblems(p.Warnings)
+	return p, nil
+}
+
+// Load parses data and computes its plan; see Check for the warnings of
+// an invalid graph.
+func Load(data []byte) (*Plan, []Problem) {
+	p, errs, _ := Check(data)
+	return p, errs
 }
 
 // build assumes a validated graph: unique ids, known dependencies, no
@@ -99,9 +107,16 @@ func build(g *Graph) *Plan {
 	level := make([]int, n) // lower bound until the task is placed
 	waiting := make([]int, n)
 	var buckets [][]int
+	// A bucket's array is reused once its level is filled: when every
+	// task clashes with every other, each level passes nearly all tasks
+	// on to the next, and fresh arrays would cost tasks² of memory.
+	var spare []int
 	push := func(l, i int) {
 		for len(buckets) <= l {
 			buckets = append(buckets, nil)
+		}
+		if buckets[l] == nil && spare != nil {
+			buckets[l], spare = spare, nil
 		}
 		buckets[l] = append(buckets[l], i)
 	}
@@ -123,7 +138,12 @@ func build(g *Graph) *Plan {
 		under: make(map[string]slot),
 	}
 	implied := make([][]int, n)
+	// stamp marks, for one task at a time, the tasks its new owners wait
+	// for already; see below.
+	stamp := make([]int, n)
+	stamps := 0
 	var warns []Problem
+	clashes := &clashLog{tasks: n, byPath: map[string]*clashGroup{}}
 	var found []clash
 	for l := 1; l < len(buckets); l++ {
 		b := buckets[l]
@@ -133,9 +153,25 @@ func build(g *Graph) *Plan {
 		for _, t := range b {
 			found = idx.clashes(own[t], found[:0])
 			if len(found) > 0 {
+				// Waiting for an owner that itself waits for an earlier
+				// clash partner orders t after that partner anyway, so
+				// the direct edge goes. Without this, tasks that all write
+				// one path would each wait for every earlier one: a
+				// square number of edges for what is a chain.
+				stamps++
+				for _, c := range found {
+					o := c.owner.task
+					for _, e := range implied[o] {
+						stamp[e] = stamps
+					}
+					for _, e := range deps[o] {
+						stamp[e] = stamps
+					}
+				}
+				implied[t] = slices.DeleteFunc(implied[t], func(e int) bool { return stamp[e] == stamps })
 				for _, c := range found {
 					implied[t] = append(implied[t], c.owner.task)
-					warns = append(warns, ownershipWarning(g, t, c))
+					clashes.add(t, c)
 				}
 				push(l+1, t)
 				continue
@@ -151,11 +187,10 @@ func build(g *Graph) *Plan {
 				}
 			}
 		}
+		spare = b[:0]
 	}
 
-	if err := ValidFeatureName(g.Feature); err != nil {
-		warns = append(warns, Problem{Place: "feature", Msg: err.Error()})
-	}
+	warns = clashes.warnings(g, warns)
 	for i, t := range g.Tasks {
 		if t.Level == 0 {
 			continue
@@ -218,15 +253,129 @@ func build(g *Graph) *Plan {
 	return p
 }
 
+func clashPlace(t int, op *ownedPath) string {
+	return fmt.Sprintf("tasks[%d].files.%s[%d]", t, op.list, op.idx)
+}
+
 func ownershipWarning(g *Graph, t int, c clash) Problem {
 	me, other := g.Tasks[t].ID, g.Tasks[c.owner.task].ID
-	place := fmt.Sprintf("tasks[%d].files.%s[%d]", t, c.mine.list, c.mine.idx)
+	place := clashPlace(t, c.mine)
 	if c.mine.path == c.owner.op.path {
 		return Problem{Place: place, Msg: fmt.Sprintf("%s and %s both write %q; %s now runs after %s",
 			me, other, c.mine.path, me, other)}
 	}
 	return Problem{Place: place, Msg: fmt.Sprintf("%s writes %q, which overlaps %q written by %s; %s now runs after %s",
 		me, c.mine.path, c.owner.op.path, other, me, other)}
+}
+
+// maxClashWarnings is how many clashes over one path are told one by one.
+// Tasks that all write one path clash pairwise, so a warning per clash
+// grows with the square of the tasks (3,000 tasks writing "**/*.go" made
+// 4.5 million lines); past this many, a path's clashes become one line.
+const maxClashWarnings = 3
+
+// maxNamed is how many tasks a grouped warning names before "and N more".
+const maxNamed = 3
+
+// clashGroup gathers the clashes of tasks that moved because of one path
+// they write, in the order they were found.
+type clashGroup struct {
+	path    string
+	firstOp *ownedPath // where the first clash was, for the warning's place
+	first   []clash    // up to maxClashWarnings, told one by one
+	moved   []int      // the moving task of each clash in first
+	n       int
+	// Once there are too many clashes to tell one by one, the tasks on
+	// either side are counted, each once, and the first few named. A
+	// moving task is seen through its ownedPath (a task lists a path
+	// once), an earlier one through a bit set: this runs once per clash,
+	// which can be millions of times.
+	afterSeen          []uint64
+	nMoved, nAfter     int
+	movedIDs, afterIDs []int
+}
+
+type clashLog struct {
+	tasks  int
+	byPath map[string]*clashGroup
+	groups []*clashGroup
+}
+
+func (l *clashLog) add(t int, c clash) {
+	gr := c.mine.group
+	if gr == nil {
+		if gr = l.byPath[c.mine.path]; gr == nil {
+			gr = &clashGroup{path: c.mine.path, firstOp: c.mine}
+			l.byPath[c.mine.path] = gr
+			l.groups = append(l.groups, gr)
+		}
+		c.mine.group = gr
+	}
+	gr.n++
+	if gr.n <= maxClashWarnings {
+		gr.first = append(gr.first, c)
+		gr.moved = append(gr.moved, t)
+		return
+	}
+	if gr.afterSeen == nil {
+		gr.afterSeen = make([]uint64, (l.tasks+63)/64)
+		for i, c := range gr.first {
+			gr.note(gr.moved[i], c)
+		}
+	}
+	gr.note(t, c)
+}
+
+func (gr *clashGroup) note(moved int, c clash) {
+	if !c.mine.counted {
+		c.mine.counted = true
+		if gr.nMoved++; len(gr.movedIDs) < maxNamed {
+			gr.movedIDs = append(gr.movedIDs, moved)
+		}
+	}
+	after := c.owner.task
+	if w, bit := after/64, uint64(1)<<(after%64); gr.afterSeen[w]&bit == 0 {
+		gr.afterSeen[w] |= bit
+		if gr.nAfter++; len(gr.afterIDs) < maxNamed {
+			gr.afterIDs = append(gr.afterIDs, after)
+		}
+	}
+}
+
+func (l *clashLog) warnings(g *Graph, warns []Problem) []Problem {
+	for _, gr := range l.groups {
+		if gr.n <= maxClashWarnings {
+			for i, c := range gr.first {
+				warns = append(warns, ownershipWarning(g, gr.moved[i], c))
+			}
+			continue
+		}
+		verb := "write"
+		if gr.nMoved == 1 {
+			verb = "writes"
+		}
+		warns = append(warns, Problem{
+			Place: clashPlace(gr.moved[0], gr.firstOp),
+			Msg: fmt.Sprintf("%s %s %q, which overlaps what %s write; each now runs after the tasks it overlaps (%d overlaps in all)",
+				named(g, gr.movedIDs, gr.nMoved), verb, gr.path, named(g, gr.afterIDs, gr.nAfter), gr.n),
+		})
+	}
+	return warns
+}
+
+// named lists the ids of the first tasks of n, then how many are left out.
+func named(g *Graph, tasks []int, n int) string {
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = g.Tasks[t].ID
+	}
+	switch {
+	case n > len(ids):
+		return fmt.Sprintf("%s and %d more", strings.Join(ids, ", "), n-len(ids))
+	case len(ids) == 1:
+		return ids[0]
+	}
+	return strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
 }
 
 // slot records who owns a key in the level being filled. Entries of

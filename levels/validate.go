@@ -3,15 +3,21 @@ package levels
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// idPattern documents what ValidID accepts; ValidID itself checks bytes
-// directly because it runs for every id and every dependency.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// idPattern and idNotPattern document what ValidID accepts (with at most
+// 64 characters); ValidID itself checks bytes directly because it runs
+// for every id and every dependency. The schema carries both patterns, so
+// editors apply the same rule. Ids and feature names become components of
+// git ref and branch names, hence the rules of git check-ref-format: no
+// "..", no "." at either end, no ".lock" at the end.
+const (
+	idPattern    = `^[A-Za-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`
+	idNotPattern = `\.lock$`
+)
 
 const (
 	maxIDLen = 64
@@ -25,9 +31,14 @@ const (
 
 var risks = []string{"low", "medium", "high", "critical"}
 
-// ValidID reports whether id is usable as a task id: at most 64 characters
-// matching ^[A-Za-z0-9][A-Za-z0-9._-]*$.
+// ValidID reports whether id is usable as a task id (or worker name): at
+// most 64 letters, digits, '.', '_' and '-', starting with a letter or
+// digit, and usable as one component of a git ref name.
 func ValidID(id string) bool {
+	return validChars(id) && refProblem(id) == ""
+}
+
+func validChars(id string) bool {
 	if id == "" || len(id) > maxIDLen {
 		return false
 	}
@@ -42,6 +53,21 @@ func ValidID(id string) bool {
 	return true
 }
 
+// refProblem says why s, made of valid characters, still cannot be one
+// component of a git ref name, or "". A task id that git refuses would
+// only fail once the rush tries to make its branch.
+func refProblem(s string) string {
+	switch {
+	case strings.Contains(s, ".."):
+		return `must not contain ".." (git refs cannot)`
+	case strings.HasSuffix(s, ".lock"):
+		return `must not end in ".lock" (git refs cannot)`
+	case strings.HasSuffix(s, "."):
+		return `must not end in "." (git refs cannot)`
+	}
+	return ""
+}
+
 // ValidFeatureName checks that name can serve as a feature name: the
 // character set of task ids, at most 64 characters, and usable as one
 // component of a git ref name, since feature names end up in branch names.
@@ -53,16 +79,30 @@ func ValidFeatureName(name string) error {
 		return fmt.Errorf("feature name %q is too long (%d characters, at most %d)", name, len(name), maxIDLen)
 	case name == "@" || strings.Contains(name, "@{"):
 		return fmt.Errorf("feature name %q is not allowed in a git ref (\"@\" or \"@{\")", name)
-	case strings.Contains(name, ".."):
-		return fmt.Errorf("feature name %q must not contain \"..\" (git refs cannot)", name)
-	case strings.HasSuffix(name, ".lock"):
-		return fmt.Errorf("feature name %q must not end in \".lock\" (git refs cannot)", name)
-	case strings.HasSuffix(name, "."):
-		return fmt.Errorf("feature name %q must not end in \".\" (git refs cannot)", name)
-	case !ValidID(name):
+	case refProblem(name) != "":
+		return fmt.Errorf("feature name %q %s", name, refProblem(name))
+	case !validChars(name):
 		return fmt.Errorf("feature name %q may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit", name)
 	}
 	return nil
+}
+
+// commandProblem says why a verification command cannot be run as given,
+// or "". A NUL cannot reach a shell at all (the command would fail only
+// when a task is done, without a failure recorded), and other control
+// characters can rewrite the terminal when the command is shown; tab and
+// newline are ordinary in shell scripts.
+func commandProblem(cmd string) string {
+	for i := 0; i < len(cmd); i++ {
+		switch c := cmd[i]; {
+		case c == 0:
+			return fmt.Sprintf("contains a NUL byte (at byte %d), which no command can hold", i)
+		case c == '\t' || c == '\n':
+		case c < 0x20 || c == 0x7f:
+			return fmt.Sprintf("contains the control character %U (at byte %d); write it as an escape the shell understands, e.g. printf '\\033'", rune(c), i)
+		}
+	}
+	return ""
 }
 
 type problems []Problem
@@ -72,16 +112,21 @@ func (ps *problems) add(place, format string, args ...any) {
 }
 
 // validate checks every rule that does not need the JSON text, so that it
-// serves both Parse and graphs built in code.
-func validate(g *Graph) []Problem {
+// serves both Parse and graphs built in code. Warnings are what does not
+// stop a plan: metadata that disagrees with the tasks (ZERG writes counts
+// it never checks, and they go stale as a graph is edited) and a feature
+// name the caller may replace.
+func validate(g *Graph) (errs, warns []Problem) {
 	if g == nil {
-		return []Problem{{Msg: "no graph"}}
+		return []Problem{{Msg: "no graph"}}, nil
 	}
-	var ps problems
+	var ps, ws problems
 	// A feature name that cannot be a branch name is only a warning (see
 	// build): the caller may name the feature itself.
 	if strings.TrimSpace(g.Feature) == "" {
 		ps.add("feature", "required")
+	} else if err := ValidFeatureName(g.Feature); err != nil {
+		ws.add("feature", "%v", err)
 	}
 	if len(g.Tasks) == 0 {
 		ps.add("tasks", "must be a non-empty array of tasks")
@@ -89,12 +134,16 @@ func validate(g *Graph) []Problem {
 	d := &decoder{}
 	if raw, ok := g.Extra["total_tasks"]; ok {
 		if n, ok := d.integer(raw, "total_tasks"); ok && n != len(g.Tasks) {
-			ps.add("total_tasks", "is %d but the graph has %d tasks", n, len(g.Tasks))
+			ws.add("total_tasks", "is %d but the graph has %d tasks", n, len(g.Tasks))
 		}
 	}
 	if raw, ok := g.Extra["max_parallelization"]; ok {
-		if n, ok := d.integer(raw, "max_parallelization"); ok && n < 1 {
+		switch n, ok := d.integer(raw, "max_parallelization"); {
+		case !ok:
+		case n < 1:
 			ps.add("max_parallelization", "must be at least 1, got %d", n)
+		case n > len(g.Tasks):
+			ws.add("max_parallelization", "is %d but the graph has %d tasks", n, len(g.Tasks))
 		}
 	}
 	ps = append(ps, d.probs...)
@@ -110,8 +159,10 @@ func validate(g *Graph) []Problem {
 			ps.add(at(i, ".id"), "required")
 		case len(t.ID) > maxIDLen:
 			ps.add(at(i, ".id"), "id %q is too long (%d characters, at most %d)", t.ID, len(t.ID), maxIDLen)
-		case !ValidID(t.ID):
+		case !validChars(t.ID):
 			ps.add(at(i, ".id"), "invalid id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", t.ID)
+		case refProblem(t.ID) != "":
+			ps.add(at(i, ".id"), "invalid id %q: %s", t.ID, refProblem(t.ID))
 		}
 		if t.ID == "" {
 			continue
@@ -147,6 +198,8 @@ func validate(g *Graph) []Problem {
 		}
 		if strings.TrimSpace(t.Verification.Command) == "" {
 			ps.add(at(i, ".verification.command"), "required")
+		} else if msg := commandProblem(t.Verification.Command); msg != "" {
+			ps.add(at(i, ".verification.command"), "%s", msg)
 		}
 		if t.Verification.TimeoutSeconds < 0 {
 			ps.add(at(i, ".verification.timeout_seconds"), "must be a positive number of seconds, got %d", t.Verification.TimeoutSeconds)
@@ -155,7 +208,8 @@ func validate(g *Graph) []Problem {
 
 	ps = append(ps, cycles(g, first)...)
 	sortProblems(ps)
-	return ps
+	sortProblems(ws)
+	return ps, ws
 }
 
 // at names a place inside tasks[i].
@@ -310,9 +364,28 @@ func sortProblems(ps []Problem) {
 // JSON object; otherwise it holds whatever could be decoded, so that a
 // caller can still show it.
 func Parse(data []byte) (*Graph, []Problem) {
-	g, probs := decodeGraph(data)
+	g, errs, _ := parse(data)
+	return g, errs
+}
+
+// Check is Load that also returns the warnings of an invalid graph, so
+// that a user fixing its errors sees everything else that is wrong too.
+// For a valid graph the warnings are the plan's.
+func Check(data []byte) (plan *Plan, errs, warns []Problem) {
+	g, errs, warns := parse(data)
+	if len(errs) > 0 {
+		return nil, errs, warns
+	}
+	plan = build(g)
+	plan.Warnings = append(warns, plan.Warnings...)
+	sortProblems(plan.Warnings)
+	return plan, nil, plan.Warnings
+}
+
+func parse(data []byte) (*Graph, []Problem, []Problem) {
+	g, probs, warns := decodeGraph(data)
 	if g == nil {
-		return nil, probs
+		return nil, probs, nil
 	}
 	// A field of the wrong type is left empty; do not also complain that
 	// it is missing.
@@ -320,13 +393,16 @@ func Parse(data []byte) (*Graph, []Problem) {
 	for _, p := range probs {
 		bad[p.Place] = true
 	}
-	for _, p := range validate(g) {
+	errs, vwarns := validate(g)
+	for _, p := range errs {
 		if !within(p.Place, bad) {
 			probs = append(probs, p)
 		}
 	}
+	warns = append(warns, vwarns...)
 	sortProblems(probs)
-	return g, probs
+	sortProblems(warns)
+	return g, probs, warns
 }
 
 // within reports whether place is, or lies inside, one of the places.

@@ -11,6 +11,7 @@ import (
 func commands(e *env) []*cli.Command {
 	return []*cli.Command{
 		validateCmd(e),
+		schemaCmd(e),
 		planCmd(e),
 		useCmd(e),
 		featuresCmd(e),

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,8 +30,9 @@ func validateCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "validate",
 		Usage:     "validate a task graph",
-		ArgsUsage: "[FILE]",
-		Description: "Reports every error and warning at once, each with its place in the file.\n" +
+		ArgsUsage: "[FILE|-]",
+		Description: "Reports every error and warning at once, each with its place in the file;\n" +
+			"\"-\" reads the graph from standard input.\n" +
 			"Exit 2 when the graph is invalid (or has warnings, with --strict).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "strict", Usage: "treat warnings as errors", Destination: &o.strict},
@@ -63,7 +65,9 @@ func runValidate(e *env, o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := e.loadGraph(file, o.strict, !e.json)
+	// Without a FEATURE argument, as plan has, the graph's name is the
+	// feature's: validate refuses what plan would.
+	plan, err := e.checkGraph(file, o.strict, !e.json, true)
 	if e.json {
 		out := validateJSON{File: file, Valid: err == nil, Levels: [][]string{}, Errors: []problemJSON{}, Warnings: []problemJSON{}}
 		var ge *graphError
@@ -74,7 +78,9 @@ func runValidate(e *env, o *validateOptions) error {
 		}
 		if plan != nil {
 			out.Feature, out.Tasks, out.Levels = plan.Graph.Feature, len(plan.Graph.Tasks), plan.Levels
-			out.Warnings = problemsOut(plan.Warnings)
+			if ge == nil {
+				out.Warnings = problemsOut(plan.Warnings)
+			}
 		}
 		if werr := writeJSON(e.stdout, out); werr != nil {
 			return werr
@@ -87,7 +93,7 @@ func runValidate(e *env, o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", file, plan.Graph.Feature, plural(len(plan.Graph.Tasks), "task"), plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", graphName(file), plan.Graph.Feature, plural(len(plan.Graph.Tasks), "task"), plural(len(plan.Levels), "level"))
 	return nil
 }
 
@@ -152,20 +158,40 @@ func (e *env) graphFile(file, feature string) (string, error) {
 		hint: "name one with -f FEATURE or give the file"}
 }
 
+// graphName is how messages name the graph file; "-" is standard input.
+func graphName(file string) string {
+	if file == "-" {
+		return "<stdin>"
+	}
+	return file
+}
+
 // loadGraph reads, validates and levels a graph. Problems are printed on
 // stderr, one per line with their place, unless quiet.
 func (e *env) loadGraph(file string, strict, print bool) (*levels.Plan, error) {
-	data, err := os.ReadFile(file)
+	return e.checkGraph(file, strict, print, false)
+}
+
+// checkGraph is loadGraph; with namesFeature the graph's "feature" must be
+// a usable feature name, since no other name will be given.
+func (e *env) checkGraph(file string, strict, print, namesFeature bool) (*levels.Plan, error) {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(e.stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	file = graphName(file)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &cliError{code: exitUsage, what: "cannot read task graph " + file, why: "no such file"}
 		}
 		return nil, &cliError{code: exitUsage, what: "cannot read task graph " + file, why: err.Error()}
 	}
-	plan, errs := levels.Load(data)
-	var warnings []levels.Problem
-	if plan != nil {
-		warnings = plan.Warnings
+	plan, errs, warnings := levels.Check(data)
+	if namesFeature {
+		errs, warnings = featureNameError(errs, warnings)
 	}
 	if print {
 		for _, p := range errs {
@@ -179,6 +205,25 @@ func (e *env) loadGraph(file string, strict, print bool) (*levels.Plan, error) {
 		return plan, &graphError{file: file, errs: errs, warnings: warnings, strict: strict}
 	}
 	return plan, nil
+}
+
+// featureNameError makes the warning about an unusable feature name an
+// error. levels warns only, because plan FEATURE can name it otherwise.
+func featureNameError(errs, warnings []levels.Problem) ([]levels.Problem, []levels.Problem) {
+	keep := warnings[:0:0]
+	var moved []levels.Problem
+	for _, w := range warnings {
+		if w.Place == "feature" {
+			moved = append(moved, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	if len(moved) == 0 {
+		return errs, warnings
+	}
+	// Top-level problems come first, as levels orders them.
+	return append(moved, errs...), keep
 }
 
 // badFeatureName is the usage error for a name ValidFeatureName refused;
