@@ -64,8 +64,8 @@ func hooksWanted(s *gitstore.Store) bool {
 	return false
 }
 
-// startHooksWarning starts working out the hooks warning (two git
-// processes) while the caller does its own work; the function it returns
+// startHooksWarning starts working out the hooks warning (a git process)
+// while the caller does its own work; the function it returns
 // waits for the answer: "" when there is nothing to say, or when it cannot
 // be told (a warning never fails a command).
 func (e *env) startHooksWarning(s *gitstore.Store) func() string {
@@ -74,7 +74,7 @@ func (e *env) startHooksWarning(s *gitstore.Store) func() string {
 	}
 	ch := make(chan string, 1)
 	go func() {
-		w, err := hooks.Warning(e.ctx, s.Git)
+		w, err := hooks.WarningIn(e.ctx, s.Git, s.CommonDir)
 		if err != nil {
 			w = ""
 		}
