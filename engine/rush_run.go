@@ -350,7 +350,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	if err != nil {
 		return err
 	}
-	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started}
+	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, inWorktree: true}
 	t, _, err := r.with(s).Claim(req)
 	if err != nil {
 		var ref *gates.Refusal
@@ -366,6 +366,17 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	next.Only = func(t *state.Task) bool { return t.Level == level }
 	for t != nil {
 		r.g.transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
+		// The tree the agent gets is the one to check: a link committed by
+		// an earlier level is in it, and nowhere else yet.
+		if esc, err := ownedEscape(ctx, s.Git, w.Dir, t.Spec.Owned()); err != nil {
+			return err
+		} else if esc != nil {
+			// Refused for good: another attempt finds the same link.
+			if t, err = r.refuse(s, t, w, "not sent to the worker: "+esc.Error(), &next); err != nil {
+				return err
+			}
+			continue // nothing ran: the worktree is still at tip
+		}
 		stopBeat := r.heartbeat(s, w.Name)
 		res, runErr := r.work(ctx, s, t, w)
 		stopBeat()
@@ -380,6 +391,17 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		}
 	}
 	return nil
+}
+
+// refuse blocks a claimed task before its worker runs, and returns the
+// worker's next task.
+func (r *rush) refuse(s *gitstore.Store, t *state.Task, w *worktree.Worker, reason string, then *ClaimRequest) (*state.Task, error) {
+	ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: true, Then: then})
+	if err != nil {
+		return nil, err
+	}
+	r.g.transition(t.ID(), string(ft.Status)+": "+reason)
+	return next, nil
 }
 
 func workerName(slot int) string { return fmt.Sprintf("worker-%d", slot) }
