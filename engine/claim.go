@@ -171,8 +171,9 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 // escapeCheck returns the check that refuses a task whose owned paths pass
 // through a symbolic link from the work tree at root to somewhere outside
 // it: the agent would write there, and no hook sees it. The answer for a
-// task is kept for the transaction's retries, which see the same tree; the
-// git listing runs only for tasks that own directories or globs.
+// task is kept for the transaction's retries, which see the same tree; a
+// git process is spent only on directory and glob owners with a symbolic
+// link somewhere below them.
 func (g *Engine) escapeCheck(root string) func(*state.Task) error {
 	seen := map[string]error{}
 	return func(t *state.Task) error {
@@ -183,16 +184,16 @@ func (g *Engine) escapeCheck(root string) func(*state.Task) error {
 		}
 		e, err := ownedEscape(g.ctx(), g.Store.Git, root, owned)
 		if err == nil && e != nil {
-			err = EscapeRefusal(t.ID(), e)
+			err = escapeRefusal(t.ID(), e)
 		}
 		seen[key] = err
 		return err
 	}
 }
 
-// EscapeRefusal is the error for a task whose owned path leads out of the
+// escapeRefusal is the error for a task whose owned path leads out of the
 // work tree through a symbolic link.
-func EscapeRefusal(task string, e *worktree.Escape) *Error {
+func escapeRefusal(task string, e *worktree.Escape) *Error {
 	return &Error{Kind: Refused, What: "claim " + task + " refused", Why: e.Error(),
 		Hint: "a task writes only inside the repository: replace the link, or change the files the task owns"}
 }

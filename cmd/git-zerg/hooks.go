@@ -145,10 +145,17 @@ func installHooks(e *env, binary string) error {
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
 	}
+	// A conflict leaves one hook installed and the user asked for both:
+	// the warning about the missing one is wanted from now on.
+	if err == nil || errors.Is(err, hooks.ErrConflict) {
+		if rerr := writeHooksRecord(s, hooksInstalled, dir); err == nil {
+			err = rerr
+		}
+	}
 	if err != nil {
 		return hooksInstallError(err)
 	}
-	return writeHooksRecord(s, hooksInstalled, dir)
+	return nil
 }
 
 func hooksInstallError(err error) error {
