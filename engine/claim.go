@@ -11,6 +11,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 // ClaimRequest asks for a claim: of Task, or of the best ready task.
@@ -28,6 +29,11 @@ type ClaimRequest struct {
 
 	policy gates.Policy
 	ttl    time.Duration
+	// inWorktree: the caller checks the task's owned paths in the worktree
+	// the task runs in, once it is reset to where the task starts (a rush),
+	// instead of in the store's work tree at claim.
+	inWorktree bool
+	escapes    func(*state.Task) error
 }
 
 // Claim runs the pending → claimed transition. It returns the claimed
@@ -44,6 +50,9 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 		r.PID, r.Started = rushPID(), os.Getenv("ZERG_RUSH_STARTED")
 	}
 	r.policy, r.ttl = g.Policy(), g.TTL()
+	if g.Store.Top != "" && !r.inWorktree {
+		r.escapes = g.escapeCheck(g.Store.Top)
+	}
 	var claimed *state.Task
 	var why string
 	err := g.update(r.policy, r.ttl, func(x *txn) (*gitstore.Message, error) {
@@ -96,6 +105,11 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 		if err := x.policy.Claim(facts); err != nil {
 			return nil, "", nil, err
 		}
+		if r.escapes != nil {
+			if err := r.escapes(t); err != nil {
+				return nil, "", nil, err
+			}
+		}
 	} else {
 		if held != "" {
 			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
@@ -109,7 +123,15 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 				continue
 			}
 			facts.Task = cand
-			if err := x.policy.Claim(facts); err == nil {
+			err := x.policy.Claim(facts)
+			if err == nil && r.escapes != nil {
+				err = r.escapes(cand)
+				var ee *Error
+				if err != nil && !errors.As(err, &ee) {
+					return nil, "", nil, err
+				}
+			}
+			if err == nil {
 				t = cand
 				break
 			} else if why == "" {
@@ -144,6 +166,36 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	}
 	return t, "", &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.Worker), Op: "claim", Task: t.ID(),
 		Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
+}
+
+// escapeCheck returns the check that refuses a task whose owned paths pass
+// through a symbolic link from the work tree at root to somewhere outside
+// it: the agent would write there, and no hook sees it. The answer for a
+// task is kept for the transaction's retries, which see the same tree; a
+// git process is spent only on directory and glob owners with a symbolic
+// link somewhere below them.
+func (g *Engine) escapeCheck(root string) func(*state.Task) error {
+	seen := map[string]error{}
+	return func(t *state.Task) error {
+		owned := t.Spec.Owned()
+		key := t.ID() + "\x00" + strings.Join(owned, "\x00")
+		if err, ok := seen[key]; ok {
+			return err
+		}
+		e, err := ownedEscape(g.ctx(), g.Store.Git, root, owned)
+		if err == nil && e != nil {
+			err = escapeRefusal(t.ID(), e)
+		}
+		seen[key] = err
+		return err
+	}
+}
+
+// escapeRefusal is the error for a task whose owned path leads out of the
+// work tree through a symbolic link.
+func escapeRefusal(task string, e *worktree.Escape) *Error {
+	return &Error{Kind: Refused, What: "claim " + task + " refused", Why: e.Error(),
+		Hint: "a task writes only inside the repository: replace the link, or change the files the task owns"}
 }
 
 // WaitingFor explains why no task is ready, naming what the next task

@@ -67,19 +67,13 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	}
 	w, err := r.mgr.Add(ctx, n, tip)
 	var we *worktree.Error
-	switch {
-	case errors.As(err, &we) && (errors.Is(err, worktree.ErrDirty) || errors.Is(err, worktree.ErrUnmerged)) && w == nil:
+	if errors.As(err, &we) && (errors.Is(err, worktree.ErrDirty) || errors.Is(err, worktree.ErrUnmerged)) && w == nil {
 		// Leftovers of an earlier rush on this slot: keep them under a
 		// ref, then start the slot afresh.
-		if w, err = r.rescueSlot(ctx, n, tip); err != nil {
-			return nil, err
-		}
-	case err != nil:
-		var se *worktree.SetupError
-		if !errors.As(err, &se) {
-			return nil, err
-		}
-		r.g.note("%s: worktree setup failed: %v", workerName(n), err)
+		w, err = r.rescueSlot(ctx, n, tip)
+	}
+	if err != nil && !r.usableSlot(n, w, err) {
+		return nil, err
 	}
 	r.slotsMu.Lock()
 	if r.slots == nil {
@@ -88,6 +82,43 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	r.slots[n] = w
 	r.slotsMu.Unlock()
 	return w, nil
+}
+
+// usableSlot reports whether a worktree that Add returned with err can
+// take tasks all the same, and notes what is missing from it: the rush
+// carries on without a failed setup, or without files of .worktreeinclude
+// left out because a symbolic link was in their way there (a worker may
+// have committed it to have the user's secrets written elsewhere).
+func (r *rush) usableSlot(n int, w *worktree.Worker, err error) bool {
+	if w == nil {
+		return false
+	}
+	var ie *worktree.IncludeError
+	var se *worktree.SetupError
+	switch {
+	case errors.As(err, &ie):
+		note := includeNote(ie)
+		if r.mgr.Setup != "" {
+			note += "; worktrees.setup did not run there"
+		}
+		r.g.note("%s: %s", workerName(n), note)
+	case errors.As(err, &se):
+		r.g.note("%s: worktree setup failed: %v", workerName(n), err)
+	default:
+		return false
+	}
+	return true
+}
+
+// includeNote names every file of .worktreeinclude left out of a worktree,
+// and the link in the way of each.
+func includeNote(ie *worktree.IncludeError) string {
+	parts := make([]string, 0, len(ie.Skipped))
+	for _, u := range ie.Skipped {
+		parts = append(parts, fmt.Sprintf("%s (%s is a symbolic link)", u.Path, u.Link))
+	}
+	return fmt.Sprintf("not copied from %s into %s, so as not to write through a symbolic link: %s",
+		worktree.IncludeFile, ie.Dir, strings.Join(parts, ", "))
 }
 
 // slotResult is what one worker slot reports when its task run ends.
@@ -350,7 +381,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	if err != nil {
 		return err
 	}
-	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started}
+	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, inWorktree: true}
 	t, _, err := r.with(s).Claim(req)
 	if err != nil {
 		var ref *gates.Refusal
@@ -366,6 +397,17 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	next.Only = func(t *state.Task) bool { return t.Level == level }
 	for t != nil {
 		r.g.transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
+		// The tree the agent gets is the one to check: a link committed by
+		// an earlier level is in it, and nowhere else yet.
+		if esc, err := ownedEscape(ctx, s.Git, w.Dir, t.Spec.Owned()); err != nil {
+			return err
+		} else if esc != nil {
+			// Refused for good: another attempt finds the same link.
+			if t, err = r.refuse(s, t, w, "not sent to the worker: "+esc.Error(), &next); err != nil {
+				return err
+			}
+			continue // nothing ran: the worktree is still at tip
+		}
 		stopBeat := r.heartbeat(s, w.Name)
 		res, runErr := r.work(ctx, s, t, w)
 		stopBeat()
@@ -380,6 +422,17 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		}
 	}
 	return nil
+}
+
+// refuse blocks a claimed task before its worker runs, and returns the
+// worker's next task.
+func (r *rush) refuse(s *gitstore.Store, t *state.Task, w *worktree.Worker, reason string, then *ClaimRequest) (*state.Task, error) {
+	ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: true, Then: then})
+	if err != nil {
+		return nil, err
+	}
+	r.g.transition(t.ID(), string(ft.Status)+": "+reason)
+	return next, nil
 }
 
 func workerName(slot int) string { return fmt.Sprintf("worker-%d", slot) }
@@ -695,7 +748,9 @@ func (r *rush) rescueLeftovers(ctx context.Context, tip string) error {
 			continue
 		}
 		if dirty {
-			if _, err := r.rescueSlot(ctx, w.N, tip); err != nil {
+			// A worktree that is usable but incomplete is noted when its
+			// slot is first used.
+			if nw, err := r.rescueSlot(ctx, w.N, tip); err != nil && nw == nil {
 				return err
 			}
 		}
@@ -749,7 +804,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 		break
 	}
 	w, err := r.mgr.Add(ctx, slot, tip)
-	if err != nil {
+	if err != nil && w == nil {
 		// Last resort for a branch without a worktree: its commits are in
 		// no worktree to save from, so save the branch tip itself.
 		branch := worktree.WorkerBranch(r.feature, slot)

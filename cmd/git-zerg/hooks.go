@@ -130,7 +130,7 @@ func (e *env) hooksDir() (*gitstore.Store, string, error) {
 }
 
 func installHooks(e *env, binary string) error {
-	_, dir, err := e.hooksDir()
+	s, err := e.Store()
 	if err != nil {
 		return err
 	}
@@ -141,11 +141,29 @@ func installHooks(e *env, binary string) error {
 	} else if binary, err = filepath.Abs(binary); err != nil {
 		return err
 	}
-	changes, err := hooks.Install(dir, binary)
+	dir, changes, err := hooks.InstallRepo(e.ctx, s.Git, binary)
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
 	}
-	if errors.Is(err, hooks.ErrConflict) {
+	// A conflict leaves one hook installed and the user asked for both:
+	// the warning about the missing one is wanted from now on.
+	if err == nil || errors.Is(err, hooks.ErrConflict) {
+		if rerr := writeHooksRecord(s, hooksInstalled, dir); err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return hooksInstallError(err)
+	}
+	return nil
+}
+
+func hooksInstallError(err error) error {
+	var hp *hooks.HooksPathError
+	switch {
+	case errors.As(err, &hp):
+		return &cliError{code: exitRefused, what: "hooks install refused", why: err.Error(), hint: hp.Hint()}
+	case errors.Is(err, hooks.ErrConflict):
 		return &cliError{code: exitRefused, what: "hooks install refused", why: err.Error(),
 			hint: "look at both files, keep one (or merge them), then install again"}
 	}
@@ -155,7 +173,7 @@ func installHooks(e *env, binary string) error {
 func runHooksInstall(e *env, o *hooksOptions) error { return installHooks(e, o.binary) }
 
 func runHooksUninstall(e *env) error {
-	_, dir, err := e.hooksDir()
+	s, dir, err := e.hooksDir()
 	if err != nil {
 		return err
 	}
@@ -163,7 +181,10 @@ func runHooksUninstall(e *env) error {
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return writeHooksRecord(s, hooksUninstalled, "")
 }
 
 type hooksStatusJSON struct {
@@ -360,6 +381,13 @@ func runInit(e *env) error {
 	if _, err := s.Git.Run(e.ctx, "worktree", "list", "--porcelain"); err != nil {
 		return failed("git worktree does not work here", err.Error())
 	}
+	// A hooks directory that cannot serve every worktree refuses init
+	// before it writes anything, not halfway through.
+	if loc, err := hooks.Locate(e.ctx, s.Git); err != nil {
+		return err
+	} else if loc.Relative {
+		return hooksInstallError(&hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir})
+	}
 	fmt.Fprintf(e.stdout, "%s: ok (%d.%d or later needed), worktrees: ok\n", v, minGit[0], minGit[1])
 	name := filepath.Join(s.Top, ".zerg", "config.toml")
 	switch _, err := os.Stat(name); {
@@ -373,7 +401,11 @@ func runInit(e *env) error {
 	default:
 		return err
 	}
-	return installHooks(e, "")
+	if err := installHooks(e, ""); err != nil {
+		return err
+	}
+	e.printHooksWarning(e.startHooksWarning(s)())
+	return nil
 }
 
 // gitVersion parses "git version 2.39.5 (Apple Git-143)".

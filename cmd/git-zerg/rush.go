@@ -52,6 +52,9 @@ func runRush(e *env, o *rushOptions) error {
 	if err != nil {
 		return err
 	}
+	// Before any worker starts: without the hooks, nothing stops a worker
+	// from committing another's locked paths.
+	e.printHooksWarning(e.startHooksWarning(g.Store)())
 	if o.mode == engine.ModeTask {
 		b, err := g.Batch(o.workers)
 		if err != nil {

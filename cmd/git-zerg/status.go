@@ -114,6 +114,15 @@ func (sn *snapshot) levels() []levelJSON {
 }
 
 func runStatus(e *env) error {
+	// Programs polling --json are not the ones to tell about hooks, and
+	// they would pay the warning's git processes on every poll; a person
+	// reading the text is. Its git processes run while the state loads.
+	warning := func() string { return "" }
+	if !e.json {
+		if s, err := e.Store(); err == nil {
+			warning = e.startHooksWarning(s)
+		}
+	}
 	sn, err := e.snapshot()
 	if err != nil {
 		return err
@@ -135,6 +144,7 @@ func runStatus(e *env) error {
 		}
 		return out.write(e.stdout)
 	}
+	e.printHooksWarning(warning())
 	now := e.now()
 	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, len(sn.tasks), prog.Percent, countsLine(counts))
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
