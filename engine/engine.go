@@ -37,6 +37,18 @@ type Engine struct {
 	Now func() time.Time
 	// Events receives progress; nil discards it.
 	Events Sink
+
+	// runCtx, when set, is what the commands the engine runs (a
+	// verification, a gate) end with: a rush cancels it on an interrupt,
+	// while its git calls go on under Ctx.
+	runCtx context.Context
+}
+
+func (g *Engine) procCtx() context.Context {
+	if g.runCtx != nil {
+		return g.runCtx
+	}
+	return g.ctx()
 }
 
 func (g *Engine) now() time.Time {

@@ -275,10 +275,15 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 			if timeout == 0 {
 				timeout = time.Duration(cfg.Workers.Timeout)
 			}
-			res, err := proc.Run(g.ctx(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
+			res, err := proc.Run(g.procCtx(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
 				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}})
 			if err != nil {
 				return nil, err
+			}
+			if res.Interrupted {
+				// Nothing is recorded: the tree was not judged.
+				return &Error{Kind: Interrupted, What: "interrupted while gate " + gate.Name + " ran", Why: "no gate result recorded",
+					Hint: "git zerg gates run, or git zerg rush --resume, runs the gates again"}, nil
 			}
 			verdict := "passed"
 			switch {

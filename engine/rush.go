@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/prompt"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -20,6 +22,10 @@ type RushOptions struct {
 	Workers int    // 0: workers.count
 	Mode    string // subprocess, container or task
 	Resume  bool
+	// Interrupt delivers a person's interrupts (Ctrl-C, SIGTERM, SIGHUP):
+	// the first stops the workers gracefully, saves their work and gives
+	// their claims back; the next kills what is left at once.
+	Interrupt <-chan struct{}
 }
 
 // RushResult is how a rush ended.
@@ -70,6 +76,9 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")
 	}
+	if err := g.preflight(o.Mode); err != nil {
+		return nil, err
+	}
 	marker, err := acquireRush(s, feature)
 	if err != nil {
 		return nil, err
@@ -77,6 +86,25 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	defer marker.release()
 	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
 		policy: g.Policy(), ttl: g.TTL(), marker: marker}
+	stopCtx, cancel := context.WithCancel(g.ctx())
+	defer cancel()
+	r.stopCtx, r.cancelStop = stopCtx, cancel
+	g.runCtx = stopCtx
+	defer func() { g.runCtx = nil }()
+	if o.Interrupt != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				case <-o.Interrupt:
+					r.interrupt()
+				}
+			}
+		}()
+	}
 	if marker.previous != nil {
 		if !o.Resume {
 			g.note("an earlier rush (pid %d) died; continuing from the state in refs", marker.previous.PID)
@@ -87,6 +115,25 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	}
 	err = r.run()
 	return r.result, err
+}
+
+// preflight checks, before anything is claimed, what would make every
+// task fail the same way: a worker program that is not there, no identity
+// for the commits workers make.
+func (g *Engine) preflight(mode string) error {
+	command := g.Config.Workers.Command
+	if mode == ModeContainer {
+		command = "docker"
+	}
+	if _, err := proc.LookProgram(command); err != nil {
+		return &Error{Kind: Usage, What: "worker command not found", Why: err.Error(),
+			Hint: "install it, or set workers.command in .zerg/config.toml"}
+	}
+	if _, err := g.Store.Git.Line(g.ctx(), "var", "GIT_COMMITTER_IDENT"); err != nil {
+		return &Error{Kind: Usage, What: "no git identity for the workers' commits",
+			Hint: `git config user.name "Your Name" && git config user.email you@example.com`}
+	}
+	return nil
 }
 
 func (g *Engine) promptTemplate() (*prompt.Template, error) {

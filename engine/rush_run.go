@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/git-zerg/git-zerg/config"
@@ -38,6 +39,18 @@ type rush struct {
 	mgr     *worktree.Manager
 
 	result *RushResult
+
+	// stopCtx ends what the rush runs (workers, verifications, gates) when
+	// a person interrupts it; git calls keep the engine's context, so that
+	// the work can still be saved and the claims given back.
+	stopCtx    context.Context
+	cancelStop context.CancelFunc
+	stopped    atomic.Bool
+	handleMu   sync.Mutex
+	handles    map[*proc.Handle]bool
+	// halt, once set, is why the rush claims nothing more (a worker
+	// command that does not exist fails every task the same way).
+	halt atomic.Pointer[Error]
 
 	slotsMu sync.Mutex
 	slots   map[int]*worktree.Worker // worktrees set up by this rush
@@ -222,7 +235,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			return nil, err
 		}
 		r.g.emit(Event{Type: EvProgress, Level: level, Tasks: tasks})
-		if firstErr == nil && len(free) > 0 {
+		if firstErr == nil && len(free) > 0 && !r.stopping() {
 			for _, t := range r.policy.ReadyOrder(tasks, r.g.now()) {
 				if len(free) == 0 {
 					break
@@ -242,12 +255,18 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			if firstErr != nil {
 				return nil, firstErr
 			}
+			if err := r.stopErr(); err != nil {
+				return err, nil
+			}
 			wait, done := r.levelWait(tasks, level)
 			if done {
 				break
 			}
 			if wait > 0 {
-				time.Sleep(wait)
+				select {
+				case <-time.After(wait):
+				case <-r.stopCtx.Done():
+				}
 				continue
 			}
 			break // nothing can run any more: blocked dependencies
@@ -414,7 +433,11 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		if runErr != nil {
 			return runErr
 		}
-		if t, err = r.settle(ctx, s, t, w, res, &next); err != nil || t == nil {
+		then := &next
+		if r.stopping() {
+			then = nil
+		}
+		if t, err = r.settle(ctx, s, t, w, res, then); err != nil || t == nil {
 			return err
 		}
 		if w, err = r.slot(ctx, slot, tip); err != nil {
@@ -480,6 +503,10 @@ type workResult struct {
 	tail     string
 	errTail  string // stderr alone: where a worker that gives up says why
 	log      string
+	// interrupted: a person stopped the rush while the worker ran.
+	interrupted bool
+	// notFound: the shell could not find or run the command (126, 127).
+	notFound bool
 }
 
 // why is what the worker said when it gave up: its last stderr lines, or
@@ -522,15 +549,21 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, command)
 	}
 	for checkpoint := 0; ; checkpoint++ {
+		if r.stopping() {
+			return workResult{interrupted: true, log: logPath}, nil
+		}
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
-		res, err := proc.Run(ctx, proc.Spec{Command: command, Dir: w.Dir, Env: env,
+		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env,
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf, SplitStderr: true,
 			Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid) }})
 		if err != nil {
 			return workResult{}, err
 		}
 		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, tail: proc.LastLines(res.Tail, 3),
-			errTail: proc.LastLines(res.StderrTail, 3), log: logPath}
+			errTail: proc.LastLines(res.StderrTail, 3), log: logPath, interrupted: res.Interrupted, notFound: res.NotFound()}
+		if wr.interrupted {
+			return wr, nil
+		}
 		if res.ExitCode == 2 && !res.TimedOut {
 			if checkpoint < r.cfg.Workers.MaxCheckpoints {
 				r.g.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
@@ -619,6 +652,14 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return next, nil
 	}
 	switch {
+	case res.interrupted:
+		return r.giveBack(s, t, w, commit)
+	case res.notFound:
+		reason := fmt.Sprintf("worker command not found (exit %d): %s", res.exit, res.why())
+		r.halt.CompareAndSwap(nil, &Error{Kind: Failed, What: "rush stopped: the worker command cannot run",
+			Why: res.why(), Hint: "check workers.command in .zerg/config.toml, then git zerg retry " + t.ID() + " and git zerg rush --resume"})
+		then = nil // the next task would fail the same way
+		return fail(reason, true)
 	case res.timedOut:
 		return fail("worker timed out", false)
 	case res.exit == 3:
@@ -660,6 +701,10 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return nil, err
 	}
 	to, reason := gates.Outcome(gates.Worktree, v)
+	if to == state.Failed && r.stopping() {
+		// Cut short by the interrupt: not the work's failure.
+		return r.giveBack(s, t, w, facts.Commit)
+	}
 	if to == state.Failed {
 		saveAttempt(ctx, r.s, r.feature, t, facts.Commit)
 	}
@@ -917,11 +962,81 @@ func (r *rush) summary() error {
 	return failed(what, strings.Join(stuck, "; "))
 }
 
+// stopping reports whether the rush claims nothing more: interrupted, or
+// halted by a worker command that cannot run.
+func (r *rush) stopping() bool { return r.stopped.Load() || r.halt.Load() != nil }
+
+// stopErr is why the rush stops early, nil while it goes on.
+func (r *rush) stopErr() error {
+	if r.stopped.Load() {
+		return &Error{Kind: Interrupted, What: "rush interrupted", Why: "workers stopped, their work saved, claims given back",
+			Hint: "git zerg rush --resume goes on where it stopped"}
+	}
+	if h := r.halt.Load(); h != nil {
+		return h
+	}
+	return nil
+}
+
+// interrupt is a person's Ctrl-C (or SIGTERM, SIGHUP): the first ends
+// every worker's process group gracefully and claims nothing more; the
+// next kills what is left at once.
+func (r *rush) interrupt() {
+	if r.stopped.CompareAndSwap(false, true) {
+		r.g.note("interrupted: stopping the workers and saving their work (interrupt again to kill them now)")
+		r.cancelStop()
+		return
+	}
+	r.handleMu.Lock()
+	defer r.handleMu.Unlock()
+	for h := range r.handles {
+		h.Kill()
+	}
+}
+
+// runCommand runs a worker command where an interrupt can reach it.
+func (r *rush) runCommand(spec proc.Spec) (proc.Result, error) {
+	h, err := proc.Start(r.stopCtx, spec)
+	if err != nil {
+		return proc.Result{}, err
+	}
+	r.handleMu.Lock()
+	if r.handles == nil {
+		r.handles = map[*proc.Handle]bool{}
+	}
+	r.handles[h] = true
+	r.handleMu.Unlock()
+	defer func() {
+		r.handleMu.Lock()
+		delete(r.handles, h)
+		r.handleMu.Unlock()
+	}()
+	return h.Wait()
+}
+
+// giveBack returns an interrupted task to pending without counting the
+// attempt; what its worker made is saved under the attempt refs first.
+func (r *rush) giveBack(s *gitstore.Store, t *state.Task, w *worktree.Worker, commit string) (*state.Task, error) {
+	if commit != "" && commit != t.Base {
+		saveAttempt(r.g.ctx(), r.s, r.feature, t, commit)
+	}
+	if _, err := r.with(s).Interrupt(w.Name, t.ID()); err != nil {
+		return nil, err
+	}
+	if r.stopped.Load() {
+		r.g.transition(t.ID(), "interrupted: given back, the attempt not counted")
+	} else {
+		r.g.transition(t.ID(), "given back, the attempt not counted: the rush stopped")
+	}
+	return nil, nil
+}
+
 // with is the engine on another store: each of the rush's goroutines has
 // its own, since go-git storage is not shared.
 func (r *rush) with(s *gitstore.Store) *Engine {
 	c := *r.g
 	c.Store = s
+	c.runCtx = r.stopCtx
 	return &c
 }
 

@@ -66,6 +66,29 @@ func (g *Engine) Release(worker, task string) (*state.Task, error) {
 	})
 }
 
+// Interrupt gives a task back after a person stopped the rush working on
+// it: claimed → pending, the attempt not counted, the lease and locks
+// released.
+func (g *Engine) Interrupt(worker, task string) (*state.Task, error) {
+	return g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		if err := gates.Holder(t, "interrupt", worker); err != nil {
+			return nil, err
+		}
+		owner := t.Owner
+		t.Record(x.event("interrupt", state.Pending, worker, "interrupted", ""))
+		t.Attempts--
+		t.Worker, t.Owner, t.NotBefore = "", "", time.Time{}
+		if err := x.tx.DeleteWorker(worker); err != nil {
+			return nil, err
+		}
+		if err := x.releaseLocks(t); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: fmt.Sprintf("interrupt %s (%s)", t.ID(), worker), Op: "interrupt", Task: t.ID(),
+			Worker: owner, From: string(state.Claimed), To: string(state.Pending), Reason: "interrupted"}, nil
+	})
+}
+
 // Failure is a failed attempt to record.
 type Failure struct {
 	Worker, Task, Reason string

@@ -39,20 +39,22 @@ func refuse(t *state.Task, op string, reasons ...string) error {
 	return &Refusal{Task: id, Op: op, Reasons: reasons}
 }
 
-// Ops and the transitions they may make. The table is the SPEC's; fsck
-// replays histories against it.
+// Ops and the transitions they may make; fsck replays histories against
+// this table.
 var transitions = map[string][][2]state.Status{
 	"claim":   {{state.Pending, state.Claimed}},
 	"done":    {{state.Claimed, state.Verified}, {state.Claimed, state.Done}, {state.Claimed, state.Failed}},
 	"merge":   {{state.Verified, state.Done}, {state.Verified, state.Blocked}},
 	"release": {{state.Claimed, state.Pending}},
-	"expire":  {{state.Claimed, state.Pending}, {state.Claimed, state.Failed}},
-	"fail":    {{state.Claimed, state.Failed}},
-	"backoff": {{state.Failed, state.Pending}},
-	"block":   {{state.Failed, state.Blocked}},
-	"retry":   {{state.Blocked, state.Pending}, {state.Failed, state.Pending}},
-	"approve": {{state.Pending, state.Pending}, {state.Failed, state.Failed}, {state.Blocked, state.Blocked}},
-	"plan":    {{"", state.Pending}},
+	// interrupt: a person stopped the rush; the attempt is not counted.
+	"interrupt": {{state.Claimed, state.Pending}},
+	"expire":    {{state.Claimed, state.Pending}, {state.Claimed, state.Failed}},
+	"fail":      {{state.Claimed, state.Failed}},
+	"backoff":   {{state.Failed, state.Pending}},
+	"block":     {{state.Failed, state.Blocked}},
+	"retry":     {{state.Blocked, state.Pending}, {state.Failed, state.Pending}},
+	"approve":   {{state.Pending, state.Pending}, {state.Failed, state.Failed}, {state.Blocked, state.Blocked}},
+	"plan":      {{"", state.Pending}},
 	// conflict records, in a sync merge, a transition another machine made
 	// concurrently and lost; the task's own state does not move.
 	"conflict": sameState(),

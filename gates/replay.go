@@ -116,7 +116,7 @@ type MergeStep struct {
 const ConflictOp = "conflict"
 
 // taskOps are the ops whose commit names the task it moved.
-var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "fail": true, "retry": true, "approve": true}
+var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "interrupt": true, "fail": true, "retry": true, "approve": true}
 
 // Replay returns every problem of one state commit: its message, its clock,
 // and each task change it made.
@@ -385,7 +385,7 @@ func replayStep(c Commit, s Step) []Problem {
 			if ev.Worker == "" {
 				add("%s names no worker", what)
 			}
-		case "release":
+		case "release", "interrupt":
 			attempts--
 		case "retry":
 			attempts = 0

@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
 )
 
@@ -37,6 +41,9 @@ func rushCmd(e *env) *cli.Command {
 			if c.IsSet("workers") && o.workers < 1 {
 				return usageErr("rush: --workers must be at least 1")
 			}
+			if o.workers > config.MaxWorkers {
+				return usageErr("rush: --workers must be at most %d", config.MaxWorkers)
+			}
 			return runRush(e, &o)
 		},
 	}
@@ -65,7 +72,26 @@ func runRush(e *env, o *rushOptions) error {
 	}
 	p := newProgress(e, g.Feature)
 	g.Events = p.event
-	res, err := g.Rush(engine.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume})
+	// Workers run in process groups of their own, out of the terminal's
+	// reach: Ctrl-C comes here, and the engine ends them in order (their
+	// work saved, their claims given back).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	interrupts := make(chan struct{}, 2)
+	stopRelay := make(chan struct{})
+	defer close(stopRelay)
+	go func() {
+		for {
+			select {
+			case <-sigs:
+				interrupts <- struct{}{}
+			case <-stopRelay:
+				return
+			}
+		}
+	}()
+	res, err := g.Rush(engine.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
 	if res != nil {
 		if res.Complete {
 			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, plural(res.Tasks, "task"),

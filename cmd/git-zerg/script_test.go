@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -51,6 +52,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"gitrepo":  cmdGitrepo,
+			"waitfile": cmdWaitfile,
 		},
 	}
 }
@@ -95,6 +97,27 @@ func cmdGitrepo(ts *testscript.TestScript, neg bool, args []string) {
 	} {
 		if err := ts.Exec("git", a...); err != nil {
 			ts.Fatalf("git %s: %v", strings.Join(a, " "), err)
+		}
+	}
+}
+
+// waitfile FILE...: wait until every FILE exists, at most 20 seconds, so a
+// script can act once a background process reached a point (never by
+// sleeping for a guessed time).
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: waitfile FILE...")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, f := range args {
+		for {
+			if _, err := os.Stat(ts.MkAbs(f)); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("waitfile: %s did not appear within 20s", f)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
