@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/git-zerg/git-zerg/agent"
 )
 
 // Duration is a time.Duration written in the file as a string such as
@@ -46,8 +48,11 @@ const MaxWorkers = 256
 
 // Workers says how worker processes are started.
 type Workers struct {
-	Count          int      `toml:"count"`
-	Command        string   `toml:"command"` // run by sh in the worker's worktree
+	Count int `toml:"count"`
+	// Agent names a preset (package agent) that can edit and commit
+	// headless; "custom" runs Command alone.
+	Agent          string   `toml:"agent"`
+	Command        string   `toml:"command"` // run by sh in the worker's worktree; overrides the agent's preset
 	Timeout        Duration `toml:"timeout"`
 	MaxCheckpoints int      `toml:"max_checkpoints"`
 	Image          string   `toml:"image"` // only used by --mode container
@@ -77,6 +82,18 @@ type Sync struct {
 	Arbiter string `toml:"arbiter"`
 }
 
+// Budget stops a rush once the agents' reported spending reaches a limit;
+// zero is no limit.
+type Budget struct {
+	MaxCostUSD float64 `toml:"max_cost_usd"`
+	MaxTokens  int64   `toml:"max_tokens"`
+}
+
+// Notify runs a command on rush events, the event as JSON on its stdin.
+type Notify struct {
+	Command string `toml:"command"`
+}
+
 // Gate is a command a task's result must pass.
 type Gate struct {
 	Name     string   `toml:"name"`
@@ -92,13 +109,26 @@ type Config struct {
 	Locks     Locks     `toml:"locks"`
 	Worktrees Worktrees `toml:"worktrees"`
 	Sync      Sync      `toml:"sync"`
+	Budget    Budget    `toml:"budget"`
+	Notify    Notify    `toml:"notify"`
 	Gates     []Gate    `toml:"gates"`
 	Path      string    `toml:"-"` // file it came from; "" for defaults
 }
 
-// DefaultCommand hands the task prompt to Claude Code. The prompt goes
-// through a file because it is too long and too full of quotes for argv.
-const DefaultCommand = `claude -p "$(cat "$ZERG_PROMPT_FILE")"`
+// DefaultAgent is the agent a configuration without one runs.
+const DefaultAgent = "claude"
+
+// WorkerCommand is what each worker runs: workers.command when given, else
+// the agent's preset.
+func (c *Config) WorkerCommand() string {
+	if c.Workers.Command != "" {
+		return c.Workers.Command
+	}
+	if p, ok := agent.Lookup(c.Workers.Agent); ok {
+		return p.Command
+	}
+	return ""
+}
 
 // Default is the configuration used when there is no file, and the base
 // every file is read over.
@@ -106,7 +136,7 @@ func Default() *Config {
 	return &Config{
 		Workers: Workers{
 			Count:          4,
-			Command:        DefaultCommand,
+			Agent:          DefaultAgent,
 			Timeout:        Duration(45 * time.Minute),
 			MaxCheckpoints: 3,
 		},

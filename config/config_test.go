@@ -15,7 +15,7 @@ import (
 func TestDefault(t *testing.T) {
 	c := Default()
 	want := &Config{
-		Workers: Workers{Count: 4, Command: `claude -p "$(cat "$ZERG_PROMPT_FILE")"`,
+		Workers: Workers{Count: 4, Agent: "claude",
 			Timeout: Duration(45 * time.Minute), MaxCheckpoints: 3},
 		Retry: Retry{MaxAttempts: 3, Backoff: Duration(10 * time.Second), BackoffCap: Duration(5 * time.Minute)},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
@@ -104,7 +104,7 @@ func TestLoadFullFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Config{
-		Workers: Workers{Count: 8, Command: `claude -p "$(cat $ZERG_PROMPT_FILE)"`,
+		Workers: Workers{Count: 8, Agent: "claude", Command: `claude -p "$(cat $ZERG_PROMPT_FILE)"`,
 			Timeout: Duration(90 * time.Minute), MaxCheckpoints: 0, Image: "ghcr.io/x/worker:1"},
 		Retry:     Retry{MaxAttempts: 5, Backoff: 0, BackoffCap: Duration(time.Minute)},
 		Locks:     Locks{TTL: Duration(30 * time.Minute)},
@@ -270,7 +270,15 @@ func TestBadValues(t *testing.T) {
 		{"count table", "workers.count.x = 1\n",
 			[]string{"c.toml:1: workers.count: must be an integer, got a table"}},
 		{"command empty", "[workers]\ncommand = \"  \"\n",
-			[]string{"c.toml:2: workers.command: must not be empty"}},
+			[]string{"c.toml:2: workers.command: must not be blank (leave it out to run the agent's preset)"}},
+		{"agent unknown", "[workers]\nagent = \"clade\"\n",
+			[]string{"c.toml:2: workers.agent: unknown agent \"clade\" (aider, claude, codex, gemini, custom)"}},
+		{"custom without command", "[workers]\nagent = \"custom\"\n",
+			[]string{"c.toml:2: workers.agent: \"custom\" needs workers.command"}},
+		{"budget negative", "[budget]\nmax_cost_usd = -1.5\nmax_tokens = -3\n",
+			[]string{"c.toml:2: budget.max_cost_usd: must not be negative, got -1.5", "c.toml:3: budget.max_tokens: must not be negative, got -3"}},
+		{"budget not a number", "[budget]\nmax_cost_usd = \"5\"\n",
+			[]string{"c.toml:2: budget.max_cost_usd: must be a number, got string \"5\""}},
 		{"command not string", "[workers]\ncommand = [\"claude\"]\n",
 			[]string{"c.toml:2: workers.command: must be a string, got an array"}},
 		{"max_checkpoints negative", "[workers]\nmax_checkpoints = -1\n",

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-zerg/git-zerg/agent"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -21,11 +23,14 @@ type rawFile struct {
 	Locks     toml.Primitive `toml:"locks"`
 	Worktrees toml.Primitive `toml:"worktrees"`
 	Sync      toml.Primitive `toml:"sync"`
+	Budget    toml.Primitive `toml:"budget"`
+	Notify    toml.Primitive `toml:"notify"`
 	Gates     toml.Primitive `toml:"gates"`
 }
 
 type rawWorkers struct {
 	Count          any `toml:"count"`
+	Agent          any `toml:"agent"`
 	Command        any `toml:"command"`
 	Timeout        any `toml:"timeout"`
 	MaxCheckpoints any `toml:"max_checkpoints"`
@@ -52,6 +57,15 @@ type rawSync struct {
 	Arbiter any `toml:"arbiter"`
 }
 
+type rawBudget struct {
+	MaxCostUSD any `toml:"max_cost_usd"`
+	MaxTokens  any `toml:"max_tokens"`
+}
+
+type rawNotify struct {
+	Command any `toml:"command"`
+}
+
 type rawGate struct {
 	Name     any `toml:"name"`
 	Command  any `toml:"command"`
@@ -70,6 +84,8 @@ var (
 		"locks":     tomlNames(rawLocks{}),
 		"worktrees": tomlNames(rawWorktrees{}),
 		"sync":      tomlNames(rawSync{}),
+		"budget":    tomlNames(rawBudget{}),
+		"notify":    tomlNames(rawNotify{}),
 		"gates":     tomlNames(rawGate{}),
 	}
 )
@@ -104,6 +120,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	p.locks(raw.Locks, &c.Locks)
 	p.worktrees(raw.Worktrees, &c.Worktrees)
 	p.sync(raw.Sync, &c.Sync)
+	p.budget(raw.Budget, &c.Budget)
+	p.notify(raw.Notify, &c.Notify)
 	c.Gates = p.gates(raw.Gates)
 	p.unknownKeys()
 	if len(p.errs) > 0 {
@@ -202,8 +220,14 @@ func (p *parser) workers(prim toml.Primitive, w *Workers) {
 			p.errorf("workers.count", "must be at most %d, got %d", MaxWorkers, w.Count)
 		}
 	}
-	if p.str("workers.command", r.Command, &w.Command) && strings.TrimSpace(w.Command) == "" {
-		p.errorf("workers.command", "must not be empty")
+	if p.str("workers.agent", r.Agent, &w.Agent) && !slices.Contains(agent.Names(), w.Agent) {
+		p.errorf("workers.agent", "unknown agent %q (%s)", w.Agent, strings.Join(agent.Names(), ", "))
+	}
+	if p.str("workers.command", r.Command, &w.Command) && w.Command != "" && strings.TrimSpace(w.Command) == "" {
+		p.errorf("workers.command", "must not be blank (leave it out to run the agent's preset)")
+	}
+	if w.Agent == agent.Custom && strings.TrimSpace(w.Command) == "" {
+		p.errorf("workers.agent", "%q needs workers.command", agent.Custom)
 	}
 	p.duration("workers.timeout", r.Timeout, &w.Timeout, false)
 	if p.integer("workers.max_checkpoints", r.MaxCheckpoints, &w.MaxCheckpoints) && w.MaxCheckpoints < 0 {
@@ -248,6 +272,31 @@ func (p *parser) sync(prim toml.Primitive, s *Sync) {
 	}
 	p.str("sync.remote", r.Remote, &s.Remote)
 	p.str("sync.arbiter", r.Arbiter, &s.Arbiter)
+}
+
+func (p *parser) budget(prim toml.Primitive, b *Budget) {
+	var r rawBudget
+	if !p.table("budget", prim, &r) {
+		return
+	}
+	if p.float("budget.max_cost_usd", r.MaxCostUSD, &b.MaxCostUSD) && b.MaxCostUSD < 0 {
+		p.errorf("budget.max_cost_usd", "must not be negative, got %g", b.MaxCostUSD)
+	}
+	var n int
+	if p.integer("budget.max_tokens", r.MaxTokens, &n) {
+		if n < 0 {
+			p.errorf("budget.max_tokens", "must not be negative, got %d", n)
+		}
+		b.MaxTokens = int64(n)
+	}
+}
+
+func (p *parser) notify(prim toml.Primitive, n *Notify) {
+	var r rawNotify
+	if !p.table("notify", prim, &r) {
+		return
+	}
+	p.str("notify.command", r.Command, &n.Command)
 }
 
 func (p *parser) gates(prim toml.Primitive) []Gate {
@@ -334,6 +383,21 @@ func (p *parser) integer(key string, v any, dst *int) bool {
 		return false
 	}
 	*dst = int(n)
+	return true
+}
+
+func (p *parser) float(key string, v any, dst *float64) bool {
+	switch f := v.(type) {
+	case nil:
+		return false
+	case float64:
+		*dst = f
+	case int64:
+		*dst = float64(f)
+	default:
+		p.errorf(key, "must be a number, got %s", describe(v))
+		return false
+	}
 	return true
 }
 

@@ -9,8 +9,12 @@ const Template = `# git zerg configuration. Every key is optional; the values sh
 [workers]
 # How many workers run at once, 1 to 256.
 count = 4
-# What each worker runs, by sh in its worktree; $ZERG_PROMPT_FILE holds the task prompt.
-command = 'claude -p "$(cat "$ZERG_PROMPT_FILE")"'
+# The coding agent each worker runs headless: claude, codex, gemini, aider, or
+# custom (then command is required). Each preset can edit files unattended.
+agent = "claude"
+# What each worker runs instead of the agent's preset, by sh in its worktree;
+# $ZERG_PROMPT_FILE holds the task prompt.
+command = ""
 # How long a worker may spend on one task before it is stopped.
 timeout = "45m"
 # How many checkpoints a worker may make on one task.
@@ -41,6 +45,17 @@ setup = ""
 remote = "origin"
 # Remote that settles competing updates, e.g. "origin"; empty for none.
 arbiter = ""
+
+[budget]
+# Stop claiming once the agents' reported cost reaches this many dollars; 0 is no limit.
+max_cost_usd = 0.0
+# Stop claiming once the agents' reported tokens reach this many; 0 is no limit.
+max_tokens = 0
+
+[notify]
+# Command run on rush events (task blocked, escalation, level merged, budget
+# reached, rush ended), the event as JSON on its stdin; empty runs nothing.
+command = ""
 
 # Gates are commands a task's result must pass. Repeat the block for each gate.
 # [[gates]]

@@ -73,7 +73,7 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 		return nil, err
 	}
 	to, reason := gates.Outcome(mode, v)
-	final, _, err := g.recordDone(r.Worker, facts, to, reason, nil)
+	final, _, err := g.recordDone(r.Worker, facts, to, reason, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (g *Engine) verify(t *state.Task, dir string, env []string) (gates.Verifica
 //
 // then, when set, claims the worker's next task in the same transaction
 // (a rush's worker moving on); the claimed task is returned as next.
-func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Status, reason string, then *ClaimRequest) (final, next *state.Task, err error) {
+func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Status, reason string, usage *state.Usage, then *ClaimRequest) (final, next *state.Task, err error) {
 	policy, ttl := g.Policy(), time.Duration(0)
 	if then != nil {
 		ttl = g.TTL()
@@ -191,7 +191,9 @@ func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Statu
 		t = t.Clone()
 		msg := &gitstore.Message{Op: "done", Task: t.ID(), Worker: t.Owner, From: string(state.Claimed)}
 		if to == state.Failed {
-			t.Record(x.event("done", state.Failed, worker, reason, f.Commit))
+			ev := x.event("done", state.Failed, worker, reason, f.Commit)
+			ev.Usage = usage
+			t.Record(ev)
 			next, notBefore := policy.AfterFailure(t, x.now)
 			if next == state.Blocked {
 				t.Record(x.event("block", state.Blocked, worker, "attempts exhausted", ""))
@@ -208,7 +210,9 @@ func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Statu
 				// the verified commit reachable until the level merge.
 				tx.SetRef(PinRef(feature, t.ID()), f.Commit)
 			}
-			t.Record(x.event("done", to, worker, "", f.Commit))
+			ev := x.event("done", to, worker, "", f.Commit)
+			ev.Usage = usage
+			t.Record(ev)
 			t.Commit, t.Reason = f.Commit, ""
 			msg.Subject = fmt.Sprintf("done %s (%s): %s %s", t.ID(), worker, to, ShortHash(f.Commit))
 			msg.To = string(to)

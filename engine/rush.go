@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/prompt"
@@ -69,6 +70,14 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 			return nil, untrusted("rush refused", t, feature)
 		}
 	}
+	var spent state.Usage
+	for _, t := range tasks {
+		u := t.Spent()
+		spent.Add(&u)
+	}
+	if err := BudgetReached(cfg, spent); err != nil {
+		return nil, err
+	}
 	tmpl, err := g.promptTemplate()
 	if err != nil {
 		return nil, err
@@ -85,7 +94,7 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	}
 	defer marker.release()
 	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
-		policy: g.Policy(), ttl: g.TTL(), marker: marker}
+		policy: g.Policy(), ttl: g.TTL(), marker: marker, spent: spent}
 	stopCtx, cancel := context.WithCancel(g.ctx())
 	defer cancel()
 	r.stopCtx, r.cancelStop = stopCtx, cancel
@@ -117,11 +126,25 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	return r.result, err
 }
 
+// BudgetReached is the error of a spending that reached the configured
+// budget, nil while it is under.
+func BudgetReached(cfg *config.Config, spent state.Usage) *Error {
+	b := cfg.Budget
+	hint := "raise it in .zerg/config.toml ([budget]), then git zerg rush --resume"
+	switch {
+	case b.MaxCostUSD > 0 && spent.CostUSD >= b.MaxCostUSD:
+		return &Error{Kind: NeedsPerson, What: fmt.Sprintf("budget reached: $%.2f of $%.2f", spent.CostUSD, b.MaxCostUSD), Hint: hint}
+	case b.MaxTokens > 0 && spent.Tokens() >= b.MaxTokens:
+		return &Error{Kind: NeedsPerson, What: fmt.Sprintf("budget reached: %d of %d tokens", spent.Tokens(), b.MaxTokens), Hint: hint}
+	}
+	return nil
+}
+
 // preflight checks, before anything is claimed, what would make every
 // task fail the same way: a worker program that is not there, no identity
 // for the commits workers make.
 func (g *Engine) preflight(mode string) error {
-	command := g.Config.Workers.Command
+	command := g.Config.WorkerCommand()
 	if mode == ModeContainer {
 		command = "docker"
 	}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/git-zerg/git-zerg/agent"
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -51,6 +52,11 @@ type rush struct {
 	// halt, once set, is why the rush claims nothing more (a worker
 	// command that does not exist fails every task the same way).
 	halt atomic.Pointer[Error]
+	// spent is what the agents reported, this rush and before; once it
+	// reaches the budget, budget holds why the rush claims nothing more.
+	spentMu sync.Mutex
+	spent   state.Usage
+	budget  atomic.Pointer[Error]
 
 	slotsMu sync.Mutex
 	slots   map[int]*worktree.Worker // worktrees set up by this rush
@@ -209,6 +215,9 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	if levelDone(tasks, level) {
 		return nil, nil
 	}
+	if err := r.stopErr(); err != nil {
+		return err, nil
+	}
 	if level > 1 {
 		// The levels below were merged, but perhaps their gates failed in
 		// an earlier rush: never build on a staging that did not pass (a
@@ -255,12 +264,15 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			if firstErr != nil {
 				return nil, firstErr
 			}
-			if err := r.stopErr(); err != nil {
-				return err, nil
+			if r.stopped.Load() {
+				return r.stopErr(), nil
 			}
 			wait, done := r.levelWait(tasks, level)
 			if done {
-				break
+				break // settled: its work merges, whatever stops the rush next
+			}
+			if r.stopErr() != nil {
+				break // what was verified still merges; then the rush stops
 			}
 			if wait > 0 {
 				select {
@@ -285,7 +297,10 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.finishLevel(level, tasks, tip)
+	if stop, err := r.finishLevel(level, tasks, tip); stop != nil || err != nil {
+		return stop, err
+	}
+	return r.stopErr(), nil
 }
 
 // levelDone: every task of the level is done (or blocked) already.
@@ -507,6 +522,15 @@ type workResult struct {
 	interrupted bool
 	// notFound: the shell could not find or run the command (126, 127).
 	notFound bool
+	// result is the agent's own account of its run, when it printed one.
+	result *agent.Result
+}
+
+func (w workResult) usage() *state.Usage {
+	if w.result == nil {
+		return nil
+	}
+	return w.result.Usage
 }
 
 // why is what the worker said when it gave up: its last stderr lines, or
@@ -544,7 +568,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		return workResult{}, err
 	}
 	defer logf.Close()
-	command := r.cfg.Workers.Command
+	command := r.cfg.WorkerCommand()
 	if r.mode == "container" {
 		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, command)
 	}
@@ -561,15 +585,17 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		}
 		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, tail: proc.LastLines(res.Tail, 3),
 			errTail: proc.LastLines(res.StderrTail, 3), log: logPath, interrupted: res.Interrupted, notFound: res.NotFound()}
-		if wr.interrupted {
-			return wr, nil
-		}
-		if res.ExitCode == 2 && !res.TimedOut {
+		if !wr.interrupted && res.ExitCode == 2 && !res.TimedOut {
 			if checkpoint < r.cfg.Workers.MaxCheckpoints {
 				r.g.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
 				continue
 			}
 			wr.tail = fmt.Sprintf("checkpointed more than %d times", r.cfg.Workers.MaxCheckpoints)
+		}
+		// The agent's result object is in its output, which went to the
+		// log: every run of the attempt, checkpoints included, adds up.
+		if out, err := os.ReadFile(logPath); err == nil {
+			wr.result = agent.Parse(out)
 		}
 		return wr, nil
 	}
@@ -640,11 +666,14 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	if err != nil {
 		return nil, err
 	}
+	if r.spend(res.usage()) {
+		then = nil // the budget is spent: nothing new is claimed
+	}
 	fail := func(reason string, block bool) (*state.Task, error) {
 		if commit != "" && commit != t.Base {
 			saveAttempt(ctx, r.s, r.feature, t, commit)
 		}
-		ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: block, Then: then})
+		ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: block, Then: then, Usage: res.usage()})
 		if err != nil {
 			return nil, err
 		}
@@ -653,7 +682,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	}
 	switch {
 	case res.interrupted:
-		return r.giveBack(s, t, w, commit)
+		return r.giveBack(s, t, w, commit, res.usage())
 	case res.notFound:
 		reason := fmt.Sprintf("worker command not found (exit %d): %s", res.exit, res.why())
 		r.halt.CompareAndSwap(nil, &Error{Kind: Failed, What: "rush stopped: the worker command cannot run",
@@ -662,6 +691,12 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return fail(reason, true)
 	case res.timedOut:
 		return fail("worker timed out", false)
+	case res.result != nil && res.result.IsError:
+		msg := res.result.Message
+		if msg == "" {
+			msg = res.why()
+		}
+		return fail("the agent reported an error: "+msg, false)
 	case res.exit == 3:
 		return fail("worker says blocked: "+res.why(), true)
 	case res.exit == 4:
@@ -703,12 +738,12 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	to, reason := gates.Outcome(gates.Worktree, v)
 	if to == state.Failed && r.stopping() {
 		// Cut short by the interrupt: not the work's failure.
-		return r.giveBack(s, t, w, facts.Commit)
+		return r.giveBack(s, t, w, facts.Commit, res.usage())
 	}
 	if to == state.Failed {
 		saveAttempt(ctx, r.s, r.feature, t, facts.Commit)
 	}
-	final, next, err := r.with(s).recordDone(w.Name, facts, to, reason, then)
+	final, next, err := r.with(s).recordDone(w.Name, facts, to, reason, res.usage(), then)
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
@@ -964,7 +999,21 @@ func (r *rush) summary() error {
 
 // stopping reports whether the rush claims nothing more: interrupted, or
 // halted by a worker command that cannot run.
-func (r *rush) stopping() bool { return r.stopped.Load() || r.halt.Load() != nil }
+func (r *rush) stopping() bool {
+	return r.stopped.Load() || r.halt.Load() != nil || r.budget.Load() != nil
+}
+
+// spend adds an attempt's cost and reports whether the budget is reached.
+func (r *rush) spend(u *state.Usage) bool {
+	r.spentMu.Lock()
+	r.spent.Add(u)
+	total := r.spent
+	r.spentMu.Unlock()
+	if err := BudgetReached(r.cfg, total); err != nil {
+		r.budget.CompareAndSwap(nil, err)
+	}
+	return r.budget.Load() != nil
+}
 
 // stopErr is why the rush stops early, nil while it goes on.
 func (r *rush) stopErr() error {
@@ -974,6 +1023,9 @@ func (r *rush) stopErr() error {
 	}
 	if h := r.halt.Load(); h != nil {
 		return h
+	}
+	if b := r.budget.Load(); b != nil {
+		return b
 	}
 	return nil
 }
@@ -1016,11 +1068,11 @@ func (r *rush) runCommand(spec proc.Spec) (proc.Result, error) {
 
 // giveBack returns an interrupted task to pending without counting the
 // attempt; what its worker made is saved under the attempt refs first.
-func (r *rush) giveBack(s *gitstore.Store, t *state.Task, w *worktree.Worker, commit string) (*state.Task, error) {
+func (r *rush) giveBack(s *gitstore.Store, t *state.Task, w *worktree.Worker, commit string, usage *state.Usage) (*state.Task, error) {
 	if commit != "" && commit != t.Base {
 		saveAttempt(r.g.ctx(), r.s, r.feature, t, commit)
 	}
-	if _, err := r.with(s).Interrupt(w.Name, t.ID()); err != nil {
+	if _, err := r.with(s).Interrupt(w.Name, t.ID(), usage); err != nil {
 		return nil, err
 	}
 	if r.stopped.Load() {

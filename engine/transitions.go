@@ -69,13 +69,15 @@ func (g *Engine) Release(worker, task string) (*state.Task, error) {
 // Interrupt gives a task back after a person stopped the rush working on
 // it: claimed → pending, the attempt not counted, the lease and locks
 // released.
-func (g *Engine) Interrupt(worker, task string) (*state.Task, error) {
+func (g *Engine) Interrupt(worker, task string, usage *state.Usage) (*state.Task, error) {
 	return g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
 		if err := gates.Holder(t, "interrupt", worker); err != nil {
 			return nil, err
 		}
 		owner := t.Owner
-		t.Record(x.event("interrupt", state.Pending, worker, "interrupted", ""))
+		ev := x.event("interrupt", state.Pending, worker, "interrupted", "")
+		ev.Usage = usage
+		t.Record(ev)
 		t.Attempts--
 		t.Worker, t.Owner, t.NotBefore = "", "", time.Time{}
 		if err := x.tx.DeleteWorker(worker); err != nil {
@@ -98,6 +100,8 @@ type Failure struct {
 	// Then, when set, claims the worker's next task in the same
 	// transaction (a rush's worker moving on).
 	Then *ClaimRequest
+	// Usage is what the attempt cost, when its agent said.
+	Usage *state.Usage
 }
 
 // Fail takes a claimed task to failed; it goes on to blocked when its
@@ -122,7 +126,9 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 			return nil, err
 		}
 		t = t.Clone()
-		t.Record(x.event("fail", state.Failed, f.Worker, f.Reason, ""))
+		ev := x.event("fail", state.Failed, f.Worker, f.Reason, "")
+		ev.Usage = f.Usage
+		t.Record(ev)
 		nextStatus, notBefore := policy.AfterFailure(t, x.now)
 		if f.Block {
 			nextStatus, notBefore = state.Blocked, time.Time{}

@@ -41,6 +41,41 @@ type Event struct {
 	Worker string    `json:"worker,omitempty"`
 	Commit string    `json:"commit,omitempty"`
 	Reason string    `json:"reason,omitempty"`
+	// Usage is what the attempt that ended here cost, when the agent
+	// reported it.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what an agent reported an attempt cost.
+type Usage struct {
+	CostUSD      float64 `json:"cost_usd,omitempty"`
+	InputTokens  int64   `json:"input_tokens,omitempty"`
+	OutputTokens int64   `json:"output_tokens,omitempty"`
+	Turns        int     `json:"turns,omitempty"`
+	SessionID    string  `json:"session_id,omitempty"`
+}
+
+// Tokens is the input and output tokens together.
+func (u *Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
+
+// Add adds o to u.
+func (u *Usage) Add(o *Usage) {
+	if o == nil {
+		return
+	}
+	u.CostUSD += o.CostUSD
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.Turns += o.Turns
+}
+
+// Spent is everything the task's attempts cost.
+func (t *Task) Spent() Usage {
+	var u Usage
+	for i := range t.History {
+		u.Add(t.History[i].Usage)
+	}
+	return u
 }
 
 // Task is a planned task and everything that happened to it.

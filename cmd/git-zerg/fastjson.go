@@ -160,6 +160,12 @@ func appendTask(b []byte, t *taskJSON, prefix string) []byte {
 		b = appendTime(b, *t.NotBefore)
 		b = append(b, ",\n"...)
 	}
+	if t.Usage != nil {
+		field("usage")
+		u, _ := marshalIndent(t.Usage, in)
+		b = append(b, u...)
+		b = append(b, ",\n"...)
+	}
 	field("verification")
 	b = append(b, "{\n"...)
 	b = append(b, in2...)
@@ -221,6 +227,13 @@ func appendEvent(b []byte, ev *eventJSON, prefix string) []byte {
 	str("worker", ev.Worker, true)
 	str("commit", ev.Commit, true)
 	str("reason", ev.Reason, true)
+	if ev.Usage != nil {
+		b = append(b, ",\n"...)
+		b = append(b, in...)
+		b = append(b, `"usage": `...)
+		u, _ := marshalIndent(ev.Usage, in)
+		b = append(b, u...)
+	}
 	b = append(b, '\n')
 	b = append(b, prefix...)
 	b = append(b, '}')

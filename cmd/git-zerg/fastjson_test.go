@@ -35,10 +35,18 @@ func TestFastTaskJSON(t *testing.T) {
 			nb := time.Date(2026, 1, 2, 3, 4, 5, rng.IntN(2)*123456789, time.UTC)
 			tj.NotBefore = &nb
 		}
+		usage := func() *usageJSON {
+			if rng.IntN(2) == 0 {
+				return nil
+			}
+			return &usageJSON{CostUSD: float64(rng.IntN(1000)) / 7, InputTokens: rng.Int64N(1e6), OutputTokens: rng.Int64N(1e5),
+				Turns: rng.IntN(30), SessionID: pick()}
+		}
+		tj.Usage = usage()
 		if rng.IntN(2) == 0 {
 			for j := rng.IntN(4); j >= 0; j-- {
 				tj.History = append(tj.History, eventJSON{Clock: uint64(j), At: time.Unix(int64(j)*1000, 0).UTC(),
-					Op: pick(), From: pick(), To: pick(), Worker: pick(), Commit: pick(), Reason: pick()})
+					Op: pick(), From: pick(), To: pick(), Worker: pick(), Commit: pick(), Reason: pick(), Usage: usage()})
 			}
 		}
 		tasks = append(tasks, tj)
@@ -54,6 +62,9 @@ func TestFastTaskJSON(t *testing.T) {
 		}
 		st := statusJSON{Feature: "f", Progress: progressJSON{1, 2, 50}, Counts: map[string]int{"done": 1}, Tasks: tasks[:n],
 			Levels: []levelJSON{}, Workers: []workerJSON{}, Locks: []lockJSON{}}
+		if n > 0 {
+			st.Spent = &usageJSON{CostUSD: 1.25, InputTokens: 1000, OutputTokens: 20, Turns: 3}
+		}
 		if err := writeJSON(&want, st); err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,7 @@ type taskJSON struct {
 	Approved            string          `json:"approved,omitempty"`
 	Reason              string          `json:"reason,omitempty"`
 	NotBefore           *time.Time      `json:"not_before,omitempty"`
+	Usage               *usageJSON      `json:"usage,omitempty"`
 	Verification        verificationOut `json:"verification"`
 	History             []eventJSON     `json:"history,omitempty"`
 }
@@ -46,14 +47,32 @@ type verificationOut struct {
 }
 
 type eventJSON struct {
-	Clock  uint64    `json:"clock"`
-	At     time.Time `json:"at"`
-	Op     string    `json:"op"`
-	From   string    `json:"from"`
-	To     string    `json:"to"`
-	Worker string    `json:"worker,omitempty"`
-	Commit string    `json:"commit,omitempty"`
-	Reason string    `json:"reason,omitempty"`
+	Clock  uint64     `json:"clock"`
+	At     time.Time  `json:"at"`
+	Op     string     `json:"op"`
+	From   string     `json:"from"`
+	To     string     `json:"to"`
+	Worker string     `json:"worker,omitempty"`
+	Commit string     `json:"commit,omitempty"`
+	Reason string     `json:"reason,omitempty"`
+	Usage  *usageJSON `json:"usage,omitempty"`
+}
+
+// usageJSON is what agents reported their attempts cost: per event, per
+// task (every attempt) and in total.
+type usageJSON struct {
+	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	Turns        int     `json:"turns"`
+	SessionID    string  `json:"session_id,omitempty"`
+}
+
+func usageOut(u *state.Usage) *usageJSON {
+	if u == nil || *u == (state.Usage{}) {
+		return nil
+	}
+	return &usageJSON{u.CostUSD, u.InputTokens, u.OutputTokens, u.Turns, u.SessionID}
 }
 
 func nonNil(s []string) []string {
@@ -87,10 +106,18 @@ func taskOut(t *state.Task, history bool) taskJSON {
 		nb := t.NotBefore.UTC()
 		out.NotBefore = &nb
 	}
+	spent := t.Spent()
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if u := t.History[i].Usage; u != nil && u.SessionID != "" {
+			spent.SessionID = u.SessionID // the latest attempt's, to resume it
+			break
+		}
+	}
+	out.Usage = usageOut(&spent)
 	if history {
 		out.History = []eventJSON{}
 		for _, ev := range t.History {
-			out.History = append(out.History, eventJSON{ev.Clock, ev.At.UTC(), ev.Op, string(ev.From), string(ev.To), ev.Worker, ev.Commit, ev.Reason})
+			out.History = append(out.History, eventJSON{ev.Clock, ev.At.UTC(), ev.Op, string(ev.From), string(ev.To), ev.Worker, ev.Commit, ev.Reason, usageOut(ev.Usage)})
 		}
 	}
 	return out

@@ -38,6 +38,8 @@ type statusJSON struct {
 	Levels   []levelJSON    `json:"levels"`
 	Workers  []workerJSON   `json:"workers"`
 	Locks    []lockJSON     `json:"locks"`
+	// Spent is what the agents reported in total, absent when none did.
+	Spent *usageJSON `json:"spent,omitempty"`
 }
 
 type progressJSON struct {
@@ -142,11 +144,16 @@ func runStatus(e *env) error {
 		for _, w := range sn.workers {
 			out.Workers = append(out.Workers, workerJSON{w.Name, w.Owner, w.Task, w.Since.UTC(), w.Expires.UTC(), w.Host, w.PID})
 		}
+		spent := sn.spent()
+		out.Spent = usageOut(&spent)
 		return out.write(e.stdout)
 	}
 	e.printHooksWarning(warning())
 	now := e.now()
 	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, len(sn.tasks), prog.Percent, countsLine(counts))
+	if spent := sn.spent(); spent != (state.Usage{}) {
+		fmt.Fprintf(e.stdout, "spent: %s\n", usageLine(&spent))
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	for _, lv := range sn.levels() {
 		mark := "open"
@@ -167,6 +174,9 @@ func runStatus(e *env) error {
 			}
 			if t.Attempts > 1 {
 				extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
+			}
+			if u := t.Spent(); u != (state.Usage{}) {
+				extra += " · " + usageLine(&u)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, t.Spec.Title, strings.TrimSpace(extra))
 		}
@@ -216,8 +226,33 @@ func shortHash(h string) string {
 
 // write prints the document as writeJSON would, with the task list on the
 // fast path.
+// spent is what the agents reported for the whole feature.
+func (sn *snapshot) spent() state.Usage {
+	var total state.Usage
+	for _, t := range sn.tasks {
+		u := t.Spent()
+		total.Add(&u)
+	}
+	return total
+}
+
+// usageLine is "$1.23, 45,600 tokens, 12 turns" for people.
+func usageLine(u *state.Usage) string {
+	var parts []string
+	if u.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", u.CostUSD))
+	}
+	if n := u.Tokens(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", n))
+	}
+	if u.Turns > 0 {
+		parts = append(parts, plural(u.Turns, "turn"))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (out *statusJSON) write(w io.Writer) error {
-	return writeDoc(w, []docField{
+	fields := []docField{
 		{name: "feature", value: out.Feature},
 		{name: "complete", value: out.Complete},
 		{name: "progress", value: out.Progress},
@@ -226,5 +261,9 @@ func (out *statusJSON) write(w io.Writer) error {
 		{name: "levels", value: out.Levels},
 		{name: "workers", value: out.Workers},
 		{name: "locks", value: out.Locks},
-	})
+	}
+	if out.Spent != nil {
+		fields = append(fields, docField{name: "spent", value: out.Spent})
+	}
+	return writeDoc(w, fields)
 }
