@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/git-zerg/git-zerg/agent"
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gates"
@@ -549,12 +551,12 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return workResult{}, err
 	}
+	env, promptFile, taskFile := r.workerEnv(t, w)
 	text, err := r.tmpl.Render(prompt.Data{Feature: r.feature, Worker: w.Name, Level: t.Level, Attempt: t.Attempts,
-		Mode: "worktree", Worktree: w.Dir, Branch: w.Branch, Task: t.Spec})
+		Mode: "worktree", Worktree: w.Dir, Branch: w.Branch, Task: t.Spec, Done: r.doneDeps(s, t), NoteFile: r.noteFile(t)})
 	if err != nil {
 		return workResult{}, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
 	}
-	env, promptFile, taskFile := r.workerEnv(t, w)
 	tj, _ := json.MarshalIndent(t.Spec, "", "  ")
 	if err := os.WriteFile(promptFile, []byte(text), 0o644); err != nil {
 		return workResult{}, err
@@ -601,6 +603,56 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	}
 }
 
+// noteFile is where a task's worker may leave a note for the tasks that
+// depend on it.
+func (r *rush) noteFile(t *state.Task) string { return filepath.Join(r.runDir(t), "note.md") }
+
+// Bounds of what a prompt says about the tasks before it: enough to go on,
+// never enough to crowd out the task itself.
+const (
+	depSubjects = 10
+	depFiles    = 40
+	depNote     = 2000
+)
+
+// doneDeps tells a task what its finished dependencies did. A dependency
+// whose facts cannot be read is told by its title alone: the prompt is
+// help, not a gate.
+func (r *rush) doneDeps(s *gitstore.Store, t *state.Task) []prompt.Dep {
+	tx, err := s.View(r.feature)
+	if err != nil {
+		return nil
+	}
+	var out []prompt.Dep
+	for _, id := range append(append([]string(nil), t.Spec.Dependencies...), t.Spec.SoftDependencies...) {
+		d, err := tx.Task(id)
+		if err != nil || d.Status != state.Done {
+			continue
+		}
+		dep := prompt.Dep{ID: d.ID(), Title: d.Spec.Title}
+		if d.Base != "" && d.Commit != "" && d.Base != d.Commit {
+			if subjects, err := s.Git.Fields(r.g.ctx(), '\n', "log", "--format=%s", "-n", strconv.Itoa(depSubjects), d.Base+".."+d.Commit); err == nil {
+				dep.Subjects = subjects
+			}
+			if files, err := s.ChangedPaths(plumbing.NewHash(d.Base), plumbing.NewHash(d.Commit)); err == nil {
+				if len(files) > depFiles {
+					files = append(files[:depFiles:depFiles], fmt.Sprintf("and %d more", len(files)-depFiles))
+				}
+				dep.Files = files
+			}
+		}
+		if b, err := os.ReadFile(r.noteFile(d)); err == nil {
+			note := strings.TrimSpace(string(b))
+			if len(note) > depNote {
+				note = strings.ToValidUTF8(note[:depNote], "") + " …"
+			}
+			dep.Note = strings.Join(strings.Fields(note), " ")
+		}
+		out = append(out, dep)
+	}
+	return out
+}
+
 func (r *rush) runDir(t *state.Task) string {
 	return filepath.Join(r.s.ZergDir(), "run", r.feature, t.ID())
 }
@@ -621,6 +673,7 @@ func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promp
 		"ZERG_BRANCH=" + w.Branch,
 		"ZERG_PROMPT_FILE=" + promptFile,
 		"ZERG_TASK_FILE=" + taskFile,
+		"ZERG_NOTE_FILE=" + r.noteFile(t),
 		fmt.Sprintf("ZERG_PORT_BASE=%d", worktree.PortBase(w.N)),
 		fmt.Sprintf("ZERG_RUSH_PID=%d", os.Getpid()),
 	}, promptFile, taskFile

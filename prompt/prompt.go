@@ -27,6 +27,20 @@ type Data struct {
 	Worktree string
 	Branch   string
 	Task     *levels.Task
+	// Done is what the task's finished dependencies did: their commits,
+	// the files they changed and the notes their workers left.
+	Done []Dep
+	// NoteFile is where the worker may leave a note for the tasks that
+	// depend on its task ("" when notes are not kept).
+	NoteFile string
+}
+
+// Dep is a finished dependency, as the prompt tells it.
+type Dep struct {
+	ID, Title string
+	Subjects  []string // its commits' subjects
+	Files     []string // the files it changed
+	Note      string   // what its worker left for the tasks after it
 }
 
 // Template is a parsed prompt template.
