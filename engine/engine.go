@@ -229,3 +229,16 @@ func CurrentBranch(s *gitstore.Store) string {
 	}
 	return ref
 }
+
+// Task reads one task of the feature as it is now.
+func (g *Engine) Task(id string) (*state.Task, error) {
+	tx, err := g.View()
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.Task(id)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, NoTask(g.Feature, id)
+	}
+	return t, err
+}

@@ -21,7 +21,12 @@ const (
 	EvProgress EventType = "progress"
 	// EvLevelEnd: a level settled (merged, or stopped); Tasks holds them all.
 	EvLevelEnd EventType = "level-end"
-	// EvRushEnd: the rush is over, whatever way it ended.
+	// EvLevelMerged: a level's verified work is on staging and passed the
+	// gates; Text is the staging commit.
+	EvLevelMerged EventType = "level-merged"
+	// EvBudget: the agents' reported spending reached the budget.
+	EvBudget EventType = "budget-reached"
+	// EvRushEnd: the rush is over, whatever way it ended; Text says how.
 	EvRushEnd EventType = "rush-end"
 )
 
@@ -34,6 +39,9 @@ type Event struct {
 	Level   int
 	Task    string
 	Text    string
+	// Status and Reason, for a transition: where the task went and why.
+	Status state.Status
+	Reason string
 	// Tasks is the feature's state, for the events that describe a level.
 	Tasks []*state.Task
 }

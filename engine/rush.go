@@ -368,3 +368,42 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 func ClaimHolderAlive(w *state.Worker) bool {
 	return rushHolder{PID: w.PID, Started: w.Started, Host: w.Host}.alive()
 }
+
+// RunDir is where a task's rush files are: its prompts, its task file,
+// each attempt's log (attempt-N.log) and its worker's note.
+func RunDir(s *gitstore.Store, feature, task string) string {
+	return filepath.Join(s.ZergDir(), "run", feature, task)
+}
+
+// LogPath is the log of a task's attempt; attempt 0 is the latest one that
+// has a log.
+func (g *Engine) LogPath(task string, attempt int) (string, error) {
+	tx, err := g.View()
+	if err != nil {
+		return "", err
+	}
+	if _, err := tx.Task(task); err != nil {
+		return "", NoTask(g.Feature, task)
+	}
+	dir := RunDir(g.Store, g.Feature, task)
+	if attempt > 0 {
+		p := filepath.Join(dir, fmt.Sprintf("attempt-%d.log", attempt))
+		if _, err := os.Stat(p); err != nil {
+			return "", &Error{Kind: Usage, What: fmt.Sprintf("no log of attempt %d of %s", attempt, task), Hint: "git zerg logs " + task + " shows the latest"}
+		}
+		return p, nil
+	}
+	ents, _ := os.ReadDir(dir)
+	best := 0
+	for _, e := range ents {
+		var n int
+		if _, err := fmt.Sscanf(e.Name(), "attempt-%d.log", &n); err == nil && n > best {
+			best = n
+		}
+	}
+	if best == 0 {
+		return "", &Error{Kind: Usage, What: fmt.Sprintf("%s has no worker log on this machine", task),
+			Why: "logs are kept where the rush ran its worker"}
+	}
+	return filepath.Join(dir, fmt.Sprintf("attempt-%d.log", best)), nil
+}

@@ -388,6 +388,10 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 		return nil, err
 	}
 	r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: tasks})
+	if len(pins) > 0 {
+		tip, _ := r.mgr.EnsureStaging(r.g.ctx(), "")
+		r.g.emit(Event{Type: EvLevelMerged, Level: level, Text: tip})
+	}
 	return nil, nil
 }
 
@@ -471,7 +475,7 @@ func (r *rush) refuse(s *gitstore.Store, t *state.Task, w *worktree.Worker, reas
 	if err != nil {
 		return nil, err
 	}
-	r.g.transition(t.ID(), string(ft.Status)+": "+reason)
+	r.g.emit(Event{Type: EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
 	return next, nil
 }
 
@@ -654,7 +658,7 @@ func (r *rush) doneDeps(s *gitstore.Store, t *state.Task) []prompt.Dep {
 }
 
 func (r *rush) runDir(t *state.Task) string {
-	return filepath.Join(r.s.ZergDir(), "run", r.feature, t.ID())
+	return RunDir(r.s, r.feature, t.ID())
 }
 
 // workerEnv is the environment of a task's worker command, and of its
@@ -730,7 +734,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		if err != nil {
 			return nil, err
 		}
-		r.g.transition(t.ID(), string(ft.Status)+": "+reason)
+		r.g.emit(Event{Type: EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
 		return next, nil
 	}
 	switch {
@@ -1022,8 +1026,15 @@ func (r *rush) summary() error {
 	if err != nil {
 		return err
 	}
-	defer r.g.emit(Event{Type: EvRushEnd, Tasks: tasks})
 	counts := CountStatuses(tasks)
+	end := Event{Type: EvRushEnd, Tasks: tasks, Text: "ended: " + CountsLine(counts)}
+	if counts[string(state.Done)] == len(tasks) {
+		end.Text = "complete"
+	}
+	if err := r.stopErr(); err != nil {
+		end.Reason = err.Error()
+	}
+	defer r.g.emit(end)
 	r.result = &RushResult{Feature: r.feature, Tasks: len(tasks), Counts: counts, Staging: worktree.StagingBranch(r.feature)}
 	if counts[string(state.Done)] == len(tasks) {
 		tip, _ := r.mgr.EnsureStaging(r.g.ctx(), "")
@@ -1062,8 +1073,8 @@ func (r *rush) spend(u *state.Usage) bool {
 	r.spent.Add(u)
 	total := r.spent
 	r.spentMu.Unlock()
-	if err := BudgetReached(r.cfg, total); err != nil {
-		r.budget.CompareAndSwap(nil, err)
+	if err := BudgetReached(r.cfg, total); err != nil && r.budget.CompareAndSwap(nil, err) {
+		r.g.emit(Event{Type: EvBudget, Text: err.What})
 	}
 	return r.budget.Load() != nil
 }

@@ -29,6 +29,7 @@ func commands(e *env) []*cli.Command {
 		unlockCmd(e),
 		locksCmd(e),
 		logCmd(e),
+		logsCmd(e),
 		fsckCmd(e),
 		exportCmd(e),
 		rushCmd(e),

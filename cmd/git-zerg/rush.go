@@ -72,6 +72,11 @@ func runRush(e *env, o *rushOptions) error {
 	}
 	p := newProgress(e, g.Feature)
 	g.Events = p.event
+	if n := engine.NewNotifier(g.Config.Notify.Command); n != nil {
+		n.Failed = func(note engine.Notification, why string) { p.note("notify %s failed: %s", note.Event, why) }
+		g.Events = n.Sink(g.Events)
+		defer n.Wait()
+	}
 	// Workers run in process groups of their own, out of the terminal's
 	// reach: Ctrl-C comes here, and the engine ends them in order (their
 	// work saved, their claims given back).

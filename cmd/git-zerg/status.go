@@ -169,6 +169,9 @@ func runStatus(e *env) error {
 				extra = "by " + t.Worker
 			case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
 				extra = t.Reason
+				if t.Attempts > 0 {
+					extra += " (output: git zerg logs " + t.ID() + ")"
+				}
 			case t.Commit != "":
 				extra = shortHash(t.Commit)
 			}
