@@ -31,6 +31,13 @@ func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
 		if json.Unmarshal(b, &h) == nil && h.alive() {
 			return 0, refused("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
 		}
+		if h.PID > 0 && h.Host == gitstore.Hostname() {
+			// A rush killed outright left its workers' groups behind, and
+			// its claims: end those before anything is removed.
+			if err := g.stopDeadRush(&h); err != nil {
+				return 0, err
+			}
+		}
 	}
 	ctx := g.ctx()
 	mgr := g.Manager()
@@ -78,6 +85,12 @@ func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
 	var kept []string
 	removed := 0
 	for _, w := range workers {
+		if w.Dir != "" {
+			if pid := processIn(w.Dir); pid != "" {
+				kept = append(kept, fmt.Sprintf("%s: process %s runs in it", w.Dir, pid))
+				continue
+			}
+		}
 		if err := mgr.Remove(ctx, w, o.Force); err != nil {
 			var we *worktree.Error
 			if errors.As(err, &we) {

@@ -114,15 +114,19 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 			}
 		}()
 	}
-	if marker.previous != nil {
-		if !o.Resume {
-			g.note("an earlier rush (pid %d) died; continuing from the state in refs", marker.previous.PID)
-		}
-		if err := r.takeBack(marker.previous); err != nil {
-			return nil, err
-		}
+	if marker.previous != nil && !o.Resume {
+		g.note("an earlier rush (pid %d) died; continuing from the state in refs", marker.previous.PID)
+	}
+	// Claims of a rush of this host that is gone come back now, however it
+	// ended: killed, or stopped on an error after it removed its marker.
+	if err := r.takeBack(nil); err != nil {
+		return nil, err
 	}
 	err = r.run()
+	var ee *Error
+	if err != nil && !errors.As(err, &ee) {
+		r.releaseOwn()
+	}
 	return r.result, err
 }
 

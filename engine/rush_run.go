@@ -966,7 +966,7 @@ func (r *rush) takeBack(dead *rushHolder) error {
 		}
 		var names []string
 		for name, w := range ws {
-			if w.Host == dead.Host && w.PID == dead.PID {
+			if dead != nil && w.Host == dead.Host && w.PID == dead.PID || dead == nil && deadHolder(w) {
 				// Whatever the dead rush's worker left running must not
 				// write into a worktree we are about to reuse.
 				killRecordedGroup(filepath.Join(r.s.ZergDir(), "run", r.feature, w.Task, "pgid"))
@@ -986,9 +986,41 @@ func (r *rush) takeBack(dead *rushHolder) error {
 			return nil, err
 		}
 		sort.Strings(names)
+		if dead == nil {
+			return &gitstore.Message{Subject: "take back claims of dead rushes: " + strings.Join(names, ", "),
+				Op: "expire", Reason: "their rush on " + gitstore.Hostname() + " is gone"}, nil
+		}
 		return &gitstore.Message{Subject: fmt.Sprintf("take back claims of dead rush %d: %s", dead.PID, strings.Join(names, ", ")),
 			Op: "expire", Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
 	})
+}
+
+// deadHolder: the claim was made by a rush of this host that is gone,
+// whatever way it ended (its marker may be gone with it).
+func deadHolder(w *state.Worker) bool {
+	return w.Host == gitstore.Hostname() && w.PID > 0 && w.PID != os.Getpid() && !ClaimHolderAlive(w)
+}
+
+// releaseOwn gives back, without counting an attempt, every claim this
+// rush still holds when it stops on an error of its own: a failure of the
+// tool is no task's failure, and must not leave claims that only lease
+// expiry would free.
+func (r *rush) releaseOwn() {
+	tx, err := r.s.View(r.feature)
+	if err != nil {
+		return
+	}
+	ws, err := tx.Workers()
+	if err != nil {
+		return
+	}
+	for _, w := range ws {
+		if w.PID == os.Getpid() && w.Host == gitstore.Hostname() {
+			if _, err := r.g.Interrupt(w.Name, w.Task, nil); err == nil {
+				r.g.transition(w.Task, "given back, the attempt not counted: the rush stopped on an error")
+			}
+		}
+	}
 }
 
 // recordGroup notes a worker's process group with its leader's start time,
@@ -1017,7 +1049,51 @@ func killRecordedGroup(path string) {
 	if now := processStart(pgid); now != "" && (len(f) < 2 || f[1] != now) {
 		return // another process has this id now
 	}
-	proc.KillGroup(pgid)
+	// TERM first: an agent may save its session; the grace is short.
+	proc.EndGroup(pgid, 0)
+}
+
+// stopDeadRush ends what a dead rush of the feature left running on this
+// host and takes its claims back, so that its worktrees can be reused or
+// removed with nothing still writing into them.
+func (g *Engine) stopDeadRush(dead *rushHolder) error {
+	dir := filepath.Join(g.Store.ZergDir(), "run", g.Feature)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		killRecordedGroup(filepath.Join(dir, e.Name(), "pgid"))
+	}
+	r := &rush{g: g, s: g.Store, feature: g.Feature, policy: g.Policy(), ttl: g.TTL()}
+	return r.takeBack(dead)
+}
+
+// processIn names a process whose working directory is dir or below it,
+// "" when none is (or when the system does not say).
+func processIn(dir string) string {
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil {
+			continue
+		}
+		if cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
+			if f := procStat(pid); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+				continue
+			}
+			return strconv.Itoa(pid)
+		}
+	}
+	return ""
 }
 
 // summary records how the rush ended and returns its verdict.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -169,7 +171,7 @@ func runStatus(e *env) error {
 				extra = "by " + t.Worker
 			case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
 				extra = t.Reason
-				if t.Attempts > 0 {
+				if e.hasLog(sn.feature, t) {
 					extra += " (output: git zerg logs " + t.ID() + ")"
 				}
 			case t.Commit != "":
@@ -229,6 +231,17 @@ func shortHash(h string) string {
 
 // write prints the document as writeJSON would, with the task list on the
 // fast path.
+// hasLog reports whether a worker's output for the task's last attempt is
+// on this machine, for status to point to it.
+func (e *env) hasLog(feature string, t *state.Task) bool {
+	s, err := e.Store()
+	if err != nil || t.Attempts < 1 {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(engine.RunDir(s, feature, t.ID()), fmt.Sprintf("attempt-%d.log", t.Attempts)))
+	return err == nil
+}
+
 // spent is what the agents reported for the whole feature.
 func (sn *snapshot) spent() state.Usage {
 	var total state.Usage
