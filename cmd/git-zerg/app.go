@@ -117,6 +117,12 @@ func prepareCommand(e *env, c *cli.Command) {
 	}
 }
 
+// clock is the time every command goes by. The test binary replaces it
+// with one that honours ZERG_CLOCK_OFFSET, which the hooks and workers it
+// starts inherit, so tests move time forward instead of sleeping; the real
+// binary has no such switch.
+var clock = time.Now
+
 // Main runs git-zerg with args and returns the exit code. main and the
 // script tests both call it.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -125,7 +131,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		stdin:  stdin,
 		stdout: stdout,
 		stderr: stderr,
-		now:    time.Now,
+		now:    clock,
 	}
 	e.isTTY, e.errTTY = isTerminal(stdout), isTerminal(stderr)
 	app := newApp(e)

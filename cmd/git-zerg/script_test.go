@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -20,7 +21,7 @@ var update = flag.Bool("update", false, "update testscript archives from actual 
 // script find it on PATH too.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-zerg": func() { os.Exit(process()) },
+		"git-zerg": func() { clock = offsetClock(); os.Exit(process()) },
 	})
 }
 
@@ -101,7 +102,23 @@ func cmdGitrepo(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// waitfile FILE...: wait until every FILE exists, at most 20 seconds, so a
+// offsetClock is time.Now moved by ZERG_CLOCK_OFFSET (a Go duration), so
+// that a script can let hours pass: `env ZERG_CLOCK_OFFSET=3h`.
+func offsetClock() func() time.Time {
+	v := os.Getenv("ZERG_CLOCK_OFFSET")
+	if v == "" {
+		return time.Now
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "git-zerg (test build): bad ZERG_CLOCK_OFFSET %q\n", v)
+		os.Exit(2)
+	}
+	return func() time.Time { return time.Now().Add(d) }
+}
+
+// waitfile FILE...: wait until every FILE exists and is not empty, at most
+// 20 seconds, so a
 // script can act once a background process reached a point (never by
 // sleeping for a guessed time).
 func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
@@ -111,7 +128,7 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for _, f := range args {
 		for {
-			if _, err := os.Stat(ts.MkAbs(f)); err == nil {
+			if fi, err := os.Stat(ts.MkAbs(f)); err == nil && fi.Size() > 0 {
 				break
 			}
 			if time.Now().After(deadline) {
