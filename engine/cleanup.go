@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -61,7 +60,7 @@ func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
 				Hint: "git zerg cleanup --state --force deletes them; git branch NAME REF keeps one"}
 		}
 	}
-	if _, err := s.Git.Run(ctx, "worktree", "prune"); err != nil {
+	if err := mgr.Prune(ctx); err != nil {
 		return 0, err
 	}
 	workers, err := mgr.List(ctx)
@@ -107,11 +106,8 @@ func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
 		}
 	}
 	// The gates' scratch checkout holds nothing of anyone's.
-	staging := filepath.Join(mgr.Root, "staging")
-	if _, err := os.Stat(staging); err == nil {
-		if _, err := s.Git.Run(ctx, "worktree", "remove", "--force", staging); err == nil {
-			g.note("removed %s", staging)
-		}
+	if staging, err := mgr.RemoveStaging(ctx); err == nil && staging != "" {
+		g.note("removed %s", staging)
 	}
 	os.Remove(mgr.Root) // only when empty
 	if len(kept) > 0 {
@@ -142,19 +138,9 @@ func (g *Engine) DeleteState() error {
 	if err != nil {
 		return err
 	}
-	refs, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname)",
-		"refs/zerg/work/"+feature+"/", "refs/zerg/attempts/"+feature+"/")
+	dropped, err := s.DropWorkRefs(ctx, feature)
 	if err != nil {
 		return err
-	}
-	var b strings.Builder
-	for _, r := range refs {
-		fmt.Fprintf(&b, "delete %s\n", r)
-	}
-	if b.Len() > 0 {
-		if _, err := s.Git.RunWith(ctx, gitcmdStdin(b.String()), "update-ref", "--stdin"); err != nil {
-			return err
-		}
 	}
 	err = s.Update(ctx, "", g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		locks, err := tx.Locks()
@@ -184,8 +170,6 @@ func (g *Engine) DeleteState() error {
 	if s.CurrentFeature() == feature {
 		os.Remove(filepath.Join(s.ZergDir(), "feature"))
 	}
-	g.note("deleted the state of %s (a tombstone on %s; %d work refs removed)", feature, gitstore.FeatureRef(feature), len(refs))
+	g.note("deleted the state of %s (a tombstone on %s; %d work refs removed)", feature, gitstore.FeatureRef(feature), dropped)
 	return nil
 }
-
-func gitcmdStdin(s string) gitcmd.Call { return gitcmd.Call{Stdin: strings.NewReader(s)} }

@@ -315,4 +315,4 @@ func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*sta
 }
 
 // PinRef keeps a verified commit reachable until the level merge.
-func PinRef(feature, task string) string { return "refs/zerg/work/" + feature + "/" + task }
+func PinRef(feature, task string) string { return gitstore.WorkRef(feature, task) }

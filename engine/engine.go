@@ -189,7 +189,7 @@ func (g *Engine) Manager() *worktree.Manager {
 // SavedRefs are where a rush keeps work outside the worker branches:
 // verified work until it is merged, failed attempts and rescued leftovers.
 func SavedRefs(feature string) []string {
-	return []string{"refs/zerg/work/" + feature + "/", "refs/zerg/attempts/" + feature + "/"}
+	return gitstore.SavedPrefixes(feature)
 }
 
 // HeadCommit resolves HEAD of the work tree the store was opened in,

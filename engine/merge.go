@@ -13,7 +13,6 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -212,11 +211,11 @@ func containsPin(pins []worktree.Pin, id, commit string) bool {
 // gatesRef records that the quality gates passed on a tree: the pre-push
 // hook lets staging out only when its tree has one. It points at a commit
 // of that tree whose message names the gate set and each gate's result.
-func gatesRef(tree string) string { return hooks.GatesRef(tree) }
+func gatesRef(tree string) string { return gitstore.GatesRef(tree) }
 
 // gatesFailedRef keeps the results of the last failed run on a tree, for
 // the record; it goes when the tree passes.
-func gatesFailedRef(tree string) string { return "refs/zerg/gates-failed/" + tree }
+func gatesFailedRef(tree string) string { return gitstore.GatesFailedRef(tree) }
 
 // gateSet names the configured gates: a pass counts only for the set that
 // passed (a gate added or changed since must run). Timeouts are left out:

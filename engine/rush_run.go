@@ -728,7 +728,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	}
 	fail := func(reason string, block bool) (*state.Task, error) {
 		if commit != "" && commit != t.Base {
-			saveAttempt(ctx, r.s, r.feature, t, commit)
+			r.saveAttempt(ctx, t, commit)
 		}
 		ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: block, Then: then, Usage: res.usage()})
 		if err != nil {
@@ -798,7 +798,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return r.giveBack(s, t, w, facts.Commit, res.usage())
 	}
 	if to == state.Failed {
-		saveAttempt(ctx, r.s, r.feature, t, facts.Commit)
+		r.saveAttempt(ctx, t, facts.Commit)
 	}
 	final, next, err := r.with(s).recordDone(w.Name, facts, to, reason, res.usage(), then)
 	if err != nil {
@@ -819,9 +819,11 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 
 // saveAttempt keeps a failed attempt's commit reachable, so nothing a
 // worker did is lost when its branch moves on.
-func saveAttempt(ctx context.Context, s *gitstore.Store, feature string, t *state.Task, commit string) {
-	ref := fmt.Sprintf("refs/zerg/attempts/%s/%s/%d", feature, t.ID(), t.Attempts)
-	s.Git.Run(ctx, "update-ref", ref, commit)
+func (r *rush) saveAttempt(ctx context.Context, t *state.Task, commit string) {
+	if _, err := r.s.SaveAttempt(ctx, r.feature, t.ID(), strconv.Itoa(t.Attempts), commit); err != nil {
+		// The commit is still on the worker branch until its next reset.
+		r.g.note("%s: could not save attempt %d (%v)", t.ID(), t.Attempts, err)
+	}
 }
 
 // commitLeftovers commits whatever the worker left uncommitted in its
@@ -923,14 +925,13 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 		// The usual case is no crash: the slot's last task of this level
 		// left its work pinned (verified) or saved (failed attempt), and
 		// the branch only needs to start afresh.
-		kept, err := r.s.Git.Line(ctx, "for-each-ref", "--count=1", "--format=%(refname)", "--contains", head,
-			"refs/zerg/work/"+r.feature+"/", "refs/zerg/attempts/"+r.feature+"/")
+		kept, err := r.s.SavedCommit(ctx, r.feature, head)
 		if err != nil {
 			return nil, err
 		}
 		if kept == "" {
-			ref := fmt.Sprintf("refs/zerg/attempts/%s/%s/%s", r.feature, w.Name, head[:12])
-			if _, err := r.s.Git.Run(ctx, "update-ref", ref, head); err != nil {
+			ref, err := r.s.SaveAttempt(ctx, r.feature, w.Name, head[:12], head)
+			if err != nil {
 				return nil, err
 			}
 			r.g.note("%s: saved leftovers %s under %s", w.Name, ShortHash(head), ref)
@@ -944,10 +945,13 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 	if err != nil && w == nil {
 		// Last resort for a branch without a worktree: its commits are in
 		// no worktree to save from, so save the branch tip itself.
-		branch := worktree.WorkerBranch(r.feature, slot)
-		if h, herr := r.s.Git.Line(ctx, "rev-parse", "--verify", "-q", "refs/heads/"+branch); herr == nil && h != "" {
-			r.s.Git.Run(ctx, "update-ref", fmt.Sprintf("refs/zerg/attempts/%s/%s/%s", r.feature, workerName(slot), h[:12]), h)
-			r.s.Git.Run(ctx, "update-ref", "refs/heads/"+branch, tip)
+		if h, herr := r.mgr.BranchTip(ctx, slot); herr == nil && h != "" {
+			if _, err := r.s.SaveAttempt(ctx, r.feature, workerName(slot), h[:12], h); err != nil {
+				return nil, err
+			}
+			if err := r.mgr.ResetBranch(ctx, slot, tip); err != nil {
+				return nil, err
+			}
 			return r.mgr.Add(ctx, slot, tip)
 		}
 		return nil, err
@@ -1210,7 +1214,7 @@ func (r *rush) runCommand(spec proc.Spec) (proc.Result, error) {
 // attempt; what its worker made is saved under the attempt refs first.
 func (r *rush) giveBack(s *gitstore.Store, t *state.Task, w *worktree.Worker, commit string, usage *state.Usage) (*state.Task, error) {
 	if commit != "" && commit != t.Base {
-		saveAttempt(r.g.ctx(), r.s, r.feature, t, commit)
+		r.saveAttempt(r.g.ctx(), t, commit)
 	}
 	if _, err := r.with(s).Interrupt(w.Name, t.ID(), usage); err != nil {
 		return nil, err

@@ -16,7 +16,6 @@ import (
 
 	"github.com/git-zerg/git-zerg/claude"
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -514,31 +513,17 @@ func runClaudeGates(e *env) error {
 	if err != nil {
 		return err
 	}
-	branch := worktree.StagingBranch(feature)
-	ref := "refs/heads/" + branch
-	cur, _ := s.Git.Line(e.ctx, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
-	switch {
-	case cur == "":
-		if _, err := s.Git.Run(e.ctx, "update-ref", "-m", "git-zerg: staging at HEAD for task-mode gates", ref, head, ""); err != nil {
-			return err
-		}
-	case cur != head:
-		_, err := s.Git.Run(e.ctx, "merge-base", "--is-ancestor", cur, head)
-		switch gitcmd.ExitCode(err) {
-		case -1:
-			if err != nil {
-				return err
-			}
-			if _, err := s.Git.Run(e.ctx, "update-ref", "-m", "git-zerg: staging up to HEAD for task-mode gates", ref, head, cur); err != nil {
-				return err
-			}
-		case 1:
-			return &cliError{code: exitRefused, what: "gates refused",
-				why:  fmt.Sprintf("%s has commits that HEAD lacks: the gates would not run on the work of this branch", branch),
-				hint: "merge " + branch + " into this branch, or run git zerg gates run to gate staging as it is"}
-		default:
-			return err
-		}
+	g, err := e.engine()
+	if err != nil {
+		return err
+	}
+	if err := g.Manager().AdvanceStaging(e.ctx, head); errors.Is(err, worktree.ErrStagingAhead) {
+		branch := worktree.StagingBranch(feature)
+		return &cliError{code: exitRefused, what: "gates refused",
+			why:  fmt.Sprintf("%s has commits that HEAD lacks: the gates would not run on the work of this branch", branch),
+			hint: "merge " + branch + " into this branch, or run git zerg gates run to gate staging as it is"}
+	} else if err != nil {
+		return err
 	}
 	return runGates(e)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 type hooksOptions struct {
@@ -378,7 +379,7 @@ func runInit(e *env) error {
 		return &cliError{code: exitFailed, what: fmt.Sprintf("git %d.%d or later is needed", minGit[0], minGit[1]),
 			why: strings.TrimPrefix(v, "git version "), hint: "upgrade git, then run git zerg init again"}
 	}
-	if _, err := s.Git.Run(e.ctx, "worktree", "list", "--porcelain"); err != nil {
+	if err := worktree.Supported(e.ctx, s.Git); err != nil {
 		return failed("git worktree does not work here", err.Error())
 	}
 	// A hooks directory that cannot serve every worktree refuses init
