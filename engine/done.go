@@ -271,25 +271,15 @@ func (g *Engine) sharedWork(f *gates.DoneFacts, commit string) error {
 // when some commit touches paths the task does not own. fsck replays
 // shared-mode done with it too.
 func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
-	out, err := g.Store.Git.Run(g.ctx(), "log", "-z", "--format=%x01%H", "--name-only", "--no-renames", base+".."+commit, "--")
+	log, err := g.Store.Git.LogFiles(g.ctx(), base+".."+commit, "--")
 	if err != nil {
 		return nil, false, err
 	}
-	var commits []gates.CommitFiles
+	commits := make([]gates.CommitFiles, 0, len(log))
 	all := true
-	for _, chunk := range strings.Split(string(out), "\x01") {
-		if chunk == "" {
-			continue
-		}
-		hash, rest, _ := strings.Cut(chunk, "\x00")
-		c := gates.CommitFiles{Commit: hash}
-		for _, p := range strings.Split(strings.TrimPrefix(rest, "\n"), "\x00") {
-			if p != "" {
-				c.Files = append(c.Files, p)
-				all = all && len(gates.Unowned(t.Spec, []string{p})) == 0
-			}
-		}
-		commits = append(commits, c)
+	for _, c := range log {
+		commits = append(commits, gates.CommitFiles{Commit: c.Commit, Files: c.Files})
+		all = all && len(gates.Unowned(t.Spec, c.Files)) == 0
 	}
 	var others []*state.Task
 	if !all {

@@ -409,16 +409,16 @@ func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines [
 			o := id.WorkerOwner(w)
 			owner = func() string { return o }
 		}
-		args := []string{"log", "-z", "--no-renames", "--name-only", "--format=%x01%H", "--full-history", "--cc", l.LocalSHA}
+		args := []string{"--full-history", "--cc", l.LocalSHA}
 		args = append(args, excl...)
 		args = append(args, "--")
 		args = append(args, specs...)
-		raw, err := s.Git.Run(ctx, args...)
+		commits, err := s.Git.LogFiles(ctx, args...)
 		if err != nil {
 			return nil, err
 		}
 		seen := map[string]bool{}
-		for _, cp := range parseLog(raw) {
+		for _, cp := range commitPaths(commits) {
 			for _, c := range lockConflicts([]string{cp.path}, locks, owner, now) {
 				key := c.Path + "\x00" + c.Lock.Path
 				if seen[key] {
@@ -441,22 +441,13 @@ func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines [
 
 type commitPath struct{ commit, path string }
 
-// parseLog reads `git log -z --name-only --format=%x01%H`: each commit is
-// "\x01<id>\0", then its paths, each "\0"-terminated (the first after a
-// "\n").
-func parseLog(raw []byte) []commitPath {
+// commitPaths flattens a log into (commit, path) pairs.
+func commitPaths(commits []gitcmd.CommitFiles) []commitPath {
 	var out []commitPath
-	cur := ""
-	for _, tok := range strings.Split(string(raw), "\x00") {
-		tok = strings.TrimPrefix(tok, "\n")
-		if tok == "" {
-			continue
+	for _, c := range commits {
+		for _, p := range c.Files {
+			out = append(out, commitPath{c.Commit, p})
 		}
-		if id, ok := strings.CutPrefix(tok, "\x01"); ok && plumbing.IsHash(id) {
-			cur = id
-			continue
-		}
-		out = append(out, commitPath{cur, tok})
 	}
 	return out
 }

@@ -433,7 +433,7 @@ func TestParseLog(t *testing.T) {
 	a := strings.Repeat("a", 40)
 	b := strings.Repeat("b", 40)
 	raw := "\x01" + a + "\x00\nsrc/x y.go\x00src/z\x00\x01" + b + "\x00\x00\x01" + a + "\x00\nd\x00"
-	got := parseLog([]byte(raw))
+	got := commitPaths(gitcmd.ParseLogFiles([]byte(raw)))
 	want := []commitPath{{a, "src/x y.go"}, {a, "src/z"}, {a, "d"}}
 	if len(got) != len(want) {
 		t.Fatalf("%q", got)
