@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -124,7 +125,7 @@ func PreCommit(s *gitstore.Store, id Identity, now time.Time, staged Staged) ([]
 		out = c.check(id, paths)
 	}
 	for _, cf := range lockConflicts(paths, locks, lazyOwner(id), now) {
-		out = append(out, Problem{Path: cf.Path, What: holderText(cf), Hint: lockHint(cf, true)})
+		out = append(out, Problem{Path: cf.Path, What: holderText(cf), Hint: commitLockHint(cf, id)})
 	}
 	sortProblems(out)
 	return out, nil
@@ -276,6 +277,24 @@ func holderText(c gates.Conflict) string {
 		s += " (" + l.Reason + ")"
 	}
 	return s + ", until " + l.Expires.UTC().Format("2006-01-02 15:04Z")
+}
+
+// commitLockHint is lockHint for a commit. In a shared checkout the holder
+// may be the very agent committing, who forgot to say which worker it is:
+// then waiting for its own task would wait forever, so the hint names the
+// worker to commit as, when that worker runs on this host.
+func commitLockHint(c gates.Conflict, id Identity) string {
+	l := c.Lock
+	if l.Task == "" || id.Worker != "" || id.WorkerOwner == nil || os.Getenv("ZERG_WORKER") != "" {
+		return lockHint(c, true)
+	}
+	at := strings.LastIndexByte(l.Owner, '@')
+	if at <= 0 || id.WorkerOwner(l.Owner[:at]) != l.Owner {
+		return lockHint(c, true)
+	}
+	w := l.Owner[:at]
+	return "if this is " + w + "'s work on " + l.Task + ", commit as that worker: ZERG_WORKER=" + w +
+		" git commit ...; otherwise " + lockHint(c, true)
 }
 
 func lockHint(c gates.Conflict, commit bool) string {
