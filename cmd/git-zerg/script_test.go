@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,8 +24,22 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// TestScript runs each script in a directory of its own under the test's
+// temporary directory: worker worktrees go beside the repository ($WORK),
+// so scripts sharing one parent would share (and race on) its
+// .zerg-worktrees, and testscript, which removes only $WORK, would leave
+// them behind. The test's own cleanup removes the lot.
 func TestScript(t *testing.T) {
-	testscript.Run(t, scriptParams(t, "../../testdata/script"))
+	files, err := filepath.Glob("../../testdata/script/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, f := range files {
+		p := scriptParams(t, "")
+		p.Files = []string{f}
+		p.WorkdirRoot = t.TempDir()
+		testscript.Run(t, p)
+	}
 }
 
 func scriptParams(t *testing.T, dir string) testscript.Params {
@@ -56,7 +71,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 }
 
 // exitcode N cmd args...: run cmd and require exit code N (testscript
-// alone only tells zero from non-zero, and the SPEC's codes are API).
+// alone only tells zero from non-zero, and git zerg's exit codes are API).
 func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: exitcode N command [args...]")
