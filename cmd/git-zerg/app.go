@@ -102,9 +102,28 @@ func newApp(e *env) *cli.App {
 	}
 	e.appFlags = app.Flags
 	for _, c := range app.Commands {
-		prepareCommand(e, c)
+		prepareCommand(e, c, "")
 	}
 	return app
+}
+
+// needsWorkTree are the commands that work in a work tree: they run
+// commands there, create worktrees beside it, or judge work by its HEAD. In
+// a bare repository each is refused before it writes anything.
+var needsWorkTree = map[string]bool{
+	"plan": true, "rush": true, "claim": true, "done": true, "merge": true,
+	"gates run": true, "cleanup": true,
+}
+
+// checkWorkTree refuses a bare repository; a directory that is no
+// repository at all is left for the command to report.
+func (e *env) checkWorkTree(name string) error {
+	s, err := e.Store()
+	if err != nil || s.Top != "" {
+		return nil
+	}
+	return &cliError{code: exitUsage, what: name + " needs a work tree (this is a bare repository)",
+		hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
 }
 
 // undefinedFlag finds the flag name in the flag package's error for a
@@ -150,7 +169,8 @@ func commandSuggestion(name string, cmds []*cli.Command) string {
 // prepareCommand gives every command the same usage-error handling and a
 // --json flag of its own, so `git zerg status --json` and
 // `git zerg --json status` mean the same.
-func prepareCommand(e *env, c *cli.Command) {
+func prepareCommand(e *env, c *cli.Command, parent string) {
+	name := strings.TrimSpace(parent + " " + c.Name)
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 		return &cliError{code: exitUsage, what: longFlags(err.Error()) + flagSuggestion(err, c.Flags), hint: "see git zerg help " + c.Name}
 	}
@@ -175,11 +195,16 @@ func prepareCommand(e *env, c *cli.Command) {
 	if action := c.Action; action != nil {
 		c.Action = func(ctx *cli.Context) error {
 			e.json = e.globalJSON || ctx.Bool("json")
+			if needsWorkTree[name] {
+				if err := e.checkWorkTree(name); err != nil {
+					return err
+				}
+			}
 			return action(ctx)
 		}
 	}
 	for _, sub := range c.Subcommands {
-		prepareCommand(e, sub)
+		prepareCommand(e, sub, name)
 	}
 }
 
