@@ -43,6 +43,7 @@ func commands(e *env) []*cli.Command {
 		withClaudeHooks(e, hookCmd(e)),
 		installCommandsCmd(e),
 		manCmd(e),
+		installManCmd(e),
 		completionCmd(e),
 		completeCmd(e),
 	}

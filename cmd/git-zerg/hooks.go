@@ -405,6 +405,9 @@ func runInit(e *env) error {
 		return err
 	}
 	e.printHooksWarning(e.startHooksWarning(s)())
+	if found, ok := manFinds(); ok && found == "" {
+		fmt.Fprintln(e.stderr, "note: git zerg --help opens man git-zerg, not installed yet: git zerg install-man installs it")
+	}
 	return nil
 }
 

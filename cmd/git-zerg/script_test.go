@@ -54,6 +54,17 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				return err
 			}
 			env.Setenv("HOME", home)
+			// man finds a git-zerg page (a stand-in) whatever this machine
+			// has installed, so that init's note about installing it does
+			// not depend on the machine; man_install.txtar clears MANPATH.
+			manDir := home + "/man"
+			if err := os.MkdirAll(manDir+"/man1", 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(manDir+"/man1/git-zerg.1", []byte(".TH GIT-ZERG 1\n"), 0o644); err != nil {
+				return err
+			}
+			env.Setenv("MANPATH", manDir)
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("GIT_AUTHOR_NAME", "Zerg Tester")
 			env.Setenv("GIT_AUTHOR_EMAIL", "tester@example.com")
