@@ -23,7 +23,7 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
-// Identity is who commits or pushes (SPEC "Hooks"): in a worker worktree the
+// Identity is who commits or pushes: in a worker worktree the
 // worker of its branch, elsewhere ZERG_WORKER when set, else the user. The
 // CLI resolves it; Owner is called only when a lock is in the way, because
 // finding the user may cost a git process.
@@ -482,8 +482,8 @@ func parseLog(raw []byte) []commitPath {
 
 // lockPathspecs limits a git command to the paths the locks cover, each
 // taken literally: a directory lock as its directory, a glob lock as its
-// literal directory prefix (the SPEC's conservative reading). A lock on
-// the whole repository means no limit at all.
+// literal directory prefix (conservative: more paths are checked, never
+// fewer). A lock on the whole repository means no limit at all.
 func lockPathspecs(locks []state.Lock) []string {
 	var out []string
 	seen := map[string]bool{}

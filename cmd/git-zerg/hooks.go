@@ -252,7 +252,7 @@ func runHooksStatus(e *env) error {
 	return tw.Flush()
 }
 
-// hookIdentity is who commits or pushes here (SPEC "Hooks"): the worker of
+// hookIdentity is who commits or pushes here: the worker of
 // a worker worktree's branch, else ZERG_WORKER, else the user; the last is
 // looked up (a git process) only when a lock asks for it.
 func (e *env) hookIdentity(s *gitstore.Store) hooks.Identity {
