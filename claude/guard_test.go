@@ -32,7 +32,7 @@ func TestGuard(t *testing.T) {
 		{cmd: "git zerg status --json", want: ""},
 		{cmd: "git zerg unlock --force src/a.go", want: ""}, // the user (driver) may break a lock
 		{cmd: "git zerg unlock src/a.go", worker: true, want: ""},
-		{cmd: "git push origin 'refs/zerg/*:refs/zerg/*'", want: ""}, // plain push of state, SPEC "Sync"
+		{cmd: "git push origin 'refs/zerg/*:refs/zerg/*'", want: ""}, // plain push of state: README "Sharing state"
 		{cmd: "git fetch origin 'refs/zerg/*:refs/zerg-remotes/origin/*'", want: ""},
 		{cmd: "git config core.hooksPath", want: ""},
 		{cmd: "git config --get core.hooksPath", want: ""},

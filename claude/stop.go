@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The Stop hook's limits (SPEC "Agent-driven mode"): it lets a session stop
+// The Stop hook's limits (README, "Claude Code mode"): it lets a session stop
 // after MaxFailures failed tasks in a row, after MaxIdle stops in a row at
 // which the state had not moved since the stop before, and after MaxRounds
 // stops in all.

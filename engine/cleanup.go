@@ -20,21 +20,29 @@ type CleanupOptions struct {
 	Force bool
 }
 
+// Cleaned is what a cleanup removed, each thing named.
+type Cleaned struct {
+	Worktrees []string // worker worktree directories
+	Branches  []string // worker branches
+	Staging   string   // the gates' scratch checkout of staging, when there was one
+	Dirs      []string // directories the worktrees were made in, left empty
+}
+
 // Cleanup removes the feature's worktrees and worker branches (and with
-// o.State its refs). It returns how many it removed; work it kept is an
-// error of kind Refused naming it.
-func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
+// o.State its refs), then the directories made to hold them once they are
+// empty. Work it kept is an error of kind Refused naming it.
+func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 	feature, s := g.Feature, g.Store
 	if b, err := os.ReadFile(filepath.Join(s.ZergDir(), "rush", feature+".json")); err == nil {
 		var h rushHolder
 		if json.Unmarshal(b, &h) == nil && h.alive() {
-			return 0, refused("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
+			return nil, refused("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
 		}
 		if h.PID > 0 && h.Host == gitstore.Hostname() {
 			// A rush killed outright left its workers' groups behind, and
 			// its claims: end those before anything is removed.
 			if err := g.stopDeadRush(&h); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 	}
@@ -48,29 +56,29 @@ func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
 			args = append(args, "--glob="+p+"*")
 		}
 		if tip, err := s.ReadRef("refs/heads/" + worktree.StagingBranch(feature)); err != nil {
-			return 0, err
+			return nil, err
 		} else if !tip.IsZero() {
 			args = append(args, "--not", tip.String())
 		}
 		if n, err := s.Git.Line(ctx, args...); err != nil {
-			return 0, err
+			return nil, err
 		} else if n != "0" {
-			return 0, &Error{Kind: Refused, What: "cleanup --state refused",
+			return nil, &Error{Kind: Refused, What: "cleanup --state refused",
 				Why:  fmt.Sprintf("%s commits of failed attempts or unmerged work are kept only under %s and %s", n, mgr.Saved[0], mgr.Saved[1]),
 				Hint: "git zerg cleanup --state --force deletes them; git branch NAME REF keeps one"}
 		}
 	}
 	if err := mgr.Prune(ctx); err != nil {
-		return 0, err
+		return nil, err
 	}
 	workers, err := mgr.List(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Worker branches left without a worktree go too.
 	branches, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for _, w := range workers {
@@ -82,7 +90,7 @@ func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
 		}
 	}
 	var kept []string
-	removed := 0
+	out := &Cleaned{}
 	for _, w := range workers {
 		if w.Dir != "" {
 			if pid := processIn(w.Dir); pid != "" {
@@ -96,30 +104,68 @@ func (g *Engine) Cleanup(o CleanupOptions) (int, error) {
 				kept = append(kept, we.Error())
 				continue
 			}
-			return 0, err
+			return nil, err
 		}
-		removed++
 		if w.Dir != "" {
-			g.note("removed %s (%s)", w.Dir, w.Branch)
-		} else {
-			g.note("deleted branch %s", w.Branch)
+			out.Worktrees = append(out.Worktrees, w.Dir)
+			g.note("removed worktree %s", w.Dir)
 		}
+		out.Branches = append(out.Branches, w.Branch)
+		g.note("deleted branch %s", w.Branch)
 	}
 	// The gates' scratch checkout holds nothing of anyone's.
 	if staging, err := mgr.RemoveStaging(ctx); err == nil && staging != "" {
-		g.note("removed %s", staging)
+		out.Staging = staging
+		g.note("removed the gates' checkout %s", staging)
 	}
-	os.Remove(mgr.Root) // only when empty
+	out.Dirs = g.removeEmptyRoots(mgr.Root)
+	for _, d := range out.Dirs {
+		g.note("removed empty directory %s", d)
+	}
 	if len(kept) > 0 {
-		return 0, &Error{Kind: Refused, What: "cleanup kept work that is not merged", Why: strings.Join(kept, "; "),
+		return nil, &Error{Kind: Refused, What: "cleanup kept work that is not merged", Why: strings.Join(kept, "; "),
 			Hint: "merge or save it, or run git zerg cleanup --force to discard it"}
 	}
 	if o.State {
 		if err := g.DeleteState(); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	return removed, nil
+	return out, nil
+}
+
+// removeEmptyRoots removes the feature's root and the directories above it
+// that hold worktrees, up to the worktrees root (and, for the default root,
+// the .zerg-worktrees directory beside the repository), each only when
+// empty: they were made for the worktrees, and another feature's or
+// repository's worktrees keep them. The main work tree and the directories
+// above it are never removed.
+func (g *Engine) removeEmptyRoots(featureRoot string) []string {
+	stop := g.WorktreesRoot()
+	if g.Config == nil || g.Config.Worktrees.Root == "" {
+		stop = filepath.Dir(stop)
+	}
+	top := filepath.Clean(g.Store.Top)
+	var removed []string
+	for dir := filepath.Clean(featureRoot); within(dir, stop); dir = filepath.Dir(dir) {
+		if within(top, dir) {
+			break
+		}
+		if _, err := os.Lstat(dir); err != nil {
+			continue // never made (no worktree was ever added), or gone
+		}
+		if os.Remove(dir) != nil {
+			break // not empty
+		}
+		removed = append(removed, dir)
+	}
+	return removed
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // DeleteState removes the feature's refs and local files, and the locks

@@ -166,15 +166,7 @@ func (g *Engine) Manager() *worktree.Manager {
 	}
 	// Each feature under a root of its own: two features' worker-1 must
 	// not be one worktree.
-	root := cfg.Worktrees.Root
-	switch {
-	case root == "":
-		root = worktree.DefaultRoot(s.Top, feature)
-	case filepath.IsAbs(root):
-		root = filepath.Join(root, filepath.FromSlash(feature))
-	default:
-		root = filepath.Join(s.Top, root, filepath.FromSlash(feature))
-	}
+	root := filepath.Join(g.WorktreesRoot(), filepath.FromSlash(feature))
 	readRef := func(name string) string {
 		h, err := s.ReadRef(name)
 		if err != nil || h.IsZero() {
@@ -184,6 +176,25 @@ func (g *Engine) Manager() *worktree.Manager {
 	}
 	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef,
 		Saved: SavedRefs(feature)}
+}
+
+// WorktreesRoot is the directory under which each feature's worktrees get
+// a directory of their own: worktrees.root (relative to the main work
+// tree), else beside the repository, outside it, so that the user's
+// checkout never sees them.
+func (g *Engine) WorktreesRoot() string {
+	cfg := g.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	switch root := cfg.Worktrees.Root; {
+	case root == "":
+		return worktree.DefaultBase(g.Store.Top)
+	case filepath.IsAbs(root):
+		return filepath.Clean(root)
+	default:
+		return filepath.Join(g.Store.Top, root)
+	}
 }
 
 // SavedRefs are where a rush keeps work outside the worker branches:

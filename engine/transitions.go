@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/git-zerg/git-zerg/gates"
@@ -157,19 +159,80 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 	return out, next, err
 }
 
-// Retry gives a blocked or failed task a new start.
-func (g *Engine) Retry(task string) (*state.Task, error) {
+// Retry gives blocked or failed tasks a new start, all in one transaction:
+// when any id is unknown or its task may not be retried, nothing is
+// written, so that a retry of a list never leaves half of it retried.
+func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 	who := g.UserIdentity()
-	return g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
-		if err := gates.Retry(t); err != nil {
-			return nil, err
+	var out []*state.Task
+	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
+		if !x.tx.Exists() {
+			return nil, NotPlanned(g.Feature)
 		}
-		from := t.Status
-		t.Record(x.event("retry", state.Pending, "", "retry by "+who, ""))
-		t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
-		return &gitstore.Message{Subject: "retry " + t.ID(), Op: "retry", Task: t.ID(), Worker: who,
-			From: string(from), To: string(state.Pending)}, nil
+		out = out[:0]
+		var unknown, why []string
+		seen := map[string]bool{}
+		for _, id := range tasks {
+			if seen[id] {
+				return nil, usageErr("task %q given twice", id)
+			}
+			seen[id] = true
+			t, err := x.tx.Task(id)
+			if errors.Is(err, gitstore.ErrNotFound) {
+				unknown = append(unknown, id)
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			t = t.Clone()
+			if err := gates.Retry(t); err != nil {
+				var r *gates.Refusal
+				if len(tasks) == 1 || !errors.As(err, &r) {
+					return nil, err
+				}
+				why = append(why, t.ID()+": "+strings.Join(r.Reasons, ", "))
+				continue
+			}
+			out = append(out, t)
+		}
+		switch {
+		case len(unknown) == 1 && len(tasks) == 1:
+			return nil, NoTask(g.Feature, unknown[0])
+		case len(unknown) > 0:
+			return nil, &Error{Kind: Usage, What: fmt.Sprintf("no task %s in feature %s", quoteList(unknown), g.Feature),
+				Why: "nothing retried", Hint: "git zerg status lists the tasks"}
+		case len(why) > 0:
+			return nil, &Error{Kind: Refused, What: "retry refused", Why: strings.Join(why, "; ") + "; nothing retried"}
+		}
+		from := string(out[0].Status)
+		for _, t := range out {
+			if string(t.Status) != from {
+				from = ""
+			}
+			t.Record(x.event("retry", state.Pending, "", "retry by "+who, ""))
+			t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
+			if err := x.tx.Put(t); err != nil {
+				return nil, err
+			}
+		}
+		ids := make([]string, len(out))
+		for i, t := range out {
+			ids[i] = t.ID()
+		}
+		// The message names the first task; log shows the others as
+		// "also", as it does for any commit that changes several tasks.
+		return &gitstore.Message{Subject: "retry " + strings.Join(ids, " "), Op: "retry", Task: ids[0], Worker: who,
+			From: from, To: string(state.Pending)}, nil
 	})
+	return out, err
+}
+
+func quoteList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = strconv.Quote(id)
+	}
+	return strings.Join(q, ", ")
 }
 
 // Approve lets a high or critical risk task be claimed; who approved is

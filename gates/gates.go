@@ -39,8 +39,8 @@ func refuse(t *state.Task, op string, reasons ...string) error {
 	return &Refusal{Task: id, Op: op, Reasons: reasons}
 }
 
-// Ops and the transitions they may make; fsck replays histories against
-// this table.
+// Ops and the transitions they may make (README "Task states" lists the
+// same table); fsck replays histories against it.
 var transitions = map[string][][2]state.Status{
 	"claim":   {{state.Pending, state.Claimed}},
 	"done":    {{state.Claimed, state.Verified}, {state.Claimed, state.Done}, {state.Claimed, state.Failed}},

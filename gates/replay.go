@@ -8,7 +8,7 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// Replaying a history (SPEC "Trust"): fsck, and sync before it merges
+// Replaying a history: fsck, and sync before it merges
 // fetched state, walk a feature's state commits and ask, for each, whether
 // the tool could have written it. A state commit is legal when every task
 // it changed moved only by transitions of the table, each gate of which held

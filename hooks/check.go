@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
-// Identity is who commits or pushes (SPEC "Hooks"): in a worker worktree the
+// Identity is who commits or pushes: in a worker worktree the
 // worker of its branch, elsewhere ZERG_WORKER when set, else the user. The
 // CLI resolves it; Owner is called only when a lock is in the way, because
 // finding the user may cost a git process.
@@ -124,7 +125,7 @@ func PreCommit(s *gitstore.Store, id Identity, now time.Time, staged Staged) ([]
 		out = c.check(id, paths)
 	}
 	for _, cf := range lockConflicts(paths, locks, lazyOwner(id), now) {
-		out = append(out, Problem{Path: cf.Path, What: holderText(cf), Hint: lockHint(cf, true)})
+		out = append(out, Problem{Path: cf.Path, What: holderText(cf), Hint: commitLockHint(cf, id)})
 	}
 	sortProblems(out)
 	return out, nil
@@ -276,6 +277,24 @@ func holderText(c gates.Conflict) string {
 		s += " (" + l.Reason + ")"
 	}
 	return s + ", until " + l.Expires.UTC().Format("2006-01-02 15:04Z")
+}
+
+// commitLockHint is lockHint for a commit. In a shared checkout the holder
+// may be the very agent committing, who forgot to say which worker it is:
+// then waiting for its own task would wait forever, so the hint names the
+// worker to commit as, when that worker runs on this host.
+func commitLockHint(c gates.Conflict, id Identity) string {
+	l := c.Lock
+	if l.Task == "" || id.Worker != "" || id.WorkerOwner == nil || os.Getenv("ZERG_WORKER") != "" {
+		return lockHint(c, true)
+	}
+	at := strings.LastIndexByte(l.Owner, '@')
+	if at <= 0 || id.WorkerOwner(l.Owner[:at]) != l.Owner {
+		return lockHint(c, true)
+	}
+	w := l.Owner[:at]
+	return "if this is " + w + "'s work on " + l.Task + ", commit as that worker: ZERG_WORKER=" + w +
+		" git commit ...; otherwise " + lockHint(c, true)
 }
 
 func lockHint(c gates.Conflict, commit bool) string {
@@ -454,8 +473,8 @@ func commitPaths(commits []gitcmd.CommitFiles) []commitPath {
 
 // lockPathspecs limits a git command to the paths the locks cover, each
 // taken literally: a directory lock as its directory, a glob lock as its
-// literal directory prefix (the SPEC's conservative reading). A lock on
-// the whole repository means no limit at all.
+// literal directory prefix (conservative: more paths are checked, never
+// fewer). A lock on the whole repository means no limit at all.
 func lockPathspecs(locks []state.Lock) []string {
 	var out []string
 	seen := map[string]bool{}

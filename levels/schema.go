@@ -178,6 +178,10 @@ func Schema() []byte {
 	return append(out, '\n')
 }
 
+// Closest is the name in names that s most likely misspells, or "": the
+// "did you mean" of graph keys, commands and flags alike.
+func Closest(s string, names []string) string { return closest(s, names) }
+
 // closest is the known key a misspelled one most likely meant: the same
 // letters in another case, or one edit away (two for longer keys), or the
 // first word of a known key ("timeout" for "timeout_seconds"), or "".

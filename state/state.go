@@ -16,7 +16,8 @@ import (
 //	1: feature.json, clock, tasks/<xx>/<id>, workers/<name>; locks ref <xx>/<sha1(path)>.
 const Format = 1
 
-// Status is a task's state. The names are public API (SPEC "Task states").
+// Status is a task's state. The names are public API (README
+// "Task states"): they appear in --json output and in the stored blobs.
 type Status string
 
 const (

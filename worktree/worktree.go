@@ -167,8 +167,14 @@ func WorkerOf(branch string) (feature, worker string, ok bool) {
 // own untracked-file walk) never see them:
 // <parent of top>/.zerg-worktrees/<repo name>/<feature>.
 func DefaultRoot(top, feature string) string {
+	return filepath.Join(DefaultBase(top), filepath.FromSlash(feature))
+}
+
+// DefaultBase is the directory of DefaultRoot that holds every feature's
+// root: <parent>/.zerg-worktrees/<name of the repository>.
+func DefaultBase(top string) string {
 	top = filepath.Clean(top)
-	return filepath.Join(filepath.Dir(top), ".zerg-worktrees", filepath.Base(top), filepath.FromSlash(feature))
+	return filepath.Join(filepath.Dir(top), ".zerg-worktrees", filepath.Base(top))
 }
 
 // Manager manages one feature's worktrees and staging branch.

@@ -14,7 +14,25 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
 )
+
+// subcommandsHelpTemplate is urfave's command help with the subcommands
+// listed from the command itself.
+const subcommandsHelpTemplate = `NAME:
+   {{template "helpNameTemplate" .}}
+
+USAGE:
+   {{.HelpName}} <command> [command options] [args]{{if .Description}}
+
+DESCRIPTION:
+   {{template "descriptionTemplate" .}}{{end}}
+
+COMMANDS:{{range .VisibleCommands}}
+   {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}{{if .VisibleFlags}}
+
+OPTIONS:{{template "visibleFlagTemplate" .}}{{end}}
+`
 
 // env is what a command runs with: streams, clock and a store opened on
 // first use. Tests build one from buffers.
@@ -31,6 +49,7 @@ type env struct {
 	feature    string // -f
 	json       bool   // --json, before or after the command
 	globalJSON bool
+	appFlags   []cli.Flag
 
 	store *gitstore.Store
 }
@@ -76,23 +95,90 @@ func newApp(e *env) *cli.App {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout", Destination: &e.globalJSON},
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErr("%s", longFlags(err.Error()))
+			return usageErr("%s", longFlags(err.Error())+flagSuggestion(err, e.appFlags))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {},
 		Commands:        commands(e),
 	}
+	e.appFlags = app.Flags
 	for _, c := range app.Commands {
-		prepareCommand(e, c)
+		prepareCommand(e, c, "")
 	}
 	return app
+}
+
+// needsWorkTree are the commands that work in a work tree: they run
+// commands there, create worktrees beside it, or judge work by its HEAD. In
+// a bare repository each is refused before it writes anything.
+var needsWorkTree = map[string]bool{
+	"plan": true, "rush": true, "claim": true, "done": true, "merge": true,
+	"gates run": true, "cleanup": true,
+}
+
+// checkWorkTree refuses a bare repository; a directory that is no
+// repository at all is left for the command to report.
+func (e *env) checkWorkTree(name string) error {
+	s, err := e.Store()
+	if err != nil || s.Top != "" {
+		return nil
+	}
+	return &cliError{code: exitUsage, what: name + " needs a work tree (this is a bare repository)",
+		hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
+}
+
+// undefinedFlag finds the flag name in the flag package's error for a
+// flag that does not exist.
+var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)`)
+
+// flagSuggestion is "; did you mean --workers?" for a mistyped flag of
+// flags, or "".
+func flagSuggestion(err error, flags []cli.Flag) string {
+	m := undefinedFlag.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	var names []string
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) > 1 && n != "help" {
+				names = append(names, n)
+			}
+		}
+	}
+	if s := levels.Closest(m[1], names); s != "" {
+		return "; did you mean --" + s + "?"
+	}
+	return ""
+}
+
+// commandSuggestion is "; did you mean status?" for a mistyped name of one
+// of cmds, or "".
+func commandSuggestion(name string, cmds []*cli.Command) string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	if s := levels.Closest(name, names); s != "" {
+		return "; did you mean " + s + "?"
+	}
+	return ""
 }
 
 // prepareCommand gives every command the same usage-error handling and a
 // --json flag of its own, so `git zerg status --json` and
 // `git zerg --json status` mean the same.
-func prepareCommand(e *env, c *cli.Command) {
+func prepareCommand(e *env, c *cli.Command, parent string) {
+	name := strings.TrimSpace(parent + " " + c.Name)
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return &cliError{code: exitUsage, what: longFlags(err.Error()), hint: "see git zerg help " + c.Name}
+		return &cliError{code: exitUsage, what: longFlags(err.Error()) + flagSuggestion(err, c.Flags), hint: "see git zerg help " + c.Name}
+	}
+	// urfave's own template for a command with subcommands lists them only
+	// once the command has been set up to run, so `git zerg help hooks`
+	// (which never runs it) would not name them.
+	if len(c.Subcommands) > 0 && c.CustomHelpTemplate == "" {
+		c.CustomHelpTemplate = subcommandsHelpTemplate
 	}
 	hasJSON := false
 	for _, f := range c.Flags {
@@ -109,11 +195,16 @@ func prepareCommand(e *env, c *cli.Command) {
 	if action := c.Action; action != nil {
 		c.Action = func(ctx *cli.Context) error {
 			e.json = e.globalJSON || ctx.Bool("json")
+			if needsWorkTree[name] {
+				if err := e.checkWorkTree(name); err != nil {
+					return err
+				}
+			}
 			return action(ctx)
 		}
 	}
 	for _, sub := range c.Subcommands {
-		prepareCommand(e, sub)
+		prepareCommand(e, sub, name)
 	}
 }
 
@@ -136,11 +227,23 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e.isTTY, e.errTTY = isTerminal(stdout), isTerminal(stderr)
 	app := newApp(e)
 	args = reorderArgs(app, args)
-	var unknown string
-	app.CommandNotFound = func(c *cli.Context, name string) { unknown = name }
+	var unknown, parent string
+	among := app.Commands
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		unknown = name
+		// A subcommand's context names its parent ("hooks instal").
+		if c != nil && c.Command != nil && len(c.Command.Subcommands) > 0 && c.Command.Name != app.Name {
+			parent, among = c.Command.Name, c.Command.Subcommands
+		}
+	}
 	err := app.RunContext(e.ctx, args)
 	if unknown != "" {
-		return exitError(stderr, &cliError{code: exitUsage, what: fmt.Sprintf("unknown command %q", unknown), hint: "git zerg help lists the commands"})
+		what, hint := fmt.Sprintf("unknown command %q", unknown), "git zerg help lists the commands"
+		if parent != "" {
+			what = fmt.Sprintf("%s: unknown command %q", parent, unknown)
+			hint = "git zerg help " + parent + " lists its commands"
+		}
+		return exitError(stderr, &cliError{code: exitUsage, what: what + commandSuggestion(unknown, among), hint: hint})
 	}
 	if err != nil {
 		return exitError(stderr, err)

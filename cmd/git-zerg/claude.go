@@ -21,7 +21,7 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
-// The agent-driven mode for Claude Code (SPEC "Agent-driven mode"):
+// The agent-driven mode for Claude Code (README, "Claude Code mode"):
 // install-commands, and the hooks and helpers its files call:
 // hook claude-stop, hook claude-pretool, hook claude-gates.
 
@@ -315,8 +315,8 @@ func pruneSessions(dir string) {
 }
 
 // transcriptDrives reports whether the session's transcript shows it
-// drives a rush. Without a transcript to read, the SPEC's rule holds and
-// the session is taken as driving.
+// drives a rush. Without a transcript to read, the session is taken as
+// driving: stopping it by mistake loses work, keeping it going costs a turn.
 func transcriptDrives(e *env, path string) bool {
 	if path == "" {
 		return true

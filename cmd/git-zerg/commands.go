@@ -44,6 +44,7 @@ func commands(e *env) []*cli.Command {
 		withClaudeHooks(e, hookCmd(e)),
 		installCommandsCmd(e),
 		manCmd(e),
+		installManCmd(e),
 		completionCmd(e),
 		completeCmd(e),
 	}
@@ -71,10 +72,16 @@ func args(c *cli.Context, min, max int) ([]string, error) {
 
 func sortStrings(s []string) { sort.Strings(s) }
 
-// plural is "1 task", "2 tasks".
+// plural is "1 task", "2 tasks" (and "2 branches", "2 directories").
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	switch {
+	case strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	case strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey"):
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -29,10 +30,17 @@ func TestSyncOverGitDaemon(t *testing.T) {
 	daemon := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
 		"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+base, base)
 	daemon.Env = env
+	// `git daemon` is the git wrapper; the daemon proper is its child
+	// (git-daemon), which killing the wrapper leaves running. In a process
+	// group of their own both go.
+	daemon.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
+	t.Cleanup(func() {
+		syscall.Kill(-daemon.Process.Pid, syscall.SIGKILL)
+		daemon.Wait()
+	})
 	url := fmt.Sprintf("git://127.0.0.1:%d/remote.git", port)
 	for i := 0; ; i++ {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {

@@ -108,6 +108,11 @@ backoff = "200ms"
 [[gates]]
 name = "test"
 command = "test ! -f test.sh || sh test.sh"
+
+# Inside the demo's directory (and ignored), so that the demo keeps
+# everything in one place; by default worktrees go beside the repository.
+[worktrees]
+root = ".zerg-worktrees"
 `
 
 func runDemo(e *env, o *demoOptions) error {
@@ -116,13 +121,10 @@ func runDemo(e *env, o *demoOptions) error {
 	}
 	dir := o.dir
 	if dir == "" {
-		// The repository in a directory of its own, so that its worker
-		// worktrees (which go beside the repository) stay in it too.
-		parent, err := os.MkdirTemp("", "zerg-demo-")
-		if err != nil {
+		var err error
+		if dir, err = os.MkdirTemp("", "zerg-demo-"); err != nil {
 			return err
 		}
-		dir = filepath.Join(parent, "greeter")
 	} else if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return usageErr("demo: %s is not empty", dir)
 	}
@@ -143,6 +145,7 @@ func runDemo(e *env, o *demoOptions) error {
 	graph, _ := json.MarshalIndent(demoGraph(), "", "  ")
 	files := map[string]string{
 		"README.md":                          "# greeter\n\nA sample repository for the git-zerg demo.\n",
+		".gitignore":                         ".zerg-worktrees/\n",
 		".gsd/specs/greeter/task-graph.json": string(graph) + "\n",
 		".zerg/config.toml":                  fmt.Sprintf(demoConfig, o.workers, strconv.Quote(self)[1:len(strconv.Quote(self))-1]),
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 )
 
-// Exit codes (SPEC "Exit codes").
+// Exit codes: public API, listed in README "Exit codes" and in every
+// command's help.
 const (
 	exitOK      = 0
 	exitFailed  = 1
@@ -52,7 +53,8 @@ func failed(what, why string) *cliError {
 	return &cliError{code: exitFailed, what: what, why: why}
 }
 
-// exitError prints err as the SPEC's one-line error and returns its code.
+// exitError prints err as one line, `git-zerg: what (why)`, and an
+// optional hint line, and returns its code.
 // This is the only place where errors become sentences and exit codes.
 func exitError(w io.Writer, err error) int {
 	var ce *cliError

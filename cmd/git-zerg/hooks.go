@@ -253,7 +253,7 @@ func runHooksStatus(e *env) error {
 	return tw.Flush()
 }
 
-// hookIdentity is who commits or pushes here (SPEC "Hooks"): the worker of
+// hookIdentity is who commits or pushes here: the worker of
 // a worker worktree's branch, else ZERG_WORKER, else the user; the last is
 // looked up (a git process) only when a lock asks for it.
 func (e *env) hookIdentity(s *gitstore.Store) hooks.Identity {
@@ -406,6 +406,9 @@ func runInit(e *env) error {
 		return err
 	}
 	e.printHooksWarning(e.startHooksWarning(s)())
+	if found, ok := manFinds(); ok && found == "" {
+		fmt.Fprintln(e.stderr, "note: git zerg --help opens man git-zerg, not installed yet: git zerg install-man installs it")
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 )
 
 type lockOptions struct {
+	worker string
 	reason string
 	ttl    time.Duration
 	force  bool
@@ -29,8 +30,10 @@ func lockCmd(e *env) *cli.Command {
 		Usage:     "lock paths by hand, repository-wide",
 		ArgsUsage: "PATH...",
 		Description: "A path ending in / locks everything under it. All paths are locked, or none:\n" +
-			"exit 3 when another owner holds an overlapping lock.",
+			"exit 3 when another owner holds an overlapping lock. The owner is <worker>@<host>\n" +
+			"with --worker (or ZERG_WORKER), else your git user.email.",
 		Flags: []cli.Flag{
+			workerFlag(&o.worker),
 			&cli.StringFlag{Name: "reason", Usage: "why, shown to whoever is refused", Destination: &o.reason},
 			&cli.DurationFlag{Name: "ttl", Usage: "lease `DURATION` (default locks.ttl)", Destination: &o.ttl},
 		},
@@ -48,11 +51,13 @@ func lockCmd(e *env) *cli.Command {
 func unlockCmd(e *env) *cli.Command {
 	var o lockOptions
 	return &cli.Command{
-		Name:        "unlock",
-		Usage:       "remove locks",
-		ArgsUsage:   "PATH...",
-		Description: "--force breaks another owner's lock; the state log records who did it.",
+		Name:      "unlock",
+		Usage:     "remove locks",
+		ArgsUsage: "PATH...",
+		Description: "Only the lock's owner may remove it (--worker names the owner as for lock);\n" +
+			"--force breaks another owner's lock, and the state log records who did it.",
 		Flags: []cli.Flag{
+			workerFlag(&o.worker),
 			&cli.BoolFlag{Name: "force", Usage: "break another owner's lock", Destination: &o.force},
 		},
 		Action: func(c *cli.Context) error {
@@ -112,7 +117,10 @@ func runLock(e *env, o *lockOptions) error {
 	if ttl == 0 {
 		ttl = time.Duration(cfg.Locks.TTL)
 	}
-	owner := e.userIdentity()
+	owner, err := lockOwner(e, o.worker)
+	if err != nil {
+		return err
+	}
 	var taken []state.Lock
 	err = s.Update(e.ctx, "", e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		now := e.now().UTC()
@@ -167,7 +175,10 @@ func runUnlock(e *env, o *lockOptions) error {
 	if err != nil {
 		return err
 	}
-	who := e.userIdentity()
+	who, err := lockOwner(e, o.worker)
+	if err != nil {
+		return err
+	}
 	var broken []string
 	err = s.Update(e.ctx, "", e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		now := e.now().UTC()
@@ -227,6 +238,18 @@ func runUnlock(e *env, o *lockOptions) error {
 	return nil
 }
 
+// lockOwner is who takes or removes a lock by hand: the worker named by
+// --worker on this host, as claim and done would name it, else the user.
+func lockOwner(e *env, worker string) (string, error) {
+	if worker == "" {
+		return e.userIdentity(), nil
+	}
+	if err := checkWorker(worker); err != nil {
+		return "", err
+	}
+	return engine.Owner(worker), nil
+}
+
 func runLocks(e *env) error {
 	s, err := e.Store()
 	if err != nil {
@@ -243,6 +266,10 @@ func runLocks(e *env) error {
 	locks := engine.ActiveLocks(all, e.now())
 	if e.json {
 		return writeJSON(e.stdout, locksOut(locks))
+	}
+	if len(locks) == 0 {
+		fmt.Fprintln(e.stdout, "no locks")
+		return nil
 	}
 	printLocks(e, locks)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,8 +26,22 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// TestScript runs each script in a directory of its own under the test's
+// temporary directory: worker worktrees go beside the repository ($WORK),
+// so scripts sharing one parent would share (and race on) its
+// .zerg-worktrees, and testscript, which removes only $WORK, would leave
+// them behind. The test's own cleanup removes the lot.
 func TestScript(t *testing.T) {
-	testscript.Run(t, scriptParams(t, "../../testdata/script"))
+	files, err := filepath.Glob("../../testdata/script/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, f := range files {
+		p := scriptParams(t, "")
+		p.Files = []string{f}
+		p.WorkdirRoot = t.TempDir()
+		testscript.Run(t, p)
+	}
 }
 
 func scriptParams(t *testing.T, dir string) testscript.Params {
@@ -41,6 +56,17 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				return err
 			}
 			env.Setenv("HOME", home)
+			// man finds a git-zerg page (a stand-in) whatever this machine
+			// has installed, so that init's note about installing it does
+			// not depend on the machine; man_install.txtar clears MANPATH.
+			manDir := home + "/man"
+			if err := os.MkdirAll(manDir+"/man1", 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(manDir+"/man1/git-zerg.1", []byte(".TH GIT-ZERG 1\n"), 0o644); err != nil {
+				return err
+			}
+			env.Setenv("MANPATH", manDir)
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("GIT_AUTHOR_NAME", "Zerg Tester")
 			env.Setenv("GIT_AUTHOR_EMAIL", "tester@example.com")
@@ -59,7 +85,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 }
 
 // exitcode N cmd args...: run cmd and require exit code N (testscript
-// alone only tells zero from non-zero, and the SPEC's codes are API).
+// alone only tells zero from non-zero, and git zerg's exit codes are API).
 func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: exitcode N command [args...]")

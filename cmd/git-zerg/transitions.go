@@ -74,9 +74,21 @@ func failCmd(e *env) *cli.Command {
 }
 
 func retryCmd(e *env) *cli.Command {
-	var o taskOpOptions
-	return taskCmd(e, "retry", "give a blocked or failed task a new start (→ pending)",
-		"Attempts start again from zero; the history keeps every earlier one.", nil, &o, runRetry)
+	return &cli.Command{
+		Name:      "retry",
+		Usage:     "give blocked or failed tasks a new start (→ pending)",
+		ArgsUsage: "TASK...",
+		Description: "Attempts start again from zero; the history keeps every earlier one. Several\n" +
+			"tasks are retried together or not at all: exit 2 for an unknown id, 3 for a task\n" +
+			"that is neither blocked nor failed, and then nothing is written.",
+		Action: func(c *cli.Context) error {
+			a, err := args(c, 1, -1)
+			if err != nil {
+				return err
+			}
+			return runRetry(e, a)
+		},
+	}
 }
 
 func approveCmd(e *env) *cli.Command {
@@ -125,16 +137,31 @@ func runFail(e *env, o *taskOpOptions) error {
 	return e.printTask(t)
 }
 
-func runRetry(e *env, o *taskOpOptions) error {
+func runRetry(e *env, ids []string) error {
 	g, err := e.engine()
 	if err != nil {
 		return err
 	}
-	t, err := g.Retry(o.task)
+	ts, err := g.Retry(ids...)
 	if err != nil {
 		return err
 	}
-	return e.printTask(t)
+	if e.json && len(ts) == 1 {
+		return writeJSON(e.stdout, taskOut(ts[0], false))
+	}
+	if e.json {
+		out := make([]any, len(ts))
+		for i, t := range ts {
+			out[i] = taskOut(t, false)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	for _, t := range ts {
+		if err := e.printTask(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runApprove(e *env, o *taskOpOptions) error {
