@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -94,7 +95,11 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	}
 	defer marker.release()
 	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
-		policy: g.Policy(), ttl: g.TTL(), marker: marker, spent: spent}
+		policy: g.Policy(), ttl: g.TTL(), marker: marker, spent: spent, waitNoted: map[string]time.Time{}}
+	if n, err := g.uncommitted(); err == nil && n > 0 {
+		g.note("warning: your work tree has %s not committed; the workers start from commits and will not see %s",
+			Plural(n, "change"), map[bool]string{true: "it", false: "them"}[n == 1])
+	}
 	stopCtx, cancel := context.WithCancel(g.ctx())
 	defer cancel()
 	r.stopCtx, r.cancelStop = stopCtx, cancel
@@ -142,6 +147,23 @@ func BudgetReached(cfg *config.Config, spent state.Usage) *Error {
 		return &Error{Kind: NeedsPerson, What: fmt.Sprintf("budget reached: %d of %d tokens", spent.Tokens(), b.MaxTokens), Hint: hint}
 	}
 	return nil
+}
+
+// uncommitted counts the changes in the user's work tree (untracked files
+// too) that no worker will see.
+func (g *Engine) uncommitted() (int, error) {
+	out, err := g.Store.Git.Fields(g.ctx(), 0, "status", "--porcelain", "-z", "--untracked-files=normal")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range out {
+		// -z lists a rename's old path after it, without a status.
+		if len(l) > 3 && l[2] == ' ' {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // preflight checks, before anything is claimed, what would make every

@@ -60,6 +60,8 @@ type rush struct {
 	spent   state.Usage
 	budget  atomic.Pointer[Error]
 
+	waitNoted map[string]time.Time // backoffs already told, by task
+
 	slotsMu sync.Mutex
 	slots   map[int]*worktree.Worker // worktrees set up by this rush
 }
@@ -220,6 +222,12 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	if err := r.stopErr(); err != nil {
 		return err, nil
 	}
+	if why := hopeless(tasks, level); why != "" {
+		// Nothing of it can run in this rush: one line, not a table of
+		// tasks that never moved.
+		r.g.note("level %d: skipped: %s", level, why)
+		return nil, nil
+	}
 	if level > 1 {
 		// The levels below were merged, but perhaps their gates failed in
 		// an earlier rush: never build on a staging that did not pass (a
@@ -305,6 +313,53 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	return r.stopErr(), nil
 }
 
+// hopeless says why no task of the level can run in this rush: each one
+// that is not settled waits on a blocked task, or for an approval. "" when
+// some can run (or has work to merge).
+func hopeless(tasks []*state.Task, level int) string {
+	byID := make(map[string]*state.Task, len(tasks))
+	for _, t := range tasks {
+		byID[t.ID()] = t
+	}
+	var blockedBy func(t *state.Task, seen map[string]bool) string
+	blockedBy = func(t *state.Task, seen map[string]bool) string {
+		for _, d := range t.Deps() {
+			dt := byID[d]
+			if dt == nil || seen[d] {
+				continue
+			}
+			seen[d] = true
+			if dt.Status == state.Blocked {
+				return d
+			}
+			if dt.Status != state.Done {
+				if b := blockedBy(dt, seen); b != "" {
+					return b
+				}
+			}
+		}
+		return ""
+	}
+	var waits []string
+	for _, t := range tasks {
+		if t.Level != level || t.Status == state.Done || t.Status == state.Blocked {
+			continue
+		}
+		switch b := blockedBy(t, map[string]bool{}); {
+		case t.Status == state.Pending && b != "":
+			waits = append(waits, t.ID()+" waits on blocked "+b)
+		case t.Status == state.Pending && t.NeedsApproval() && t.Approved == "":
+			waits = append(waits, t.ID()+" needs git zerg approve "+t.ID())
+		default:
+			return ""
+		}
+	}
+	if len(waits) == 0 {
+		return ""
+	}
+	return strings.Join(firstFew(waits, 5), "; ")
+}
+
 // levelDone: every task of the level is done (or blocked) already.
 func levelDone(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
@@ -340,6 +395,11 @@ func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
 				continue // waits for a human: never in this rush
 			}
 			d := t.NotBefore.Sub(now)
+			if d > 0 && r.waitNoted[t.ID()] != t.NotBefore {
+				// Say once why nothing runs, and until when.
+				r.waitNoted[t.ID()] = t.NotBefore
+				r.g.note("%s waits until %s (backoff after attempt %d: %s)", t.ID(), t.NotBefore.Local().Format("15:04:05"), t.Attempts, t.Reason)
+			}
 			if d < 10*time.Millisecond {
 				d = 10 * time.Millisecond
 			}
@@ -755,7 +815,11 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		}
 		return fail("the agent reported an error: "+msg, false)
 	case res.exit == 3:
-		return fail("worker says blocked: "+res.why(), true)
+		reason := "worker says blocked (no reason on its stderr)"
+		if why := res.why(); why != "" {
+			reason = "worker says blocked: " + why
+		}
+		return fail(reason, true)
 	case res.exit == 4:
 		return fail("escalation: "+res.why(), true)
 	case res.exit != 0:

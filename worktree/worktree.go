@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -533,6 +534,21 @@ func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error)
 // ("failed to read .git/worktrees/<name>/commondir").
 var worktreeMu sync.Mutex
 
+var branchLockExists = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+
+// dropStaleBranchLock removes the lock file of a worker branch that a git
+// killed with its rush (kill -9) left behind, when err says it is in the
+// way. Only a rush moves its workers' branches, and one rush of a feature
+// runs at a time on a host (its marker says so), so a lock on one of them
+// that the running rush did not take is a dead process's.
+func (m *Manager) dropStaleBranchLock(err error, ref string) bool {
+	match := branchLockExists.FindStringSubmatch(err.Error())
+	if match == nil || !strings.HasSuffix(filepath.ToSlash(match[1]), "/"+ref+".lock") {
+		return false
+	}
+	return os.Remove(match[1]) == nil
+}
+
 // add does Add's git work: find or create the worktree, check it, reset it.
 func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entry, bool, error) {
 	worktreeMu.Lock()
@@ -590,7 +606,12 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 		}
 		if e.branch != ref || e.head != startC {
 			if _, err := m.at(e.dir).Run(ctx, "checkout", "-q", "-B", branch, startC); err != nil {
-				return nil, nil, false, err
+				if !m.dropStaleBranchLock(err, ref) {
+					return nil, nil, false, err
+				}
+				if _, err := m.at(e.dir).Run(ctx, "checkout", "-q", "-B", branch, startC); err != nil {
+					return nil, nil, false, err
+				}
 			}
 		}
 	} else {
@@ -610,7 +631,15 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 			return nil, nil, false, err
 		}
 		if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "-B", branch, w.Dir, startC); err != nil {
-			return nil, nil, false, err
+			if !m.dropStaleBranchLock(err, ref) {
+				return nil, nil, false, err
+			}
+			// A half-made worktree of the failed add goes with prune.
+			m.Git.Run(ctx, "worktree", "prune")
+			os.RemoveAll(w.Dir)
+			if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "-B", branch, w.Dir, startC); err != nil {
+				return nil, nil, false, err
+			}
 		}
 		created = true
 	}

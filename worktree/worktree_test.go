@@ -650,3 +650,42 @@ func TestInterruptedAdd(t *testing.T) {
 		t.Fatalf("%d worktrees left, want 1", len(ws))
 	}
 }
+
+// A worker branch's lock file that a git killed with its rush left
+// behind does not stop the next rush from making the worktree, or from
+// moving a worktree that exists to its new start; any other lock still
+// does.
+func TestStaleBranchLock(t *testing.T) {
+	top, m := newRepo(t)
+	start := git(t, top, "rev-parse", "HEAD")
+	if _, err := m.EnsureStaging(context.Background(), start); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(top, ".git", "refs", "heads", "zerg", m.Feature, "worker-1.lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.Add(context.Background(), 1, start)
+	if err != nil {
+		t.Fatalf("add with a stale branch lock: %v", err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("the stale lock is still there: %v", err)
+	}
+	next := commitFile(t, top, "more.txt", "more")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(context.Background(), 1, next); err != nil {
+		t.Fatalf("reuse with a stale branch lock: %v", err)
+	}
+	if got := git(t, w.Dir, "rev-parse", "HEAD"); got != next {
+		t.Fatalf("worker at %s, want %s", got, next)
+	}
+	if m.dropStaleBranchLock(errors.New("fatal: Unable to create '"+filepath.Join(top, ".git", "refs", "heads", "main.lock")+"': File exists."), "refs/heads/zerg/"+m.Feature+"/worker-1") {
+		t.Fatal("dropped the lock of another ref")
+	}
+}

@@ -133,6 +133,8 @@ func (p *progress) event(ev engine.Event) {
 		p.update(ev.Level, ev.Tasks)
 	case engine.EvLevelEnd:
 		p.levelTable(ev.Level, ev.Tasks)
+	case engine.EvLevelMerged:
+		p.note("level %d merged: staging at %s", ev.Level, shortHash(ev.Text))
 	case engine.EvRushEnd:
 		p.mu.Lock()
 		p.clearLive()

@@ -101,6 +101,7 @@ func runRush(e *env, o *rushOptions) error {
 		if res.Complete {
 			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, plural(res.Tasks, "task"),
 				res.Staging, shortHash(res.Tip))
+			fmt.Fprintf(e.stderr, "to finish: git merge %s (into your branch), then git zerg cleanup\n", res.Staging)
 		} else {
 			fmt.Fprintf(e.stdout, "rush %s ended: %s\n", res.Feature, countsLine(res.Counts))
 		}
