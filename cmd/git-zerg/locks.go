@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gates"
-	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -121,40 +118,8 @@ func runLock(e *env, o *lockOptions) error {
 	if err != nil {
 		return err
 	}
-	var taken []state.Lock
-	err = s.Update(e.ctx, "", e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		now := e.now().UTC()
-		locks, err := tx.Locks()
-		if err != nil {
-			return nil, err
-		}
-		var why []string
-		for _, p := range o.paths {
-			if err := gates.Lock(p, owner, locks, now); err != nil {
-				why = append(why, err.(*gates.Refusal).Reasons...)
-			}
-		}
-		if len(why) > 0 {
-			return nil, refused("lock refused", strings.Join(why, "; "))
-		}
-		keep := engine.ActiveLocks(locks, now)
-		taken = nil
-		for _, p := range o.paths {
-			// Re-locking one's own path renews it.
-			kept := keep[:0]
-			for _, l := range keep {
-				if !(l.Path == p && l.Owner == owner) {
-					kept = append(kept, l)
-				}
-			}
-			keep = kept
-			l := state.Lock{Path: p, Owner: owner, Reason: o.reason, Created: now, Expires: now.Add(ttl)}
-			keep = append(keep, l)
-			taken = append(taken, l)
-		}
-		tx.SetLocks(keep)
-		return &gitstore.Message{Subject: "lock " + strings.Join(o.paths, " "), Op: "lock", Worker: owner, Reason: o.reason}, nil
-	})
+	g := &engine.Engine{Ctx: e.ctx, Store: s, Config: cfg, Now: e.now}
+	taken, err := g.Lock(o.paths, owner, o.reason, ttl)
 	if err != nil {
 		return err
 	}
@@ -179,53 +144,8 @@ func runUnlock(e *env, o *lockOptions) error {
 	if err != nil {
 		return err
 	}
-	var broken []string
-	err = s.Update(e.ctx, "", e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		now := e.now().UTC()
-		locks, err := tx.Locks()
-		if err != nil {
-			return nil, err
-		}
-		want := map[string]bool{}
-		for _, p := range o.paths {
-			want[p] = true
-		}
-		found := map[string]bool{}
-		broken = nil
-		var keep []state.Lock
-		for _, l := range locks {
-			if !l.Active(now) {
-				continue
-			}
-			if !want[l.Path] {
-				keep = append(keep, l)
-				continue
-			}
-			if err := gates.Unlock(l, who, o.force, now); err != nil {
-				// One line naming the path once: the refusal has no task.
-				if r, ok := err.(*gates.Refusal); ok {
-					return nil, refused("unlock "+l.Path+" refused", strings.Join(r.Reasons, "; "))
-				}
-				return nil, err
-			}
-			found[l.Path] = true
-			if l.Owner != who {
-				broken = append(broken, fmt.Sprintf("%s held by %s", l.Path, l.Owner))
-			}
-		}
-		for _, p := range o.paths {
-			if !found[p] {
-				return nil, usageErr("%s is not locked", p)
-			}
-		}
-		tx.SetLocks(keep)
-		msg := &gitstore.Message{Subject: "unlock " + strings.Join(o.paths, " "), Op: "unlock", Worker: who}
-		if len(broken) > 0 {
-			msg.Subject = "unlock --force " + strings.Join(o.paths, " ")
-			msg.Reason = "broken by " + who + ": " + strings.Join(broken, ", ")
-		}
-		return msg, nil
-	})
+	g := &engine.Engine{Ctx: e.ctx, Store: s, Now: e.now}
+	broken, err := g.Unlock(o.paths, who, o.force)
 	if err != nil {
 		return err
 	}

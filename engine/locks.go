@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// Lock takes manual locks on paths for owner until ttl from now; a path
+// the owner already holds is renewed. Another owner's active lock on an
+// overlapping path refuses them all.
+func (g *Engine) Lock(paths []string, owner, reason string, ttl time.Duration) ([]state.Lock, error) {
+	var taken []state.Lock
+	err := g.Store.Update(g.ctx(), "", g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		now := g.now().UTC()
+		locks, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		var why []string
+		for _, p := range paths {
+			if err := gates.Lock(p, owner, locks, now); err != nil {
+				why = append(why, err.(*gates.Refusal).Reasons...)
+			}
+		}
+		if len(why) > 0 {
+			return nil, refused("lock refused", strings.Join(why, "; "))
+		}
+		keep := ActiveLocks(locks, now)
+		taken = nil
+		for _, p := range paths {
+			// Re-locking one's own path renews it.
+			kept := keep[:0]
+			for _, l := range keep {
+				if !(l.Path == p && l.Owner == owner) {
+					kept = append(kept, l)
+				}
+			}
+			keep = kept
+			l := state.Lock{Path: p, Owner: owner, Reason: reason, Created: now, Expires: now.Add(ttl)}
+			keep = append(keep, l)
+			taken = append(taken, l)
+		}
+		tx.SetLocks(keep)
+		return &gitstore.Message{Subject: "lock " + strings.Join(paths, " "), Op: "lock", Worker: owner, Reason: reason}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return taken, nil
+}
+
+// Unlock drops the locks on paths. Another owner's lock needs force; the
+// broken ones are returned ("<path> held by <owner>") and recorded.
+func (g *Engine) Unlock(paths []string, who string, force bool) ([]string, error) {
+	var broken []string
+	err := g.Store.Update(g.ctx(), "", g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		now := g.now().UTC()
+		locks, err := tx.Locks()
+		if err != nil {
+			return nil, err
+		}
+		want := map[string]bool{}
+		for _, p := range paths {
+			want[p] = true
+		}
+		found := map[string]bool{}
+		broken = nil
+		var keep []state.Lock
+		for _, l := range locks {
+			if !l.Active(now) {
+				continue
+			}
+			if !want[l.Path] {
+				keep = append(keep, l)
+				continue
+			}
+			if err := gates.Unlock(l, who, force, now); err != nil {
+				// One line naming the path once: the refusal has no task.
+				if r, ok := err.(*gates.Refusal); ok {
+					return nil, refused("unlock "+l.Path+" refused", strings.Join(r.Reasons, "; "))
+				}
+				return nil, err
+			}
+			found[l.Path] = true
+			if l.Owner != who {
+				broken = append(broken, fmt.Sprintf("%s held by %s", l.Path, l.Owner))
+			}
+		}
+		for _, p := range paths {
+			if !found[p] {
+				return nil, usageErr("%s is not locked", p)
+			}
+		}
+		tx.SetLocks(keep)
+		msg := &gitstore.Message{Subject: "unlock " + strings.Join(paths, " "), Op: "unlock", Worker: who}
+		if len(broken) > 0 {
+			msg.Subject = "unlock --force " + strings.Join(paths, " ")
+			msg.Reason = "broken by " + who + ": " + strings.Join(broken, ", ")
+		}
+		return msg, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return broken, nil
+}
