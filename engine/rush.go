@@ -66,10 +66,8 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range tasks {
-		if !Trusted(s, feature, t) {
-			return nil, untrusted("rush refused", t, feature)
-		}
+	if err := g.trustedAll(tasks); err != nil {
+		return nil, err
 	}
 	var spent state.Usage
 	for _, t := range tasks {
@@ -326,7 +324,7 @@ type BatchTask struct {
 // driving agent claims each task with the suggested worker name, runs it,
 // then calls done or fail.
 func (g *Engine) Batch(n int) (*TaskBatch, error) {
-	s, feature, cfg := g.Store, g.Feature, g.Config
+	feature, cfg := g.Feature, g.Config
 	if n == 0 {
 		n = cfg.Workers.Count
 	}
@@ -334,10 +332,8 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range tasks {
-		if !Trusted(s, feature, t) {
-			return nil, untrusted("rush refused", t, feature)
-		}
+	if err := g.trustedAll(tasks); err != nil {
+		return nil, err
 	}
 	tmpl, err := g.promptTemplate()
 	if err != nil {

@@ -60,3 +60,14 @@ func untrusted(what string, t *state.Task, feature string) *Error {
 		Why:  fmt.Sprintf("the verification command of %s was not planned or accepted on this machine", t.ID()),
 		Hint: "review the graph, then git zerg plan --accept " + feature}
 }
+
+// trustedAll refuses a rush whose graph holds a command this machine did
+// not plan or accept.
+func (g *Engine) trustedAll(tasks []*state.Task) error {
+	for _, t := range tasks {
+		if !Trusted(g.Store, g.Feature, t) {
+			return untrusted("rush refused", t, g.Feature)
+		}
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -110,26 +111,6 @@ func runFeatures(e *env) error {
 	return tw.Flush()
 }
 
-func countStatuses(tasks []*state.Task) map[string]int {
-	m := map[string]int{}
-	for _, st := range state.Statuses {
-		m[string(st)] = 0
-	}
-	for _, t := range tasks {
-		m[string(t.Status)]++
-	}
-	return m
-}
+func countStatuses(tasks []*state.Task) map[string]int { return engine.CountStatuses(tasks) }
 
-func countsLine(m map[string]int) string {
-	s := ""
-	for _, st := range state.Statuses {
-		if n := m[string(st)]; n > 0 {
-			if s != "" {
-				s += ", "
-			}
-			s += fmt.Sprintf("%d %s", n, st)
-		}
-	}
-	return s
-}
+func countsLine(m map[string]int) string { return engine.CountsLine(m) }
