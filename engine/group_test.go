@@ -17,20 +17,26 @@ func TestKillRecordedGroup(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("process start times come from /proc")
 	}
-	start := func() *exec.Cmd {
+	// Each process is waited for once, by its own goroutine; the test and
+	// its cleanup read the channel that goroutine closes.
+	type proc struct {
+		cmd  *exec.Cmd
+		done chan struct{}
+	}
+	start := func() proc {
 		cmd := exec.Command("sleep", "30")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
+		p := proc{cmd, make(chan struct{})}
+		go func() { cmd.Wait(); close(p.done) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-p.done })
+		return p
 	}
-	exited := func(cmd *exec.Cmd, within time.Duration) bool {
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+	exited := func(p proc, within time.Duration) bool {
 		select {
-		case <-done:
+		case <-p.done:
 			return true
 		case <-time.After(within):
 			return false
@@ -40,7 +46,7 @@ func TestKillRecordedGroup(t *testing.T) {
 
 	// Another process has the recorded id now (its start time differs).
 	other := start()
-	os.WriteFile(path, []byte(fmt.Sprintf("%d 1\n", other.Process.Pid)), 0o644)
+	os.WriteFile(path, []byte(fmt.Sprintf("%d 1\n", other.cmd.Process.Pid)), 0o644)
 	killRecordedGroup(path)
 	if exited(other, 300*time.Millisecond) {
 		t.Fatal("killed a process that only shares the recorded id")
@@ -48,7 +54,7 @@ func TestKillRecordedGroup(t *testing.T) {
 
 	// The recorded group itself.
 	ours := start()
-	recordGroup(path, ours.Process.Pid)
+	recordGroup(path, ours.cmd.Process.Pid)
 	killRecordedGroup(path)
 	if !exited(ours, 10*time.Second) {
 		t.Fatal("the recorded group still runs")
