@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/printable"
 
 	"github.com/urfave/cli/v2"
 
@@ -168,7 +169,7 @@ func runStatus(e *env) error {
 			if t.Attempts > 1 {
 				extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, t.Spec.Title, strings.TrimSpace(extra))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
 		}
 	}
 	tw.Flush()
@@ -184,7 +185,7 @@ func runStatus(e *env) error {
 			case now.Before(w.Expires):
 				lease = "lease " + roundDur(w.Expires.Sub(now)) + " left"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", w.Name, w.Task, roundDur(now.Sub(w.Since)), lease)
+			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", printable.String(w.Name), printable.String(w.Task), roundDur(now.Sub(w.Since)), lease)
 		}
 		tw.Flush()
 	}
