@@ -321,7 +321,7 @@ func runHookPrePush(e *env, remote, url string) error {
 	if err != nil {
 		return err
 	}
-	ps, err := hooks.PrePush(e.ctx, s, remote, url, lines, e.hookIdentity(s), e.now().UTC())
+	ps, err := hooks.PrePush(e.ctx, s, remote, url, lines, e.hookIdentity(s), e.gateSet(), e.now().UTC())
 	if err != nil {
 		return err
 	}
