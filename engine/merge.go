@@ -93,6 +93,9 @@ func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop err
 	if c := res.Conflict; c != nil {
 		reason := "merge conflict in " + strings.Join(c.Files, ", ")
 		err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+			if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
+				return nil, err
+			}
 			x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
 			t, err := tx.Task(c.Task)
 			if err != nil {
@@ -118,6 +121,9 @@ func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop err
 	}
 	merged := append(append([]string(nil), res.Merged...), res.Skipped...)
 	err = s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
+			return nil, err
+		}
 		x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
 		var ids []string
 		for _, id := range merged {

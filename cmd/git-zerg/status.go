@@ -124,6 +124,9 @@ func runStatus(e *env) error {
 			warning = e.startHooksWarning(s)
 		}
 	}
+	if err := e.checkState(); err != nil {
+		return err
+	}
 	sn, err := e.snapshot()
 	if err != nil {
 		return err
