@@ -111,13 +111,21 @@ func (g *Engine) TTL() time.Duration {
 	return time.Duration(g.Config.Locks.TTL)
 }
 
-// View is a read-only snapshot of the feature.
+// View is a read-only snapshot of the feature, refused when the state was
+// changed outside git-zerg into something illegal (see CheckStateAt): what
+// the engine reads, it acts on.
 func (g *Engine) View() (*gitstore.Tx, error) {
 	tx, err := g.Store.View(g.Feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, NotPlanned(g.Feature)
 	}
-	return tx, err
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckStateAt(g.ctx(), g.Store, g.Feature, tx.Tip()); err != nil {
+		return nil, err
+	}
+	return tx, nil
 }
 
 // Tasks reads the feature's tasks as they are now.
@@ -133,6 +141,11 @@ func (g *Engine) Tasks() ([]*state.Task, error) {
 // clock and policy.
 func (g *Engine) update(policy gates.Policy, ttl time.Duration, fn func(x *txn) (*gitstore.Message, error)) error {
 	return g.Store.Update(g.ctx(), g.Feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		// The tip this transaction builds on, not an earlier read: a
+		// fetch may have moved it since.
+		if err := CheckStateAt(g.ctx(), g.Store, g.Feature, tx.Tip()); err != nil {
+			return nil, err
+		}
 		return fn(&txn{tx: tx, now: g.now().UTC(), policy: policy, ttl: ttl})
 	})
 }

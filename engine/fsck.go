@@ -20,6 +20,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -77,6 +78,12 @@ func checkHistory(ctx context.Context, s *gitstore.Store, feature string, tip, s
 func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
 	if remote.IsZero() || remote == local {
 		return nil
+	}
+	// A feature no command here could name (nor plan) could be neither
+	// managed nor cleaned up once merged: refuse it with the rest.
+	if err := levels.ValidFeatureName(feature); err != nil {
+		return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote has a feature named %q", feature),
+			Why: strings.TrimPrefix(err.Error(), fmt.Sprintf("feature name %q ", feature)), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
 	}
 	stop := ""
 	if !local.IsZero() {

@@ -1,18 +1,14 @@
 package engine
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -97,6 +93,9 @@ func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop err
 	if c := res.Conflict; c != nil {
 		reason := "merge conflict in " + strings.Join(c.Files, ", ")
 		err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+			if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
+				return nil, err
+			}
 			x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
 			t, err := tx.Task(c.Task)
 			if err != nil {
@@ -122,6 +121,9 @@ func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop err
 	}
 	merged := append(append([]string(nil), res.Merged...), res.Skipped...)
 	err = s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
+			return nil, err
+		}
 		x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
 		var ids []string
 		for _, id := range merged {
@@ -209,37 +211,27 @@ func containsPin(pins []worktree.Pin, id, commit string) bool {
 }
 
 // gatesRef records that the quality gates passed on a tree: the pre-push
-// hook lets staging out only when its tree has one. It points at a commit
-// of that tree whose message names the gate set and each gate's result.
+// hook lets staging out only when its tree has one made here. It points at
+// a commit of that tree whose message names the gate set and each gate's
+// result, signed (hooks.SignGateRecord).
 func gatesRef(tree string) string { return gitstore.GatesRef(tree) }
 
 // gatesFailedRef keeps the results of the last failed run on a tree, for
 // the record; it goes when the tree passes.
 func gatesFailedRef(tree string) string { return gitstore.GatesFailedRef(tree) }
 
-// gateSet names the configured gates: a pass counts only for the set that
-// passed (a gate added or changed since must run). Timeouts are left out:
-// a tree that passed within a limit passed.
-func gateSet(gs []config.Gate) string {
-	h := sha1.New()
-	for _, g := range gs {
-		fmt.Fprintf(h, "%q %q %t\n", g.Name, g.Command, g.Required)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+func gateSet(gs []config.Gate) string { return hooks.GateSet(gs) }
 
-// recordedSet is the gate set a gates record was made for.
-func recordedSet(s *gitstore.Store, record plumbing.Hash) string {
-	c, err := object.GetCommit(s.Objects(), record)
-	if err != nil {
-		return ""
+// passedHere reports whether tree has a pass of set made in this
+// repository: a record synced in from elsewhere, or forged, does not
+// count, and the gates run again.
+func passedHere(s *gitstore.Store, tree, set string) bool {
+	h, _ := s.ReadRef(gatesRef(tree))
+	if h.IsZero() {
+		return false
 	}
-	for _, line := range strings.Split(c.Message, "\n") {
-		if v, ok := strings.CutPrefix(line, "Zerg-Gates: "); ok {
-			return v
-		}
-	}
-	return ""
+	rec, ok := hooks.ReadGateRecord(s, h, tree)
+	return ok && rec.Passed && rec.Set == set
 }
 
 // runQualityGates runs the configured gates on the staging tip, unless its
@@ -257,7 +249,7 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 		return nil, err
 	}
 	set := gateSet(cfg.Gates)
-	if h, _ := s.ReadRef(gatesRef(tree)); !h.IsZero() && recordedSet(s, h) == set {
+	if passedHere(s, tree, set) {
 		if !quiet && len(cfg.Gates) > 0 {
 			g.note("gates: tree %s already passed", ShortHash(tree))
 		}
@@ -307,9 +299,12 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 	if len(failedGates) > 0 {
 		subject = "gates failed on tree " + tree + ": " + strings.Join(failedGates, ", ")
 	}
-	msg := subject + "\n\nZerg-Gates: " + set + "\n" + strings.Join(results, "\n")
+	msg, err := hooks.SignGateRecord(s, tree, subject+"\n\nZerg-Gates: "+set+"\n"+strings.Join(results, "\n"))
+	if err != nil {
+		return nil, err
+	}
 	sig := gitstore.Signature(worktree.IdentityName, worktree.IdentityEmail, g.now())
-	record, err := s.CommitTree(tree, []string{tip}, strings.TrimRight(msg, "\n")+"\n", sig)
+	record, err := s.CommitTree(tree, []string{tip}, msg, sig)
 	if err != nil {
 		return nil, err
 	}

@@ -366,7 +366,8 @@ func ParsePush(r io.Reader) ([]PushLine, error) {
 // a remote name, or the URL when there is none; url is the second): no
 // pushed commit may change a path under an active lock of another owner, and
 // a feature's staging branch goes to a non-zerg branch only when the
-// quality gates passed on exactly that commit's tree.
+// quality gates of gateSet (GateSet of the configuration) passed here on
+// exactly that commit's tree.
 //
 // Pushes of state (refs/zerg/*) and deletions are not checked. The commits
 // checked are those of each local sha that are neither on the remote's
@@ -374,7 +375,7 @@ func ParsePush(r io.Reader) ([]PushLine, error) {
 // URL) nor behind any remote sha being replaced. A commit that the lock
 // holder's task was claimed on top of is not a conflict: that task already
 // builds on it.
-func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines []PushLine, id Identity, now time.Time) ([]Problem, error) {
+func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines []PushLine, id Identity, gateSet string, now time.Time) ([]Problem, error) {
 	var out []Problem
 	var sending []PushLine
 	for _, l := range lines {
@@ -388,9 +389,12 @@ func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines [
 		if !ok || strings.HasPrefix(l.RemoteRef, "refs/heads/zerg/") {
 			continue
 		}
-		if !gatesPassed(s, l.LocalSHA) {
+		if ok, why := gatesPassed(s, l.LocalSHA, gateSet); !ok {
+			if why != "" {
+				why = ": " + why
+			}
 			out = append(out, Problem{Ref: refPair(l),
-				What: fmt.Sprintf("the quality gates have not passed on %s (commit %s of feature %s's staging)", shortRef(l.LocalRef), short(l.LocalSHA), f),
+				What: fmt.Sprintf("the quality gates have not passed on %s (commit %s of feature %s's staging)%s", shortRef(l.LocalRef), short(l.LocalSHA), f, why),
 				Hint: "run git zerg gates run on it and push again once they pass"})
 		}
 	}
@@ -529,41 +533,54 @@ func (b *baseCache) builtOn(ctx context.Context, l state.Lock, commit string) (b
 }
 
 // GatesRefPrefix is where gate results are recorded, one ref per tree:
-// refs/zerg/gates/<tree id> exists when every required quality gate passed
-// on that tree. Its target is the writer's business (a commit with the
-// results, say); only its existence means "passed", so a failed run must
-// not create it. Keyed by tree, because gates see only content: a tree that
-// passed never needs the gates again, whichever commit carries it.
-const GatesRefPrefix = "refs/zerg/gates/"
+// refs/zerg/gates/<tree id> is a commit of that tree whose message names
+// the gate set and each gate's result, signed with SignGateRecord; it
+// counts as a pass only when ReadGateRecord verifies it and says so. Keyed
+// by tree, because gates see only content: a tree that passed never needs
+// the gates again, whichever commit carries it.
+const GatesRefPrefix = gitstore.GatesPrefix
 
 // GatesRef is the gate record of a tree.
-func GatesRef(tree string) string { return GatesRefPrefix + tree }
+func GatesRef(tree string) string { return gitstore.GatesRef(tree) }
 
-// gatesPassed reports whether the quality gates passed on a commit (its
-// tree) or a tree, by the existence of refs/zerg/gates/<tree id>.
-func gatesPassed(s *gitstore.Store, commitOrTree string) bool {
+// gatesPassed reports whether the quality gates of set passed here on a
+// commit (its tree) or a tree; when they did not, why says more if there
+// is more to say than that no record counts.
+func gatesPassed(s *gitstore.Store, commitOrTree, set string) (ok bool, why string) {
 	if !plumbing.IsHash(commitOrTree) {
-		return false
+		return false, ""
 	}
 	h := plumbing.NewHash(commitOrTree)
 	obj, err := s.Objects().EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
-		return false
+		return false, ""
 	}
 	tree := h
 	switch obj.Type() {
 	case plumbing.CommitObject:
 		c, err := object.DecodeCommit(s.Objects(), obj)
 		if err != nil {
-			return false
+			return false, ""
 		}
 		tree = c.TreeHash
 	case plumbing.TreeObject:
 	default:
-		return false
+		return false, ""
 	}
 	got, err := s.ReadRef(GatesRef(tree.String()))
-	return err == nil && !got.IsZero()
+	if err != nil || got.IsZero() {
+		return false, ""
+	}
+	rec, verified := ReadGateRecord(s, got, tree.String())
+	switch {
+	case !verified:
+		return false, "its gate record was not made in this repository"
+	case !rec.Passed:
+		return false, ""
+	case rec.Set != set:
+		return false, "they passed, but the configured gates changed since"
+	}
+	return true, ""
 }
 
 func hasObject(s *gitstore.Store, id string) bool {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 )
@@ -400,17 +401,68 @@ func TestGatesPassed(t *testing.T) {
 	}
 	commit := git(t, top, "rev-parse", "HEAD")
 	tree := git(t, top, "rev-parse", "HEAD^{tree}")
-	if gatesPassed(s, commit) || gatesPassed(s, tree) || gatesPassed(s, "nonsense") {
+	set := GateSet(nil)
+	passed := func(rev string) bool { ok, _ := gatesPassed(s, rev, set); return ok }
+	if passed(commit) || passed(tree) || passed("nonsense") {
 		t.Fatal("gates passed without a record")
 	}
-	git(t, top, "update-ref", GatesRef(tree), commit)
-	if !gatesPassed(s, commit) || !gatesPassed(s, tree) {
+	record := func(msg string) string {
+		t.Helper()
+		return git(t, top, "commit-tree", tree, "-p", commit, "-m", msg)
+	}
+	signed := func(subject, set string) string {
+		t.Helper()
+		msg, err := SignGateRecord(s, tree, subject+"\n\nZerg-Gates: "+set+"\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return record(msg)
+	}
+	git(t, top, "update-ref", GatesRef(tree), record("gates passed on tree "+tree+"\n\nZerg-Gates: "+set))
+	if passed(commit) {
+		t.Fatal("an unsigned record counts")
+	}
+	git(t, top, "update-ref", GatesRef(tree), signed("gates passed on tree "+tree, set))
+	if !passed(commit) || !passed(tree) {
 		t.Fatal("gates record not seen")
+	}
+	if fi, err := os.Stat(GateKeyFile(s)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v %v", fi, err)
 	}
 	// Another commit with the same tree passed too: gates see content.
 	git(t, top, "commit", "-q", "--allow-empty", "-m", "same tree")
-	if !gatesPassed(s, git(t, top, "rev-parse", "HEAD")) {
+	if !passed(git(t, top, "rev-parse", "HEAD")) {
 		t.Error("same tree, other commit: not passed")
+	}
+	// A failed run's record, copied to the pass ref, or a pass of other gates.
+	git(t, top, "update-ref", GatesRef(tree), signed("gates failed on tree "+tree+": test", set))
+	if passed(commit) {
+		t.Error("a failed record counts as a pass")
+	}
+	git(t, top, "update-ref", GatesRef(tree), signed("gates passed on tree "+tree, GateSet([]config.Gate{{Name: "x"}})))
+	if ok, why := gatesPassed(s, commit, set); ok || !strings.Contains(why, "gates changed") {
+		t.Errorf("a pass of other gates: %v %q", ok, why)
+	}
+	// A record edited after signing, or signed for another tree.
+	good := signed("gates passed on tree "+tree, set)
+	body := git(t, top, "log", "-1", "--format=%B", good)
+	git(t, top, "update-ref", GatesRef(tree), record(strings.Replace(body, "Zerg-Gates: "+set, "Zerg-Gates: "+set+"\nextra", 1)))
+	if passed(commit) {
+		t.Error("an edited record counts")
+	}
+	// A record made with another repository's key (as sync brings in).
+	other := gitInit(t)
+	so, err := gitstore.Open(context.Background(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := SignGateRecord(so, tree, "gates passed on tree "+tree+"\n\nZerg-Gates: "+set+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, top, "update-ref", GatesRef(tree), record(msg))
+	if ok, why := gatesPassed(s, commit, set); ok || !strings.Contains(why, "not made in this repository") {
+		t.Errorf("another repository's record: %v %q", ok, why)
 	}
 }
 

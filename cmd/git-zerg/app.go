@@ -42,6 +42,7 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	isTTY  bool // stdout is a terminal
+	inTTY  bool // stdin is a terminal: someone may answer a question
 	errTTY bool // stderr is a terminal: progress may redraw a live line
 	now    func() time.Time
 
@@ -225,6 +226,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		now:    clock,
 	}
 	e.isTTY, e.errTTY = isTerminal(stdout), isTerminal(stderr)
+	if f, ok := stdin.(*os.File); ok {
+		e.inTTY = isTerminal(f)
+	}
 	app := newApp(e)
 	args = reorderArgs(app, args)
 	var unknown, parent string

@@ -37,7 +37,7 @@ func TestArbiterClaims(t *testing.T) {
 	run(t, a, env, "git", "zerg", "plan", "--graph", filepath.Join(dir, "graph.json"))
 	run(t, a, env, "git", "zerg", "sync")
 	run(t, b, env, "git", "zerg", "sync")
-	run(t, b, env, "git", "zerg", "plan", "--accept", "arb")
+	run(t, b, env, "git", "zerg", "plan", "--accept", "--yes", "arb")
 
 	// Each claimer takes tasks until none is left, and releases nothing:
 	// a worker holds one task at a time, so each claims with a new name.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -148,4 +149,4 @@ func mermaidID(id string) string {
 	return "t_" + strings.NewReplacer("_", "__", ".", "_d", "-", "_h").Replace(id)
 }
 
-func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "'") }
+func mermaidText(s string) string { return printable.String(strings.ReplaceAll(s, `"`, "'")) }

@@ -10,6 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/printable"
 )
 
 // Exit codes: public API, listed in README "Exit codes" and in every
@@ -61,10 +62,12 @@ func exitError(w io.Writer, err error) int {
 	if !errors.As(err, &ce) {
 		ce = classify(err)
 	}
-	line := strings.ReplaceAll(ce.Error(), "\n", " ")
+	// Errors quote task ids, reasons and paths that may have come from
+	// another machine: one line, and nothing a terminal would act on.
+	line := printable.String(strings.ReplaceAll(ce.Error(), "\n", " "))
 	fmt.Fprintf(w, "git-zerg: %s\n", line)
 	if ce.hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", ce.hint)
+		fmt.Fprintf(w, "hint: %s\n", printable.String(ce.hint))
 	}
 	return ce.code
 }

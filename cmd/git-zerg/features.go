@@ -10,6 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -106,7 +107,7 @@ func runFeatures(e *env) error {
 		if f.Current {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, f.Feature, f.Done, f.Tasks, countsLine(f.Counts))
+		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Feature), f.Done, f.Tasks, countsLine(f.Counts))
 	}
 	return tw.Flush()
 }

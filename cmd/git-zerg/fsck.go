@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/printable"
 )
 
 type fsckOptions struct {
@@ -93,7 +94,7 @@ func runFsck(e *env, o *fsckOptions) error {
 		}
 		if !e.json {
 			for _, p := range problems {
-				fmt.Fprintln(e.stdout, p.String())
+				fmt.Fprintln(e.stdout, printable.String(p.String()))
 			}
 			if len(problems) == 0 {
 				fmt.Fprintf(e.stdout, "%s: %d state commits, every transition legal\n", feature, r.Commits)

@@ -18,6 +18,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -302,7 +303,7 @@ func runHookPreCommit(e *env) error {
 		return nil
 	}
 	for _, p := range ps {
-		fmt.Fprintf(e.stderr, "git-zerg: %s\n", p)
+		fmt.Fprintf(e.stderr, "git-zerg: %s\n", printable.String(p.String()))
 	}
 	return &cliError{code: exitFailed, what: "commit refused", why: nounCount(countPaths(ps), "staged path", "is", "are") + " not yours to commit",
 		hint: "git zerg status and git zerg locks show who holds what"}
@@ -321,7 +322,7 @@ func runHookPrePush(e *env, remote, url string) error {
 	if err != nil {
 		return err
 	}
-	ps, err := hooks.PrePush(e.ctx, s, remote, url, lines, e.hookIdentity(s), e.now().UTC())
+	ps, err := hooks.PrePush(e.ctx, s, remote, url, lines, e.hookIdentity(s), e.gateSet(), e.now().UTC())
 	if err != nil {
 		return err
 	}
@@ -329,7 +330,7 @@ func runHookPrePush(e *env, remote, url string) error {
 		return nil
 	}
 	for _, p := range ps {
-		fmt.Fprintf(e.stderr, "git-zerg: %s\n", p)
+		fmt.Fprintf(e.stderr, "git-zerg: %s\n", printable.String(p.String()))
 	}
 	to := remote
 	if to == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -203,7 +204,7 @@ func printLocks(e *env, locks []state.Lock) {
 		if l.Task != "" {
 			what = l.Feature + "/" + l.Task
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", l.Path, l.Owner, what, roundDur(l.Expires.Sub(now)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), roundDur(l.Expires.Sub(now)))
 	}
 	tw.Flush()
 }

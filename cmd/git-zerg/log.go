@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -120,9 +121,9 @@ func runLog(e *env, o *logOptions) error {
 		return writeJSON(e.stdout, out)
 	}
 	for _, lj := range out {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", lj.Commit[:12], lj.At, lj.Subject)
+		fmt.Fprintf(e.stdout, "%s %s %s\n", lj.Commit[:12], lj.At, printable.String(lj.Subject))
 		if lj.Reason != "" {
-			fmt.Fprintf(e.stdout, "    reason: %s\n", lj.Reason)
+			fmt.Fprintf(e.stdout, "    reason: %s\n", printable.String(lj.Reason))
 		}
 		if lj.Diff != "" {
 			fmt.Fprint(e.stdout, indent(lj.Diff, "    "))
@@ -135,7 +136,7 @@ func runLog(e *env, o *logOptions) error {
 			if c.Reason != "" {
 				line += ": " + c.Reason
 			}
-			fmt.Fprintln(e.stdout, line)
+			fmt.Fprintln(e.stdout, printable.String(line))
 			if c.Diff != "" {
 				fmt.Fprint(e.stdout, indent(c.Diff, "    "))
 			}
@@ -271,7 +272,7 @@ func lineDiff(a, b string) string {
 		default:
 			b2.WriteString("  ")
 		}
-		b2.WriteString(l.text)
+		b2.WriteString(printable.String(l.text))
 		b2.WriteString("\n")
 	}
 	return b2.String()

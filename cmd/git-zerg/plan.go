@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -195,10 +197,10 @@ func (e *env) checkGraph(file string, strict, print, namesFeature bool) (*levels
 	}
 	if print {
 		for _, p := range errs {
-			fmt.Fprintf(e.stderr, "%s: %s\n", file, p)
+			fmt.Fprintf(e.stderr, "%s: %s\n", file, printable.String(p.String()))
 		}
 		for _, p := range warnings {
-			fmt.Fprintf(e.stderr, "%s: warning: %s\n", file, p)
+			fmt.Fprintf(e.stderr, "%s: warning: %s\n", file, printable.String(p.String()))
 		}
 	}
 	if len(errs) > 0 || (strict && len(warnings) > 0) {
@@ -237,6 +239,7 @@ type planOptions struct {
 	graph  string
 	force  bool
 	accept bool
+	yes    bool
 	strict bool
 	name   string
 }
@@ -249,11 +252,13 @@ func planCmd(e *env) *cli.Command {
 		ArgsUsage: "[FEATURE]",
 		Description: "FEATURE defaults to the graph's \"feature\". An existing feature is refused (exit 3)\n" +
 			"unless --force, which starts it over and keeps the old history in its log.\n" +
-			"--accept trusts the verification commands of a feature that arrived by sync.",
+			"--accept trusts the verification commands of a feature that arrived by sync:\n" +
+			"it shows them and asks first (--yes accepts without asking, for scripts).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "graph", Aliases: []string{"g"}, Usage: "task graph `FILE`", Destination: &o.graph},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing feature", Destination: &o.force},
 			&cli.BoolFlag{Name: "accept", Usage: "trust the commands of a synced feature", Destination: &o.accept},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --accept: accept without asking", Destination: &o.yes},
 			&cli.BoolFlag{Name: "strict", Usage: "treat warnings as errors", Destination: &o.strict},
 		},
 		Action: func(c *cli.Context) error {
@@ -286,6 +291,9 @@ func runPlan(e *env, o *planOptions) error {
 		if err := levels.ValidFeatureName(o.name); err != nil {
 			return badFeatureName(o.name, err)
 		}
+	}
+	if o.yes && !o.accept {
+		return usageErr("plan: --yes goes with --accept")
 	}
 	if o.accept && o.graph == "" {
 		return runAccept(e, s, o)
@@ -445,7 +453,20 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 		return err
 	}
 	for _, t := range tasks {
-		fmt.Fprintf(e.stderr, "accept %s: %s\n", t.ID(), t.Spec.Verification.Command)
+		fmt.Fprintf(e.stderr, "accept %s: %s\n", t.ID(), printable.String(t.Spec.Verification.Command))
+	}
+	if !o.yes && !e.inTTY {
+		// Accepting lets these commands run here: never by default when
+		// no one is there to read them.
+		return &cliError{code: exitUsage, what: "plan --accept asks before trusting commands, and stdin is not a terminal",
+			hint: "review the commands above, then git zerg plan --accept --yes " + name}
+	}
+	if !o.yes {
+		fmt.Fprintf(e.stderr, "run these %s on this machine? [y/N] ", plural(len(tasks), "command"))
+		answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return &cliError{code: exitRefused, what: "nothing accepted", why: "the answer was not yes"}
+		}
 	}
 	if err := trust(s, name, tasks); err != nil {
 		return err

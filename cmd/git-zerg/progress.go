@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -36,7 +37,7 @@ func (p *progress) println(line string) {
 	if p.live != "" {
 		fmt.Fprint(p.e.stderr, "\r\033[K")
 	}
-	fmt.Fprintln(p.e.stderr, line)
+	fmt.Fprintln(p.e.stderr, printable.String(line))
 	if p.live != "" {
 		fmt.Fprint(p.e.stderr, p.live)
 	}
@@ -117,7 +118,7 @@ func (p *progress) levelTable(level int, tasks []*state.Task) {
 		}
 		extra := shortHash(t.Commit)
 		if t.Status == state.Blocked || t.Status == state.Failed {
-			extra = t.Reason
+			extra = printable.String(t.Reason)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", t.ID(), t.Status, t.Attempts, extra)
 	}

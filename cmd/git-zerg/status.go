@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/printable"
 
 	"github.com/urfave/cli/v2"
 
@@ -127,6 +128,9 @@ func runStatus(e *env) error {
 			warning = e.startHooksWarning(s)
 		}
 	}
+	if err := e.checkState(); err != nil {
+		return err
+	}
 	sn, err := e.snapshot()
 	if err != nil {
 		return err
@@ -183,7 +187,7 @@ func runStatus(e *env) error {
 			if u := t.Spent(); u != (state.Usage{}) {
 				extra += " · " + usageLine(&u)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, t.Spec.Title, strings.TrimSpace(extra))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
 		}
 	}
 	tw.Flush()
@@ -199,7 +203,7 @@ func runStatus(e *env) error {
 			case now.Before(w.Expires):
 				lease = "lease " + roundDur(w.Expires.Sub(now)) + " left"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", w.Name, w.Task, roundDur(now.Sub(w.Since)), lease)
+			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", printable.String(w.Name), printable.String(w.Task), roundDur(now.Sub(w.Since)), lease)
 		}
 		tw.Flush()
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/printable"
 )
 
 type syncOptions struct {
@@ -64,7 +65,7 @@ func runSync(e *env, o *syncOptions) error {
 		return err
 	}
 	g := &engine.Engine{Ctx: e.ctx, Store: s, Config: cfg, Now: e.now,
-		Events: func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.Text) }}
+		Events: func(ev engine.Event) { fmt.Fprintln(e.stderr, printable.String(ev.Text)) }}
 	res, err := g.Sync(o.remote, o.tries)
 	if err != nil {
 		return err
@@ -81,7 +82,7 @@ func runSync(e *env, o *syncOptions) error {
 		if len(f.Conflicts) > 0 {
 			line += "; " + strings.Join(f.Conflicts, "; ")
 		}
-		fmt.Fprintln(e.stdout, line)
+		fmt.Fprintln(e.stdout, printable.String(line))
 	}
 	fmt.Fprintf(e.stdout, "synced with %s: %s pushed\n", res.Remote, plural(len(res.Pushed), "ref"))
 	return nil

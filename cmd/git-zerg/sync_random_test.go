@@ -80,7 +80,7 @@ func syncRandomRun(t *testing.T, seed uint64) (conflicts int) {
 		if code, _, errs := zergIn(c, "sync"); code != 0 {
 			t.Fatalf("sync: %s", errs)
 		}
-		zergIn(c, "plan", "--accept", "r")
+		zergIn(c, "plan", "--accept", "--yes", "r")
 	}
 	type op struct{ clone, worker, task, what string }
 	var succeeded []op

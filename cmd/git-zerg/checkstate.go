@@ -1,0 +1,25 @@
+package main
+
+import (
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitstore"
+)
+
+// checkState refuses to report on a feature whose state was changed
+// outside git-zerg into something illegal: status would call a forged
+// "done" complete. fsck, log and export still show it as it is.
+func (e *env) checkState() error {
+	feature, err := e.resolveFeature()
+	if err != nil {
+		return err
+	}
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
+	if err != nil || tip.IsZero() {
+		return err // an unplanned feature is the snapshot's to report
+	}
+	return engine.CheckStateAt(e.ctx, s, feature, tip)
+}

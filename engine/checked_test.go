@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// newFeature makes a repository with feature "f" of n independent tasks
+// planned, and its engine.
+func newFeature(tb testing.TB, n int) *Engine {
+	tb.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		tb.Skip("no git")
+	}
+	dir := tb.TempDir()
+	for _, kv := range []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t",
+		"GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"} {
+		k, v, _ := strings.Cut(kv, "=")
+		tb.Setenv(k, v)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}, {"-C", dir, "commit", "-q", "--allow-empty", "-m", "initial"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			tb.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	s, err := gitstore.Open(ctx, dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ids []string
+	var tasks []*state.Task
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("T%d", i+1)
+		ids = append(ids, id)
+		tasks = append(tasks, &state.Task{Spec: &levels.Task{ID: id, Title: "task " + id, Verification: levels.Verification{Command: "true"}},
+			Level: 1, Status: state.Pending, History: []state.Event{{At: now, Op: "plan", To: state.Pending}}})
+	}
+	meta := &state.Feature{Format: state.Format, Name: "f", PlannedAt: now, Levels: [][]string{ids}}
+	err = s.Create(ctx, "f", false, time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		for _, t := range tasks {
+			t.History[0].Clock = tx.Clock() + 1
+		}
+		if err := tx.Init(meta, tasks); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: "plan f", Op: "plan"}, nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &Engine{Ctx: ctx, Store: s, Config: config.Default(), Feature: "f"}
+}
+
+func (g *Engine) tip(tb testing.TB) plumbing.Hash {
+	tb.Helper()
+	h, err := g.Store.ReadRef(gitstore.FeatureRef(g.Feature))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// forge replaces the blob of task id in commit c's tree by data and
+// commits that on parent with c's message, as a hand edit would.
+func forge(tb testing.TB, s *gitstore.Store, c *object.Commit, parent plumbing.Hash, id string, data []byte) plumbing.Hash {
+	tb.Helper()
+	top, err := c.Tree()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var path string
+	top.Files().ForEach(func(f *object.File) error {
+		if strings.HasPrefix(f.Name, "tasks/") && filepath.Base(f.Name) == id {
+			path = f.Name
+		}
+		return nil
+	})
+	if path == "" {
+		tb.Fatalf("no task %s in %s", id, c.Hash)
+	}
+	blob := s.Objects().NewEncodedObject()
+	blob.SetType(plumbing.BlobObject)
+	w, _ := blob.Writer()
+	w.Write(data)
+	w.Close()
+	bh, err := s.Objects().SetEncodedObject(blob)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	th := replaceIn(tb, s, top, strings.Split(path, "/"), bh)
+	nc := &object.Commit{Author: c.Author, Committer: c.Committer, Message: c.Message, TreeHash: th, ParentHashes: []plumbing.Hash{parent}}
+	o := s.Objects().NewEncodedObject()
+	if err := nc.Encode(o); err != nil {
+		tb.Fatal(err)
+	}
+	h, err := s.Objects().SetEncodedObject(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+func replaceIn(tb testing.TB, s *gitstore.Store, t *object.Tree, path []string, blob plumbing.Hash) plumbing.Hash {
+	nt := &object.Tree{}
+	for _, e := range t.Entries {
+		if e.Name == path[0] {
+			if len(path) == 1 {
+				e.Hash = blob
+			} else {
+				sub, err := object.GetTree(s.Objects(), e.Hash)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				e.Hash = replaceIn(tb, s, sub, path[1:], blob)
+			}
+		}
+		nt.Entries = append(nt.Entries, e)
+	}
+	o := s.Objects().NewEncodedObject()
+	if err := nt.Encode(o); err != nil {
+		tb.Fatal(err)
+	}
+	h, err := s.Objects().SetEncodedObject(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+func taskBlob(tb testing.TB, s *gitstore.Store, commit plumbing.Hash, id string) []byte {
+	tb.Helper()
+	b, err := s.TaskAt(commit, id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// A tip moved by a plain update (as git fetch moves it) to a forged
+// state is refused by every engine entry, and by transactions; a tip
+// moved by the engine's own transitions is taken without a replay.
+func TestCheckState(t *testing.T) {
+	g := newFeature(t, 3)
+	if _, _, err := g.Claim(ClaimRequest{Worker: "w1", Task: "T1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.CheckState(); err != nil {
+		t.Fatal(err)
+	}
+	good := g.tip(t)
+	if _, ok := writtenHere(g.Store, "f", good, plumbing.ZeroHash); !ok {
+		t.Error("the engine's own history is not recognized as written here")
+	}
+
+	// T2 marked done by hand on top.
+	c, err := object.GetCommit(g.Store.Objects(), good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := forge(t, g.Store, c, good, "T2", bytes.Replace(taskBlob(t, g.Store, good, "T2"), []byte(`"status": "pending"`), []byte(`"status": "done"`), 1))
+	if out, err := exec.Command("git", "-C", g.Store.Top, "update-ref", "-m", "fetch: fast-forward", gitstore.FeatureRef("f"), forged.String()).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var ee *Error
+	if err := g.CheckState(); !errors.As(err, &ee) || ee.Kind != Refused || !strings.Contains(err.Error(), "changed outside git-zerg") ||
+		!strings.Contains(ee.Hint, good.String()) {
+		t.Fatalf("CheckState = %v (%v)", err, ee)
+	}
+	if _, err := g.View(); !errors.As(err, &ee) || ee.Kind != Refused {
+		t.Errorf("View = %v", err)
+	}
+	if _, _, err := g.Claim(ClaimRequest{Worker: "w3", Task: "T3"}); !errors.As(err, &ee) || ee.Kind != Refused {
+		t.Errorf("Claim = %v", err)
+	}
+	if g.tip(t) != forged {
+		t.Error("a transition was written on the forged state")
+	}
+	if b, _ := os.ReadFile(CheckedFile(g.Store, "f")); strings.TrimSpace(string(b)) == forged.String() {
+		t.Error("the forged tip was taken for checked")
+	}
+}
+
+// The cost of the check on the path every transition takes: the tip moved
+// by one of the engine's own commits since the last check.
+func BenchmarkCheckStateMoved(b *testing.B) {
+	g := newFeature(b, 200)
+	for i := 1; i <= 20; i++ {
+		if _, _, err := g.Claim(ClaimRequest{Worker: fmt.Sprint("w", i), Task: fmt.Sprint("T", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tip := g.tip(b)
+	c, _ := object.GetCommit(g.Store.Objects(), tip)
+	parent := c.ParentHashes[0].String() + "\n"
+	if _, ok := writtenHere(g.Store, "f", tip, c.ParentHashes[0]); !ok {
+		b.Fatal("the engine's own commit is not recognized")
+	}
+	file := CheckedFile(g.Store, "f")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		os.WriteFile(file, []byte(parent), 0o644)
+		if err := CheckStateAt(g.ctx(), g.Store, "f", tip); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The cost when the tip did not move.
+func BenchmarkCheckStateSame(b *testing.B) {
+	g := newFeature(b, 200)
+	if _, _, err := g.Claim(ClaimRequest{Worker: "w1", Task: "T1"}); err != nil {
+		b.Fatal(err)
+	}
+	tip := g.tip(b)
+	if err := CheckStateAt(g.ctx(), g.Store, "f", tip); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := CheckStateAt(g.ctx(), g.Store, "f", tip); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A walk longer than the first read of the reflog reads more of it.
+func TestWrittenHereLongWalk(t *testing.T) {
+	g := newFeature(t, 90)
+	first := g.tip(t)
+	for i := 1; i <= 85; i++ {
+		if _, _, err := g.Claim(ClaimRequest{Worker: fmt.Sprint("w", i), Task: fmt.Sprint("T", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(g.Store.CommonDir, "logs", "refs", "zerg", "features", "f")); err != nil || fi.Size() <= reflogTail {
+		t.Fatalf("reflog too short for the test: %v %v", fi, err)
+	}
+	if n, ok := writtenHere(g.Store, "f", g.tip(t), first); !ok || n != 85 {
+		t.Errorf("writtenHere = %d, %v; want 85, true", n, ok)
+	}
+}

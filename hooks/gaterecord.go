@@ -1,0 +1,172 @@
+package hooks
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gitstore"
+)
+
+// A gate record is a commit anyone can make, and sync copies in the
+// records of other machines: neither its existence nor its message proves
+// that the gates ran here. A record counts only when it carries a MAC made
+// with the repository's own key, which lives in the common git dir, is
+// never a ref, and so is never pushed or fetched. Records that arrived from
+// elsewhere stay (they are content, and harmless) but do not count.
+
+// GateKeyFile holds the repository's gate key (32 random bytes, 0600).
+func GateKeyFile(s *gitstore.Store) string { return filepath.Join(s.ZergDir(), "gates.key") }
+
+const (
+	macTrailer = "Zerg-Gates-MAC: "
+	setTrailer = "Zerg-Gates: "
+	keySize    = 32
+)
+
+// GateSet names a configuration's gates: a pass counts only for the set
+// that passed (a gate added or changed since must run). Timeouts are left
+// out: a tree that passed within a limit passed.
+func GateSet(gs []config.Gate) string {
+	h := sha1.New()
+	for _, g := range gs {
+		fmt.Fprintf(h, "%q %q %t\n", g.Name, g.Command, g.Required)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// localGateKey reads the repository's key, making it first when create is
+// set. Concurrent first uses agree on one key: each writes its own into a
+// temporary file, and only one link into place succeeds.
+func localGateKey(s *gitstore.Store, create bool) ([]byte, error) {
+	name := GateKeyFile(s)
+	b, err := os.ReadFile(name)
+	switch {
+	case err == nil && len(b) == keySize:
+		return b, nil
+	case err == nil:
+		return nil, fmt.Errorf("%s is not a gate key (%d bytes, want %d): remove it to make a new one", name, len(b), keySize)
+	case !errors.Is(err, fs.ErrNotExist) || !create:
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	key := make([]byte, keySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "gates.key.tmp*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Write(key); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Link(f.Name(), name); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	return localGateKey(s, false)
+}
+
+// gateKeys are the keys whose records count here, by key id: the
+// repository's own. Sharing gate results between the hosts of one rush
+// would add theirs here (say, from a list of trusted key files in the
+// configuration); nothing else needs to change, since every record names
+// the key that made it.
+func gateKeys(s *gitstore.Store) (map[string][]byte, error) {
+	key, err := localGateKey(s, false)
+	if err != nil || key == nil {
+		return nil, err
+	}
+	return map[string][]byte{keyID(key): key}, nil
+}
+
+func keyID(key []byte) string {
+	sum := sha256.Sum256(key)
+	return hex.EncodeToString(sum[:8])
+}
+
+// gateMAC binds a record's message to the tree it is about: the same
+// message on another tree does not verify.
+func gateMAC(key []byte, tree, body string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("git-zerg gate record\x00" + tree + "\x00" + body))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// SignGateRecord returns the message of a gate record for tree with the
+// MAC line that makes it count here, making the repository's key on first
+// use.
+func SignGateRecord(s *gitstore.Store, tree, msg string) (string, error) {
+	key, err := localGateKey(s, true)
+	if err != nil {
+		return "", err
+	}
+	body := strings.TrimRight(msg, "\n") + "\n"
+	return body + macTrailer + keyID(key) + " " + gateMAC(key, tree, body) + "\n", nil
+}
+
+// GateRecord is what a verified gate record says.
+type GateRecord struct {
+	Passed bool   // every required gate passed
+	Set    string // the gate set it was run with (see GateSet)
+}
+
+// ReadGateRecord reads the gate record commit for tree. ok is false unless
+// a trusted key made it for that tree: forged, copied from another
+// machine, made before records were signed, or damaged.
+func ReadGateRecord(s *gitstore.Store, record plumbing.Hash, tree string) (rec GateRecord, ok bool) {
+	c, err := object.GetCommit(s.Objects(), record)
+	if err != nil || c.TreeHash.String() != tree {
+		return rec, false
+	}
+	i := strings.LastIndex(c.Message, "\n"+macTrailer)
+	if i < 0 {
+		return rec, false
+	}
+	body := c.Message[:i+1]
+	f := strings.Fields(strings.TrimPrefix(c.Message[i+1:], macTrailer))
+	if len(f) != 2 {
+		return rec, false
+	}
+	keys, err := gateKeys(s)
+	if err != nil || keys[f[0]] == nil {
+		return rec, false
+	}
+	if !hmac.Equal([]byte(f[1]), []byte(gateMAC(keys[f[0]], tree, body))) {
+		return rec, false
+	}
+	lines := strings.Split(body, "\n")
+	rec.Passed = lines[0] == "gates passed on tree "+tree
+	for _, l := range lines {
+		if v, ok := strings.CutPrefix(l, setTrailer); ok {
+			rec.Set = v
+		}
+	}
+	return rec, true
+}
