@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -184,21 +186,25 @@ func (m *memo) putValue(blob plumbing.Hash, v any) {
 // its loose file (read directly: go-git resolves every path component
 // through its file system layer, a dozen system calls per object), else
 // from a pack through go-git.
+//
+// git gc and git repack move objects while we read: a loose object goes
+// into a new pack, and the old packs are deleted. At every moment the
+// object is somewhere, but go-git loads the list of packs once, so a read
+// that missed (or found its pack deleted) looks again, from the loose file
+// on, once the packs have changed.
 func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	m := s.memo()
 	if o, ok := m.object(h); ok {
 		return o, nil
 	}
-	o, err := s.readLoose(h)
-	if errors.Is(err, fs.ErrNotExist) {
-		var obj plumbing.EncodedObject
-		if obj, err = s.objs.EncodedObject(plumbing.AnyObject, h); err == nil {
-			o.typ = obj.Type()
-			var r io.ReadCloser
-			if r, err = obj.Reader(); err == nil {
-				o.data, err = io.ReadAll(r)
-				r.Close()
-			}
+	var o memoObject
+	var err error
+	for attempt := 0; attempt < objectReadAttempts; attempt++ {
+		if o, err = s.readLoose(h); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if o, err = s.readPacked(h); err == nil || !s.packsMoved() {
+			break
 		}
 	}
 	if err != nil {
@@ -206,6 +212,75 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	}
 	m.putObject(h, o)
 	return o, nil
+}
+
+// objectReadAttempts bounds the reads of one object; each after the first
+// follows a change of the packs, so two are enough unless git repacks
+// again in between.
+const objectReadAttempts = 3
+
+func (s *Store) readPacked(h plumbing.Hash) (memoObject, error) {
+	s.packMu.Lock()
+	defer s.packMu.Unlock()
+	obj, err := s.objs.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return memoObject{}, err
+	}
+	o := memoObject{typ: obj.Type()}
+	r, err := obj.Reader()
+	if err != nil {
+		return memoObject{}, err
+	}
+	defer r.Close()
+	if o.data, err = io.ReadAll(r); err != nil {
+		return memoObject{}, err
+	}
+	return o, nil
+}
+
+// packsMoved reports whether the packs (this repository's and its
+// alternates') differ from those go-git has loaded, and if so makes it
+// load them again. The packs were unknown before the first call, which
+// therefore reports a change when there are any.
+func (s *Store) packsMoved() bool {
+	names := s.packNames()
+	s.packMu.Lock()
+	defer s.packMu.Unlock()
+	if names == s.packsSeen {
+		return false
+	}
+	s.packsSeen = names
+	s.objs.Reindex()
+	return true
+}
+
+// packNames lists the pack files go-git reads, one name a line: a pack's
+// name is the hash of its content, so equal lists are equal packs.
+func (s *Store) packNames() string {
+	var b strings.Builder
+	dirs := []string{filepath.Join(s.CommonDir, "objects")}
+	if alt, err := os.ReadFile(filepath.Join(s.CommonDir, "objects", "info", "alternates")); err == nil {
+		for _, line := range strings.Split(string(alt), "\n") {
+			if line = strings.TrimSpace(line); line != "" && line[0] != '#' {
+				if !filepath.IsAbs(line) {
+					line = filepath.Join(s.CommonDir, "objects", line)
+				}
+				dirs = append(dirs, line)
+			}
+		}
+	}
+	for _, d := range dirs {
+		es, _ := os.ReadDir(filepath.Join(d, "pack"))
+		b.WriteString(d)
+		b.WriteByte('\n')
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".pack") || strings.HasSuffix(e.Name(), ".idx") {
+				b.WriteString(e.Name())
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
 }
 
 var zlibReaders sync.Pool
@@ -253,11 +328,17 @@ func (s *Store) hasObject(h plumbing.Hash) bool {
 	if s.hasLoose(h) {
 		return true
 	}
-	if s.objs.HasEncodedObject(h) == nil {
+	s.packMu.Lock()
+	err := s.objs.HasEncodedObject(h)
+	s.packMu.Unlock()
+	if err == nil {
 		s.memo().markPresent(h)
 		return true
 	}
-	return false
+	// Not where go-git last looked: the packs may have moved, or the
+	// object is in an alternate, which go-git's test leaves out.
+	_, err = s.rawObject(h)
+	return err == nil
 }
 
 // hasLoose reports whether the object is known to this process or stored
@@ -269,7 +350,14 @@ func (s *Store) hasLoose(h plumbing.Hash) bool {
 	if m.has(h) {
 		return true
 	}
-	if _, err := os.Lstat(s.loosePath(h)); err == nil {
+	if fi, err := os.Lstat(s.loosePath(h)); err == nil {
+		// git prune deletes unreachable loose objects by age; one that
+		// is old and about to become reachable again is made new, as git
+		// does when it reuses one.
+		if time.Since(fi.ModTime()) > time.Hour {
+			now := time.Now()
+			os.Chtimes(s.loosePath(h), now, now)
+		}
 		m.markPresent(h)
 		return true
 	}
@@ -354,7 +442,10 @@ func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte
 	dir := filepath.Dir(final)
 	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if errors.Is(err, fs.ErrNotExist) {
+	// git prune removes the fan-out directories it empties, possibly
+	// between our mkdir and our create; the file, once created, keeps the
+	// directory.
+	for attempt := 0; errors.Is(err, fs.ErrNotExist) && attempt < 5; attempt++ {
 		if err = os.MkdirAll(dir, 0o755); err == nil {
 			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 		}

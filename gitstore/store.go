@@ -35,6 +35,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,11 @@ type Store struct {
 	Git  *gitcmd.Runner
 	objs *filesystem.Storage
 	m    *memo
+	// packMu serializes go-git's object storage, which is not safe for
+	// concurrent use (it loads pack indexes into a map on demand);
+	// packsSeen are the packs it was last told to load (see packsMoved).
+	packMu    sync.Mutex
+	packsSeen string
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
