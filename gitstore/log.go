@@ -21,6 +21,7 @@ type Entry struct {
 // parents (a forced re-plan keeps the earlier history behind it). limit <= 0
 // means all.
 func (s *Store) Log(feature string, limit int) ([]Entry, error) {
+	s.heal(feature)
 	tip, err := s.ReadRef(FeatureRef(feature))
 	if err != nil {
 		return nil, err

@@ -40,6 +40,8 @@ type memo struct {
 	values map[plumbing.Hash]any           // lock and lease blobs
 
 	packed *packedRefs
+	// checked is how far each state ref's reflog was checked (repair.go).
+	checked map[string]checked
 }
 
 type memoObject struct {
@@ -63,7 +65,7 @@ func (s *Store) memo() *memo {
 }
 
 func newMemo() *memo {
-	m := &memo{}
+	m := &memo{checked: map[string]checked{}}
 	m.reset()
 	return m
 }

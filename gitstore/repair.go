@@ -1,32 +1,390 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 // git 2.39's `pack-refs --all`, run concurrently with updates, can put a
 // ref back to the value it packed a moment earlier, undoing an update that
-// succeeded in between: its prune of the loose ref does not always notice
-// the change. Measured here with git alone (4 writers doing compare-and-
-// swap, one pack-refs loop): 11 of 178 acknowledged updates undone. git gc
-// runs pack-refs, so this happens in real repositories too.
+// succeeded in between; a compare-and-swap made against the undone value
+// then succeeds too, building on it. Measured with git alone (4 writers,
+// one pack-refs loop): 11 of 178 acknowledged updates undone. git gc runs
+// pack-refs, so this happens in real repositories, and a forced fetch
+// into refs/zerg/ overwrites state the same way.
 //
-// Every update therefore goes into the ref's reflog (git appends to it under
-// the ref's lock; pack-refs never touches it), and before each transaction
-// the ref is checked against the reflog's last entry: a ref that
-// went back to an ancestor of the record is moved forward again; a ref that
-// moved on from such a reverted value (another writer built on it before
-// anyone noticed) gets the lost commit merged back in, with the
-// deterministic merge that sync uses. Nothing acknowledged is lost.
+// The reflog is the record: git appends every update to it, under the
+// ref's lock and before the ref moves; pack-refs never touches it, and gc
+// keeps its commits. In the reflog an undone update shows as a break of
+// the chain: the next entry does not start from the value the last one
+// set, or the ref is not at the last value set, or a foreign update
+// (anything but git-zerg's own, which build each commit on the value they
+// replace) does not descend from what it replaced. Before each transaction
+// (and each read of the state) the entries added since the last check are
+// followed; every value at a break that the ref no longer contains is
+// merged back, with the deterministic merge sync uses: a task both sides
+// changed goes to the earlier transition, the other holder's next check
+// finds its claim lost.
+//
+// A checkpoint per ref (how far the reflog was checked, and the tip then,
+// which contains every entry before it) keeps each check to the new
+// entries; it is only a shortcut, so it lives in a plain file.
+
+// reflogMessage marks the reflog entries of git-zerg's own updates.
+const reflogMessage = "git-zerg"
+
+// reflogEntry is one line of a reflog.
+type reflogEntry struct {
+	old, new plumbing.Hash
+	ours     bool
+	when     time.Time
+	end      int64  // offset just past the line
+	line     string // the line, without its newline
+}
+
+// parseReflog reads the complete lines of b, which starts at offset base.
+func parseReflog(b []byte, base int64) []reflogEntry {
+	var out []reflogEntry
+	off := base
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return out // a line being written: the next check reads it
+		}
+		line := string(b[:i])
+		b = b[i+1:]
+		off += int64(i + 1)
+		if len(line) < 82 || !plumbing.IsHash(line[:40]) || !plumbing.IsHash(line[41:81]) {
+			continue
+		}
+		e := reflogEntry{old: plumbing.NewHash(line[:40]), new: plumbing.NewHash(line[41:81]), end: off, line: line}
+		if who, msg, ok := strings.Cut(line[82:], "\t"); ok {
+			e.ours = msg == reflogMessage
+			// "name <email> seconds zone"
+			if f := strings.Fields(who); len(f) >= 2 {
+				if sec, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
+					e.when = time.Unix(sec, 0)
+				}
+			}
+		}
+		out = append(out, e)
+	}
+}
+
+// checkpoint: the reflog up to end (the line ending there is line) was
+// checked, and every value it records is contained in tip, the value of
+// that last line.
+type checkpoint struct {
+	end  int64
+	line string
+	tip  plumbing.Hash
+}
+
+func (s *Store) reflogPath(ref string) string {
+	return filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref))
+}
+
+func (s *Store) checkpointPath(ref string) string {
+	return filepath.Join(s.ZergDir(), "reflog-checked", filepath.FromSlash(ref))
+}
+
+func (s *Store) loadCheckpoint(ref string) checkpoint {
+	m := s.memo()
+	m.mu.Lock()
+	c, ok := m.checked[ref]
+	m.mu.Unlock()
+	if ok {
+		return c.cp
+	}
+	b, err := os.ReadFile(s.checkpointPath(ref))
+	if err != nil {
+		return checkpoint{}
+	}
+	head, line, _ := strings.Cut(string(b), "\n")
+	end, tip, _ := strings.Cut(head, " ")
+	n, err := strconv.ParseInt(end, 10, 64)
+	if err != nil || !plumbing.IsHash(tip) {
+		return checkpoint{}
+	}
+	return checkpoint{end: n, line: line, tip: plumbing.NewHash(tip)}
+}
+
+// checkpointEvery is how many entries checked make the checkpoint file
+// written again; fewer are cheaper to read again than to write.
+const checkpointEvery = 8
+
+// checked is a ref's checkpoint in memory, and how many entries it is
+// ahead of the file.
+type checked struct {
+	cp      checkpoint
+	unsaved int
+}
+
+func (s *Store) saveCheckpoint(ref string, cp checkpoint, scanned int) {
+	m := s.memo()
+	m.mu.Lock()
+	c := m.checked[ref]
+	c.cp, c.unsaved = cp, c.unsaved+scanned
+	write := c.unsaved >= checkpointEvery
+	if write {
+		c.unsaved = 0
+	}
+	m.checked[ref] = c
+	m.mu.Unlock()
+	if write {
+		_ = writeFileAtomic(s.checkpointPath(ref), []byte(fmt.Sprintf("%d %s\n%s\n", cp.end, cp.tip, cp.line)))
+	}
+}
+
+// scanReflog returns the reflog entries after the checkpoint, and the
+// value every earlier entry is contained in (zero when it reads the whole
+// reflog). A checkpoint that no longer matches the file (git gc expired
+// old entries and rewrote it; the ref was deleted and made again) is
+// looked for by its line, else the whole reflog is read.
+func (s *Store) scanReflog(ref string, cp checkpoint) (entries []reflogEntry, from plumbing.Hash, size int64, err error) {
+	f, err := os.Open(s.reflogPath(ref))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, plumbing.ZeroHash, 0, nil
+	}
+	if err != nil {
+		return nil, plumbing.ZeroHash, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, plumbing.ZeroHash, 0, err
+	}
+	size = fi.Size()
+	start := int64(0)
+	if cp.line != "" && cp.end <= size && cp.end > int64(len(cp.line)) {
+		buf := make([]byte, len(cp.line)+1)
+		if _, err := f.ReadAt(buf, cp.end-int64(len(buf))); err == nil && string(buf[1:]) == cp.line && buf[0] == '\n' {
+			start, from = cp.end, cp.tip
+		}
+	}
+	if start == 0 {
+		all, err := io.ReadAll(f)
+		if err != nil {
+			return nil, plumbing.ZeroHash, 0, err
+		}
+		if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); cp.line != "" && i >= 0 {
+			start, from = int64(i+len(cp.line)+2), cp.tip
+		}
+		return parseReflog(all[start:], start), from, size, nil
+	}
+	buf := make([]byte, size-start)
+	n, err := f.ReadAt(buf, start)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, plumbing.ZeroHash, 0, err
+	}
+	return parseReflog(buf[:n], start), from, size, nil
+}
+
+// breaks returns the values at the breaks of the chain from (the value
+// before the first entry) through entries to tip, newest first: the
+// candidates for an undone update.
+func (s *Store) breaks(ctx context.Context, from plumbing.Hash, entries []reflogEntry, tip plumbing.Hash) []plumbing.Hash {
+	var out []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	add := func(h plumbing.Hash) {
+		if !h.IsZero() && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	prev := from
+	for _, e := range entries {
+		if e.old != prev {
+			add(prev)
+		}
+		if !e.ours && !e.old.IsZero() && !e.new.IsZero() && !s.builtOn(ctx, e.new, e.old) {
+			add(e.old)
+		}
+		prev = e.new
+	}
+	if prev != tip {
+		add(prev)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// builtOn reports whether commit contains old: at once when old is a
+// parent, as for every merge.
+func (s *Store) builtOn(ctx context.Context, commit, old plumbing.Hash) bool {
+	c, err := s.readCommit(commit)
+	if err != nil {
+		return true // gone: nothing to restore from it
+	}
+	for _, p := range c.ParentHashes {
+		if p == old {
+			return true
+		}
+	}
+	ok, err := s.IsAncestor(ctx, old, commit)
+	return err != nil || ok
+}
+
+// lostCommits returns the values the reflog records for ref that its tip
+// no longer contains (newest first), and the checkpoint to keep when there
+// are none.
+func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) (lost []plumbing.Hash, cp checkpoint, scanned int, err error) {
+	old := s.loadCheckpoint(ref)
+	if tip.IsZero() {
+		return nil, old, 0, nil // no ref: deleted, with its reflog
+	}
+	entries, from, _, err := s.scanReflog(ref, old)
+	if err != nil {
+		return nil, old, 0, err
+	}
+	if len(entries) == 0 && from == tip {
+		return nil, old, 0, nil
+	}
+	for _, c := range s.breaks(ctx, from, entries, tip) {
+		if !s.hasObject(c) {
+			continue // pruned long ago: nothing left to restore
+		}
+		in, err := s.IsAncestor(ctx, c, tip)
+		if err != nil {
+			return nil, old, 0, err
+		}
+		if !in {
+			lost = append(lost, c)
+		}
+	}
+	cp = old
+	if len(lost) == 0 && len(entries) > 0 && entries[len(entries)-1].new == tip {
+		last := entries[len(entries)-1]
+		cp = checkpoint{end: last.end, line: last.line, tip: tip}
+	}
+	return lost, cp, len(entries), nil
+}
+
+// repair merges back into ref every update its reflog records that the
+// ref lost, and reports whether it moved the ref.
+func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
+	tip, err := s.ReadRef(ref)
+	if err != nil {
+		return false, err
+	}
+	lost, cp, scanned, err := s.lostCommits(ctx, ref, tip)
+	if err != nil {
+		return false, err
+	}
+	if len(lost) == 0 {
+		if cp.tip == tip && !tip.IsZero() {
+			s.saveCheckpoint(ref, cp, scanned)
+		}
+		return false, nil
+	}
+	next := tip
+	for _, c := range lost {
+		// A newer lost value usually contains the older ones.
+		if in, err := s.IsAncestor(ctx, c, next); err != nil {
+			return false, err
+		} else if in {
+			continue
+		}
+		if next, err = s.mergeBack(ctx, ref, next, c); err != nil {
+			return false, err
+		}
+	}
+	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: next, old: tip}}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (s *Store) mergeBack(ctx context.Context, ref string, tip, lost plumbing.Hash) (plumbing.Hash, error) {
+	subject := fmt.Sprintf("repair: merge back %s, undone by a concurrent ref update", short(lost))
+	var res MergeResult
+	var err error
+	if feature, ok := strings.CutPrefix(ref, FeaturePrefix); ok {
+		res, err = s.mergeFeature(ctx, feature, tip, lost, fmt.Sprintf("repair %s: merge back %s, undone by a concurrent ref update", feature, short(lost)))
+	} else {
+		res, err = s.mergeLocks(ctx, tip, lost, s.currentHolders(ctx), subject)
+	}
+	return res.Commit, err
+}
+
+// currentHolders keeps a lock while its task, in its feature's state as
+// repaired now, is held by the lock's owner: after a double claim merged
+// back, the loser's locks go with its claim.
+func (s *Store) currentHolders(ctx context.Context) func(state.Lock) bool {
+	tips := map[string]plumbing.Hash{}
+	var keep func(state.Lock) bool
+	return func(l state.Lock) bool {
+		if l.Feature == "" || l.Task == "" {
+			return true
+		}
+		if _, ok := tips[l.Feature]; !ok {
+			ref := FeatureRef(l.Feature)
+			if _, err := s.repair(ctx, ref); err != nil {
+				return true
+			}
+			h, err := s.ReadRef(ref)
+			if err != nil || h.IsZero() {
+				return true
+			}
+			tips[l.Feature] = h
+			keep = s.LockKeeper(tips)
+		}
+		return keep(l)
+	}
+}
+
+// repairAll repairs the refs a transaction on feature reads (see repair).
+func (s *Store) repairAll(ctx context.Context, feature string) error {
+	if feature != "" {
+		if _, err := s.repair(ctx, FeatureRef(feature)); err != nil {
+			return err
+		}
+	}
+	_, err := s.repair(ctx, LocksRef)
+	return err
+}
+
+// heal is repairAll for a read: the state read must hold every update
+// acknowledged, but a read goes on with what it finds when the repair
+// cannot be written (a read-only repository, a ref locked meanwhile).
+func (s *Store) heal(feature string) {
+	_ = s.repairAll(context.Background(), feature)
+}
+
+// behind reports whether tip lacks the last value the reflog records for
+// ref: read after a pack-refs undid an update, a transaction must not
+// build on it.
+func (s *Store) behind(ctx context.Context, ref string, tip plumbing.Hash) bool {
+	rec := s.recorded(ref)
+	if rec.IsZero() || rec == tip || tip.IsZero() {
+		return false
+	}
+	if _, err := s.readCommit(rec); err != nil {
+		return false
+	}
+	ok, err := s.IsAncestor(ctx, rec, tip)
+	return err == nil && !ok
+}
 
 // recorded returns the last value the reflog says ref was set to.
 func (s *Store) recorded(ref string) plumbing.Hash {
-	f, err := os.Open(filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref)))
+	f, err := os.Open(s.reflogPath(ref))
 	if err != nil {
 		return plumbing.ZeroHash
 	}
@@ -38,10 +396,7 @@ func (s *Store) recorded(ref string) plumbing.Hash {
 	if err != nil {
 		return plumbing.ZeroHash
 	}
-	off := fi.Size() - tail
-	if off < 0 {
-		off = 0
-	}
+	off := max(fi.Size()-tail, 0)
 	n, _ := f.ReadAt(buf, off)
 	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
 	fields := strings.Fields(lines[len(lines)-1])
@@ -51,53 +406,70 @@ func (s *Store) recorded(ref string) plumbing.Hash {
 	return plumbing.NewHash(fields[1])
 }
 
-// repair brings a ref back to (or merges back) the last tip recorded for
-// it, when a concurrent pack-refs undid it. It reports whether it moved
-// the ref.
-func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
-	rec := s.recorded(ref)
-	tip, err := s.ReadRef(ref)
-	if err != nil || tip.IsZero() || rec.IsZero() || rec == tip {
-		return false, err
-	}
-	if _, err := s.readCommit(rec); err != nil {
-		return false, nil // the recorded commit is gone: nothing to restore
-	}
-	if ok, err := s.IsAncestor(ctx, rec, tip); err != nil || ok {
-		return false, err // the ref moved on from the record: as it should
-	}
-	next := rec
-	if ok, err := s.IsAncestor(ctx, tip, rec); err != nil {
-		return false, err
-	} else if !ok {
-		// Someone built on the reverted value: merge the lost work back.
-		var res MergeResult
-		if ref == LocksRef {
-			res, err = s.MergeLocks(ctx, tip, rec, nil)
-		} else {
-			res, err = s.MergeFeature(ctx, strings.TrimPrefix(ref, FeaturePrefix), tip, rec)
-		}
-		if err != nil {
-			return false, err
-		}
-		next = res.Commit
-	}
-	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: next, old: tip}}); err != nil {
-		return false, err
-	}
-	return true, nil
+// Rollback is an update a state ref's reflog records whose commit the ref
+// no longer contains: undone behind git-zerg's back (a concurrent git
+// pack-refs, a forced fetch into refs/zerg/) and not merged back yet.
+type Rollback struct {
+	Ref     string
+	Commit  plumbing.Hash // the value the update set
+	Old     plumbing.Hash // the value it replaced
+	When    time.Time     // when the update was made, to the second
+	Subject string        // the commit's subject: the transition undone
 }
 
-// behind reports whether tip lacks the recorded tip of ref: read after a
-// pack-refs undid an update, a transaction must not build on it.
-func (s *Store) behind(ctx context.Context, ref string, tip plumbing.Hash) bool {
-	rec := s.recorded(ref)
-	if rec.IsZero() || rec == tip || tip.IsZero() {
-		return false
+// Rollbacks lists the undone updates of a feature's state ref, or of the
+// locks ref for feature "", oldest first. It reads the whole reflog and
+// changes nothing: the next transaction (or read) merges them back.
+func (s *Store) Rollbacks(feature string) ([]Rollback, error) {
+	ref := LocksRef
+	if feature != "" {
+		ref = FeatureRef(feature)
 	}
-	if _, err := s.readCommit(rec); err != nil {
-		return false
+	return s.RollbacksOf(ref)
+}
+
+// RollbacksOf is Rollbacks for any ref with a reflog.
+func (s *Store) RollbacksOf(ref string) ([]Rollback, error) {
+	tip, err := s.ReadRef(ref)
+	if err != nil || tip.IsZero() {
+		return nil, err
 	}
-	ok, err := s.IsAncestor(ctx, rec, tip)
-	return err == nil && !ok
+	entries, _, _, err := s.scanReflog(ref, checkpoint{})
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	// Every value ever set, against the tip, in one walk of git's.
+	var in strings.Builder
+	seen := map[plumbing.Hash]bool{}
+	for _, e := range entries {
+		if !e.new.IsZero() && !seen[e.new] {
+			seen[e.new] = true
+			in.WriteString(e.new.String() + "\n")
+		}
+	}
+	in.WriteString("^" + tip.String() + "\n")
+	out, err := s.Git.RunWith(context.Background(), gitcmd.Call{Stdin: strings.NewReader(in.String())}, "rev-list", "--ignore-missing", "--stdin")
+	if err != nil {
+		return nil, fmt.Errorf("%s: list undone updates: %w", ref, err)
+	}
+	unreachable := map[plumbing.Hash]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); plumbing.IsHash(l) {
+			unreachable[plumbing.NewHash(l)] = true
+		}
+	}
+	var rbs []Rollback
+	listed := map[plumbing.Hash]bool{}
+	for _, e := range entries {
+		if !unreachable[e.new] || listed[e.new] {
+			continue
+		}
+		listed[e.new] = true
+		rb := Rollback{Ref: ref, Commit: e.new, Old: e.old, When: e.when}
+		if c, err := s.readCommit(e.new); err == nil {
+			rb.Subject, _, _ = strings.Cut(c.Message, "\n")
+		}
+		rbs = append(rbs, rb)
+	}
+	return rbs, nil
 }
