@@ -173,6 +173,12 @@ func TestAcknowledgedSurviveMaintenance(t *testing.T) {
 	if len(lost) > 0 {
 		t.Errorf("%d acknowledged updates lost: %s", len(lost), strings.Join(lost, ", "))
 	}
+	// What fsck reports: nothing is left undone once the state was read.
+	for _, feature := range []string{"f", ""} {
+		if rbs, err := openStore(t, dir).Rollbacks(feature); err != nil || len(rbs) > 0 {
+			t.Errorf("Rollbacks(%q) = %+v, %v", feature, rbs, err)
+		}
+	}
 }
 
 // TestReadsSurviveRepack reads the state over and over, each time as a new

@@ -173,6 +173,11 @@ func readEverything(t *testing.T, s *Store, want map[string]plumbing.Hash) {
 	if b, err := s.TaskAt(want[FeatureRef("f")], "T000"); err != nil || b == nil {
 		t.Errorf("TaskAt: %v", err)
 	}
+	for _, feature := range []string{"f", ""} {
+		if rb, err := s.Rollbacks(feature); err != nil || len(rb) != 0 {
+			t.Errorf("Rollbacks(%q) = %v, %v", feature, rb, err)
+		}
+	}
 	remote := TrackingPrefix("origin")
 	if res, err := s.MergeFeature(context.Background(), "f", want[FeatureRef("f")], want[remote+"features/f"]); err != nil || res.Kind != "up to date" {
 		t.Errorf("MergeFeature = %v, %v", res.Kind, err)

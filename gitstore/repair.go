@@ -92,6 +92,14 @@ type checkpoint struct {
 	end  int64
 	line string
 	tip  plumbing.Hash
+	// stamp is the reflog's size and time when it ended at end: while
+	// they and the tip stay, there is nothing new to check (kept in
+	// memory only).
+	stamp string
+}
+
+func reflogStamp(fi fs.FileInfo) string {
+	return fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano())
 }
 
 func (s *Store) reflogPath(ref string) string {
@@ -155,20 +163,19 @@ func (s *Store) saveCheckpoint(ref string, cp checkpoint, scanned int) {
 // reflog). A checkpoint that no longer matches the file (git gc expired
 // old entries and rewrote it; the ref was deleted and made again) is
 // looked for by its line, else the whole reflog is read.
-func (s *Store) scanReflog(ref string, cp checkpoint) (entries []reflogEntry, from plumbing.Hash, size int64, err error) {
+func (s *Store) scanReflog(ref string, cp checkpoint) (entries []reflogEntry, from plumbing.Hash, fi fs.FileInfo, err error) {
 	f, err := os.Open(s.reflogPath(ref))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, plumbing.ZeroHash, 0, nil
+		return nil, plumbing.ZeroHash, nil, nil
 	}
 	if err != nil {
-		return nil, plumbing.ZeroHash, 0, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, plumbing.ZeroHash, 0, err
+	if fi, err = f.Stat(); err != nil {
+		return nil, plumbing.ZeroHash, nil, err
 	}
-	size = fi.Size()
+	size := fi.Size()
 	start := int64(0)
 	if cp.line != "" && cp.end <= size && cp.end > int64(len(cp.line)) {
 		buf := make([]byte, len(cp.line)+1)
@@ -179,19 +186,19 @@ func (s *Store) scanReflog(ref string, cp checkpoint) (entries []reflogEntry, fr
 	if start == 0 {
 		all, err := io.ReadAll(f)
 		if err != nil {
-			return nil, plumbing.ZeroHash, 0, err
+			return nil, plumbing.ZeroHash, nil, err
 		}
 		if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); cp.line != "" && i >= 0 {
 			start, from = int64(i+len(cp.line)+2), cp.tip
 		}
-		return parseReflog(all[start:], start), from, size, nil
+		return parseReflog(all[start:], start), from, fi, nil
 	}
 	buf := make([]byte, size-start)
 	n, err := f.ReadAt(buf, start)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, plumbing.ZeroHash, 0, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
-	return parseReflog(buf[:n], start), from, size, nil
+	return parseReflog(buf[:n], start), from, fi, nil
 }
 
 // breaks returns the values at the breaks of the chain from (the value
@@ -249,11 +256,19 @@ func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) 
 	if tip.IsZero() {
 		return nil, old, 0, nil // no ref: deleted, with its reflog
 	}
-	entries, from, _, err := s.scanReflog(ref, old)
+	if old.stamp != "" && old.tip == tip {
+		if fi, err := os.Stat(s.reflogPath(ref)); err == nil && reflogStamp(fi) == old.stamp {
+			return nil, old, 0, nil
+		}
+	}
+	entries, from, fi, err := s.scanReflog(ref, old)
 	if err != nil {
 		return nil, old, 0, err
 	}
 	if len(entries) == 0 && from == tip {
+		if fi != nil && fi.Size() == old.end {
+			old.stamp = reflogStamp(fi)
+		}
 		return nil, old, 0, nil
 	}
 	for _, c := range s.breaks(ctx, from, entries, tip) {
@@ -272,8 +287,20 @@ func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) 
 	if len(lost) == 0 && len(entries) > 0 && entries[len(entries)-1].new == tip {
 		last := entries[len(entries)-1]
 		cp = checkpoint{end: last.end, line: last.line, tip: tip}
+		if fi != nil && fi.Size() == last.end {
+			cp.stamp = reflogStamp(fi)
+		}
 	}
 	return lost, cp, len(entries), nil
+}
+
+// check is lostCommits, keeping the checkpoint when nothing is lost.
+func (s *Store) check(ctx context.Context, ref string, tip plumbing.Hash) ([]plumbing.Hash, error) {
+	lost, cp, scanned, err := s.lostCommits(ctx, ref, tip)
+	if err == nil && len(lost) == 0 && cp.tip == tip && !tip.IsZero() && (scanned > 0 || cp.stamp != "") {
+		s.saveCheckpoint(ref, cp, scanned)
+	}
+	return lost, err
 }
 
 // repair merges back into ref every update its reflog records that the
@@ -283,15 +310,9 @@ func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	lost, cp, scanned, err := s.lostCommits(ctx, ref, tip)
-	if err != nil {
+	lost, err := s.check(ctx, ref, tip)
+	if err != nil || len(lost) == 0 {
 		return false, err
-	}
-	if len(lost) == 0 {
-		if cp.tip == tip && !tip.IsZero() {
-			s.saveCheckpoint(ref, cp, scanned)
-		}
-		return false, nil
 	}
 	next := tip
 	for _, c := range lost {
@@ -360,11 +381,26 @@ func (s *Store) repairAll(ctx context.Context, feature string) error {
 	return err
 }
 
-// heal is repairAll for a read: the state read must hold every update
-// acknowledged, but a read goes on with what it finds when the repair
-// cannot be written (a read-only repository, a ref locked meanwhile).
-func (s *Store) heal(feature string) {
-	_ = s.repairAll(context.Background(), feature)
+// healed returns tx, or when its refs lack an update git undid, a new
+// read after the repair: the state read must hold every update
+// acknowledged. A read goes on with what it found when the check or the
+// repair fails (a read-only repository, a ref locked meanwhile).
+func (s *Store) healed(tx *Tx) *Tx {
+	ctx := context.Background()
+	lost, err := s.check(ctx, LocksRef, tx.locksTip)
+	if err == nil && len(lost) == 0 && tx.feature != "" {
+		lost, err = s.check(ctx, FeatureRef(tx.feature), tx.featTip)
+	}
+	if err != nil || len(lost) == 0 {
+		return tx
+	}
+	if s.repairAll(ctx, tx.feature) != nil {
+		return tx
+	}
+	if again, err := s.begin(tx.feature); err == nil {
+		return again
+	}
+	return tx
 }
 
 // behind reports whether tip lacks the last value the reflog records for

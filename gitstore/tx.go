@@ -865,11 +865,11 @@ func Hostname() string { return hostname() }
 // View opens a read-only transaction: a consistent snapshot of the feature
 // ("" for the locks alone) as of now.
 func (s *Store) View(feature string) (*Tx, error) {
-	s.heal(feature)
 	tx, err := s.begin(feature)
 	if err != nil {
 		return nil, err
 	}
+	tx = s.healed(tx)
 	if feature != "" && tx.root == nil {
 		return nil, fmt.Errorf("feature %q: %w", feature, ErrNotFound)
 	}
