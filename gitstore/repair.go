@@ -24,33 +24,32 @@ import (
 // succeeded in between; a compare-and-swap made against the undone value
 // then succeeds too, building on it. Measured with git alone (4 writers,
 // one pack-refs loop): 11 of 178 acknowledged updates undone. git gc runs
-// pack-refs, so this happens in real repositories, and a forced fetch
-// into refs/zerg/ overwrites state the same way.
+// pack-refs, so this happens in real repositories.
 //
 // The reflog is the record: git appends every update to it, under the
 // ref's lock and before the ref moves; pack-refs never touches it, and gc
 // keeps its commits. In the reflog an undone update shows as a break of
 // the chain: the next entry does not start from the value the last one
-// set, or the ref is not at the last value set, or a foreign update
-// (anything but git-zerg's own, which build each commit on the value they
-// replace) does not descend from what it replaced. Before each transaction
-// (and each read of the state) the entries added since the last check are
-// followed; every value at a break that the ref no longer contains is
-// merged back, with the deterministic merge sync uses: a task both sides
-// changed goes to the earlier transition, the other holder's next check
-// finds its claim lost.
+// set, or the ref is not at the last value set. (A move that is logged,
+// such as `git update-ref` by hand, was made on purpose and stands; fsck
+// has its own check for those.) Before each transaction (and each read of
+// the state) the entries added since the last check are followed; every
+// value at a break that the ref no longer contains is merged back, with
+// the deterministic merge sync uses: a task both sides changed goes to the
+// earlier transition, and the other holder's next check finds its claim
+// lost.
 //
 // A checkpoint per ref (how far the reflog was checked, and the tip then,
 // which contains every entry before it) keeps each check to the new
 // entries; it is only a shortcut, so it lives in a plain file.
 
-// reflogMessage marks the reflog entries of git-zerg's own updates.
+// reflogMessage names git-zerg's own updates in the reflog, for whoever
+// reads it to tell them from other moves of the ref.
 const reflogMessage = "git-zerg"
 
 // reflogEntry is one line of a reflog.
 type reflogEntry struct {
 	old, new plumbing.Hash
-	ours     bool
 	when     time.Time
 	end      int64  // offset just past the line
 	line     string // the line, without its newline
@@ -72,8 +71,7 @@ func parseReflog(b []byte, base int64) []reflogEntry {
 			continue
 		}
 		e := reflogEntry{old: plumbing.NewHash(line[:40]), new: plumbing.NewHash(line[41:81]), end: off, line: line}
-		if who, msg, ok := strings.Cut(line[82:], "\t"); ok {
-			e.ours = msg == reflogMessage
+		if who, _, ok := strings.Cut(line[82:], "\t"); ok {
 			// "name <email> seconds zone"
 			if f := strings.Fields(who); len(f) >= 2 {
 				if sec, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
@@ -204,7 +202,7 @@ func (s *Store) scanReflog(ref string, cp checkpoint) (entries []reflogEntry, fr
 // breaks returns the values at the breaks of the chain from (the value
 // before the first entry) through entries to tip, newest first: the
 // candidates for an undone update.
-func (s *Store) breaks(ctx context.Context, from plumbing.Hash, entries []reflogEntry, tip plumbing.Hash) []plumbing.Hash {
+func breaks(from plumbing.Hash, entries []reflogEntry, tip plumbing.Hash) []plumbing.Hash {
 	var out []plumbing.Hash
 	seen := map[plumbing.Hash]bool{}
 	add := func(h plumbing.Hash) {
@@ -218,9 +216,6 @@ func (s *Store) breaks(ctx context.Context, from plumbing.Hash, entries []reflog
 		if e.old != prev {
 			add(prev)
 		}
-		if !e.ours && !e.old.IsZero() && !e.new.IsZero() && !s.builtOn(ctx, e.new, e.old) {
-			add(e.old)
-		}
 		prev = e.new
 	}
 	if prev != tip {
@@ -230,22 +225,6 @@ func (s *Store) breaks(ctx context.Context, from plumbing.Hash, entries []reflog
 		out[i], out[j] = out[j], out[i]
 	}
 	return out
-}
-
-// builtOn reports whether commit contains old: at once when old is a
-// parent, as for every merge.
-func (s *Store) builtOn(ctx context.Context, commit, old plumbing.Hash) bool {
-	c, err := s.readCommit(commit)
-	if err != nil {
-		return true // gone: nothing to restore from it
-	}
-	for _, p := range c.ParentHashes {
-		if p == old {
-			return true
-		}
-	}
-	ok, err := s.IsAncestor(ctx, old, commit)
-	return err != nil || ok
 }
 
 // lostCommits returns the values the reflog records for ref that its tip
@@ -271,7 +250,7 @@ func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) 
 		}
 		return nil, old, 0, nil
 	}
-	for _, c := range s.breaks(ctx, from, entries, tip) {
+	for _, c := range breaks(from, entries, tip) {
 		if !s.hasObject(c) {
 			continue // pruned long ago: nothing left to restore
 		}
@@ -443,8 +422,9 @@ func (s *Store) recorded(ref string) plumbing.Hash {
 }
 
 // Rollback is an update a state ref's reflog records whose commit the ref
-// no longer contains: undone behind git-zerg's back (a concurrent git
-// pack-refs, a forced fetch into refs/zerg/) and not merged back yet.
+// no longer contains, undone without a trace of its own (a concurrent git
+// pack-refs) and not merged back yet. A move the reflog records (git
+// update-ref by hand) is not one.
 type Rollback struct {
 	Ref     string
 	Commit  plumbing.Hash // the value the update set
@@ -474,14 +454,15 @@ func (s *Store) RollbacksOf(ref string) ([]Rollback, error) {
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	// Every value ever set, against the tip, in one walk of git's.
+	cands := breaks(plumbing.ZeroHash, entries, tip)
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	// What the values at the breaks hold that the tip lacks, in one walk
+	// of git's: every transition undone, not only the last of a run.
 	var in strings.Builder
-	seen := map[plumbing.Hash]bool{}
-	for _, e := range entries {
-		if !e.new.IsZero() && !seen[e.new] {
-			seen[e.new] = true
-			in.WriteString(e.new.String() + "\n")
-		}
+	for _, c := range cands {
+		in.WriteString(c.String() + "\n")
 	}
 	in.WriteString("^" + tip.String() + "\n")
 	out, err := s.Git.RunWith(context.Background(), gitcmd.Call{Stdin: strings.NewReader(in.String())}, "rev-list", "--ignore-missing", "--stdin")

@@ -307,3 +307,25 @@ func TestCheckpointSurvivesReflogRewrite(t *testing.T) {
 		}
 	}
 }
+
+// TestLoggedMoveStands: a move the reflog records (git update-ref by
+// hand, rewinding the state) was made on purpose: it is neither merged
+// back nor reported as undone.
+func TestLoggedMoveStands(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(2))
+	if err := setStatus(s, "f", "T000", state.Done); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "update-ref", FeatureRef("f"), FeatureRef("f")+"~1")
+	if rbs, err := s.Rollbacks("f"); err != nil || len(rbs) != 0 {
+		t.Errorf("Rollbacks(f) = %+v, %v; want none", rbs, err)
+	}
+	if err := setStatus(s, "f", "T001", state.Done); err != nil {
+		t.Fatal(err)
+	}
+	if tk := allTasks(t, s, "f")[0]; tk.Status != state.Pending {
+		t.Errorf("T000 is %s: the rewind by hand was undone", tk.Status)
+	}
+}
