@@ -201,11 +201,11 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	}
 	var o memoObject
 	var err error
-	for attempt := 0; attempt < objectReadAttempts; attempt++ {
+	for moves := 0; ; moves++ {
 		if o, err = s.readLoose(h); !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		if o, err = s.readPacked(h); err == nil || !s.packsMoved() {
+		if o, err = s.readPacked(h); err == nil || moves == packMovesFollowed || !s.packsMoved() {
 			break
 		}
 	}
@@ -216,10 +216,10 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	return o, nil
 }
 
-// objectReadAttempts bounds the reads of one object; each after the first
-// follows a change of the packs, so two are enough unless git repacks
-// again in between.
-const objectReadAttempts = 3
+// packMovesFollowed bounds the reads of one object: each read after the
+// first follows a change of the packs, and one is enough unless git
+// repacks again meanwhile.
+const packMovesFollowed = 5
 
 func (s *Store) readPacked(h plumbing.Hash) (memoObject, error) {
 	s.packMu.Lock()
@@ -251,8 +251,16 @@ func (s *Store) packsMoved() bool {
 	if names == s.packsSeen {
 		return false
 	}
-	s.packsSeen = names
 	s.objs.Reindex()
+	// Load now, to know what was loaded: a pack deleted, or a pack
+	// whose index is not written yet, fails go-git's load half way, and
+	// it keeps the half for good. Only a clean load of the packs listed
+	// is taken as knowing them; otherwise the next miss loads again.
+	err := s.objs.HasEncodedObject(plumbing.ZeroHash)
+	s.packsSeen = ""
+	if errors.Is(err, plumbing.ErrObjectNotFound) && s.packNames() == names {
+		s.packsSeen = names
+	}
 	return true
 }
 
@@ -447,7 +455,9 @@ func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte
 	// git prune removes the fan-out directories it empties, possibly
 	// between our mkdir and our create; the file, once created, keeps the
 	// directory.
-	for attempt := 0; errors.Is(err, fs.ErrNotExist) && attempt < 5; attempt++ {
+	// (MkdirAll's "file exists" is the same race: made by another, then
+	// removed again before it looked.)
+	for attempt := 0; (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist)) && attempt < 5; attempt++ {
 		if err = os.MkdirAll(dir, 0o755); err == nil {
 			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 		}
