@@ -42,3 +42,29 @@ func BenchmarkTransition(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkView is a read of one task and the locks, as a hook or a
+// status makes: it includes the check that no update was undone.
+func BenchmarkView(b *testing.B) {
+	dir := newRepoB(b)
+	s := openStoreB(b, dir)
+	planB(b, s, "f", tasks(100))
+	for i := 0; i < 20; i++ {
+		if err := setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tx, err := s.View("f")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.Task("T050"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.Locks(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -24,6 +25,13 @@ func (s *Store) Log(feature string, limit int) ([]Entry, error) {
 	tip, err := s.ReadRef(FeatureRef(feature))
 	if err != nil {
 		return nil, err
+	}
+	if lost, err := s.check(context.Background(), FeatureRef(feature), tip); err == nil && len(lost) > 0 {
+		if moved, err := s.repair(context.Background(), FeatureRef(feature)); err == nil && moved {
+			if tip, err = s.ReadRef(FeatureRef(feature)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if tip.IsZero() {
 		return nil, fmt.Errorf("feature %q: %w", feature, ErrNotFound)

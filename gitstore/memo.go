@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -38,6 +40,8 @@ type memo struct {
 	values map[plumbing.Hash]any           // lock and lease blobs
 
 	packed *packedRefs
+	// checked is how far each state ref's reflog was checked (repair.go).
+	checked map[string]checked
 }
 
 type memoObject struct {
@@ -61,7 +65,7 @@ func (s *Store) memo() *memo {
 }
 
 func newMemo() *memo {
-	m := &memo{}
+	m := &memo{checked: map[string]checked{}}
 	m.reset()
 	return m
 }
@@ -184,21 +188,25 @@ func (m *memo) putValue(blob plumbing.Hash, v any) {
 // its loose file (read directly: go-git resolves every path component
 // through its file system layer, a dozen system calls per object), else
 // from a pack through go-git.
+//
+// git gc and git repack move objects while we read: a loose object goes
+// into a new pack, and the old packs are deleted. At every moment the
+// object is somewhere, but go-git loads the list of packs once, so a read
+// that missed (or found its pack deleted) looks again, from the loose file
+// on, once the packs have changed.
 func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	m := s.memo()
 	if o, ok := m.object(h); ok {
 		return o, nil
 	}
-	o, err := s.readLoose(h)
-	if errors.Is(err, fs.ErrNotExist) {
-		var obj plumbing.EncodedObject
-		if obj, err = s.objs.EncodedObject(plumbing.AnyObject, h); err == nil {
-			o.typ = obj.Type()
-			var r io.ReadCloser
-			if r, err = obj.Reader(); err == nil {
-				o.data, err = io.ReadAll(r)
-				r.Close()
-			}
+	var o memoObject
+	var err error
+	for moves := 0; ; moves++ {
+		if o, err = s.readLoose(h); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if o, err = s.readPacked(h); err == nil || moves == packMovesFollowed || !s.packsMoved() {
+			break
 		}
 	}
 	if err != nil {
@@ -206,6 +214,83 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	}
 	m.putObject(h, o)
 	return o, nil
+}
+
+// packMovesFollowed bounds the reads of one object: each read after the
+// first follows a change of the packs, and one is enough unless git
+// repacks again meanwhile.
+const packMovesFollowed = 5
+
+func (s *Store) readPacked(h plumbing.Hash) (memoObject, error) {
+	s.packMu.Lock()
+	defer s.packMu.Unlock()
+	obj, err := s.objs.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return memoObject{}, err
+	}
+	o := memoObject{typ: obj.Type()}
+	r, err := obj.Reader()
+	if err != nil {
+		return memoObject{}, err
+	}
+	defer r.Close()
+	if o.data, err = io.ReadAll(r); err != nil {
+		return memoObject{}, err
+	}
+	return o, nil
+}
+
+// packsMoved reports whether the packs (this repository's and its
+// alternates') differ from those go-git has loaded, and if so makes it
+// load them again. The packs were unknown before the first call, which
+// therefore reports a change when there are any.
+func (s *Store) packsMoved() bool {
+	names := s.packNames()
+	s.packMu.Lock()
+	defer s.packMu.Unlock()
+	if names == s.packsSeen {
+		return false
+	}
+	s.objs.Reindex()
+	// Load now, to know what was loaded: a pack deleted, or a pack
+	// whose index is not written yet, fails go-git's load half way, and
+	// it keeps the half for good. Only a clean load of the packs listed
+	// is taken as knowing them; otherwise the next miss loads again.
+	err := s.objs.HasEncodedObject(plumbing.ZeroHash)
+	s.packsSeen = ""
+	if errors.Is(err, plumbing.ErrObjectNotFound) && s.packNames() == names {
+		s.packsSeen = names
+	}
+	return true
+}
+
+// packNames lists the pack files go-git reads, one name a line: a pack's
+// name is the hash of its content, so equal lists are equal packs.
+func (s *Store) packNames() string {
+	var b strings.Builder
+	dirs := []string{filepath.Join(s.CommonDir, "objects")}
+	if alt, err := os.ReadFile(filepath.Join(s.CommonDir, "objects", "info", "alternates")); err == nil {
+		for _, line := range strings.Split(string(alt), "\n") {
+			if line = strings.TrimSpace(line); line != "" && line[0] != '#' {
+				if !filepath.IsAbs(line) {
+					line = filepath.Join(s.CommonDir, "objects", line)
+				}
+				dirs = append(dirs, line)
+			}
+		}
+	}
+	for _, d := range dirs {
+		es, _ := os.ReadDir(filepath.Join(d, "pack"))
+		b.WriteString(d)
+		b.WriteByte('\n')
+		for _, e := range es {
+			if strings.HasSuffix(e.Name(), ".pack") || strings.HasSuffix(e.Name(), ".idx") {
+				b.WriteString(e.Name())
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
 }
 
 var zlibReaders sync.Pool
@@ -253,11 +338,17 @@ func (s *Store) hasObject(h plumbing.Hash) bool {
 	if s.hasLoose(h) {
 		return true
 	}
-	if s.objs.HasEncodedObject(h) == nil {
+	s.packMu.Lock()
+	err := s.objs.HasEncodedObject(h)
+	s.packMu.Unlock()
+	if err == nil {
 		s.memo().markPresent(h)
 		return true
 	}
-	return false
+	// Not where go-git last looked: the packs may have moved, or the
+	// object is in an alternate, which go-git's test leaves out.
+	_, err = s.rawObject(h)
+	return err == nil
 }
 
 // hasLoose reports whether the object is known to this process or stored
@@ -269,7 +360,14 @@ func (s *Store) hasLoose(h plumbing.Hash) bool {
 	if m.has(h) {
 		return true
 	}
-	if _, err := os.Lstat(s.loosePath(h)); err == nil {
+	if fi, err := os.Lstat(s.loosePath(h)); err == nil {
+		// git prune deletes unreachable loose objects by age; one that
+		// is old and about to become reachable again is made new, as git
+		// does when it reuses one.
+		if time.Since(fi.ModTime()) > time.Hour {
+			now := time.Now()
+			os.Chtimes(s.loosePath(h), now, now)
+		}
 		m.markPresent(h)
 		return true
 	}
@@ -354,7 +452,12 @@ func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte
 	dir := filepath.Dir(final)
 	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if errors.Is(err, fs.ErrNotExist) {
+	// git prune removes the fan-out directories it empties, possibly
+	// between our mkdir and our create; the file, once created, keeps the
+	// directory.
+	// (MkdirAll's "file exists" is the same race: made by another, then
+	// removed again before it looked.)
+	for attempt := 0; (errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist)) && attempt < 5; attempt++ {
 		if err = os.MkdirAll(dir, 0o755); err == nil {
 			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 		}

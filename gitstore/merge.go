@@ -55,6 +55,10 @@ const conflictOp = "conflict"
 // MergeFeature merges the feature state at remote into the state at local
 // and writes the merge commit if one is needed; it moves no ref.
 func (s *Store) MergeFeature(ctx context.Context, feature string, local, remote plumbing.Hash) (MergeResult, error) {
+	return s.mergeFeature(ctx, feature, local, remote, fmt.Sprintf("sync %s: merge %s into %s", feature, short(remote), short(local)))
+}
+
+func (s *Store) mergeFeature(ctx context.Context, feature string, local, remote plumbing.Hash, subject string) (MergeResult, error) {
 	res, base, a, b, err := s.trivialMerge(ctx, local, remote)
 	if err != nil || res.Kind != "" {
 		return res, err
@@ -98,7 +102,7 @@ func (s *Store) MergeFeature(ctx context.Context, feature string, local, remote 
 	for _, c := range m.conflicts {
 		lines = append(lines, fmt.Sprintf("conflict %s: %s wins over %s", c.Task, c.Winner, c.Loser))
 	}
-	msg := &Message{Subject: fmt.Sprintf("sync %s: merge %s into %s", feature, short(remote), short(local)),
+	msg := &Message{Subject: subject,
 		Op: "sync", Feature: feature, Clock: clock, Reason: strings.Join(lines, "; ")}
 	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
@@ -467,6 +471,10 @@ func (m *merger) mergeWorkers(base, a, b object.TreeEntry) (*object.TreeEntry, e
 // differently goes to the earlier lock (then the smaller bytes); keep drops
 // locks whose task lost its claim in the feature merges. It moves no ref.
 func (s *Store) MergeLocks(ctx context.Context, local, remote plumbing.Hash, keep func(state.Lock) bool) (MergeResult, error) {
+	return s.mergeLocks(ctx, local, remote, keep, fmt.Sprintf("sync locks: merge %s into %s", short(remote), short(local)))
+}
+
+func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, keep func(state.Lock) bool, subject string) (MergeResult, error) {
 	res, base, a, b, err := s.trivialMerge(ctx, local, remote)
 	if err != nil || res.Kind != "" {
 		return res, err
@@ -503,6 +511,16 @@ func (s *Store) MergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 			}
 			return a, nil
 		}
+		// The lock of the claim the feature merge kept, so that the path
+		// and the task go to the same holder.
+		if keep != nil {
+			if ka, kb := keep(la), keep(lb); ka != kb {
+				if ka {
+					return a, nil
+				}
+				return b, nil
+			}
+		}
 		if la.Created.Before(lb.Created) || (la.Created.Equal(lb.Created) && a.Hash.String() < b.Hash.String()) {
 			return a, nil
 		}
@@ -530,7 +548,7 @@ func (s *Store) MergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 	if err != nil {
 		return MergeResult{}, err
 	}
-	msg := &Message{Subject: fmt.Sprintf("sync locks: merge %s into %s", short(remote), short(local)), Op: "sync"}
+	msg := &Message{Subject: subject, Op: "sync"}
 	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
 	ch, err := s.writeObject(c)

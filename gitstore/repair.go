@@ -1,32 +1,405 @@
 package gitstore
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 // git 2.39's `pack-refs --all`, run concurrently with updates, can put a
 // ref back to the value it packed a moment earlier, undoing an update that
-// succeeded in between: its prune of the loose ref does not always notice
-// the change. Measured here with git alone (4 writers doing compare-and-
-// swap, one pack-refs loop): 11 of 178 acknowledged updates undone. git gc
-// runs pack-refs, so this happens in real repositories too.
+// succeeded in between; a compare-and-swap made against the undone value
+// then succeeds too, building on it. Measured with git alone (4 writers,
+// one pack-refs loop): 11 of 178 acknowledged updates undone. git gc runs
+// pack-refs, so this happens in real repositories.
 //
-// Every update therefore goes into the ref's reflog (git appends to it under
-// the ref's lock; pack-refs never touches it), and before each transaction
-// the ref is checked against the reflog's last entry: a ref that
-// went back to an ancestor of the record is moved forward again; a ref that
-// moved on from such a reverted value (another writer built on it before
-// anyone noticed) gets the lost commit merged back in, with the
-// deterministic merge that sync uses. Nothing acknowledged is lost.
+// The reflog is the record: git appends every update to it, under the
+// ref's lock and before the ref moves; pack-refs never touches it, and gc
+// keeps its commits. In the reflog an undone update shows as a break of
+// the chain: the next entry does not start from the value the last one
+// set, or the ref is not at the last value set. (A move that is logged,
+// such as `git update-ref` by hand, was made on purpose and stands; fsck
+// has its own check for those.) Before each transaction (and each read of
+// the state) the entries added since the last check are followed; every
+// value at a break that the ref no longer contains is merged back, with
+// the deterministic merge sync uses: a task both sides changed goes to the
+// earlier transition, and the other holder's next check finds its claim
+// lost.
+//
+// A checkpoint per ref (how far the reflog was checked, and the tip then,
+// which contains every entry before it) keeps each check to the new
+// entries; it is only a shortcut, so it lives in a plain file.
+
+// reflogMessage names git-zerg's own updates in the reflog, for whoever
+// reads it to tell them from other moves of the ref.
+const reflogMessage = "git-zerg"
+
+// reflogEntry is one line of a reflog.
+type reflogEntry struct {
+	old, new plumbing.Hash
+	when     time.Time
+	end      int64  // offset just past the line
+	line     string // the line, without its newline
+}
+
+// parseReflog reads the complete lines of b, which starts at offset base.
+func parseReflog(b []byte, base int64) []reflogEntry {
+	var out []reflogEntry
+	off := base
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return out // a line being written: the next check reads it
+		}
+		line := string(b[:i])
+		b = b[i+1:]
+		off += int64(i + 1)
+		if len(line) < 82 || !plumbing.IsHash(line[:40]) || !plumbing.IsHash(line[41:81]) {
+			continue
+		}
+		e := reflogEntry{old: plumbing.NewHash(line[:40]), new: plumbing.NewHash(line[41:81]), end: off, line: line}
+		if who, _, ok := strings.Cut(line[82:], "\t"); ok {
+			// "name <email> seconds zone"
+			if f := strings.Fields(who); len(f) >= 2 {
+				if sec, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
+					e.when = time.Unix(sec, 0)
+				}
+			}
+		}
+		out = append(out, e)
+	}
+}
+
+// checkpoint: the reflog up to end (the line ending there is line) was
+// checked, and every value it records is contained in tip, the value of
+// that last line.
+type checkpoint struct {
+	end  int64
+	line string
+	tip  plumbing.Hash
+	// stamp is the reflog's size and time when it ended at end: while
+	// they and the tip stay, there is nothing new to check (kept in
+	// memory only).
+	stamp string
+}
+
+func reflogStamp(fi fs.FileInfo) string {
+	return fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano())
+}
+
+func (s *Store) reflogPath(ref string) string {
+	return filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref))
+}
+
+func (s *Store) checkpointPath(ref string) string {
+	return filepath.Join(s.ZergDir(), "reflog-checked", filepath.FromSlash(ref))
+}
+
+func (s *Store) loadCheckpoint(ref string) checkpoint {
+	m := s.memo()
+	m.mu.Lock()
+	c, ok := m.checked[ref]
+	m.mu.Unlock()
+	if ok {
+		return c.cp
+	}
+	b, err := os.ReadFile(s.checkpointPath(ref))
+	if err != nil {
+		return checkpoint{}
+	}
+	head, line, _ := strings.Cut(string(b), "\n")
+	end, tip, _ := strings.Cut(head, " ")
+	n, err := strconv.ParseInt(end, 10, 64)
+	if err != nil || !plumbing.IsHash(tip) {
+		return checkpoint{}
+	}
+	return checkpoint{end: n, line: line, tip: plumbing.NewHash(tip)}
+}
+
+// checkpointEvery is how many entries checked make the checkpoint file
+// written again; fewer are cheaper to read again than to write.
+const checkpointEvery = 8
+
+// checked is a ref's checkpoint in memory, and how many entries it is
+// ahead of the file.
+type checked struct {
+	cp      checkpoint
+	unsaved int
+}
+
+func (s *Store) saveCheckpoint(ref string, cp checkpoint, scanned int) {
+	m := s.memo()
+	m.mu.Lock()
+	c := m.checked[ref]
+	c.cp, c.unsaved = cp, c.unsaved+scanned
+	write := c.unsaved >= checkpointEvery
+	if write {
+		c.unsaved = 0
+	}
+	m.checked[ref] = c
+	m.mu.Unlock()
+	if write {
+		_ = writeFileAtomic(s.checkpointPath(ref), []byte(fmt.Sprintf("%d %s\n%s\n", cp.end, cp.tip, cp.line)))
+	}
+}
+
+// scanReflog returns the reflog entries after the checkpoint, and the
+// value every earlier entry is contained in (zero when it reads the whole
+// reflog). A checkpoint that no longer matches the file (git gc expired
+// old entries and rewrote it; the ref was deleted and made again) is
+// looked for by its line, else the whole reflog is read.
+func (s *Store) scanReflog(ref string, cp checkpoint) (entries []reflogEntry, from plumbing.Hash, fi fs.FileInfo, err error) {
+	f, err := os.Open(s.reflogPath(ref))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, plumbing.ZeroHash, nil, nil
+	}
+	if err != nil {
+		return nil, plumbing.ZeroHash, nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, plumbing.ZeroHash, nil, err
+	}
+	size := fi.Size()
+	start := int64(0)
+	if cp.line != "" && cp.end <= size && cp.end > int64(len(cp.line)) {
+		buf := make([]byte, len(cp.line)+1)
+		if _, err := f.ReadAt(buf, cp.end-int64(len(buf))); err == nil && string(buf[1:]) == cp.line && buf[0] == '\n' {
+			start, from = cp.end, cp.tip
+		}
+	}
+	if start == 0 {
+		all, err := io.ReadAll(f)
+		if err != nil {
+			return nil, plumbing.ZeroHash, nil, err
+		}
+		if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); cp.line != "" && i >= 0 {
+			start, from = int64(i+len(cp.line)+2), cp.tip
+		}
+		return parseReflog(all[start:], start), from, fi, nil
+	}
+	buf := make([]byte, size-start)
+	n, err := f.ReadAt(buf, start)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, plumbing.ZeroHash, nil, err
+	}
+	return parseReflog(buf[:n], start), from, fi, nil
+}
+
+// breaks returns the values at the breaks of the chain from (the value
+// before the first entry) through entries to tip, newest first: the
+// candidates for an undone update.
+func breaks(from plumbing.Hash, entries []reflogEntry, tip plumbing.Hash) []plumbing.Hash {
+	var out []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	add := func(h plumbing.Hash) {
+		if !h.IsZero() && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	prev := from
+	for _, e := range entries {
+		if e.old != prev {
+			add(prev)
+		}
+		prev = e.new
+	}
+	if prev != tip {
+		add(prev)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// lostCommits returns the values the reflog records for ref that its tip
+// no longer contains (newest first), and the checkpoint to keep when there
+// are none.
+func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) (lost []plumbing.Hash, cp checkpoint, scanned int, err error) {
+	old := s.loadCheckpoint(ref)
+	if tip.IsZero() {
+		return nil, old, 0, nil // no ref: deleted, with its reflog
+	}
+	if old.stamp != "" && old.tip == tip {
+		if fi, err := os.Stat(s.reflogPath(ref)); err == nil && reflogStamp(fi) == old.stamp {
+			return nil, old, 0, nil
+		}
+	}
+	entries, from, fi, err := s.scanReflog(ref, old)
+	if err != nil {
+		return nil, old, 0, err
+	}
+	if len(entries) == 0 && from == tip {
+		if fi != nil && fi.Size() == old.end {
+			old.stamp = reflogStamp(fi)
+		}
+		return nil, old, 0, nil
+	}
+	for _, c := range breaks(from, entries, tip) {
+		if !s.hasObject(c) {
+			continue // pruned long ago: nothing left to restore
+		}
+		in, err := s.IsAncestor(ctx, c, tip)
+		if err != nil {
+			return nil, old, 0, err
+		}
+		if !in {
+			lost = append(lost, c)
+		}
+	}
+	cp = old
+	if len(lost) == 0 && len(entries) > 0 && entries[len(entries)-1].new == tip {
+		last := entries[len(entries)-1]
+		cp = checkpoint{end: last.end, line: last.line, tip: tip}
+		if fi != nil && fi.Size() == last.end {
+			cp.stamp = reflogStamp(fi)
+		}
+	}
+	return lost, cp, len(entries), nil
+}
+
+// check is lostCommits, keeping the checkpoint when nothing is lost.
+func (s *Store) check(ctx context.Context, ref string, tip plumbing.Hash) ([]plumbing.Hash, error) {
+	lost, cp, scanned, err := s.lostCommits(ctx, ref, tip)
+	if err == nil && len(lost) == 0 && cp.tip == tip && !tip.IsZero() && (scanned > 0 || cp.stamp != "") {
+		s.saveCheckpoint(ref, cp, scanned)
+	}
+	return lost, err
+}
+
+// repair merges back into ref every update its reflog records that the
+// ref lost, and reports whether it moved the ref.
+func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
+	tip, err := s.ReadRef(ref)
+	if err != nil {
+		return false, err
+	}
+	lost, err := s.check(ctx, ref, tip)
+	if err != nil || len(lost) == 0 {
+		return false, err
+	}
+	next := tip
+	for _, c := range lost {
+		// A newer lost value usually contains the older ones.
+		if in, err := s.IsAncestor(ctx, c, next); err != nil {
+			return false, err
+		} else if in {
+			continue
+		}
+		if next, err = s.mergeBack(ctx, ref, next, c); err != nil {
+			return false, err
+		}
+	}
+	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: next, old: tip}}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (s *Store) mergeBack(ctx context.Context, ref string, tip, lost plumbing.Hash) (plumbing.Hash, error) {
+	subject := fmt.Sprintf("repair: merge back %s, undone by a concurrent ref update", short(lost))
+	var res MergeResult
+	var err error
+	if feature, ok := strings.CutPrefix(ref, FeaturePrefix); ok {
+		res, err = s.mergeFeature(ctx, feature, tip, lost, fmt.Sprintf("repair %s: merge back %s, undone by a concurrent ref update", feature, short(lost)))
+	} else {
+		res, err = s.mergeLocks(ctx, tip, lost, s.currentHolders(ctx), subject)
+	}
+	return res.Commit, err
+}
+
+// currentHolders keeps a lock while its task, in its feature's state as
+// repaired now, is held by the lock's owner: after a double claim merged
+// back, the loser's locks go with its claim.
+func (s *Store) currentHolders(ctx context.Context) func(state.Lock) bool {
+	tips := map[string]plumbing.Hash{}
+	var keep func(state.Lock) bool
+	return func(l state.Lock) bool {
+		if l.Feature == "" || l.Task == "" {
+			return true
+		}
+		if _, ok := tips[l.Feature]; !ok {
+			ref := FeatureRef(l.Feature)
+			if _, err := s.repair(ctx, ref); err != nil {
+				return true
+			}
+			h, err := s.ReadRef(ref)
+			if err != nil || h.IsZero() {
+				return true
+			}
+			tips[l.Feature] = h
+			keep = s.LockKeeper(tips)
+		}
+		return keep(l)
+	}
+}
+
+// repairAll repairs the refs a transaction on feature reads (see repair).
+func (s *Store) repairAll(ctx context.Context, feature string) error {
+	if feature != "" {
+		if _, err := s.repair(ctx, FeatureRef(feature)); err != nil {
+			return err
+		}
+	}
+	_, err := s.repair(ctx, LocksRef)
+	return err
+}
+
+// healed returns tx, or when its refs lack an update git undid, a new
+// read after the repair: the state read must hold every update
+// acknowledged. A read goes on with what it found when the check or the
+// repair fails (a read-only repository, a ref locked meanwhile).
+func (s *Store) healed(tx *Tx) *Tx {
+	ctx := context.Background()
+	lost, err := s.check(ctx, LocksRef, tx.locksTip)
+	if err == nil && len(lost) == 0 && tx.feature != "" {
+		lost, err = s.check(ctx, FeatureRef(tx.feature), tx.featTip)
+	}
+	if err != nil || len(lost) == 0 {
+		return tx
+	}
+	if s.repairAll(ctx, tx.feature) != nil {
+		return tx
+	}
+	if again, err := s.begin(tx.feature); err == nil {
+		return again
+	}
+	return tx
+}
+
+// behind reports whether tip lacks the last value the reflog records for
+// ref: read after a pack-refs undid an update, a transaction must not
+// build on it.
+func (s *Store) behind(ctx context.Context, ref string, tip plumbing.Hash) bool {
+	rec := s.recorded(ref)
+	if rec.IsZero() || rec == tip || tip.IsZero() {
+		return false
+	}
+	if _, err := s.readCommit(rec); err != nil {
+		return false
+	}
+	ok, err := s.IsAncestor(ctx, rec, tip)
+	return err == nil && !ok
+}
 
 // recorded returns the last value the reflog says ref was set to.
 func (s *Store) recorded(ref string) plumbing.Hash {
-	f, err := os.Open(filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref)))
+	f, err := os.Open(s.reflogPath(ref))
 	if err != nil {
 		return plumbing.ZeroHash
 	}
@@ -38,10 +411,7 @@ func (s *Store) recorded(ref string) plumbing.Hash {
 	if err != nil {
 		return plumbing.ZeroHash
 	}
-	off := fi.Size() - tail
-	if off < 0 {
-		off = 0
-	}
+	off := max(fi.Size()-tail, 0)
 	n, _ := f.ReadAt(buf, off)
 	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
 	fields := strings.Fields(lines[len(lines)-1])
@@ -51,53 +421,72 @@ func (s *Store) recorded(ref string) plumbing.Hash {
 	return plumbing.NewHash(fields[1])
 }
 
-// repair brings a ref back to (or merges back) the last tip recorded for
-// it, when a concurrent pack-refs undid it. It reports whether it moved
-// the ref.
-func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
-	rec := s.recorded(ref)
-	tip, err := s.ReadRef(ref)
-	if err != nil || tip.IsZero() || rec.IsZero() || rec == tip {
-		return false, err
-	}
-	if _, err := s.readCommit(rec); err != nil {
-		return false, nil // the recorded commit is gone: nothing to restore
-	}
-	if ok, err := s.IsAncestor(ctx, rec, tip); err != nil || ok {
-		return false, err // the ref moved on from the record: as it should
-	}
-	next := rec
-	if ok, err := s.IsAncestor(ctx, tip, rec); err != nil {
-		return false, err
-	} else if !ok {
-		// Someone built on the reverted value: merge the lost work back.
-		var res MergeResult
-		if ref == LocksRef {
-			res, err = s.MergeLocks(ctx, tip, rec, nil)
-		} else {
-			res, err = s.MergeFeature(ctx, strings.TrimPrefix(ref, FeaturePrefix), tip, rec)
-		}
-		if err != nil {
-			return false, err
-		}
-		next = res.Commit
-	}
-	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: next, old: tip}}); err != nil {
-		return false, err
-	}
-	return true, nil
+// Rollback is an update a state ref's reflog records whose commit the ref
+// no longer contains, undone without a trace of its own (a concurrent git
+// pack-refs) and not merged back yet. A move the reflog records (git
+// update-ref by hand) is not one.
+type Rollback struct {
+	Ref     string
+	Commit  plumbing.Hash // the value the update set
+	Old     plumbing.Hash // the value it replaced
+	When    time.Time     // when the update was made, to the second
+	Subject string        // the commit's subject: the transition undone
 }
 
-// behind reports whether tip lacks the recorded tip of ref: read after a
-// pack-refs undid an update, a transaction must not build on it.
-func (s *Store) behind(ctx context.Context, ref string, tip plumbing.Hash) bool {
-	rec := s.recorded(ref)
-	if rec.IsZero() || rec == tip || tip.IsZero() {
-		return false
+// Rollbacks lists the undone updates of a feature's state ref, or of the
+// locks ref for feature "", oldest first. It reads the whole reflog and
+// changes nothing: the next transaction (or read) merges them back.
+func (s *Store) Rollbacks(feature string) ([]Rollback, error) {
+	ref := LocksRef
+	if feature != "" {
+		ref = FeatureRef(feature)
 	}
-	if _, err := s.readCommit(rec); err != nil {
-		return false
+	return s.RollbacksOf(ref)
+}
+
+// RollbacksOf is Rollbacks for any ref with a reflog.
+func (s *Store) RollbacksOf(ref string) ([]Rollback, error) {
+	tip, err := s.ReadRef(ref)
+	if err != nil || tip.IsZero() {
+		return nil, err
 	}
-	ok, err := s.IsAncestor(ctx, rec, tip)
-	return err == nil && !ok
+	entries, _, _, err := s.scanReflog(ref, checkpoint{})
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	cands := breaks(plumbing.ZeroHash, entries, tip)
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	// What the values at the breaks hold that the tip lacks, in one walk
+	// of git's: every transition undone, not only the last of a run.
+	var in strings.Builder
+	for _, c := range cands {
+		in.WriteString(c.String() + "\n")
+	}
+	in.WriteString("^" + tip.String() + "\n")
+	out, err := s.Git.RunWith(context.Background(), gitcmd.Call{Stdin: strings.NewReader(in.String())}, "rev-list", "--ignore-missing", "--stdin")
+	if err != nil {
+		return nil, fmt.Errorf("%s: list undone updates: %w", ref, err)
+	}
+	unreachable := map[plumbing.Hash]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); plumbing.IsHash(l) {
+			unreachable[plumbing.NewHash(l)] = true
+		}
+	}
+	var rbs []Rollback
+	listed := map[plumbing.Hash]bool{}
+	for _, e := range entries {
+		if !unreachable[e.new] || listed[e.new] {
+			continue
+		}
+		listed[e.new] = true
+		rb := Rollback{Ref: ref, Commit: e.new, Old: e.old, When: e.when}
+		if c, err := s.readCommit(e.new); err == nil {
+			rb.Subject, _, _ = strings.Cut(c.Message, "\n")
+		}
+		rbs = append(rbs, rb)
+	}
+	return rbs, nil
 }

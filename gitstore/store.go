@@ -32,12 +32,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -84,6 +83,11 @@ type Store struct {
 	Git  *gitcmd.Runner
 	objs *filesystem.Storage
 	m    *memo
+	// packMu serializes go-git's object storage, which is not safe for
+	// concurrent use (it loads pack indexes into a map on demand);
+	// packsSeen are the packs it was last told to load (see packsMoved).
+	packMu    sync.Mutex
+	packsSeen string
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
@@ -221,115 +225,6 @@ func (s *Store) Objects() storer.EncodedObjectStorer { return memoStorer{s.objs,
 // (current feature, caches, rush markers).
 func (s *Store) ZergDir() string { return filepath.Join(s.CommonDir, "zerg") }
 
-// ReadRef returns the commit a ref points at, or the zero hash. It reads
-// as git does, the loose file first, then packed-refs: a transaction reads
-// two refs, and go-git's reader resolves every path component of the ref
-// file on its own.
-func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
-	if !strings.HasPrefix(name, "refs/") || strings.Contains(name, "..") {
-		return s.readRefGoGit(name)
-	}
-	dir := s.CommonDir
-	if perWorktreeRef(name) && s.GitDir != "" {
-		// The worktree's own, never packed (go-git's layout sends them to
-		// the common dir).
-		dir = s.GitDir
-	}
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
-	missing := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
-	if missing && dir != s.CommonDir {
-		return plumbing.ZeroHash, nil
-	}
-	switch {
-	case err == nil:
-		line := strings.TrimSpace(string(b))
-		if strings.HasPrefix(line, "ref:") {
-			return plumbing.ZeroHash, fmt.Errorf("%s is a symbolic ref", name)
-		}
-		if !plumbing.IsHash(line) {
-			return plumbing.ZeroHash, fmt.Errorf("%s: not a ref file", name)
-		}
-		return plumbing.NewHash(line), nil
-	case missing:
-		return s.packedRef(name)
-	default:
-		return plumbing.ZeroHash, err
-	}
-}
-
-// perWorktreeRef: refs that live in each worktree's own git dir.
-func perWorktreeRef(name string) bool {
-	for _, p := range []string{"refs/worktree/", "refs/bisect/", "refs/rewritten/"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func (s *Store) readRefGoGit(name string) (plumbing.Hash, error) {
-	ref, err := s.objs.Reference(plumbing.ReferenceName(name))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, nil
-	}
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if ref.Type() != plumbing.HashReference {
-		return plumbing.ZeroHash, fmt.Errorf("%s is a symbolic ref", name)
-	}
-	return ref.Hash(), nil
-}
-
-// packedRefs is the parsed packed-refs file, kept while the file is the
-// same (git replaces it by rename, so any change is a new inode or time).
-type packedRefs struct {
-	stamp string
-	refs  map[string]plumbing.Hash
-}
-
-func (s *Store) packedRef(name string) (plumbing.Hash, error) {
-	path := filepath.Join(s.CommonDir, "packed-refs")
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return plumbing.ZeroHash, nil
-	}
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	stamp := fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		stamp += fmt.Sprint(" ", st.Ino)
-	}
-	m := s.memo()
-	m.mu.Lock()
-	p := m.packed
-	m.mu.Unlock()
-	if p == nil || p.stamp != stamp {
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return plumbing.ZeroHash, nil
-		}
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		p = &packedRefs{stamp: stamp, refs: map[string]plumbing.Hash{}}
-		for _, line := range strings.Split(string(b), "\n") {
-			if line == "" || line[0] == '#' || line[0] == '^' {
-				continue
-			}
-			h, ref, ok := strings.Cut(line, " ")
-			if ok && plumbing.IsHash(h) {
-				p.refs[ref] = plumbing.NewHash(h)
-			}
-		}
-		m.mu.Lock()
-		m.packed = p
-		m.mu.Unlock()
-	}
-	return p.refs[name], nil
-}
-
 // TreeOf returns the tree of a commit.
 func (s *Store) TreeOf(commit string) (string, error) {
 	if !plumbing.IsHash(commit) {
@@ -374,32 +269,6 @@ func (s *Store) SetRef(ctx context.Context, name, commit string) error {
 		return fmt.Errorf("%q is not a commit id", commit)
 	}
 	return s.updateRefs(ctx, []refUpdate{{name: name, new: plumbing.NewHash(commit), unchecked: true}})
-}
-
-// Features lists the planned features, sorted.
-func (s *Store) Features() ([]string, error) {
-	iter, err := s.objs.IterReferences()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	err = iter.ForEach(func(r *plumbing.Reference) error {
-		n := r.Name().String()
-		if !strings.HasPrefix(n, FeaturePrefix) {
-			return nil
-		}
-		if c, err := s.readCommit(r.Hash()); err == nil {
-			if t, err := s.readTree(c.TreeHash); err == nil {
-				if _, gone := entriesOf(t)[tombstone]; gone {
-					return nil
-				}
-			}
-		}
-		out = append(out, strings.TrimPrefix(n, FeaturePrefix))
-		return nil
-	})
-	sortStrings(out)
-	return out, err
 }
 
 // CurrentFeature returns the feature chosen with `use` or planned last.

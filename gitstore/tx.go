@@ -687,7 +687,7 @@ func isRace(err error) bool {
 // core.logAllRefUpdates=always: every state update goes into its ref's
 // reflog, the record that repair checks against (see repair.go).
 var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "-c", "core.packedRefsTimeout=2000",
-	"-c", "core.logAllRefUpdates=always", "update-ref", "--stdin"}
+	"-c", "core.logAllRefUpdates=always", "update-ref", "-m", reflogMessage, "--stdin"}
 
 // barrierRef is never created; deleting it only takes packed-refs.lock.
 const barrierRef = "refs/zerg/barrier"
@@ -773,17 +773,6 @@ func (s *Store) Create(ctx context.Context, feature string, force bool, now func
 		tx.create = true
 		return fn(tx)
 	})
-}
-
-// repairAll repairs the refs a transaction on feature reads (see repair).
-func (s *Store) repairAll(ctx context.Context, feature string) error {
-	if feature != "" {
-		if _, err := s.repair(ctx, FeatureRef(feature)); err != nil {
-			return err
-		}
-	}
-	_, err := s.repair(ctx, LocksRef)
-	return err
 }
 
 // inProcess serializes the transactions of one process on one repository.
@@ -880,6 +869,7 @@ func (s *Store) View(feature string) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
+	tx = s.healed(tx)
 	if feature != "" && tx.root == nil {
 		return nil, fmt.Errorf("feature %q: %w", feature, ErrNotFound)
 	}
