@@ -171,10 +171,10 @@ const (
 )
 
 // storeWrites lists the values the store set ref to, from the end of its
-// reflog. The store updates refs with `git update-ref --stdin` and no
-// message; git fetch, git push into this repository and the like record a
-// message ("fetch ...: fast-forward"), so what they brought is not in the
-// set. whole says whether the whole reflog was read.
+// reflog. The store updates refs with `git update-ref --stdin` under its
+// own message (gitstore.ReflogMessage; older versions wrote none); git
+// fetch, git push into this repository and the like record theirs ("fetch
+// ...: fast-forward"), so what they brought is not in the set. whole says whether the whole reflog was read.
 func storeWrites(s *gitstore.Store, ref string, tail int64) (ours map[plumbing.Hash]bool, whole bool) {
 	out := map[plumbing.Hash]bool{}
 	f, err := os.Open(filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref)))
@@ -207,7 +207,7 @@ func storeWrites(s *gitstore.Store, ref string, tail int64) (ours map[plumbing.H
 		if len(line) < 82 || line[40] != ' ' || line[81] != ' ' {
 			continue
 		}
-		if i := bytes.IndexByte(line, '\t'); i >= 0 && i+1 < len(line) {
+		if i := bytes.IndexByte(line, '\t'); i >= 0 && i+1 < len(line) && string(line[i+1:]) != gitstore.ReflogMessage {
 			continue
 		}
 		if h := string(line[41:81]); plumbing.IsHash(h) {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -40,6 +41,13 @@ type FsckReport struct {
 // the gates would have refused, and a state ref moved back by hand.
 func (g *Engine) Fsck() (*FsckReport, error) {
 	s, feature := g.Store, g.Feature
+	// Before anything reads the state (a read merges lost updates back):
+	// what git undid, for instance a pack-refs racing an update, is
+	// reported as such.
+	rolled, err := s.Rollbacks(feature)
+	if err != nil {
+		return nil, err
+	}
 	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
 	if err != nil {
 		return nil, err
@@ -55,6 +63,10 @@ func (g *Engine) Fsck() (*FsckReport, error) {
 	moved, err := checkSeen(g.ctx(), s, feature, tip.String())
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range rolled {
+		problems = append(problems, gates.Problem{Commit: r.Commit.String(),
+			Msg: fmt.Sprintf("transition %q undone by a concurrent ref update at %s; it is merged back now", r.Subject, r.When.UTC().Format(time.RFC3339))})
 	}
 	return &FsckReport{Feature: feature, Tip: tip.String(), Commits: h.commits, Problems: append(problems, moved...),
 		Moved: len(moved) > 0, SeenFile: filepath.Join(s.ZergDir(), "seen", feature)}, nil

@@ -43,9 +43,9 @@ import (
 // which contains every entry before it) keeps each check to the new
 // entries; it is only a shortcut, so it lives in a plain file.
 
-// reflogMessage names git-zerg's own updates in the reflog, for whoever
+// ReflogMessage names git-zerg's own updates in the reflog, for whoever
 // reads it to tell them from other moves of the ref.
-const reflogMessage = "git-zerg"
+const ReflogMessage = "git-zerg"
 
 // reflogEntry is one line of a reflog.
 type reflogEntry struct {

@@ -687,7 +687,7 @@ func isRace(err error) bool {
 // core.logAllRefUpdates=always: every state update goes into its ref's
 // reflog, the record that repair checks against (see repair.go).
 var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "-c", "core.packedRefsTimeout=2000",
-	"-c", "core.logAllRefUpdates=always", "update-ref", "-m", reflogMessage, "--stdin"}
+	"-c", "core.logAllRefUpdates=always", "update-ref", "-m", ReflogMessage, "--stdin"}
 
 // barrierRef is never created; deleting it only takes packed-refs.lock.
 const barrierRef = "refs/zerg/barrier"
