@@ -809,7 +809,8 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	case res.timedOut:
 		return fail("worker timed out", false)
 	case res.result != nil && res.result.IsError:
-		msg := res.result.Message
+		// What the agent said goes into the shared state: no secrets in it.
+		msg := proc.Scrub(res.result.Message, os.Environ())
 		if msg == "" {
 			msg = res.why()
 		}
