@@ -16,6 +16,7 @@ func commands(e *env) []*cli.Command {
 		useCmd(e),
 		featuresCmd(e),
 		statusCmd(e),
+		watchCmd(e),
 		dagCmd(e),
 		nextCmd(e),
 		claimCmd(e),
