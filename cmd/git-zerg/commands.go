@@ -17,6 +17,7 @@ func commands(e *env) []*cli.Command {
 		featuresCmd(e),
 		statusCmd(e),
 		watchCmd(e),
+		serveCmd(e),
 		dagCmd(e),
 		nextCmd(e),
 		claimCmd(e),
