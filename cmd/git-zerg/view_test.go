@@ -1,0 +1,383 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/creack/pty"
+)
+
+// viewRepo is a repository with a planned feature, driven by the real CLI
+// (the test binary is git-zerg on PATH, see TestMain).
+type viewRepo struct {
+	dir, repo string
+	env       []string
+}
+
+func newViewRepo(t testing.TB, graph string) *viewRepo {
+	t.Helper()
+	dir := t.TempDir()
+	r := &viewRepo{dir: dir, repo: filepath.Join(dir, "repo"), env: append(gitEnv(dir), "TERM=xterm")}
+	run(t, dir, r.env, "git", "init", "-q", "-b", "main", r.repo)
+	run(t, r.repo, r.env, "git", "commit", "-q", "--allow-empty", "-m", "initial")
+	gp := filepath.Join(dir, "graph.json")
+	if err := os.WriteFile(gp, []byte(graph), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.zerg(t, "plan", "--graph", gp)
+	return r
+}
+
+func (r *viewRepo) zerg(t testing.TB, args ...string) string {
+	t.Helper()
+	return run(t, r.repo, r.env, "git-zerg", args...)
+}
+
+const viewGraph = `{"feature": "view", "tasks": [
+  {"id": "T1", "title": "first", "verification": {"command": "true"}},
+  {"id": "T2", "title": "second", "verification": {"command": "true"}},
+  {"id": "T3", "title": "third", "dependencies": ["T1", "T2"], "verification": {"command": "true"}}
+]}`
+
+// screen reads a full-screen program's output through a pseudo-terminal
+// and keeps its last complete frame: watch draws each frame from the home
+// position to a clear-to-end.
+type screen struct {
+	mu    sync.Mutex
+	buf   strings.Builder
+	frame string
+}
+
+var escapes = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+func (s *screen) read(r io.Reader) {
+	b := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(b)
+		if n > 0 {
+			s.mu.Lock()
+			s.buf.Write(b[:n])
+			all := s.buf.String()
+			if end := strings.LastIndex(all, "\x1b[J"); end >= 0 {
+				if start := strings.LastIndex(all[:end], "\x1b[H"); start >= 0 {
+					s.frame = escapes.ReplaceAllString(all[start:end], "")
+				}
+				s.buf.Reset()
+				s.buf.WriteString(all[end+3:])
+			}
+			s.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *screen) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.frame
+}
+
+// waitFor waits (at most limit) for the screen to match re, and returns
+// how long that took.
+func (s *screen) waitFor(t *testing.T, re string, limit time.Duration) time.Duration {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	start := time.Now()
+	for time.Since(start) < limit {
+		if rx.MatchString(s.text()) {
+			return time.Since(start)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the screen did not show %q within %s; it shows:\n%s", re, limit, s.text())
+	return 0
+}
+
+// startWatch runs `git zerg watch` on a pseudo-terminal; the process and
+// the terminal end with the test.
+func startWatch(t *testing.T, r *viewRepo, args ...string) (*screen, *os.File) {
+	t.Helper()
+	cmd := exec.Command("git-zerg", append([]string{"watch"}, args...)...)
+	cmd.Dir, cmd.Env = r.repo, r.env
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("watch did not end after a kill")
+		}
+		tty.Close()
+	})
+	s := &screen{}
+	go s.read(tty)
+	t.Cleanup(func() {
+		// q quits and gives the terminal back as it was; a view still
+		// running then is a bug.
+		select {
+		case <-done:
+		default:
+			tty.Write([]byte("q"))
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Error("watch did not quit on q")
+			}
+		}
+	})
+	return s, tty
+}
+
+// TestWatchTerminal drives watch on a pseudo-terminal: the tasks appear,
+// and each transition made by another process shows on the screen.
+func TestWatchTerminal(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	s, tty := startWatch(t, r)
+	s.waitFor(t, `level 1`, 10*time.Second)
+	s.waitFor(t, `T1\s+pending`, 5*time.Second)
+	s.waitFor(t, `T3\s+pending`, time.Second)
+
+	r.zerg(t, "claim", "--worker", "w1", "T1")
+	d := s.waitFor(t, `T1\s+claimed\s+w1\s+\S+\s+#1`, 5*time.Second)
+	t.Logf("claim on screen after %s", d)
+	r.zerg(t, "done", "--worker", "w1", "T1")
+	s.waitFor(t, `T1\s+done`, 5*time.Second)
+	s.waitFor(t, `feature view: 1/3 done`, time.Second)
+
+	// The selected task's history is shown under the list.
+	tty.Write([]byte("g"))
+	s.waitFor(t, `claim\s+pending → claimed w1`, 5*time.Second)
+
+	// Its log opens in a pager, and q comes back to the list.
+	run(t, r.repo, r.env, "sh", "-c", "mkdir -p .git/zerg/run/view/T1 && printf 'compiling\\nall good\\n' > .git/zerg/run/view/T1/attempt-1.log")
+	tty.Write([]byte("\r"))
+	s.waitFor(t, `attempt-1\.log[\s\S]*all good`, 5*time.Second)
+	tty.Write([]byte("q"))
+	s.waitFor(t, `level 2`, 5*time.Second)
+}
+
+func TestWatchOncePlain(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	r.zerg(t, "claim", "--worker", "w1", "T2")
+	out := r.zerg(t, "watch", "--once")
+	for _, want := range []string{`feature view: 0/3 done`, `T2\s+claimed\s+w1`, `level 2\n\s+T3\s+pending`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("watch --once: no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("watch --once printed escapes:\n%q", out)
+	}
+}
+
+// chromium finds the distribution's browser; the browser tests skip
+// without it (CI installs it).
+func chromium(t testing.TB) string {
+	for _, p := range []string{"chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	t.Skip("chromium is not installed (apt-get install chromium): the page is not tested in a browser")
+	return ""
+}
+
+// newBrowser starts a headless Chromium of its own; it is ended, and its
+// profile removed, with the test.
+func newBrowser(t testing.TB, width, height int) context.Context {
+	t.Helper()
+	path := chromium(t)
+	profile := t.TempDir()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(profile),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(width, height),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc() // waits for the browser's process to end
+	})
+	// The first action starts the browser, which lives as long as the
+	// context of that action: it gets no timeout of its own (the
+	// allocator bounds the start, 20 s to the browser's first answer).
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// startServe runs `git zerg serve` and returns its URL; the server ends
+// with the test.
+func startServe(t testing.TB, r *viewRepo, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git-zerg", append([]string{"serve"}, args...)...)
+	cmd.Dir, cmd.Env = r.repo, r.env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := regexp.MustCompile(`http://\S+`).FindString(sc.Text()); m != "" {
+				select {
+				case urls <- m:
+				default:
+				}
+			}
+		}
+	}()
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Error("serve did not stop on SIGTERM")
+		}
+	})
+	select {
+	case u := <-urls:
+		return u
+	case <-done:
+		t.Fatal("serve exited before printing its URL")
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve printed no URL within 20s")
+	}
+	return ""
+}
+
+// nodeFill is the JavaScript reading a task node's colour in the graph.
+func nodeFill(id string) string {
+	return fmt.Sprintf(`(() => { const n = document.querySelector('#graph [data-id=%q]');
+		if (!n) return ''; const r = n.tagName === 'rect' ? n : n.querySelector('rect');
+		return getComputedStyle(r).fill; })()`, id)
+}
+
+// waitJS evaluates expr until it is true, at most limit, and returns how
+// long that took.
+func waitJS(t testing.TB, ctx context.Context, expr string, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < limit {
+		c, cancel := context.WithTimeout(ctx, limit)
+		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](expr))
+		cancel()
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		if ok {
+			return time.Since(start)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("not true within %s: %s", limit, expr)
+	return 0
+}
+
+func evalJS[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+func navigate(t testing.TB, ctx context.Context, url string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+}
+
+// TestServeBrowser opens the page in a real browser: one node per task,
+// and a transition made in the repository recolours its node within a
+// second, on the same page (no reload).
+func TestServeBrowser(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	url := startServe(t, r)
+	ctx := newBrowser(t, 1200, 800)
+	navigate(t, ctx, url)
+	waitJS(t, ctx, `window.zerg && window.zerg.nodes === 3`, 15*time.Second)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#graph svg .node').length`); n != 3 {
+		t.Fatalf("graph has %d nodes, want 3", n)
+	}
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#graph svg path.edge').length`); n != 2 {
+		t.Errorf("graph has %d edges, want 2", n)
+	}
+	before := evalJS[string](t, ctx, nodeFill("T1"))
+	if before == "" {
+		t.Fatal("no node for T1")
+	}
+	evalJS[bool](t, ctx, `(window.notReloaded = true)`)
+
+	r.zerg(t, "claim", "--worker", "w1", "T1")
+	d := waitJS(t, ctx, nodeFill("T1")+` !== `+fmt.Sprintf("%q", before), 5*time.Second)
+	t.Logf("node recoloured %s after the claim", d)
+	if d > time.Second {
+		t.Errorf("the node changed colour %s after the claim, want within a second", d)
+	}
+	if !evalJS[bool](t, ctx, `window.notReloaded === true`) {
+		t.Error("the page was reloaded")
+	}
+	claimed := evalJS[string](t, ctx, nodeFill("T1"))
+	if claimed == evalJS[string](t, ctx, nodeFill("T2")) {
+		t.Errorf("claimed T1 has pending T2's colour %s", claimed)
+	}
+	waitJS(t, ctx, `document.getElementById('running').textContent.includes('T1')`, 5*time.Second)
+
+	r.zerg(t, "done", "--worker", "w1", "T1")
+	waitJS(t, ctx, nodeFill("T1")+` !== `+fmt.Sprintf("%q", claimed), 5*time.Second)
+
+	// The task's page: history, the diffs of log -p, and its output.
+	run(t, r.repo, r.env, "sh", "-c", "mkdir -p .git/zerg/run/view/T1 && echo 'worker says hello' > .git/zerg/run/view/T1/attempt-1.log")
+	evalJS[bool](t, ctx, `(document.querySelector('#graph [data-id="T1"]').dispatchEvent(new MouseEvent('click', {bubbles: true})), true)`)
+	waitJS(t, ctx, `document.querySelectorAll('#t-history tbody tr').length === 3`, 5*time.Second)
+	waitJS(t, ctx, `document.getElementById('t-changes').textContent.includes('+   "status": "done"')`, 5*time.Second)
+	waitJS(t, ctx, `document.getElementById('t-output').textContent.includes('worker says hello')`, 5*time.Second)
+	if !evalJS[bool](t, ctx, `window.notReloaded === true`) {
+		t.Error("the task page reloaded the page")
+	}
+}
