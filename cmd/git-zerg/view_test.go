@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -380,4 +381,117 @@ func TestServeBrowser(t *testing.T) {
 	if !evalJS[bool](t, ctx, `window.notReloaded === true`) {
 		t.Error("the task page reloaded the page")
 	}
+}
+
+// TestViewLoad10k measures both views on a 10,000-task feature: the time
+// to the first full screen or page, and from a transition to the screen or
+// the page showing it. The bounds only catch a view that stops being
+// usable; the log lines are the measurements.
+func TestViewLoad10k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans 10,000 tasks")
+	}
+	const n = 10000
+	dir := t.TempDir()
+	gp := filepath.Join(dir, "graph.json")
+	checkOnlyGraph(t, gp, "big", n)
+	b, err := os.ReadFile(gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newViewRepo(t, string(b))
+
+	t.Run("watch", func(t *testing.T) {
+		start := time.Now()
+		s, _ := startWatch(t, r)
+		s.waitFor(t, `T0000\s+pending`, 30*time.Second)
+		t.Logf("watch, %d tasks: first screen %s after start", n, time.Since(start).Round(time.Millisecond))
+		for i, id := range []string{"T0001", "T0002", "T0003"} {
+			r.zerg(t, "claim", "--worker", fmt.Sprintf("ww%d", i), id)
+			d := s.waitFor(t, id+`\s+claimed`, 10*time.Second)
+			t.Logf("watch, %d tasks: claim of %s on screen %s after the claim returned", n, id, d.Round(time.Millisecond))
+			if d > 3*time.Second {
+				t.Errorf("watch took %s to show a claim", d)
+			}
+		}
+	})
+
+	t.Run("serve", func(t *testing.T) {
+		url := startServe(t, r)
+		ctx := newBrowser(t, 1400, 900)
+		start := time.Now()
+		navigate(t, ctx, url)
+		waitJS(t, ctx, fmt.Sprintf(`window.zerg && window.zerg.nodes === %d`, n), 60*time.Second)
+		wall := time.Since(start)
+		paint := evalJS[float64](t, ctx, `window.zerg.paintMs`)
+		draw := evalJS[float64](t, ctx, `window.zerg.lastDrawMs`)
+		t.Logf("serve, %d tasks: graph drawn %s after navigation began (%.0f ms by the page's clock; drawing alone %.0f ms)",
+			n, wall.Round(time.Millisecond), paint, draw)
+		if wall > 20*time.Second {
+			t.Errorf("first paint took %s", wall)
+		}
+		for i, id := range []string{"T0004", "T0005", "T0006"} {
+			before := evalJS[string](t, ctx, nodeFill(id))
+			r.zerg(t, "claim", "--worker", fmt.Sprintf("ws%d", i), id)
+			d := waitJS(t, ctx, nodeFill(id)+` !== `+fmt.Sprintf("%q", before), 10*time.Second)
+			t.Logf("serve, %d tasks: claim of %s recoloured its node %s after the claim returned", n, id, d.Round(time.Millisecond))
+			if d > 3*time.Second {
+				t.Errorf("the page took %s to show a claim", d)
+			}
+		}
+	})
+}
+
+// TestServeScreenshot saves a picture of the page on the demo's graph in
+// the middle of a rush, for the README:
+//
+//	ZERG_SCREENSHOT=$PWD/docs/serve.png go test -run TestServeScreenshot ./cmd/git-zerg/
+func TestServeScreenshot(t *testing.T) {
+	out := os.Getenv("ZERG_SCREENSHOT")
+	if out == "" {
+		t.Skip("set ZERG_SCREENSHOT=FILE.png to take the README's screenshot")
+	}
+	g, err := json.Marshal(demoGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newViewRepo(t, string(g))
+	// Two tasks done, two at work with some output, one failed once.
+	finish := func(worker, id, path, content string) {
+		r.zerg(t, "claim", "--worker", worker, id)
+		p := filepath.Join(r.repo, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run(t, r.repo, r.env, "git", "add", "-A")
+		run(t, r.repo, r.env, "git", "commit", "-q", "-m", id)
+		r.zerg(t, "done", "--worker", worker, id)
+	}
+	finish("w1", "GREET-1", "lib/greet.sh", "greet() { echo \"Hello, $1!\"; }\n")
+	finish("w2", "GREET-2", "lib/farewell.sh", "farewell() { echo \"Goodbye, $1.\"; }\n")
+	r.zerg(t, "claim", "--worker", "w2", "CLI-2")
+	r.zerg(t, "fail", "--worker", "w2", "CLI-2", "--reason", "verification failed: bin/bye printed nothing")
+	r.zerg(t, "claim", "--worker", "w1", "CLI-1")
+	r.zerg(t, "claim", "--worker", "w3", "DOCS-1")
+	run(t, r.repo, r.env, "sh", "-c", `for id in CLI-1 DOCS-1; do mkdir -p .git/zerg/run/greeter/$id; printf '== run 1\nreading the task\nwriting files\n' > .git/zerg/run/greeter/$id/attempt-1.log; done`)
+
+	url := startServe(t, r)
+	ctx := newBrowser(t, 1280, 360)
+	navigate(t, ctx, url)
+	waitJS(t, ctx, `window.zerg && window.zerg.nodes === 7`, 15*time.Second)
+	waitJS(t, ctx, `document.getElementById('conn').textContent === 'live'`, 5*time.Second)
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", out, len(png))
+
 }

@@ -176,7 +176,7 @@
     const PAD = 16;
     let edgesNote = '';
     if (labelled) {
-      const NW = 172, NH = 42, CG = 64, RG = 12, TOP = 28;
+      const NW = 184, NH = 42, CG = 44, RG = 12, TOP = 28;
       sn.levels.forEach((ids, li) => {
         const x = PAD + li * (NW + CG);
         parts.push('<text class="level-label" x="' + x + '" y="18">level ' + (li + 1) + '</text>');
@@ -427,7 +427,9 @@
     const at = $('t-attempts');
     at.textContent = '';
     if (!d.attempts.length) {
-      at.textContent = 'No output of this task on this machine' + (t.attempts ? ' (a task worked on another host keeps its log there).' : ': it has not run yet.');
+      at.textContent = t.attempts
+        ? 'No attempt log of this task on this machine: a rush keeps its workers\' logs on its own host, and a task claimed by hand has none.'
+        : 'No output yet: the task has not run.';
       $('t-output').hidden = true;
       return;
     }
