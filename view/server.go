@@ -257,7 +257,11 @@ type hub struct {
 	mu      sync.Mutex
 	subs    map[chan []byte]bool
 	last    *Snapshot
-	full    []byte // the last snapshot as an event, for new subscribers
+	// full is the last snapshot as an event, for new subscribers: made
+	// when one asks (at 10,000 tasks it is a megabyte of JSON, and most
+	// changes need only a patch).
+	full    []byte
+	now     func() time.Time
 	failing string // the error the last read ended in, told once
 	cancel  context.CancelFunc
 }
@@ -268,7 +272,7 @@ func (sv *Server) hub(f string) *hub {
 	h, ok := sv.hubs[f]
 	if !ok {
 		ctx, cancel := context.WithCancel(sv.ctx)
-		h = &hub{feature: f, subs: map[chan []byte]bool{}, cancel: cancel}
+		h = &hub{feature: f, subs: map[chan []byte]bool{}, cancel: cancel, now: sv.src.Now}
 		sv.hubs[f] = h
 		go sv.src.Poll(ctx, f, sv.Poll, h.publish(sv))
 	}
@@ -296,6 +300,9 @@ func (h *hub) subscribe() chan []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[ch] = true
+	if h.full == nil && h.last != nil {
+		h.full = sse("snapshot", snapshotEvent{h.last, h.now()})
+	}
 	if h.full != nil {
 		ch <- h.full
 	}
@@ -338,15 +345,14 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 			}
 			msg = sse("problem", map[string]string{"error": text})
 		} else {
-			full := sse("snapshot", snapshotEvent{sn, now})
 			h.mu.Lock()
 			prev, recovered := h.last, h.failing != ""
-			h.last, h.full, h.failing = sn, full, ""
+			h.last, h.full, h.failing = sn, nil, ""
 			h.mu.Unlock()
 			changed, all := Changed(prev, sn)
 			switch {
 			case all, recovered:
-				msg = full
+				msg = sse("snapshot", snapshotEvent{sn, now})
 			case len(changed) == 0 && prev.Tip == sn.Tip:
 				return
 			default:
