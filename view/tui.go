@@ -792,6 +792,10 @@ func (w *Watch) Run(ctx context.Context, in, out *os.File, syncs <-chan error) e
 		w.SetSnapshot(sn, err)
 		return true
 	}
+	// A large feature read cold takes a moment: say so meanwhile.
+	if err := draw(); err != nil {
+		return err
+	}
 	check()
 	if err := draw(); err != nil {
 		return err
