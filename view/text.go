@@ -18,7 +18,9 @@ func (t *Task) Columns(now time.Time, withCost bool) []string {
 	if t.Attempts > 0 {
 		attempt = fmt.Sprintf("#%d", t.Attempts)
 	}
-	if !t.Since.IsZero() {
+	// A task given back (released, or failed and waiting) shows how long
+	// its last attempt ran until it is claimed again; a pending one, none.
+	if !t.Since.IsZero() && t.Status != state.Pending {
 		elapsed = Duration(t.Elapsed(now))
 	}
 	worker := t.Worker

@@ -39,7 +39,7 @@
     return Math.floor(s / 3600) + 'h' + String(Math.floor(s / 60) % 60).padStart(2, '0') + 'm';
   }
   function elapsed(t) {
-    if (!t.since) return '';
+    if (!t.since || t.status === 'pending') return '';
     const end = t.until ? Date.parse(t.until) : now();
     return duration(end - Date.parse(t.since));
   }
