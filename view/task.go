@@ -35,7 +35,15 @@ type Detail struct {
 	Task     *state.Task `json:"task"`
 	Changes  []Change    `json:"changes"`  // newest first
 	Attempts []int       `json:"attempts"` // attempt logs present on this machine
+	// Partial: the walk stopped before the task's oldest change (see
+	// walkLimit); `git zerg log -p` has them all.
+	Partial bool `json:"partial,omitempty"`
 }
+
+// walkLimit bounds the commits a task's page reads: every task's history
+// starts at the plan, so without it a task of a long rush would read the
+// feature's whole log on each visit.
+const walkLimit = 5000
 
 // LoadDetail reads a task, the commits that changed it and the attempt
 // logs this machine has of it.
@@ -62,7 +70,11 @@ func LoadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
 	// A transition stamps the task's events with its commit's clock, so
 	// the commits that changed the task are those whose clocks its history
 	// holds; the walk stops below the oldest of them.
-	for h := tip; !h.IsZero(); {
+	for h, walked := tip, 0; !h.IsZero(); walked++ {
+		if walked == walkLimit {
+			d.Partial = true
+			break
+		}
 		c, err := object.GetCommit(s.Objects(), h)
 		if err != nil {
 			return nil, err

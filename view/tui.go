@@ -549,7 +549,7 @@ func (w *Watch) detailFrame(width, rows int, now time.Time) []string {
 	if t.Attempts > 0 {
 		title += fmt.Sprintf(" · attempt %d", t.Attempts)
 	}
-	if !t.Since.IsZero() {
+	if !t.Since.IsZero() && t.Status != state.Pending {
 		title += " · " + Duration(t.Elapsed(now))
 	}
 	if c := t.Cost(); c != "" {

@@ -424,6 +424,7 @@
       ch.append(div);
     }
     if (!d.changes.length) ch.append(el('p', {}, 'none'));
+    if (d.partial) ch.append(el('p', {}, 'Older changes are left out here: git zerg log -p shows them all.'));
     const at = $('t-attempts');
     at.textContent = '';
     if (!d.attempts.length) {
