@@ -207,10 +207,13 @@ func chromium(t testing.TB) string {
 func newBrowser(t testing.TB, width, height int) context.Context {
 	t.Helper()
 	path := chromium(t)
-	profile := t.TempDir()
+	profile, tmp := t.TempDir(), t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(profile),
+		// Its shared-memory files go to the temporary directory: this
+		// test's, removed with it.
+		chromedp.Env("TMPDIR="+tmp),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
