@@ -498,3 +498,87 @@ func TestServeScreenshot(t *testing.T) {
 	t.Logf("wrote %s (%d bytes)", out, len(png))
 
 }
+
+// TestWatchRush watches a real rush whose scripted workers wait for the
+// test's word: the tasks of level 1 show as claimed with their output,
+// then done as each worker finishes, then level 2 runs.
+func TestWatchRush(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a rush")
+	}
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	if err := os.Mkdir(gate, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &viewRepo{dir: dir, repo: filepath.Join(dir, "repo"), env: append(gitEnv(dir), "TERM=xterm", "GATE="+gate)}
+	run(t, dir, r.env, "git", "init", "-q", "-b", "main", r.repo)
+	files := map[string]string{
+		".zerg/config.toml": "[workers]\ncommand = \"sh worker.sh\"\ntimeout = \"1m\"\n",
+		// Bounded: a worker left waiting ends by itself.
+		"worker.sh": "echo \"working on $ZERG_TASK\"\ni=0\nwhile [ ! -f \"$GATE/$ZERG_TASK\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\necho finished\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(r.repo, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, r.repo, r.env, "git", "add", "-A")
+	run(t, r.repo, r.env, "git", "commit", "-q", "-m", "setup")
+	gp := filepath.Join(dir, "graph.json")
+	os.WriteFile(gp, []byte(viewGraph), 0o644)
+	r.zerg(t, "plan", "--graph", gp)
+
+	s, _ := startWatch(t, r)
+	s.waitFor(t, `T1\s+pending`, 10*time.Second)
+
+	release := func(ids ...string) {
+		for _, id := range ids {
+			os.WriteFile(filepath.Join(gate, id), nil, 0o644)
+		}
+	}
+	rush := exec.Command("git-zerg", "rush", "--workers", "2")
+	rush.Dir, rush.Env = r.repo, r.env
+	var out strings.Builder
+	rush.Stdout, rush.Stderr = &out, &out
+	// Its workers run in process groups of their own and may hold the
+	// output pipe after it ends.
+	rush.WaitDelay = 5 * time.Second
+	if err := rush.Start(); err != nil {
+		t.Fatal(err)
+	}
+	finished := make(chan struct{})
+	var rushErr error
+	go func() { rushErr = rush.Wait(); close(finished) }()
+	t.Cleanup(func() {
+		release("T1", "T2", "T3")
+		select {
+		case <-finished:
+		case <-time.After(30 * time.Second):
+			rush.Process.Kill()
+			<-finished
+			t.Error("the rush did not end")
+		}
+	})
+
+	s.waitFor(t, `T1\s+claimed\s+worker-\S+\s+\S+\s+#1`, 20*time.Second)
+	s.waitFor(t, `T2\s+claimed\s+worker-`, 10*time.Second)
+	s.waitFor(t, `output \(attempt-1\.log\):\s+== .*\s+working on T[12]`, 10*time.Second)
+	release("T1")
+	s.waitFor(t, `T1\s+(verified|done)`, 20*time.Second)
+	s.waitFor(t, `T2\s+claimed`, time.Second)
+	release("T2")
+	s.waitFor(t, `T3\s+claimed\s+worker-`, 30*time.Second)
+	release("T3")
+	s.waitFor(t, `feature view: 3/3 done`, 30*time.Second)
+	select {
+	case <-finished:
+		if rushErr != nil {
+			t.Fatalf("rush: %v\n%s", rushErr, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the rush did not end after its last task")
+	}
+}
