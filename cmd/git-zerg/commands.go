@@ -16,6 +16,8 @@ func commands(e *env) []*cli.Command {
 		useCmd(e),
 		featuresCmd(e),
 		statusCmd(e),
+		watchCmd(e),
+		serveCmd(e),
 		dagCmd(e),
 		nextCmd(e),
 		claimCmd(e),

@@ -8,12 +8,12 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/sergi/go-diff/diffmatchpatch"
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/view"
 )
 
 type logOptions struct {
@@ -90,7 +90,7 @@ func runLog(e *env, o *logOptions) error {
 		lj := logJSON{Commit: en.Hash.String(), At: en.When.UTC().Format("2006-01-02T15:04:05Z"), Subject: m.Subject,
 			Op: m.Op, Task: m.Task, Worker: m.Worker, From: m.From, To: m.To, Reason: m.Reason, Clock: m.Clock}
 		if o.patch && m.Task != "" {
-			if lj.Diff, err = taskDiff(s, en, m.Task); err != nil {
+			if lj.Diff, err = view.TaskDiff(s, en, m.Task); err != nil {
 				return err
 			}
 		}
@@ -108,7 +108,7 @@ func runLog(e *env, o *logOptions) error {
 					return err
 				}
 				if o.patch && len(changes) > 0 {
-					if changes[len(changes)-1].Diff, err = taskDiff(s, en, id); err != nil {
+					if changes[len(changes)-1].Diff, err = view.TaskDiff(s, en, id); err != nil {
 						return err
 					}
 				}
@@ -143,18 +143,6 @@ func runLog(e *env, o *logOptions) error {
 		}
 	}
 	return nil
-}
-
-func taskDiff(s *gitstore.Store, en gitstore.Entry, id string) (string, error) {
-	before, err := s.TaskAt(en.Parent, id)
-	if err != nil {
-		return "", err
-	}
-	after, err := s.TaskAt(en.Hash, id)
-	if err != nil {
-		return "", err
-	}
-	return lineDiff(string(before), string(after)), nil
 }
 
 // changedTasks lists the ids of the tasks a state commit changed, by
@@ -225,57 +213,6 @@ func transitionsAt(s *gitstore.Store, en gitstore.Entry, id string) ([]logChange
 		}
 	}
 	return out, nil
-}
-
-// lineDiff renders a line diff of two stored states: changed lines with
-// -/+ and one line of context around them.
-func lineDiff(a, b string) string {
-	dmp := diffmatchpatch.New()
-	ca, cb, lines := dmp.DiffLinesToChars(a, b)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMain(ca, cb, false), lines)
-	type line struct {
-		op   diffmatchpatch.Operation
-		text string
-	}
-	var all []line
-	for _, d := range diffs {
-		for _, l := range strings.SplitAfter(d.Text, "\n") {
-			if l != "" {
-				all = append(all, line{d.Type, strings.TrimSuffix(l, "\n")})
-			}
-		}
-	}
-	near := func(i int) bool {
-		for j := i - 1; j <= i+1; j++ {
-			if j >= 0 && j < len(all) && all[j].op != diffmatchpatch.DiffEqual {
-				return true
-			}
-		}
-		return false
-	}
-	var b2 strings.Builder
-	skipped := false
-	for i, l := range all {
-		if !near(i) {
-			skipped = true
-			continue
-		}
-		if skipped {
-			b2.WriteString("  ...\n")
-			skipped = false
-		}
-		switch l.op {
-		case diffmatchpatch.DiffInsert:
-			b2.WriteString("+ ")
-		case diffmatchpatch.DiffDelete:
-			b2.WriteString("- ")
-		default:
-			b2.WriteString("  ")
-		}
-		b2.WriteString(printable.String(l.text))
-		b2.WriteString("\n")
-	}
-	return b2.String()
 }
 
 func indent(s, pre string) string {

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/view"
+)
+
+type serveOptions struct {
+	watchOptions
+	addr   string
+	public bool
+}
+
+func serveCmd(e *env) *cli.Command {
+	var o serveOptions
+	return &cli.Command{
+		Name:      "serve",
+		Usage:     "a local web page with the task graph, kept current as the state moves",
+		ArgsUsage: "[FEATURE]",
+		Description: "Serves the page on a loopback address (port 0: any free port; the URL is printed),\n" +
+			"with the graph drawn by levels, live updates and a page per task with its history,\n" +
+			"diffs and output. An address other machines can reach needs --public. It only reads.",
+		Flags: append(watchFlags(&o.watchOptions),
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen on `HOST:PORT`", Destination: &o.addr},
+			&cli.BoolFlag{Name: "public", Usage: "allow an --addr that is not loopback", Destination: &o.public}),
+		Action: func(c *cli.Context) error {
+			a, err := args(c, 0, 1)
+			if err != nil {
+				return err
+			}
+			if len(a) == 1 {
+				e.feature = a[0]
+			}
+			return runServe(e, &o)
+		},
+	}
+}
+
+func runServe(e *env, o *serveOptions) error {
+	if o.sync < 0 {
+		return usageErr("--sync must not be negative")
+	}
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return usageErr("bad --addr %q (%v)", o.addr, err)
+	}
+	loopback := host != "" && view.LoopbackHost(host)
+	if !loopback && !o.public {
+		return &cliError{code: exitUsage, what: fmt.Sprintf("serve: %s is not a loopback address", o.addr),
+			why:  "every machine that reaches it could read the state and the workers' output",
+			hint: "give --public to serve it anyway, or --addr 127.0.0.1:PORT"}
+	}
+	s, err := e.Store()
+	if err != nil {
+		return err
+	}
+	// The page lists every feature; it opens on the one chosen, else the
+	// first (none planned yet: it waits for one).
+	feature, err := e.resolveFeature()
+	if err != nil {
+		fs, ferr := s.Features()
+		if ferr != nil || len(fs) == 0 || e.feature != "" {
+			return err
+		}
+		feature = fs[0]
+	}
+	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	l, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return failed("serve: cannot listen", err.Error())
+	}
+	sv := view.NewServer(ctx, view.NewSource(s, e.now), feature)
+	sv.Public = !loopback
+	if !loopback {
+		fmt.Fprintf(e.stderr, "git-zerg: warning: serving on %s: anyone who can reach it can read the state, the task history and the workers' output\n", l.Addr())
+	}
+	go e.syncEvery(ctx, &o.watchOptions, func(err error) {
+		sv.SetSync(err, e.now())
+		if err != nil {
+			fmt.Fprintf(e.stderr, "git-zerg: serve: %v\n", err)
+		}
+	})
+	fmt.Fprintf(e.stdout, "serving %s on http://%s/\n", feature, l.Addr())
+	return sv.Serve(l)
+}

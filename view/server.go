@@ -1,0 +1,426 @@
+package view
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+)
+
+//go:embed web
+var webFiles embed.FS
+
+// Server is the web page of `git zerg serve`: the page, its assets, the
+// state as JSON and a stream of changes as server-sent events. It only
+// reads.
+type Server struct {
+	src     *Source
+	feature string // shown first
+	// Public skips the Host check that keeps other sites' pages (DNS
+	// rebinding) from reading a loopback server.
+	Public bool
+	// Poll is how often each watched feature's ref is read.
+	Poll time.Duration
+
+	mu   sync.Mutex
+	hubs map[string]*hub
+	ctx  context.Context
+	sync string // the last background sync's outcome
+}
+
+// NewServer serves src, showing feature first. ctx bounds every stream:
+// ending it ends them.
+func NewServer(ctx context.Context, src *Source, feature string) *Server {
+	return &Server{src: src, feature: feature, Poll: PollInterval, hubs: map[string]*hub{}, ctx: ctx}
+}
+
+// SetSync records the outcome of a background sync, for the page's header.
+func (sv *Server) SetSync(err error, at time.Time) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if err != nil {
+		sv.sync = "sync failed: " + firstLine(err.Error())
+	} else {
+		sv.sync = "synced " + at.Format("15:04:05")
+	}
+}
+
+// Handler routes the page and its API.
+func (sv *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(webFiles, "web")
+	files := http.FileServer(http.FS(static))
+	mux.Handle("GET /app.js", files)
+	mux.Handle("GET /app.css", files)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := webFiles.ReadFile("web/index.html")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(b)
+	})
+	mux.HandleFunc("GET /api/features", sv.features)
+	mux.HandleFunc("GET /api/events", sv.events)
+	mux.HandleFunc("GET /api/task", sv.task)
+	mux.HandleFunc("GET /api/output", sv.output)
+	return sv.guard(mux)
+}
+
+// guard refuses requests for another host name and sets the headers that
+// keep the page to its own files.
+func (sv *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !sv.Public && !LoopbackHost(r.Host) {
+			http.Error(w, "this server answers only to a loopback host name", http.StatusForbidden)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LoopbackHost reports whether a host (or host:port) names this machine
+// only: localhost or a loopback address.
+func LoopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (sv *Server) features(w http.ResponseWriter, r *http.Request) {
+	fs, err := sv.src.Features()
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	sv.mu.Lock()
+	syncState := sv.sync
+	sv.mu.Unlock()
+	writeJSONResponse(w, map[string]any{"features": fs, "default": sv.feature, "sync": syncState})
+}
+
+func (sv *Server) featureOf(r *http.Request) (string, error) {
+	f := r.URL.Query().Get("feature")
+	if f == "" {
+		f = sv.feature
+	}
+	if err := levels.ValidFeatureName(f); err != nil {
+		return "", badRequest{fmt.Sprintf("bad feature %q", f)}
+	}
+	return f, nil
+}
+
+func (sv *Server) taskID(r *http.Request) (string, string, error) {
+	f, err := sv.featureOf(r)
+	if err != nil {
+		return "", "", err
+	}
+	id := r.URL.Query().Get("id")
+	if !levels.ValidID(id) {
+		return "", "", badRequest{fmt.Sprintf("bad task id %q", id)}
+	}
+	return f, id, nil
+}
+
+// taskJSON is the task page's data.
+type taskJSON struct {
+	*Detail
+	View   *Task   `json:"view,omitempty"`
+	Output *Output `json:"output,omitempty"`
+	Host   string  `json:"host,omitempty"`
+	Now    string  `json:"now"`
+}
+
+// outputTail is how much of a log the task page shows; the whole of it
+// (up to outputMax) is one link away.
+const (
+	outputTail = 64 << 10
+	outputMax  = 8 << 20
+)
+
+func (sv *Server) task(w http.ResponseWriter, r *http.Request) {
+	f, id, err := sv.taskID(r)
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	d, err := sv.src.Detail(f, id)
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	out := taskJSON{Detail: d, Now: sv.src.Now().UTC().Format(time.RFC3339Nano), View: taskOf(d.Task)}
+	if len(d.Attempts) > 0 {
+		attempt, _ := strconv.Atoi(r.URL.Query().Get("attempt"))
+		if o, err := sv.src.Output(f, id, attempt, outputTail); err == nil {
+			out.Output = o
+		}
+	}
+	writeJSONResponse(w, out)
+}
+
+func (sv *Server) output(w http.ResponseWriter, r *http.Request) {
+	f, id, err := sv.taskID(r)
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	attempt, _ := strconv.Atoi(r.URL.Query().Get("attempt"))
+	limit := int64(outputMax)
+	if r.URL.Query().Get("tail") != "" {
+		limit = outputTail
+	}
+	o, err := sv.src.Output(f, id, attempt, limit)
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if o.Truncated {
+		fmt.Fprintln(w, "… (earlier output left out)")
+	}
+	w.Write([]byte(o.Text))
+}
+
+// events streams a feature's state: the whole snapshot first, then a patch
+// of the tasks that changed each time its ref moves (the whole snapshot
+// again when it was re-planned).
+func (sv *Server) events(w http.ResponseWriter, r *http.Request) {
+	f, err := sv.featureOf(r)
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	h := sv.hub(f)
+	ch := h.subscribe()
+	defer sv.unsubscribe(h, ch)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// A lost connection is retried by the browser after a second.
+	fmt.Fprint(w, "retry: 1000\n\n")
+	flusher.Flush()
+	keepalive := time.NewTicker(15 * time.Second)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sv.ctx.Done():
+			return
+		case msg, ok := <-ch:
+			if !ok {
+				// Too slow to keep up: the browser reconnects and starts
+				// again from a whole snapshot.
+				return
+			}
+			if _, err := w.Write(msg); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-keepalive.C:
+			fmt.Fprint(w, ": keepalive\n\n")
+			flusher.Flush()
+		}
+	}
+}
+
+// hub polls one feature for all the streams that show it: one ref read per
+// interval however many pages are open, one snapshot per change.
+type hub struct {
+	feature string
+	mu      sync.Mutex
+	subs    map[chan []byte]bool
+	last    *Snapshot
+	// full is the last snapshot as an event, for new subscribers: made
+	// when one asks (at 10,000 tasks it is a megabyte of JSON, and most
+	// changes need only a patch).
+	full    []byte
+	now     func() time.Time
+	failing string // the error the last read ended in, told once
+	cancel  context.CancelFunc
+}
+
+func (sv *Server) hub(f string) *hub {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	h, ok := sv.hubs[f]
+	if !ok {
+		ctx, cancel := context.WithCancel(sv.ctx)
+		h = &hub{feature: f, subs: map[chan []byte]bool{}, cancel: cancel, now: sv.src.Now}
+		sv.hubs[f] = h
+		go sv.src.Poll(ctx, f, sv.Poll, h.publish(sv))
+	}
+	return h
+}
+
+func (sv *Server) unsubscribe(h *hub, ch chan []byte) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	h.mu.Lock()
+	if h.subs[ch] {
+		delete(h.subs, ch)
+	}
+	empty := len(h.subs) == 0
+	h.mu.Unlock()
+	if empty && sv.hubs[h.feature] == h {
+		h.cancel()
+		delete(sv.hubs, h.feature)
+	}
+}
+
+func (h *hub) subscribe() chan []byte {
+	// Room for bursts; a page that falls further behind is dropped.
+	ch := make(chan []byte, 64)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.subs[ch] = true
+	if h.full == nil && h.last != nil {
+		h.full = sse("snapshot", snapshotEvent{h.last, h.now()})
+	}
+	if h.full != nil {
+		ch <- h.full
+	}
+	return ch
+}
+
+// Event payloads: the whole state, or what changed. Now is the server's
+// clock, so the page shows elapsed times whatever the browser's clock.
+type snapshotEvent struct {
+	*Snapshot
+	Now time.Time `json:"now"`
+}
+
+type patchEvent struct {
+	Tip     string         `json:"tip"`
+	Now     time.Time      `json:"now"`
+	Tasks   []*Task        `json:"tasks"`
+	Workers []Worker       `json:"workers"`
+	Counts  map[string]int `json:"counts"`
+	Done    int            `json:"done"`
+	Total   int            `json:"total"`
+	HasCost bool           `json:"has_cost,omitempty"`
+}
+
+func (h *hub) publish(sv *Server) func(*Snapshot, error) {
+	return func(sn *Snapshot, err error) {
+		now := sv.src.Now()
+		var msg []byte
+		if err != nil {
+			text := err.Error()
+			if errors.Is(err, gitstore.ErrNotFound) {
+				text = fmt.Sprintf("feature %q is not planned", h.feature)
+			}
+			h.mu.Lock()
+			told := h.failing == text
+			h.failing = text
+			h.mu.Unlock()
+			if told {
+				return
+			}
+			msg = sse("problem", map[string]string{"error": text})
+		} else {
+			h.mu.Lock()
+			prev, recovered := h.last, h.failing != ""
+			h.last, h.full, h.failing = sn, nil, ""
+			h.mu.Unlock()
+			changed, all := Changed(prev, sn)
+			switch {
+			case all, recovered:
+				msg = sse("snapshot", snapshotEvent{sn, now})
+			case len(changed) == 0 && prev.Tip == sn.Tip:
+				return
+			default:
+				msg = sse("patch", patchEvent{Tip: sn.Tip, Now: now, Tasks: changed, Workers: sn.Workers,
+					Counts: sn.Counts, Done: sn.Done, Total: sn.Total, HasCost: sn.HasCost})
+			}
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for ch := range h.subs {
+			select {
+			case ch <- msg:
+			default:
+				delete(h.subs, ch)
+				close(ch)
+			}
+		}
+	}
+}
+
+func sse(event string, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+		event = "problem"
+	}
+	// JSON has no raw newlines, so the data is one line.
+	return []byte("event: " + event + "\ndata: " + string(b) + "\n\n")
+}
+
+type badRequest struct{ msg string }
+
+func (b badRequest) Error() string { return b.msg }
+
+func httpError(w http.ResponseWriter, err error) {
+	var br badRequest
+	switch {
+	case errors.As(err, &br):
+		http.Error(w, br.msg, http.StatusBadRequest)
+	case errors.Is(err, gitstore.ErrNotFound), errors.Is(err, ErrNoOutput):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	default:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+func writeJSONResponse(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// Serve runs the server on l until the server's context ends, then waits
+// (a bounded time) for the requests in flight; the streams end with the
+// context.
+func (sv *Server) Serve(l net.Listener) error {
+	hs := &http.Server{Handler: sv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return sv.ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-sv.ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package view
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// Source is the one reader of a repository that a view's goroutines share:
+// a Store is not safe for concurrent use, so every read takes a turn.
+type Source struct {
+	mu  sync.Mutex
+	s   *gitstore.Store
+	now func() time.Time
+}
+
+// NewSource reads s; now is the clock snapshots are stamped with.
+func NewSource(s *gitstore.Store, now func() time.Time) *Source {
+	if now == nil {
+		now = time.Now
+	}
+	return &Source{s: s, now: now}
+}
+
+// Now is the source's clock.
+func (src *Source) Now() time.Time { return src.now() }
+
+// Tip is the commit the feature's ref points at: one small file read (or a
+// stat of packed-refs), cheap enough to poll several times a second.
+func (src *Source) Tip(feature string) (string, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	h, err := src.s.ReadRef(gitstore.FeatureRef(feature))
+	if err != nil {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// Snapshot reads the feature as of its ref's tip.
+func (src *Source) Snapshot(feature string) (*Snapshot, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	return Load(src.s, feature, src.now())
+}
+
+// Features lists the planned features.
+func (src *Source) Features() ([]string, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	fs, err := src.s.Features()
+	if fs == nil {
+		fs = []string{}
+	}
+	return fs, err
+}
+
+// Detail reads a task's history and diffs.
+func (src *Source) Detail(feature, id string) (*Detail, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	return LoadDetail(src.s, feature, id)
+}
+
+// Task reads one task as stored, history included.
+func (src *Source) Task(feature, id string) (*state.Task, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	tx, err := src.s.View(feature)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Task(id)
+}
+
+// LogFile is the path of an attempt's log on this machine.
+func (src *Source) LogFile(feature, id string, attempt int) (string, bool) {
+	return LogFile(src.s, feature, id, attempt)
+}
+
+// Attempts lists the attempt logs this machine has of a task.
+func (src *Source) Attempts(feature, id string) []int { return Attempts(src.s, feature, id) }
+
+// Output reads the end of an attempt's log (no git involved, no turn).
+func (src *Source) Output(feature, id string, attempt int, max int64) (*Output, error) {
+	return ReadOutput(src.s, feature, id, attempt, max)
+}
+
+// Poll calls fn with the feature's snapshot now and again each time its ref
+// moves, checking every interval, until ctx ends. A read that fails is
+// passed on and tried again at the next check.
+func (src *Source) Poll(ctx context.Context, feature string, interval time.Duration, fn func(*Snapshot, error)) {
+	last := ""
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		tip, err := src.Tip(feature)
+		if err == nil && tip != last {
+			var sn *Snapshot
+			if sn, err = src.Snapshot(feature); err == nil {
+				last = tip
+				fn(sn, nil)
+			}
+		}
+		if err != nil {
+			last = ""
+			fn(nil, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// SyncEvery runs sync at each interval until ctx ends, reporting each
+// round's error (nil for a good one): a view of a rush on another host
+// shows what the last fetch brought.
+func SyncEvery(ctx context.Context, interval time.Duration, sync func() error, report func(error)) {
+	if interval <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		report(sync())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

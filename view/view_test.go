@@ -1,0 +1,369 @@
+package view
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+func newStore(t *testing.T) *gitstore.Store {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}, {"-C", dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "i"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	s, err := gitstore.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// planThree plans T1 and T2, then T3 after both; the title of T2 tries
+// to retitle the terminal.
+func planThree(t *testing.T, s *gitstore.Store) {
+	t.Helper()
+	task := func(id, title string, level int, deps ...string) *state.Task {
+		return &state.Task{Spec: &levels.Task{ID: id, Title: title, Dependencies: deps, Verification: levels.Verification{Command: "true"}},
+			Level: level, Status: state.Pending, History: []state.Event{{Clock: 1, At: time.Now(), Op: "plan", To: state.Pending}}}
+	}
+	ts := []*state.Task{task("T1", "first", 1), task("T2", "second \x1b]0;owned\x07", 1), task("T3", "third", 2, "T1", "T2")}
+	err := s.Create(context.Background(), "f", false, time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		return &gitstore.Message{Subject: "plan f", Op: "plan"}, tx.Init(&state.Feature{Name: "f", Levels: [][]string{{"T1", "T2"}, {"T3"}}}, ts)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func claim(t *testing.T, s *gitstore.Store, id, worker, host string) {
+	t.Helper()
+	err := s.Update(context.Background(), "f", time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		tk, err := tx.Task(id)
+		if err != nil {
+			return nil, err
+		}
+		c := tk.Clone()
+		c.Worker, c.Owner, c.Attempts = worker, worker+"@"+host, c.Attempts+1
+		c.Record(state.Event{Clock: tx.Clock() + 1, At: time.Now(), Op: "claim", To: state.Claimed, Worker: worker})
+		if err := tx.PutWorker(&state.Worker{Name: worker, Owner: c.Owner, Task: id, Host: host, Since: time.Now(), Expires: time.Now().Add(time.Hour)}); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: "claim " + id, Op: "claim", Task: id, Worker: worker}, tx.Put(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSnapshotChangedDetail(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	a, err := Load(s, "f", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Total != 3 || a.Counts["pending"] != 3 || len(a.Levels) != 2 {
+		t.Fatalf("snapshot: %+v", a)
+	}
+	if got := a.Task("T3").Deps; !reflect.DeepEqual(got, []string{"T1", "T2"}) {
+		t.Errorf("T3 deps %v", got)
+	}
+	claim(t, s, "T1", "w1", "hostA")
+	b, err := Load(s, "f", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, all := Changed(a, b)
+	if all || len(changed) != 1 || changed[0].ID != "T1" {
+		t.Fatalf("Changed: %v %v", all, changed)
+	}
+	t1 := changed[0]
+	if t1.Status != state.Claimed || t1.Worker != "w1" || t1.Host != "hostA" || t1.Attempts != 1 || t1.Since.IsZero() || !t1.Until.IsZero() {
+		t.Errorf("T1 as shown: %+v", t1)
+	}
+	if _, all := Changed(nil, b); !all {
+		t.Error("a first snapshot is not all new")
+	}
+
+	d, err := LoadDetail(s, "f", "T1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Changes) != 2 || !strings.HasPrefix(d.Changes[0].Subject, "claim T1") || !strings.HasPrefix(d.Changes[1].Subject, "plan") {
+		t.Fatalf("changes: %+v", d.Changes)
+	}
+	if !strings.Contains(d.Changes[0].Diff, `+   "status": "claimed",`) {
+		t.Errorf("claim diff:\n%s", d.Changes[0].Diff)
+	}
+	if len(d.Attempts) != 0 {
+		t.Errorf("attempts %v without logs", d.Attempts)
+	}
+	if _, err := ReadOutput(s, "f", "T1", 0, 100); err != ErrNoOutput {
+		t.Errorf("output without a log: %v", err)
+	}
+	if _, ok := LogFile(s, "f", "../x", 1); ok {
+		t.Error("a log path from a bad task id")
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	got := ParseKeys([]byte("\x1b[A\x1b[Bjq\t\r\x1b[5~\x1b[Z\x03\x1bOA\x1b[1;5A\x1b"))
+	want := []Key{KeyUp, KeyDown, "j", "q", KeyTab, KeyEnter, KeyPageUp, KeyBackTab, KeyCtrlC, KeyUp, KeyEsc}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseKeys = %q, want %q", got, want)
+	}
+}
+
+func TestClean(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                    "plain",
+		"\x1b[31mred\x1b[0m":       "red",
+		"title\x1b]0;owned\x07end": "titleend",
+		"a\tb":                     "a       b",
+		"cr\rlf\n":                 "cr lf ",
+		"bell\x07 c1\u009b":        "bell  c1 ",
+		"bad \xff byte":            "bad   byte",
+	} {
+		if got := Clean(in); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWatchFrame(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	claim(t, s, "T2", "w2", "hostB")
+	src := NewSource(s, time.Now)
+	w := NewWatch(src, "f")
+	w.SetSnapshot(src.Snapshot("f"))
+	now := time.Now()
+	screen := strings.Join(w.Frame(100, 30, now), "\n")
+	plain := escapesRe.ReplaceAllString(screen, "")
+	for _, want := range []string{"feature f: 0/3 done", "level 1", "T1  pending", "T2  claimed  w2  hostB  #1", "level 2", "claim    pending → claimed w2", "no output on this machine"} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("no %q on the screen:\n%s", want, plain)
+		}
+	}
+	if strings.Contains(screen, "\x1b]") || strings.Contains(screen, "\x07") {
+		t.Errorf("a title's escape reached the screen: %q", screen)
+	}
+	// The selection starts on the task at work.
+	if w.selected().ID != "T2" {
+		t.Errorf("selected %s", w.selected().ID)
+	}
+	w.Key(KeyUp)
+	if w.selected().ID != "T1" {
+		t.Errorf("after up: %s", w.selected().ID)
+	}
+	w.Key(KeyEnd)
+	if w.selected().ID != "T3" {
+		t.Errorf("after end: %s", w.selected().ID)
+	}
+	// The selection stays on its task across a new read.
+	claim(t, s, "T1", "w1", "hostA")
+	w.SetSnapshot(src.Snapshot("f"))
+	if w.selected().ID != "T3" {
+		t.Errorf("after a change: %s", w.selected().ID)
+	}
+	w.Key(KeyEnter)
+	if !w.logMode || !strings.Contains(strings.Join(w.Frame(80, 10, now), "\n"), "no output of T3") {
+		t.Errorf("log view: %q", w.Frame(80, 10, now))
+	}
+	if w.Key("q") || w.logMode {
+		t.Error("q in the log view should go back, not quit")
+	}
+	if !w.Key("q") {
+		t.Error("q does not quit")
+	}
+	// Any size, however small, gives lines no wider than the screen.
+	for _, size := range [][2]int{{20, 5}, {40, 8}, {80, 12}, {200, 60}} {
+		lines := w.Frame(size[0], size[1], now)
+		if len(lines) > size[1] {
+			t.Errorf("%v: %d lines", size, len(lines))
+		}
+		for _, l := range lines {
+			if n := utf8.RuneCountInString(escapesRe.ReplaceAllString(l, "")); n > size[0] {
+				t.Errorf("%v: line of %d columns: %q", size, n, l)
+			}
+		}
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	claim(t, s, "T1", "w1", "hostA")
+	sn, err := Load(s, "f", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, sn, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("escapes in plain text: %q", out)
+	}
+	for _, want := range []string{"level 1\n  T1  claimed  w1  hostA  #1", "  T2  pending", "level 2\n  T3  pending", "w1 T1 on hostA"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
+func TestCostFields(t *testing.T) {
+	task := &state.Task{History: []state.Event{
+		{Op: "claim"},
+		{Op: "fail", Usage: &state.Usage{CostUSD: 0.25, InputTokens: 1000, OutputTokens: 200}},
+		{Op: "done", Usage: &state.Usage{CostUSD: 1.25, InputTokens: 40000, OutputTokens: 800}},
+	}}
+	if usd, tok, ok := costOf(task); !ok || usd != 1.5 || tok != 42000 {
+		t.Errorf("costOf = %v %v %v", usd, tok, ok)
+	}
+	if _, _, ok := costOf(&state.Task{History: []state.Event{{Op: "claim"}}}); ok {
+		t.Error("a task without reported usage has a cost")
+	}
+	tk := &Task{HasCost: true, CostUSD: 1.5, Tokens: 42000}
+	if got := tk.Cost(); got != "$1.50 42k tok" {
+		t.Errorf("Cost() = %q", got)
+	}
+}
+
+func TestLoopbackHost(t *testing.T) {
+	for h, want := range map[string]bool{
+		"127.0.0.1:80": true, "localhost:1": true, "[::1]:8080": true, "127.1.2.3": true, "LOCALHOST": true,
+		"0.0.0.0:80": false, "example.com:80": false, "10.0.0.1": false, "": false, "localhost.example.com": false,
+	} {
+		if got := LoopbackHost(h); got != want {
+			t.Errorf("LoopbackHost(%q) = %v", h, got)
+		}
+	}
+}
+
+// TestServer checks the page's API and its stream: a whole snapshot
+// first, then a patch naming only the task that moved.
+func TestServer(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	sv := NewServer(ctx, NewSource(s, time.Now), "f")
+	sv.Poll = 20 * time.Millisecond
+	hs := httptest.NewServer(sv.Handler())
+	// Streams end with the server's context, before the test server
+	// waits for its connections.
+	t.Cleanup(hs.Close)
+	t.Cleanup(cancel)
+
+	get := func(path string, host string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", hs.URL+path, nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	if r := get("/", ""); r.StatusCode != 200 || !strings.Contains(r.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Errorf("/: %d %v", r.StatusCode, r.Header)
+	}
+	for _, p := range []string{"/app.js", "/app.css"} {
+		if r := get(p, ""); r.StatusCode != 200 {
+			t.Errorf("%s: %d", p, r.StatusCode)
+		}
+	}
+	if r := get("/api/features", "attacker.example"); r.StatusCode != http.StatusForbidden {
+		t.Errorf("another host name: %d", r.StatusCode)
+	}
+	if r := get("/api/task?feature=f&id=..%2Fx", ""); r.StatusCode != http.StatusBadRequest {
+		t.Errorf("bad id: %d", r.StatusCode)
+	}
+	if r := get("/api/task?feature=f&id=T9", ""); r.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown task: %d", r.StatusCode)
+	}
+	if r := get("/api/output?feature=f&id=T1", ""); r.StatusCode != http.StatusNotFound {
+		t.Errorf("no output: %d", r.StatusCode)
+	}
+	var feats struct{ Features []string }
+	json.NewDecoder(get("/api/features", "").Body).Decode(&feats)
+	if !reflect.DeepEqual(feats.Features, []string{"f"}) {
+		t.Errorf("features %v", feats)
+	}
+
+	resp := get("/api/events?feature=f", "")
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("events: %s", ct)
+	}
+	events := make(chan [2]string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		ev := ""
+		for sc.Scan() {
+			l := sc.Text()
+			if e, ok := strings.CutPrefix(l, "event: "); ok {
+				ev = e
+			}
+			if d, ok := strings.CutPrefix(l, "data: "); ok {
+				events <- [2]string{ev, d}
+			}
+		}
+		close(events)
+	}()
+	next := func() (string, string) {
+		t.Helper()
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			return e[0], e[1]
+		case <-time.After(5 * time.Second):
+			t.Fatal("no event within 5s")
+		}
+		return "", ""
+	}
+	if ev, data := next(); ev != "snapshot" || !strings.Contains(data, `"id":"T3"`) {
+		t.Fatalf("first event %s %s", ev, data)
+	}
+	claim(t, s, "T2", "w2", "hostB")
+	ev, data := next()
+	var p patchEvent
+	if err := json.Unmarshal([]byte(data), &p); ev != "patch" || err != nil {
+		t.Fatalf("second event %s %s %v", ev, data, err)
+	}
+	if len(p.Tasks) != 1 || p.Tasks[0].ID != "T2" || p.Tasks[0].Status != state.Claimed || p.Counts["claimed"] != 1 {
+		t.Errorf("patch %+v", p)
+	}
+
+	var task taskJSON
+	json.NewDecoder(get("/api/task?feature=f&id=T2", "").Body).Decode(&task)
+	if task.Task == nil || task.Task.Status != state.Claimed || len(task.Changes) != 2 {
+		t.Errorf("task: %+v", task)
+	}
+}
+
+var escapesRe = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
