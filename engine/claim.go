@@ -182,7 +182,7 @@ func (g *Engine) escapeCheck(root string) func(*state.Task) error {
 		if err, ok := seen[key]; ok {
 			return err
 		}
-		e, err := ownedEscape(g.ctx(), g.Store.Git, root, owned)
+		e, err := ownedEscape(g.ctx(), gitOf(g.Store), root, owned)
 		if err == nil && e != nil {
 			err = escapeRefusal(t.ID(), e)
 		}

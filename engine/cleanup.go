@@ -60,7 +60,7 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 		} else if !tip.IsZero() {
 			args = append(args, "--not", tip.String())
 		}
-		if n, err := s.Git.Line(ctx, args...); err != nil {
+		if n, err := gitOf(s).Line(ctx, args...); err != nil {
 			return nil, err
 		} else if n != "0" {
 			return nil, &Error{Kind: Refused, What: "cleanup --state refused",
@@ -76,7 +76,7 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 		return nil, err
 	}
 	// Worker branches left without a worktree go too.
-	branches, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
+	branches, err := gitOf(s).Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
 	if err != nil {
 		return nil, err
 	}

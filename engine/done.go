@@ -99,7 +99,7 @@ func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.Do
 	f := gates.DoneFacts{Task: t, Mode: mode}
 	commit := rev
 	if !plumbing.IsHash(rev) {
-		c, err := s.Git.Line(g.ctx(), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+		c, err := gitOf(s).Line(g.ctx(), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 		if err != nil || c == "" {
 			return f, usageErr("no commit %q", rev)
 		}
@@ -271,7 +271,7 @@ func (g *Engine) sharedWork(f *gates.DoneFacts, commit string) error {
 // when some commit touches paths the task does not own. fsck replays
 // shared-mode done with it too.
 func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
-	log, err := g.Store.Git.LogFiles(g.ctx(), base+".."+commit, "--")
+	log, err := gitOf(g.Store).LogFiles(g.ctx(), base+".."+commit, "--")
 	if err != nil {
 		return nil, false, err
 	}

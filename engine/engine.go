@@ -160,7 +160,7 @@ func (g *Engine) UserIdentity() string {
 		return Owner(w)
 	}
 	if g.Store != nil {
-		if out, err := g.Store.Git.Line(g.ctx(), "config", "--get", "user.email"); err == nil && out != "" {
+		if out, err := gitOf(g.Store).Line(g.ctx(), "config", "--get", "user.email"); err == nil && out != "" {
 			return out
 		}
 	}
@@ -266,3 +266,8 @@ func (g *Engine) Task(id string) (*state.Task, error) {
 	}
 	return t, err
 }
+
+// gitOf runs git in the store's repository, for what only the git binary
+// answers (ancestry, logs, the work tree's status); refs under refs/zerg/
+// are written by gitstore alone.
+func gitOf(s *gitstore.Store) *gitcmd.Runner { return &gitcmd.Runner{Dir: s.Dir()} }

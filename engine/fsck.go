@@ -152,7 +152,7 @@ func (h *historyChecker) check(feature, tip, stop string) ([]gates.Problem, erro
 	if stop != "" {
 		args = append(args, "^"+stop)
 	}
-	lines, err := h.s.Git.Fields(h.ctx, '\n', append(args, "--")...)
+	lines, err := gitOf(h.s).Fields(h.ctx, '\n', append(args, "--")...)
 	if err != nil {
 		return nil, fmt.Errorf("feature %s: %w", feature, err)
 	}
@@ -486,7 +486,7 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 		h.work[key] = w
 		return w, err
 	}
-	ctx, git := h.ctx, h.s.Git
+	ctx, git := h.ctx, gitOf(h.s)
 	switch {
 	case q.Base == q.Commit:
 		w.Descends = true
@@ -574,7 +574,7 @@ func checkSeen(ctx context.Context, s *gitstore.Store, feature, tip string) ([]g
 	if b, err := os.ReadFile(file); err == nil {
 		if was := strings.TrimSpace(string(b)); plumbing.IsHash(was) && was != tip {
 			ancestor := func(a, b string) (bool, error) {
-				_, err := s.Git.Run(ctx, "merge-base", "--is-ancestor", a, b)
+				_, err := gitOf(s).Run(ctx, "merge-base", "--is-ancestor", a, b)
 				switch gitcmd.ExitCode(err) {
 				case -1:
 					return err == nil, err

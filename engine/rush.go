@@ -150,7 +150,7 @@ func BudgetReached(cfg *config.Config, spent state.Usage) *Error {
 // uncommitted counts the changes in the user's work tree (untracked files
 // too) that no worker will see.
 func (g *Engine) uncommitted() (int, error) {
-	out, err := g.Store.Git.Fields(g.ctx(), 0, "status", "--porcelain", "-z", "--untracked-files=normal")
+	out, err := gitOf(g.Store).Fields(g.ctx(), 0, "status", "--porcelain", "-z", "--untracked-files=normal")
 	if err != nil {
 		return 0, err
 	}
@@ -176,7 +176,7 @@ func (g *Engine) preflight(mode string) error {
 		return &Error{Kind: Usage, What: "worker command not found", Why: err.Error(),
 			Hint: "install it, or set workers.command in .zerg/config.toml"}
 	}
-	if _, err := g.Store.Git.Line(g.ctx(), "var", "GIT_COMMITTER_IDENT"); err != nil {
+	if _, err := gitOf(g.Store).Line(g.ctx(), "var", "GIT_COMMITTER_IDENT"); err != nil {
 		return &Error{Kind: Usage, What: "no git identity for the workers' commits",
 			Hint: `git config user.name "Your Name" && git config user.email you@example.com`}
 	}

@@ -161,7 +161,7 @@ func (r *rush) run() error {
 		s.Close()
 		// git's housekeeping, deferred from each of the rush's commits to
 		// its end, as git rebase does with its own.
-		s.Git.Run(ctx, "maintenance", "run", "--auto", "--quiet")
+		gitOf(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
 	}()
 	r.mgr = r.g.Manager()
 	head, err := HeadCommit(s)
@@ -499,7 +499,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		r.g.transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
 		// The tree the agent gets is the one to check: a link committed by
 		// an earlier level is in it, and nowhere else yet.
-		if esc, err := ownedEscape(ctx, s.Git, w.Dir, t.Spec.Owned()); err != nil {
+		if esc, err := ownedEscape(ctx, gitOf(s), w.Dir, t.Spec.Owned()); err != nil {
 			return err
 		} else if esc != nil {
 			// Refused for good: another attempt finds the same link.
@@ -695,7 +695,7 @@ func (r *rush) doneDeps(s *gitstore.Store, t *state.Task) []prompt.Dep {
 		}
 		dep := prompt.Dep{ID: d.ID(), Title: d.Spec.Title}
 		if d.Base != "" && d.Commit != "" && d.Base != d.Commit {
-			if subjects, err := s.Git.Fields(r.g.ctx(), '\n', "log", "--format=%s", "-n", strconv.Itoa(depSubjects), d.Base+".."+d.Commit); err == nil {
+			if subjects, err := gitOf(s).Fields(r.g.ctx(), '\n', "log", "--format=%s", "-n", strconv.Itoa(depSubjects), d.Base+".."+d.Commit); err == nil {
 				dep.Subjects = subjects
 			}
 			if files, err := s.ChangedPaths(plumbing.NewHash(d.Base), plumbing.NewHash(d.Commit)); err == nil {

@@ -79,9 +79,9 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 	}
 	// A ref the arbiter does not have yet is not an error: fetch what
 	// exists, one refspec at a time when the batch fails.
-	if _, err := s.Git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", s.arbiter}, specs...)...); err != nil {
+	if _, err := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", s.arbiter}, specs...)...); err != nil {
 		for _, sp := range specs {
-			s.Git.Run(ctx, "fetch", "--quiet", "--no-tags", s.arbiter, sp)
+			s.git.Run(ctx, "fetch", "--quiet", "--no-tags", s.arbiter, sp)
 		}
 	}
 	read := func(name string) plumbing.Hash {
@@ -140,7 +140,7 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 		specs = append(specs, u.new.String()+":"+u.name)
 	}
 	if len(specs) > 0 {
-		if _, err := s.Git.Run(ctx, append(args, specs...)...); err != nil {
+		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
 			if gitcmd.ExitCode(err) > 0 {
 				return fmt.Errorf("%w: arbiter %s moved first", errRace, s.arbiter)
 			}

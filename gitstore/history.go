@@ -28,7 +28,7 @@ func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error
 	queue := []plumbing.Hash{b}
 	for n := 0; len(queue) > 0; n++ {
 		if n >= ancestorWalkLimit {
-			_, err := s.Git.Run(ctx, "merge-base", "--is-ancestor", a.String(), b.String())
+			_, err := s.git.Run(ctx, "merge-base", "--is-ancestor", a.String(), b.String())
 			if gitcmd.ExitCode(err) == 1 {
 				return false, nil
 			}

@@ -145,7 +145,7 @@ func (s *Store) trivialMerge(ctx context.Context, local, remote plumbing.Hash) (
 func short(h plumbing.Hash) string { return h.String()[:12] }
 
 func (s *Store) mergeBase(ctx context.Context, a, b plumbing.Hash) (plumbing.Hash, error) {
-	out, err := s.Git.Line(ctx, "merge-base", a.String(), b.String())
+	out, err := s.git.Line(ctx, "merge-base", a.String(), b.String())
 	if err != nil {
 		if strings.TrimSpace(out) == "" {
 			// Unrelated histories (the feature was planned on both

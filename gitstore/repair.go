@@ -465,7 +465,7 @@ func (s *Store) RollbacksOf(ref string) ([]Rollback, error) {
 		in.WriteString(c.String() + "\n")
 	}
 	in.WriteString("^" + tip.String() + "\n")
-	out, err := s.Git.RunWith(context.Background(), gitcmd.Call{Stdin: strings.NewReader(in.String())}, "rev-list", "--ignore-missing", "--stdin")
+	out, err := s.git.RunWith(context.Background(), gitcmd.Call{Stdin: strings.NewReader(in.String())}, "rev-list", "--ignore-missing", "--stdin")
 	if err != nil {
 		return nil, fmt.Errorf("%s: list undone updates: %w", ref, err)
 	}

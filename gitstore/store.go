@@ -80,7 +80,9 @@ type Store struct {
 	// worktrees and holds refs and objects.
 	GitDir, CommonDir string
 
-	Git  *gitcmd.Runner
+	// git runs the git binary for this repository. It stays unexported:
+	// refs under refs/zerg/ are written by this package alone.
+	git  *gitcmd.Runner
 	objs *filesystem.Storage
 	m    *memo
 	// packMu serializes go-git's object storage, which is not safe for
@@ -118,9 +120,9 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		}
 	}
 	s.Retry = 30 * time.Second
-	s.Git = &gitcmd.Runner{Dir: dir}
+	s.git = &gitcmd.Runner{Dir: dir}
 	if s.Top != "" {
-		s.Git.Dir = s.Top
+		s.git.Dir = s.Top
 	}
 	s.objs = filesystem.NewStorageWithOptions(repositoryFS(s.GitDir, s.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{})
 	return s, nil
@@ -314,3 +316,7 @@ func lockKey(path string) string {
 	sum := sha1.Sum([]byte(path))
 	return hex.EncodeToString(sum[:])
 }
+
+// Dir is where git commands for this repository run: the top of the work
+// tree, or the git dir of a bare repository.
+func (s *Store) Dir() string { return s.git.Dir }

@@ -61,7 +61,7 @@ func (e *RemoteError) Unwrap() error { return e.Err }
 func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingCheck) (report SyncReport, done bool, err error) {
 	report = SyncReport{Remote: remote, Features: []SyncFeature{}, Pushed: []string{}}
 	prefix := TrackingPrefix(remote)
-	if _, err := s.Git.Run(ctx, "fetch", "--quiet", "--no-tags", "--prune", remote, "+refs/zerg/*:"+prefix+"*"); err != nil {
+	if _, err := s.git.Run(ctx, "fetch", "--quiet", "--no-tags", "--prune", remote, "+refs/zerg/*:"+prefix+"*"); err != nil {
 		return report, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
 	}
 	remoteRefs, err := s.refsUnder(ctx, prefix)
@@ -160,7 +160,7 @@ func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingChec
 	if len(refspecs) == 0 {
 		return report, true, nil
 	}
-	if _, err := s.Git.Run(ctx, append(args, refspecs...)...); err != nil {
+	if _, err := s.git.Run(ctx, append(args, refspecs...)...); err != nil {
 		var ge *gitcmd.Error
 		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "stale info") || strings.Contains(ge.Stderr, "rejected") ||
 			strings.Contains(ge.Stderr, "failed to push")) {
@@ -174,7 +174,7 @@ func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingChec
 
 // refsUnder lists refs under prefix, relative to it.
 func (s *Store) refsUnder(ctx context.Context, prefix string) (map[string]string, error) {
-	lines, err := s.Git.Fields(ctx, '\n', "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	lines, err := s.git.Fields(ctx, '\n', "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	if err != nil {
 		return nil, err
 	}

@@ -391,7 +391,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	// git starts while the objects are written: the two overlap, instead
 	// of the update waiting a process start after the last object.
 	if !s.Persistent && s.arbiter == "" && s.pre.Load() == nil {
-		if p, err := s.Git.StartPipe(updateRefArgs...); err == nil {
+		if p, err := s.git.StartPipe(updateRefArgs...); err == nil {
 			s.pre.Store(p)
 			defer func() {
 				if p := s.pre.Swap(nil); p != nil {
@@ -615,7 +615,7 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 			err = p.Close()
 		}
 	} else {
-		_, err = s.Git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())}, updateRefArgs...)
+		_, err = s.git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())}, updateRefArgs...)
 	}
 	if err == nil {
 		return nil
@@ -654,7 +654,7 @@ func (s *Store) clearStaleLock(err error) {
 	}
 	path := m[1]
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(s.Git.Dir, path)
+		path = filepath.Join(s.git.Dir, path)
 	}
 	rel, rerr := filepath.Rel(s.CommonDir, path)
 	if rerr != nil {
@@ -726,7 +726,7 @@ func (s *Store) updateRefsPiped(tx string) error {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	if rp.p == nil {
-		p, err := s.Git.StartPipe(updateRefArgs...)
+		p, err := s.git.StartPipe(updateRefArgs...)
 		if err != nil {
 			return err
 		}

@@ -52,13 +52,13 @@ func (s *Store) SaveAttempt(ctx context.Context, feature, name, id, commit strin
 // SavedCommit names a ref under the feature's saved prefixes that keeps
 // commit (or a descendant of it), "" when none does.
 func (s *Store) SavedCommit(ctx context.Context, feature, commit string) (string, error) {
-	return s.Git.Line(ctx, append([]string{"for-each-ref", "--count=1", "--format=%(refname)", "--contains", commit}, SavedPrefixes(feature)...)...)
+	return s.git.Line(ctx, append([]string{"for-each-ref", "--count=1", "--format=%(refname)", "--contains", commit}, SavedPrefixes(feature)...)...)
 }
 
 // DropWorkRefs deletes the feature's pinned work and saved attempts, in
 // one transaction, and returns how many refs it deleted.
 func (s *Store) DropWorkRefs(ctx context.Context, feature string) (int, error) {
-	refs, err := s.Git.Fields(ctx, '\n', append([]string{"for-each-ref", "--format=%(refname)"}, SavedPrefixes(feature)...)...)
+	refs, err := s.git.Fields(ctx, '\n', append([]string{"for-each-ref", "--format=%(refname)"}, SavedPrefixes(feature)...)...)
 	if err != nil {
 		return 0, err
 	}

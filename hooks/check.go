@@ -436,7 +436,7 @@ func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines [
 		args = append(args, excl...)
 		args = append(args, "--")
 		args = append(args, specs...)
-		commits, err := s.Git.LogFiles(ctx, args...)
+		commits, err := (&gitcmd.Runner{Dir: s.Dir()}).LogFiles(ctx, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -528,7 +528,7 @@ func (b *baseCache) builtOn(ctx context.Context, l state.Lock, commit string) (b
 	if base == commit {
 		return true, nil
 	}
-	_, err := b.s.Git.Run(ctx, "merge-base", "--is-ancestor", commit, base)
+	_, err := (&gitcmd.Runner{Dir: b.s.Dir()}).Run(ctx, "merge-base", "--is-ancestor", commit, base)
 	return err == nil, nil
 }
 

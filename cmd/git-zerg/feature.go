@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -125,3 +126,7 @@ func checkWorker(w string) error {
 	}
 	return nil
 }
+
+// gitIn runs git in the store's repository (what hooks need to ask git:
+// its version, where it looks for hooks).
+func gitIn(s *gitstore.Store) *gitcmd.Runner { return &gitcmd.Runner{Dir: s.Dir()} }

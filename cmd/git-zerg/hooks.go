@@ -127,7 +127,7 @@ func (e *env) hooksDir() (*gitstore.Store, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	dir, err := hooks.Dir(e.ctx, s.Git)
+	dir, err := hooks.Dir(e.ctx, gitIn(s))
 	return s, dir, err
 }
 
@@ -143,7 +143,7 @@ func installHooks(e *env, binary string) error {
 	} else if binary, err = filepath.Abs(binary); err != nil {
 		return err
 	}
-	dir, changes, err := hooks.InstallRepo(e.ctx, s.Git, binary)
+	dir, changes, err := hooks.InstallRepo(e.ctx, gitIn(s), binary)
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
 	}
@@ -368,7 +368,7 @@ func runInit(e *env) error {
 	if s.Top == "" {
 		return usageErr("init needs a work tree (this is a bare repository)")
 	}
-	v, err := s.Git.Line(e.ctx, "version")
+	v, err := gitIn(s).Line(e.ctx, "version")
 	if err != nil {
 		return err
 	}
@@ -380,12 +380,12 @@ func runInit(e *env) error {
 		return &cliError{code: exitFailed, what: fmt.Sprintf("git %d.%d or later is needed", minGit[0], minGit[1]),
 			why: strings.TrimPrefix(v, "git version "), hint: "upgrade git, then run git zerg init again"}
 	}
-	if err := worktree.Supported(e.ctx, s.Git); err != nil {
+	if err := worktree.Supported(e.ctx, gitIn(s)); err != nil {
 		return failed("git worktree does not work here", err.Error())
 	}
 	// A hooks directory that cannot serve every worktree refuses init
 	// before it writes anything, not halfway through.
-	if loc, err := hooks.Locate(e.ctx, s.Git); err != nil {
+	if loc, err := hooks.Locate(e.ctx, gitIn(s)); err != nil {
 		return err
 	} else if loc.Relative {
 		return hooksInstallError(&hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir})

@@ -74,7 +74,7 @@ func (e *env) startHooksWarning(s *gitstore.Store) func() string {
 	}
 	ch := make(chan string, 1)
 	go func() {
-		w, err := hooks.WarningIn(e.ctx, s.Git, s.CommonDir)
+		w, err := hooks.WarningIn(e.ctx, gitIn(s), s.CommonDir)
 		if err != nil {
 			w = ""
 		}
