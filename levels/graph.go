@@ -412,17 +412,17 @@ func topObject(data []byte) (map[string]json.RawMessage, []Problem) {
 			if msg == "unexpected end of JSON input" {
 				msg, at = "unexpected end of input", len(data)
 			}
-			return nil, []Problem{{Place: position(data, at), Msg: msg}} 
+			return nil, []Problem{{Place: position(data, at), Msg: msg}}
 		case errors.As(err, &te):
 			start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-			return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got " + te.Value}} 
+			return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got " + te.Value}}
 		default:
-			return nil, []Problem{{Msg: err.Error()}} 
+			return nil, []Problem{{Msg: err.Error()}}
 		}
 	}
 	if m == nil {
 		start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-		return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got null"}} 
+		return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got null"}}
 	}
 	return m, nil
 }
