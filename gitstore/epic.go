@@ -187,3 +187,19 @@ func (s *Store) hasEpics() bool {
 	b, err := os.ReadFile(filepath.Join(s.CommonDir, "packed-refs"))
 	return err == nil && bytes.Contains(b, []byte(" "+EpicsPrefix))
 }
+
+// Reopen opens the same repository again: a store of its own for work
+// that runs beside this store's (each feature of an epic's rush), with the
+// same arbiter.
+func (s *Store) Reopen(ctx context.Context) (*Store, error) {
+	dir := s.Top
+	if dir == "" {
+		dir = s.Git.Dir
+	}
+	n, err := Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	n.arbiter = s.arbiter
+	return n, nil
+}
