@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,24 +114,41 @@ func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, 
 	return h, nil
 }
 
-// Epics lists the epics, sorted.
+// Epics lists the epics, sorted. It reads refs/zerg/epics/ and
+// packed-refs alone, not every ref: other processes write refs meanwhile
+// (the features of a running epic), and a listing of all of them can meet
+// one half-written.
 func (s *Store) Epics() ([]string, error) {
 	if !s.hasEpics() {
 		return nil, nil
 	}
-	iter, err := s.objs.IterReferences()
-	if err != nil {
+	seen := map[string]bool{}
+	ents, err := os.ReadDir(filepath.Join(s.CommonDir, filepath.FromSlash(EpicsPrefix)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	for _, e := range ents {
+		if !e.IsDir() && !strings.HasSuffix(e.Name(), ".lock") {
+			seen[e.Name()] = true
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(s.CommonDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if _, ref, ok := strings.Cut(line, " "); ok {
+				if n, ok := strings.CutPrefix(ref, EpicsPrefix); ok && !strings.Contains(n, "/") {
+					seen[n] = true
+				}
+			}
+		}
+	}
 	var out []string
-	err = iter.ForEach(func(r *plumbing.Reference) error {
-		if n, ok := strings.CutPrefix(r.Name().String(), EpicsPrefix); ok {
+	for n := range seen {
+		if tip, err := s.ReadRef(EpicRef(n)); err == nil && !tip.IsZero() {
 			out = append(out, n)
 		}
-		return nil
-	})
+	}
 	sortStrings(out)
-	return out, err
+	return out, nil
 }
 
 // EpicOf finds the epic a feature belongs to, nil when none does. An epic
