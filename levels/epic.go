@@ -207,7 +207,9 @@ func validateEpic(e *Epic) []Problem {
 				case dep == f.Name && f.Name != "":
 					ps.add(at, "feature %q depends on itself", dep)
 				case !ok:
-					if s := closest(dep, featureNames(e)); s != "" {
+					// One-letter names are all one edit apart: a guess
+					// there would be noise.
+					if s := closest(dep, featureNames(e)); s != "" && (len(dep) > 2 || strings.EqualFold(s, dep)) {
 						ps.add(at, "unknown feature %q; did you mean %s?", dep, s)
 					} else {
 						ps.add(at, "unknown feature %q", dep)
@@ -324,6 +326,8 @@ func CheckEpic(data []byte, graph func(path string) ([]byte, error)) (plan *Epic
 			plans[f.Name] = p
 		}
 	}
+	sortEpicProblems(errs)
+	sortEpicProblems(warns)
 	if len(errs) > 0 {
 		return nil, errs, warns
 	}
@@ -383,4 +387,23 @@ func EpicLevels(e *Epic) [][]string {
 		out = append(out, next)
 	}
 	return out
+}
+
+// sortEpicProblems groups problems by feature, in file order, after the
+// problems of the epic's top-level keys and before those of its frozen
+// paths, keeping the order of discovery within a group.
+func sortEpicProblems(ps []Problem) {
+	rank := func(p Problem) int {
+		switch {
+		case strings.HasPrefix(p.Place, "features["):
+			if i := taskOf("tasks[" + strings.TrimPrefix(p.Place, "features[")); i >= 0 {
+				return 1 + i
+			}
+			return 0
+		case strings.HasPrefix(p.Place, "frozen"):
+			return 1 << 30
+		}
+		return 0
+	}
+	slices.SortStableFunc(ps, func(a, b Problem) int { return rank(a) - rank(b) })
 }
