@@ -97,6 +97,9 @@ func (g *Engine) failedWhat(t *state.Task) string {
 func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.DoneFacts, error) {
 	s := g.Store
 	f := gates.DoneFacts{Task: t, Mode: mode}
+	if err := g.frozenFacts(&f); err != nil {
+		return f, err
+	}
 	commit := rev
 	if !plumbing.IsHash(rev) {
 		c, err := gitOf(s).Line(g.ctx(), "rev-parse", "--verify", "--quiet", rev+"^{commit}")

@@ -83,6 +83,9 @@ func (g *Engine) RunGates() error {
 // stops (exit 1) naming the files; staging does not move.
 func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop error, err error) {
 	s, feature, policy := g.Store, g.Feature, g.Policy()
+	if stop, err := g.refuseFrozen(pins); stop != nil || err != nil {
+		return stop, err
+	}
 	res, err := g.fastMerge(mgr, pins)
 	if errors.Is(err, gitstore.ErrNotDisjoint) {
 		res, err = mgr.Merge(g.ctx(), "", pins)

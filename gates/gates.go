@@ -279,6 +279,10 @@ type DoneFacts struct {
 	Reachable bool
 	Locks     []state.Lock
 	Now       time.Time
+	// Frozen are the paths the feature's epic freezes (FrozenBy names the
+	// epic and version): no task may change them, owned or not.
+	Frozen   []string
+	FrozenBy string
 }
 
 // DoneWork checks the facts of claimed → verified/done other than the
@@ -301,6 +305,9 @@ func DoneWork(f DoneFacts) error {
 	}
 	for _, c := range LockConflicts(f.Touched, f.Locks, f.Owner, f.Now) {
 		why = append(why, c.String())
+	}
+	if fz := FrozenTouched(f.Frozen, f.Touched); len(fz) > 0 {
+		why = append(why, fmt.Sprintf("changes paths frozen by %s: %s", f.FrozenBy, strings.Join(fz, ", ")))
 	}
 	if f.Mode == Shared && f.NewCommit && !f.Reachable {
 		why = append(why, fmt.Sprintf("commit %s is not on the integration branch", short(f.Commit)))

@@ -107,6 +107,12 @@ func TestDoneWork(t *testing.T) {
 		{"check-only, nothing changed", DoneFacts{Task: checkOnly, Worker: "w1"}, ""},
 		{"check-only changed files", DoneFacts{Task: checkOnly, Worker: "w1", NewCommit: true, Touched: []string{"x"}}, "check-only task changed files: x"},
 		{"pending", DoneFacts{Task: task("A", state.Pending), Worker: "w1"}, "task is pending, not claimed"},
+		// Owned or not, a frozen path is refused: only a new epic version
+		// changes it.
+		{"frozen path", DoneFacts{Task: claimed(), Worker: "w1", NewCommit: true, Touched: []string{"src/A.go"}, Mode: Worktree,
+			Frozen: []string{"src/"}, FrozenBy: "epic e v1"}, "changes paths frozen by epic e v1: src/A.go"},
+		{"frozen elsewhere", DoneFacts{Task: claimed(), Worker: "w1", NewCommit: true, Touched: []string{"src/A.go"}, Mode: Worktree,
+			Frozen: []string{"api/types.go"}, FrozenBy: "epic e v1"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.f.Now = now

@@ -123,6 +123,9 @@ func PreCommit(s *gitstore.Store, id Identity, now time.Time, staged Staged) ([]
 	var out []Problem
 	if c != nil {
 		out = c.check(id, paths)
+		if out, err = frozenProblems(s, id, paths, out); err != nil {
+			return nil, err
+		}
 	}
 	for _, cf := range lockConflicts(paths, locks, lazyOwner(id), now) {
 		out = append(out, Problem{Path: cf.Path, What: holderText(cf), Hint: commitLockHint(cf, id)})

@@ -398,9 +398,9 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 	return t
 }
 
-// decodeGraph returns a nil graph only when data is not a JSON object.
-// Its warnings are about keys it does not know.
-func decodeGraph(data []byte) (*Graph, []Problem, []Problem) {
+// topObject decodes the top-level JSON object of a file, or says where
+// the file stops being one.
+func topObject(data []byte) (map[string]json.RawMessage, []Problem) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		var se *json.SyntaxError
@@ -412,17 +412,27 @@ func decodeGraph(data []byte) (*Graph, []Problem, []Problem) {
 			if msg == "unexpected end of JSON input" {
 				msg, at = "unexpected end of input", len(data)
 			}
-			return nil, []Problem{{Place: position(data, at), Msg: msg}}, nil
+			return nil, []Problem{{Place: position(data, at), Msg: msg}}
 		case errors.As(err, &te):
 			start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-			return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got " + te.Value}}, nil
+			return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got " + te.Value}}
 		default:
-			return nil, []Problem{{Msg: err.Error()}}, nil
+			return nil, []Problem{{Msg: err.Error()}}
 		}
 	}
 	if m == nil {
 		start := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
-		return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got null"}}, nil
+		return nil, []Problem{{Place: position(data, start), Msg: "want a JSON object at the top level, got null"}}
+	}
+	return m, nil
+}
+
+// decodeGraph returns a nil graph only when data is not a JSON object.
+// Its warnings are about keys it does not know.
+func decodeGraph(data []byte) (*Graph, []Problem, []Problem) {
+	m, probs := topObject(data)
+	if m == nil {
+		return nil, probs, nil
 	}
 	d := &decoder{}
 	g := &Graph{}

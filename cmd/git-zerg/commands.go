@@ -13,6 +13,7 @@ func commands(e *env) []*cli.Command {
 		validateCmd(e),
 		schemaCmd(e),
 		planCmd(e),
+		epicCmd(e),
 		useCmd(e),
 		featuresCmd(e),
 		statusCmd(e),

@@ -10,7 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-type dagOptions struct{ format string }
+type dagOptions struct{ format, epic string }
 
 func dagCmd(e *env) *cli.Command {
 	var o dagOptions
@@ -19,6 +19,7 @@ func dagCmd(e *env) *cli.Command {
 		Usage: "the task graph by level, with states",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, mermaid, dot or json", Destination: &o.format},
+			&cli.StringFlag{Name: "epic", Usage: "the features of epic `NAME` instead of a feature's tasks", Destination: &o.epic},
 		},
 		Action: func(c *cli.Context) error {
 			if _, err := args(c, 0, 0); err != nil {
@@ -76,6 +77,9 @@ func runDag(e *env, o *dagOptions) error {
 	case "text", "mermaid", "dot", "json":
 	default:
 		return usageErr("dag: unknown format %q (text, mermaid, dot or json)", format)
+	}
+	if o.epic != "" {
+		return runEpicDag(e, o.epic, format)
 	}
 	sn, err := e.snapshot()
 	if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,14 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
-	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -313,54 +310,9 @@ func runPlan(e *env, o *planOptions) error {
 	if err := levels.ValidFeatureName(name); err != nil {
 		return badFeatureName(name, err)
 	}
-	now := e.now().UTC()
-	tasks := planTasks(plan, now)
-	meta := &state.Feature{Format: state.Format, Name: name, PlannedAt: now, Levels: plan.Levels, Graph: plan.Graph.Extra}
-	for _, w := range plan.Warnings {
-		meta.Warnings = append(meta.Warnings, w.String())
-	}
-	err = s.Create(e.ctx, name, o.force, e.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		clock := tx.Clock() + 1
-		for _, t := range tasks {
-			t.History[0].Clock = clock
-		}
-		// Init makes the feature exist: ask before.
-		replaced := tx.Exists()
-		if replaced {
-			// The old plan's claims are gone with it: so are the locks its
-			// tasks held, or they would keep the new plan's tasks from
-			// being claimed.
-			locks, err := tx.Locks()
-			if err != nil {
-				return nil, err
-			}
-			keep := make([]state.Lock, 0, len(locks))
-			for _, l := range locks {
-				if l.Feature != name || l.Task == "" {
-					keep = append(keep, l)
-				}
-			}
-			if len(keep) != len(locks) {
-				tx.SetLocks(keep)
-			}
-		}
-		if err := tx.Init(meta, tasks); err != nil {
-			return nil, err
-		}
-		subject := fmt.Sprintf("plan %s: %s in %s", name, plural(len(tasks), "task"), plural(len(plan.Levels), "level"))
-		if replaced {
-			subject = fmt.Sprintf("plan --force %s: %s in %s", name, plural(len(tasks), "task"), plural(len(plan.Levels), "level"))
-		}
-		return &gitstore.Message{Subject: subject, Op: "plan"}, nil
-	})
-	if errors.Is(err, gitstore.ErrExists) {
-		return &cliError{code: exitRefused, what: fmt.Sprintf("feature %q is already planned", name),
-			hint: "git zerg plan --force replaces it (its history stays in git zerg log)"}
-	}
+	g := &engine.Engine{Ctx: e.ctx, Store: s, Feature: name, Now: e.now}
+	res, err := g.Plan(plan, o.force)
 	if err != nil {
-		return err
-	}
-	if err := trust(s, name, tasks); err != nil {
 		return err
 	}
 	if err := s.SetCurrentFeature(name); err != nil {
@@ -373,67 +325,10 @@ func runPlan(e *env, o *planOptions) error {
 			worktree.StagingBranch(name), shortHash(tip.String()), worktree.StagingBranch(name))
 	}
 	if e.json {
-		tip, _ := s.ReadRef(gitstore.FeatureRef(name))
-		return writeJSON(e.stdout, planJSON{name, len(tasks), plan.Levels, problemsOut(plan.Warnings), tip.String()})
+		return writeJSON(e.stdout, planJSON{name, res.Tasks, plan.Levels, problemsOut(plan.Warnings), res.Commit})
 	}
-	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, plural(len(tasks), "task"), plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, plural(res.Tasks, "task"), plural(len(plan.Levels), "level"))
 	return nil
-}
-
-func planTasks(plan *levels.Plan, now time.Time) []*state.Task {
-	tasks := make([]*state.Task, 0, len(plan.Graph.Tasks))
-	for _, sp := range plan.Graph.Tasks {
-		tasks = append(tasks, &state.Task{
-			Spec:       sp,
-			Level:      plan.Level[sp.ID],
-			Implied:    plan.Implied[sp.ID],
-			Dependents: plan.Dependents[sp.ID],
-			Status:     state.Pending,
-			History:    []state.Event{{At: now, Op: "plan", To: state.Pending}},
-		})
-	}
-	return tasks
-}
-
-// State fetched from elsewhere is never trusted to run a command: a task's
-// verification command runs only if this machine planned it (or accepted
-// it with plan --accept). The trust file lists each task with the digest of
-// its command.
-func commandDigest(t *state.Task) string {
-	sum := sha256.Sum256([]byte(t.Spec.Verification.Command))
-	return hex.EncodeToString(sum[:])
-}
-
-func trustFile(s *gitstore.Store, feature string) string {
-	return filepath.Join(s.ZergDir(), "trusted", feature)
-}
-
-func trust(s *gitstore.Store, feature string, tasks []*state.Task) error {
-	var b strings.Builder
-	for _, t := range tasks {
-		fmt.Fprintf(&b, "%s %s\n", t.ID(), commandDigest(t))
-	}
-	name := trustFile(s, feature)
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(name, []byte(b.String()), 0o644)
-}
-
-// trustedTask reports whether the task's command is the one planned or
-// accepted here.
-func trustedTask(s *gitstore.Store, feature string, t *state.Task) bool {
-	b, err := os.ReadFile(trustFile(s, feature))
-	if err != nil {
-		return false
-	}
-	want := t.ID() + " " + commandDigest(t)
-	for _, line := range strings.Split(string(b), "\n") {
-		if line == want {
-			return true
-		}
-	}
-	return false
 }
 
 func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
@@ -468,7 +363,7 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 			return &cliError{code: exitRefused, what: "nothing accepted", why: "the answer was not yes"}
 		}
 	}
-	if err := trust(s, name, tasks); err != nil {
+	if err := engine.Trust(s, name, tasks); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "accepted the commands of %s (%s)\n", name, plural(len(tasks), "task"))

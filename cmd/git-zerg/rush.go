@@ -16,6 +16,7 @@ type rushOptions struct {
 	workers int
 	mode    string
 	resume  bool
+	epic    string
 }
 
 func rushCmd(e *env) *cli.Command {
@@ -33,6 +34,7 @@ func rushCmd(e *env) *cli.Command {
 			&cli.IntFlag{Name: "workers", Aliases: []string{"n"}, Usage: "parallel workers (default workers.count)", Destination: &o.workers},
 			&cli.StringFlag{Name: "mode", Value: "subprocess", Usage: "subprocess, container or task", Destination: &o.mode},
 			&cli.BoolFlag{Name: "resume", Usage: "continue after a crash from the state in refs", Destination: &o.resume},
+			&cli.StringFlag{Name: "epic", Usage: "run every feature of epic `NAME` in dependency order", Destination: &o.epic},
 		},
 		Action: func(c *cli.Context) error {
 			if _, err := args(c, 0, 0); err != nil {
@@ -54,6 +56,9 @@ func runRush(e *env, o *rushOptions) error {
 	case engine.ModeSubprocess, engine.ModeContainer, engine.ModeTask:
 	default:
 		return usageErr("rush: unknown mode %q (subprocess, container or task)", o.mode)
+	}
+	if o.epic != "" {
+		return runEpicRush(e, o)
 	}
 	g, err := e.engine()
 	if err != nil {

@@ -157,6 +157,7 @@ func runStatus(e *env) error {
 	e.printHooksWarning(warning())
 	now := e.now()
 	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, len(sn.tasks), prog.Percent, countsLine(counts))
+	e.printEpicReview(sn.feature)
 	if spent := sn.spent(); spent != (state.Usage{}) {
 		fmt.Fprintf(e.stdout, "spent: %s\n", usageLine(&spent))
 	}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// PlanResult is what planning a feature stored.
+type PlanResult struct {
+	Feature  string
+	Tasks    int
+	Levels   [][]string
+	Replaced bool   // an earlier plan of the feature was replaced (force)
+	Commit   string // the feature's state commit
+}
+
+// Plan stores a valid graph's plan as the feature's initial state, every
+// task pending, and trusts its verification commands on this machine. An
+// existing feature is refused (kind Refused) unless force, which starts it
+// over with the old history kept behind the new plan.
+func (g *Engine) Plan(plan *levels.Plan, force bool) (*PlanResult, error) {
+	s, name := g.Store, g.Feature
+	if err := levels.ValidFeatureName(name); err != nil {
+		return nil, &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: err.Error()}
+	}
+	now := g.now().UTC()
+	tasks := PlanTasks(plan, now)
+	meta := &state.Feature{Format: state.Format, Name: name, PlannedAt: now, Levels: plan.Levels, Graph: plan.Graph.Extra}
+	for _, w := range plan.Warnings {
+		meta.Warnings = append(meta.Warnings, w.String())
+	}
+	res := &PlanResult{Feature: name, Tasks: len(tasks), Levels: plan.Levels}
+	err := s.Create(g.ctx(), name, force, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		clock := tx.Clock() + 1
+		for _, t := range tasks {
+			t.History[0].Clock = clock
+		}
+		// Init makes the feature exist: ask before.
+		res.Replaced = tx.Exists()
+		if res.Replaced {
+			// The old plan's claims are gone with it: so are the locks its
+			// tasks held, or they would keep the new plan's tasks from
+			// being claimed.
+			locks, err := tx.Locks()
+			if err != nil {
+				return nil, err
+			}
+			keep := make([]state.Lock, 0, len(locks))
+			for _, l := range locks {
+				if l.Feature != name || l.Task == "" {
+					keep = append(keep, l)
+				}
+			}
+			if len(keep) != len(locks) {
+				tx.SetLocks(keep)
+			}
+		}
+		if err := tx.Init(meta, tasks); err != nil {
+			return nil, err
+		}
+		subject := fmt.Sprintf("plan %s: %s in %s", name, Plural(len(tasks), "task"), Plural(len(plan.Levels), "level"))
+		if res.Replaced {
+			subject = fmt.Sprintf("plan --force %s: %s in %s", name, Plural(len(tasks), "task"), Plural(len(plan.Levels), "level"))
+		}
+		return &gitstore.Message{Subject: subject, Op: "plan"}, nil
+	})
+	if errors.Is(err, gitstore.ErrExists) {
+		return nil, &Error{Kind: Refused, What: fmt.Sprintf("feature %q is already planned", name),
+			Hint: "git zerg plan --force replaces it (its history stays in git zerg log)"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := Trust(s, name, tasks); err != nil {
+		return nil, err
+	}
+	tip, err := s.ReadRef(gitstore.FeatureRef(name))
+	if err != nil {
+		return nil, err
+	}
+	res.Commit = tip.String()
+	return res, nil
+}
+
+// PlanTasks makes the initial state of a plan's tasks: every one pending.
+func PlanTasks(plan *levels.Plan, now time.Time) []*state.Task {
+	tasks := make([]*state.Task, 0, len(plan.Graph.Tasks))
+	for _, sp := range plan.Graph.Tasks {
+		tasks = append(tasks, &state.Task{
+			Spec:       sp,
+			Level:      plan.Level[sp.ID],
+			Implied:    plan.Implied[sp.ID],
+			Dependents: plan.Dependents[sp.ID],
+			Status:     state.Pending,
+			History:    []state.Event{{At: now, Op: "plan", To: state.Pending}},
+		})
+	}
+	return tasks
+}

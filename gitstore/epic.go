@@ -1,0 +1,223 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// EpicsPrefix holds one ref per epic (refs/zerg/epics/<name>): a chain of
+// commits, one per plan, bump or approval, whose tree holds
+//
+//	epic.json   the epic (state.Epic): features, dependencies, frozen
+//	            paths, the features awaiting review
+//	version     its version, one line
+const EpicsPrefix = ZergPrefix + "epics/"
+
+// EpicRef is the ref of an epic.
+func EpicRef(name string) string { return EpicsPrefix + name }
+
+// ErrEpicMoved: the epic changed since it was read; read it again.
+var ErrEpicMoved = errors.New("the epic changed meanwhile")
+
+// Epic reads an epic and the commit it was read at (ErrNotFound when there
+// is no such epic).
+func (s *Store) Epic(name string) (*state.Epic, plumbing.Hash, error) {
+	tip, err := s.ReadRef(EpicRef(name))
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	if tip.IsZero() {
+		return nil, tip, fmt.Errorf("epic %q: %w", name, ErrNotFound)
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return nil, tip, err
+	}
+	t, err := s.readTree(c.TreeHash)
+	if err != nil {
+		return nil, tip, err
+	}
+	e, ok := entriesOf(t)["epic.json"]
+	if !ok {
+		return nil, tip, fmt.Errorf("%s: no epic.json", EpicRef(name))
+	}
+	var ep state.Epic
+	if err := s.readJSON(e.Hash, &ep); err != nil {
+		return nil, tip, fmt.Errorf("%s: %w", EpicRef(name), err)
+	}
+	return &ep, tip, nil
+}
+
+// SaveEpic records a new state of the epic on top of old (zero: the epic
+// must not exist yet; force replaces whatever is there, keeping it as the
+// new commit's parent), as a compare-and-swap. A lost race is
+// ErrEpicMoved, an existing epic without force ErrExists.
+func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, force bool, subject, op string, now time.Time) (plumbing.Hash, error) {
+	ref := EpicRef(e.Name)
+	cur, err := s.ReadRef(ref)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	switch {
+	case force:
+		old = cur
+	case old.IsZero() && !cur.IsZero():
+		return plumbing.ZeroHash, fmt.Errorf("epic %q: %w", e.Name, ErrExists)
+	case cur != old:
+		return plumbing.ZeroHash, ErrEpicMoved
+	}
+	e.Format = state.Format
+	blob, err := s.writeJSON(e)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	ver, err := s.writeBlob([]byte(strconv.Itoa(e.Version) + "\n"))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	root := entries{}
+	root.setBlob("epic.json", blob)
+	root.setBlob("version", ver)
+	th, err := s.writeTree(root)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
+	msg := &Message{Subject: subject, Op: op}
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
+	if !old.IsZero() {
+		c.ParentHashes = []plumbing.Hash{old}
+	}
+	h, err := s.writeObject(c)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: h, old: old}}); err != nil {
+		if errors.Is(err, errRace) {
+			return plumbing.ZeroHash, ErrEpicMoved
+		}
+		return plumbing.ZeroHash, err
+	}
+	return h, nil
+}
+
+// Epics lists the epics, sorted. It reads refs/zerg/epics/ and
+// packed-refs alone, not every ref: other processes write refs meanwhile
+// (the features of a running epic), and a listing of all of them can meet
+// one half-written.
+func (s *Store) Epics() ([]string, error) {
+	if !s.hasEpics() {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	ents, err := os.ReadDir(filepath.Join(s.CommonDir, filepath.FromSlash(EpicsPrefix)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() && !strings.HasSuffix(e.Name(), ".lock") {
+			seen[e.Name()] = true
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(s.CommonDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if _, ref, ok := strings.Cut(line, " "); ok {
+				if n, ok := strings.CutPrefix(ref, EpicsPrefix); ok && !strings.Contains(n, "/") {
+					seen[n] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for n := range seen {
+		if tip, err := s.ReadRef(EpicRef(n)); err == nil && !tip.IsZero() {
+			out = append(out, n)
+		}
+	}
+	sortStrings(out)
+	return out, nil
+}
+
+// EpicOf finds the epic a feature belongs to, nil when none does. An epic
+// per feature: epic plan refuses a feature another epic holds.
+func (s *Store) EpicOf(feature string) (*state.Epic, error) {
+	names, err := s.Epics()
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	for _, n := range names {
+		e, _, err := s.Epic(n)
+		if err != nil {
+			return nil, err
+		}
+		if e.Feature(feature) != nil {
+			return e, nil
+		}
+	}
+	return nil, nil
+}
+
+// EpicLog is the epic's history, newest first.
+func (s *Store) EpicLog(name string) ([]Entry, error) {
+	tip, err := s.ReadRef(EpicRef(name))
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, fmt.Errorf("epic %q: %w", name, ErrNotFound)
+	}
+	var out []Entry
+	for h := tip; !h.IsZero(); {
+		c, err := s.readCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		e := Entry{Hash: h, When: c.Committer.When, Message: ParseMessage(c.Message)}
+		if len(c.ParentHashes) > 0 {
+			e.Parent = c.ParentHashes[0]
+		}
+		out = append(out, e)
+		h = e.Parent
+	}
+	return out, nil
+}
+
+// hasEpics answers, without listing every ref, whether any epic may exist:
+// the pre-commit hook asks on every commit, and most repositories have
+// none.
+func (s *Store) hasEpics() bool {
+	if _, err := os.Stat(filepath.Join(s.CommonDir, filepath.FromSlash(EpicsPrefix))); err == nil {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join(s.CommonDir, "packed-refs"))
+	return err == nil && bytes.Contains(b, []byte(" "+EpicsPrefix))
+}
+
+// Reopen opens the same repository again: a store of its own for work
+// that runs beside this store's (each feature of an epic's rush), with the
+// same arbiter.
+func (s *Store) Reopen(ctx context.Context) (*Store, error) {
+	dir := s.Top
+	if dir == "" {
+		dir = s.git.Dir
+	}
+	n, err := Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	n.arbiter = s.arbiter
+	return n, nil
+}
