@@ -70,19 +70,9 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 		return nil
 	}
 	if !ok {
-		stop := ""
-		if !last.IsZero() {
-			stop = last.String()
-		}
-		problems, err := checkHistory(ctx, s, feature, tip.String(), stop)
+		bad, err := illegalSince(ctx, s, feature, tip, last)
 		if err != nil {
 			return err
-		}
-		var bad []string
-		for _, p := range problems {
-			if !p.Unchecked {
-				bad = append(bad, p.String())
-			}
 		}
 		if len(bad) > 0 {
 			hint := "git zerg fsck lists them; whoever wrote that state must repair it"

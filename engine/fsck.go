@@ -72,6 +72,27 @@ func (g *Engine) Fsck() (*FsckReport, error) {
 		Moved: len(moved) > 0, SeenFile: filepath.Join(s.ZergDir(), "seen", feature)}, nil
 }
 
+// illegalSince replays the commits of tip that stop lacks and describes
+// each transition the gates would have refused. Work made on another
+// machine and not fetched cannot be judged, and is left to fsck.
+func illegalSince(ctx context.Context, s *gitstore.Store, feature string, tip, stop plumbing.Hash) ([]string, error) {
+	from := ""
+	if !stop.IsZero() {
+		from = stop.String()
+	}
+	problems, err := checkHistory(ctx, s, feature, tip.String(), from)
+	if err != nil {
+		return nil, err
+	}
+	var bad []string
+	for _, p := range problems {
+		if !p.Unchecked {
+			bad = append(bad, p.String())
+		}
+	}
+	return bad, nil
+}
+
 // checkHistory replays the state commits of a feature reachable from tip
 // but not from stop ("" for the whole history; as `git rev-list tip
 // ^stop`), and returns every transition the gates would have refused,
@@ -97,19 +118,9 @@ func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local
 		return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote has a feature named %q", feature),
 			Why: strings.TrimPrefix(err.Error(), fmt.Sprintf("feature name %q ", feature)), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
 	}
-	stop := ""
-	if !local.IsZero() {
-		stop = local.String()
-	}
-	problems, err := checkHistory(ctx, s, feature, remote.String(), stop)
+	bad, err := illegalSince(ctx, s, feature, remote, local)
 	if err != nil {
 		return err
-	}
-	var bad []string
-	for _, p := range problems {
-		if !p.Unchecked {
-			bad = append(bad, p.String())
-		}
 	}
 	if len(bad) == 0 {
 		return nil

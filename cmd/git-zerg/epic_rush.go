@@ -2,10 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/git-zerg/git-zerg/engine"
 )
@@ -40,27 +37,8 @@ func runEpicRush(e *env, o *rushOptions) error {
 		}
 		p.event(ev)
 	}
-	if n := engine.NewNotifier(g.Config.Notify.Command); n != nil {
-		n.Failed = func(note engine.Notification, why string) { p.note("notify %s failed: %s", note.Event, why) }
-		g.Events = n.Sink(g.Events)
-		defer n.Wait()
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	interrupts := make(chan struct{}, 2)
-	stopRelay := make(chan struct{})
-	defer close(stopRelay)
-	go func() {
-		for {
-			select {
-			case <-sigs:
-				interrupts <- struct{}{}
-			case <-stopRelay:
-				return
-			}
-		}
-	}()
+	interrupts, stop := rushSignals(g, p)
+	defer stop()
 	res, err := g.RushEpic(o.epic, engine.EpicRushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
 	if res != nil {
 		done := 0

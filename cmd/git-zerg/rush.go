@@ -77,30 +77,8 @@ func runRush(e *env, o *rushOptions) error {
 	}
 	p := newProgress(e, g.Feature)
 	g.Events = p.event
-	if n := engine.NewNotifier(g.Config.Notify.Command); n != nil {
-		n.Failed = func(note engine.Notification, why string) { p.note("notify %s failed: %s", note.Event, why) }
-		g.Events = n.Sink(g.Events)
-		defer n.Wait()
-	}
-	// Workers run in process groups of their own, out of the terminal's
-	// reach: Ctrl-C comes here, and the engine ends them in order (their
-	// work saved, their claims given back).
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	interrupts := make(chan struct{}, 2)
-	stopRelay := make(chan struct{})
-	defer close(stopRelay)
-	go func() {
-		for {
-			select {
-			case <-sigs:
-				interrupts <- struct{}{}
-			case <-stopRelay:
-				return
-			}
-		}
-	}()
+	interrupts, stop := rushSignals(g, p)
+	defer stop()
 	res, err := g.Rush(engine.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
 	if res != nil {
 		if res.Complete {
@@ -140,4 +118,40 @@ func batchOut(b *engine.TaskBatch) taskModeJSON {
 		out.Batch = append(out.Batch, batchTask{taskOut(t.Task, false), t.SuggestedWorker, t.Prompt})
 	}
 	return out
+}
+
+// rushSignals sends the rush's events on to notify.command too, and turns
+// SIGINT, SIGTERM and SIGHUP into the engine's interrupts. Workers run in
+// process groups of their own, out of the terminal's reach: Ctrl-C comes
+// here, and the engine ends them in order (their work saved, their claims
+// given back). stop undoes it all once the rush returned, after the last
+// notifications went out.
+func rushSignals(g *engine.Engine, p *progress) (interrupts <-chan struct{}, stop func()) {
+	n := engine.NewNotifier(g.Config.Notify.Command)
+	if n != nil {
+		n.Failed = func(note engine.Notification, why string) { p.note("notify %s failed: %s", note.Event, why) }
+		g.Events = n.Sink(g.Events)
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	out := make(chan struct{}, 2)
+	relayDone := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sigs:
+				select {
+				case out <- struct{}{}:
+				default: // two pending are as good as more
+				}
+			case <-relayDone:
+				return
+			}
+		}
+	}()
+	return out, func() {
+		close(relayDone)
+		signal.Stop(sigs)
+		n.Wait()
+	}
 }
