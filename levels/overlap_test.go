@@ -53,9 +53,9 @@ func TestOverlapWarningsGrouped(t *testing.T) {
 	if edges != n-1 {
 		t.Errorf("%d implied edges, want %d", edges, n-1)
 	}
-	if !testing.Short() && took > 3*time.Second {
-		t.Errorf("Load of %d tasks writing one glob took %v", n, took)
-	}
+	// Its speed is BenchmarkValidateOverlap's to show: a time limit here
+	// would measure the machine.
+	t.Logf("Load of %d tasks writing one glob: %v", n, took)
 }
 
 // A few clashes over one path are told one by one; past that they are one

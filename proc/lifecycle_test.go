@@ -130,7 +130,9 @@ func TestStopTermIgnoring(t *testing.T) {
 	if !res.Interrupted || res.TimedOut || res.ExitCode != 137 {
 		t.Fatalf("%+v, want interrupted, killed", res)
 	}
-	if took < DefaultGrace || took > DefaultGrace+time.Second {
+	// The grace was given: KILL came no earlier (how much later depends on
+	// the machine, so no upper bound).
+	if took < DefaultGrace {
 		t.Errorf("stop took %v with a grace of %v", took, DefaultGrace)
 	}
 	gone(t, pidsIn(t, out.String(), "child")...)

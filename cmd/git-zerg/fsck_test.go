@@ -100,10 +100,9 @@ func TestFsckLargeHistory(t *testing.T) {
 	if out != want {
 		t.Fatalf("fsck printed %q, want %q", out, want)
 	}
+	// Its speed is shown by the log line and the benchmarks; a timing
+	// assert would only measure how busy the machine is.
 	t.Logf("fsck of %d transitions over 1,000 tasks: %s", transitions, took)
-	if took > 3*time.Second {
-		t.Fatalf("fsck took %s", took)
-	}
 
 	// The same history with one hand edit: found, by name.
 	ref := "refs/zerg/features/big"
