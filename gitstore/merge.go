@@ -418,11 +418,28 @@ func (m *merger) mergeWorkers(base, a, b object.TreeEntry) (*object.TreeEntry, e
 	te, err := m.mergeDir(base, a, b, func(name string, base, a, b object.TreeEntry) (object.TreeEntry, error) {
 		// Both sides renewed or changed one worker's lease: the longer one.
 		var wa, wb state.Worker
-		if a.Hash.IsZero() {
-			return b, nil
-		}
-		if b.Hash.IsZero() {
-			return a, nil
+		if a.Hash.IsZero() || b.Hash.IsZero() {
+			// One side ended the lease (its task settled or was given
+			// back), the other renewed it: the claim is over. Only a lease
+			// for a new claim (another task, or claimed again since) stays.
+			kept := a
+			if a.Hash.IsZero() {
+				kept = b
+			}
+			if base.Hash.IsZero() {
+				return kept, nil
+			}
+			var wbase, wk state.Worker
+			if err := m.s.readJSON(base.Hash, &wbase); err != nil {
+				return object.TreeEntry{}, err
+			}
+			if err := m.s.readJSON(kept.Hash, &wk); err != nil {
+				return object.TreeEntry{}, err
+			}
+			if wk.Task == wbase.Task && wk.Since.Equal(wbase.Since) {
+				return object.TreeEntry{}, nil
+			}
+			return kept, nil
 		}
 		if err := m.s.readJSON(a.Hash, &wa); err != nil {
 			return object.TreeEntry{}, err
