@@ -23,14 +23,28 @@ func statusCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "levels, tasks, workers, locks and progress of the feature",
+		Description: "A feature of more than " + fmt.Sprint(summaryAbove) + " tasks is summarised: counts per level and state,\n" +
+			"the tasks under way, failed and blocked, and the first ready ones.\n" +
+			"--all lists every task; --json always does.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "list every task, however many"},
+		},
 		Action: func(c *cli.Context) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			return runStatus(e)
+			return runStatus(e, c.Bool("all"))
 		},
 	}
 }
+
+// summaryAbove is the size past which status summarises: a person reads a
+// screenful, and 10,000 lines of pending tasks hide the few that matter.
+// Features up to it print every task, as scripts written for them expect.
+const summaryAbove = 50
+
+// summaryList bounds each list of a summary (failed, blocked, ready).
+const summaryList = 20
 
 type statusJSON struct {
 	Feature  string         `json:"feature"`
@@ -118,7 +132,7 @@ func (sn *snapshot) levels() []levelJSON {
 	return out
 }
 
-func runStatus(e *env) error {
+func runStatus(e *env, all bool) error {
 	// Programs polling --json are not the ones to tell about hooks, and
 	// they would pay the warning's git processes on every poll; a person
 	// reading the text is. Its git processes run while the state loads.
@@ -160,40 +174,14 @@ func runStatus(e *env) error {
 	if spent := sn.spent(); spent != (state.Usage{}) {
 		fmt.Fprintf(e.stdout, "spent: %s\n", usageLine(&spent))
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, lv := range sn.levels() {
-		mark := "open"
-		if lv.Done {
-			mark = "done"
-		}
-		fmt.Fprintf(tw, "\nlevel %d\t%s\t%s\n", lv.Level, mark, countsLine(lv.Counts))
-		for _, id := range lv.Tasks {
-			t := sn.byID[id]
-			extra := ""
-			switch {
-			case t.Status == state.Claimed:
-				extra = "by " + t.Worker
-			case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
-				extra = t.Reason
-				if e.hasLog(sn.feature, t) {
-					extra += " (output: git zerg logs " + t.ID() + ")"
-				}
-			case t.Commit != "":
-				extra = shortHash(t.Commit)
-			}
-			if t.Attempts > 1 {
-				extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
-			}
-			if u := t.Spent(); u != (state.Usage{}) {
-				extra += " · " + usageLine(&u)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
-		}
+	if all || len(sn.tasks) <= summaryAbove {
+		sn.printTasks(e)
+	} else {
+		sn.printSummary(e)
 	}
-	tw.Flush()
 	if len(sn.workers) > 0 {
 		fmt.Fprintln(e.stdout, "\nworkers:")
-		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		for _, w := range sn.workers {
 			lease := "lease expired"
 			switch {
@@ -212,6 +200,137 @@ func runStatus(e *env) error {
 		printLocks(e, sn.locks)
 	}
 	return nil
+}
+
+// printTasks lists every task, level by level.
+func (sn *snapshot) printTasks(e *env) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, lv := range sn.levels() {
+		mark := "open"
+		if lv.Done {
+			mark = "done"
+		}
+		fmt.Fprintf(tw, "\nlevel %d\t%s\t%s\n", lv.Level, mark, countsLine(lv.Counts))
+		for _, id := range lv.Tasks {
+			sn.printTask(e, tw, sn.byID[id])
+		}
+	}
+	tw.Flush()
+}
+
+func (sn *snapshot) printTask(e *env, tw io.Writer, t *state.Task) {
+	extra := ""
+	switch {
+	case t.Status == state.Claimed:
+		extra = "by " + t.Worker
+	case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
+		extra = t.Reason
+		if e.hasLog(sn.feature, t) {
+			extra += " (output: git zerg logs " + t.ID() + ")"
+		}
+	case t.Commit != "":
+		extra = shortHash(t.Commit)
+	}
+	if t.Attempts > 1 {
+		extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
+	}
+	if u := t.Spent(); u != (state.Usage{}) {
+		extra += " · " + usageLine(&u)
+	}
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.ID(), t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
+}
+
+// printSummary is status for a large feature: what a person acts on
+// (tasks under way, failed, blocked, the next ready ones) in full or in
+// bounded lists, and the rest as counts.
+func (sn *snapshot) printSummary(e *env) {
+	w := e.stdout
+	fmt.Fprintf(w, "(%d tasks, summarised: git zerg status --all lists every one)\n", len(sn.tasks))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var doneLevels []int
+	open := 0
+	for _, lv := range sn.levels() {
+		if lv.Done {
+			doneLevels = append(doneLevels, lv.Level)
+			continue
+		}
+		if open++; open > summaryList {
+			continue
+		}
+		fmt.Fprintf(tw, "level %d\topen\t%s\n", lv.Level, countsLine(lv.Counts))
+	}
+	if open > summaryList {
+		fmt.Fprintf(tw, "%s more\t\t\n", plural(open-summaryList, "open level"))
+	}
+	if len(doneLevels) > 0 {
+		fmt.Fprintf(tw, "%s done\t\t\n", levelRange(doneLevels))
+	}
+	tw.Flush()
+	var active, failed, blocked []*state.Task
+	for _, t := range sn.tasks {
+		switch t.Status {
+		case state.Claimed, state.Verified:
+			active = append(active, t)
+		case state.Failed:
+			failed = append(failed, t)
+		case state.Blocked:
+			blocked = append(blocked, t)
+		}
+	}
+	// Tasks under way are listed whole: there are as many as workers.
+	sn.printList(e, "under way", active, len(active))
+	sn.printList(e, "failed", failed, summaryList)
+	sn.printList(e, "blocked", blocked, summaryList)
+	sn.printList(e, "ready", sn.readyOrder(e), summaryList)
+}
+
+// readyOrder is what next prints; without a readable configuration the
+// summary leaves the list out rather than fail.
+func (sn *snapshot) readyOrder(e *env) []*state.Task {
+	cfg, err := e.config()
+	if err != nil {
+		return nil
+	}
+	return engine.PolicyOf(cfg).ReadyOrder(sn.tasks, e.now())
+}
+
+func (sn *snapshot) printList(e *env, title string, tasks []*state.Task, max int) {
+	if len(tasks) == 0 {
+		return
+	}
+	fmt.Fprintf(e.stdout, "\n%s (%d):\n", title, len(tasks))
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for i, t := range tasks {
+		if i == max {
+			break
+		}
+		sn.printTask(e, tw, t)
+	}
+	tw.Flush()
+	if len(tasks) > max {
+		fmt.Fprintf(e.stdout, "  … %d more\n", len(tasks)-max)
+	}
+}
+
+// levelRange names levels compactly: "levels 1-4, 6", "level 2".
+func levelRange(lv []int) string {
+	var parts []string
+	for i := 0; i < len(lv); {
+		j := i
+		for j+1 < len(lv) && lv[j+1] == lv[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(lv[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", lv[i], lv[j]))
+		}
+		i = j + 1
+	}
+	if len(lv) == 1 {
+		return "level " + parts[0]
+	}
+	return "levels " + strings.Join(parts, ", ")
 }
 
 func roundDur(d time.Duration) string {
