@@ -77,6 +77,19 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitstore.Message, err error) {
 	tx := x.tx
 	owner := Owner(r.Worker)
+	// The index describes the state the transaction began from, so it is
+	// read before anything changes. A rush's chained claim (tasks already
+	// changed) and a claim within a level read every task instead.
+	var ix *gitstore.Index
+	if r.Task == "" && r.Only == nil {
+		ix, err = tx.Index()
+		if errors.Is(err, gitstore.ErrIndexAfterChange) {
+			ix, err = nil, nil
+		}
+		if err != nil {
+			return nil, "", nil, err
+		}
+	}
 	if _, err := x.expireLeases(); err != nil {
 		return nil, "", nil, err
 	}
@@ -114,13 +127,11 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 		if held != "" {
 			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
 		}
-		tasks, err := tx.Tasks()
-		if err != nil {
-			return nil, "", nil, err
-		}
-		for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
+		// try asks the gate about one candidate, as this transaction sees
+		// it: whatever proposed it, only the gate decides.
+		try := func(cand *state.Task) (bool, error) {
 			if r.Only != nil && !r.Only(cand) {
-				continue
+				return false, nil
 			}
 			facts.Task = cand
 			err := x.policy.Claim(facts)
@@ -128,18 +139,57 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 				err = r.escapes(cand)
 				var ee *Error
 				if err != nil && !errors.As(err, &ee) {
-					return nil, "", nil, err
+					return false, err
 				}
 			}
 			if err == nil {
-				t = cand
-				break
+				return true, nil
 			} else if why == "" {
 				why = err.Error()
+			}
+			return false, nil
+		}
+		if ix != nil {
+			for _, e := range ReadyEntries(ix, x.policy, x.now) {
+				cand, err := tx.Task(e.ID)
+				if err != nil {
+					return nil, "", nil, err
+				}
+				ok, err := try(cand)
+				if err != nil {
+					return nil, "", nil, err
+				}
+				if ok {
+					t = cand
+					break
+				}
+			}
+		}
+		var tasks []*state.Task
+		if ix == nil {
+			if tasks, err = tx.Tasks(); err != nil {
+				return nil, "", nil, err
+			}
+			for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
+				ok, err := try(cand)
+				if err != nil {
+					return nil, "", nil, err
+				}
+				if ok {
+					t = cand
+					break
+				}
 			}
 		}
 		if t == nil {
 			if why == "" {
+				// Saying what the next task waits for takes every task:
+				// only when there is nothing to claim.
+				if tasks == nil {
+					if tasks, err = tx.Tasks(); err != nil {
+						return nil, "", nil, err
+					}
+				}
 				why = WaitingFor(tasks, x.policy, x.now)
 			}
 			return nil, why, nil, nil
