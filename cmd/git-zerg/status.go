@@ -73,18 +73,38 @@ type snapshot struct {
 	byID    map[string]*state.Task
 	workers []*state.Worker
 	locks   []state.Lock // active only
+	tx      *gitstore.Tx
+	// ix is the task index, read for a summary instead of every task.
+	ix *gitstore.Index
+}
+
+func (sn *snapshot) loadTasks() error {
+	tasks, err := sn.tx.Tasks()
+	if err != nil {
+		return err
+	}
+	sn.tasks, sn.byID = tasks, make(map[string]*state.Task, len(tasks))
+	for _, t := range tasks {
+		sn.byID[t.ID()] = t
+	}
+	return nil
 }
 
 func (e *env) snapshot() (*snapshot, error) {
+	sn, err := e.snapshotOnly()
+	if err != nil {
+		return nil, err
+	}
+	return sn, sn.loadTasks()
+}
+
+// snapshotOnly reads all but the tasks: a summary reads the few it lists.
+func (e *env) snapshotOnly() (*snapshot, error) {
 	_, tx, feature, err := e.view()
 	if err != nil {
 		return nil, err
 	}
 	meta, err := tx.Meta()
-	if err != nil {
-		return nil, err
-	}
-	tasks, err := tx.Tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +116,7 @@ func (e *env) snapshot() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := &snapshot{feature: feature, meta: meta, tasks: tasks, byID: map[string]*state.Task{}}
-	for _, t := range tasks {
-		sn.byID[t.ID()] = t
-	}
+	sn := &snapshot{feature: feature, meta: meta, tx: tx}
 	for _, w := range ws {
 		sn.workers = append(sn.workers, w)
 	}
@@ -145,18 +162,39 @@ func runStatus(e *env, all bool) error {
 	if err := e.checkState(); err != nil {
 		return err
 	}
-	sn, err := e.snapshot()
+	sn, err := e.snapshotOnly()
 	if err != nil {
 		return err
 	}
-	counts := countStatuses(sn.tasks)
+	// A person's status of a large feature reads the index, and the few
+	// tasks it lists; everything else reads every task.
+	planned := 0
+	for _, ids := range sn.meta.Levels {
+		planned += len(ids)
+	}
+	summary := !e.json && !all && planned > summaryAbove
+	if summary {
+		if sn.ix, err = sn.tx.Index(); err != nil {
+			return err
+		}
+	}
+	var counts map[string]int
+	total := 0
+	if summary {
+		counts, total = sn.ix.Counts(), sn.ix.Len()
+	} else {
+		if err := sn.loadTasks(); err != nil {
+			return err
+		}
+		counts, total = countStatuses(sn.tasks), len(sn.tasks)
+	}
 	done := counts[string(state.Done)]
-	prog := progressJSON{Done: done, Total: len(sn.tasks)}
+	prog := progressJSON{Done: done, Total: total}
 	if prog.Total > 0 {
 		prog.Percent = done * 100 / prog.Total
 	}
 	if e.json {
-		out := statusJSON{Feature: sn.feature, Complete: done == len(sn.tasks), Progress: prog, Counts: counts,
+		out := statusJSON{Feature: sn.feature, Complete: done == total, Progress: prog, Counts: counts,
 			Tasks: []taskJSON{}, Levels: sn.levels(), Workers: []workerJSON{}, Locks: locksOut(sn.locks)}
 		for _, t := range sn.tasks {
 			out.Tasks = append(out.Tasks, taskOut(t, false))
@@ -170,14 +208,16 @@ func runStatus(e *env, all bool) error {
 	}
 	e.printHooksWarning(warning())
 	now := e.now()
-	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, len(sn.tasks), prog.Percent, countsLine(counts))
+	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, total, prog.Percent, countsLine(counts))
 	if spent := sn.spent(); spent != (state.Usage{}) {
 		fmt.Fprintf(e.stdout, "spent: %s\n", usageLine(&spent))
 	}
-	if all || len(sn.tasks) <= summaryAbove {
-		sn.printTasks(e)
+	if summary {
+		if err := sn.printSummary(e); err != nil {
+			return err
+		}
 	} else {
-		sn.printSummary(e)
+		sn.printTasks(e)
 	}
 	if len(sn.workers) > 0 {
 		fmt.Fprintln(e.stdout, "\nworkers:")
@@ -242,22 +282,28 @@ func (sn *snapshot) printTask(e *env, tw io.Writer, t *state.Task) {
 
 // printSummary is status for a large feature: what a person acts on
 // (tasks under way, failed, blocked, the next ready ones) in full or in
-// bounded lists, and the rest as counts.
-func (sn *snapshot) printSummary(e *env) {
+// bounded lists, and the rest as counts, from the index: only the tasks
+// listed are read.
+func (sn *snapshot) printSummary(e *env) error {
 	w := e.stdout
-	fmt.Fprintf(w, "(%d tasks, summarised: git zerg status --all lists every one)\n", len(sn.tasks))
+	ix := sn.ix
+	fmt.Fprintf(w, "(%d tasks, summarised: git zerg status --all lists every one)\n", ix.Len())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	var doneLevels []int
 	open := 0
-	for _, lv := range sn.levels() {
-		if lv.Done {
-			doneLevels = append(doneLevels, lv.Level)
+	for i, ids := range sn.meta.Levels {
+		counts := map[string]int{}
+		for _, id := range ids {
+			counts[string(ix.Status(id))]++
+		}
+		if counts[string(state.Done)] == len(ids) {
+			doneLevels = append(doneLevels, i+1)
 			continue
 		}
 		if open++; open > summaryList {
 			continue
 		}
-		fmt.Fprintf(tw, "level %d\topen\t%s\n", lv.Level, countsLine(lv.Counts))
+		fmt.Fprintf(tw, "level %d\topen\t%s\n", i+1, countsLine(counts))
 	}
 	if open > summaryList {
 		fmt.Fprintf(tw, "%s more\t\t\n", plural(open-summaryList, "open level"))
@@ -266,50 +312,59 @@ func (sn *snapshot) printSummary(e *env) {
 		fmt.Fprintf(tw, "%s done\t\t\n", levelRange(doneLevels))
 	}
 	tw.Flush()
-	var active, failed, blocked []*state.Task
-	for _, t := range sn.tasks {
-		switch t.Status {
+	var active, failed, blocked []string
+	for i := range ix.Entries {
+		switch en := &ix.Entries[i]; en.Status {
 		case state.Claimed, state.Verified:
-			active = append(active, t)
+			active = append(active, en.ID)
 		case state.Failed:
-			failed = append(failed, t)
+			failed = append(failed, en.ID)
 		case state.Blocked:
-			blocked = append(blocked, t)
+			blocked = append(blocked, en.ID)
+		}
+	}
+	var ready []string
+	if cfg, err := e.config(); err == nil {
+		// Without a readable configuration the summary leaves the list out
+		// rather than fail.
+		for _, en := range engine.ReadyEntries(ix, engine.PolicyOf(cfg), e.now()) {
+			ready = append(ready, en.ID)
 		}
 	}
 	// Tasks under way are listed whole: there are as many as workers.
-	sn.printList(e, "under way", active, len(active))
-	sn.printList(e, "failed", failed, summaryList)
-	sn.printList(e, "blocked", blocked, summaryList)
-	sn.printList(e, "ready", sn.readyOrder(e), summaryList)
+	for _, l := range []struct {
+		title string
+		ids   []string
+		max   int
+	}{{"under way", active, len(active)}, {"failed", failed, summaryList}, {"blocked", blocked, summaryList}, {"ready", ready, summaryList}} {
+		if err := sn.printList(e, l.title, l.ids, l.max); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// readyOrder is what next prints; without a readable configuration the
-// summary leaves the list out rather than fail.
-func (sn *snapshot) readyOrder(e *env) []*state.Task {
-	cfg, err := e.config()
-	if err != nil {
+func (sn *snapshot) printList(e *env, title string, ids []string, max int) error {
+	if len(ids) == 0 {
 		return nil
 	}
-	return engine.PolicyOf(cfg).ReadyOrder(sn.tasks, e.now())
-}
-
-func (sn *snapshot) printList(e *env, title string, tasks []*state.Task, max int) {
-	if len(tasks) == 0 {
-		return
-	}
-	fmt.Fprintf(e.stdout, "\n%s (%d):\n", title, len(tasks))
+	fmt.Fprintf(e.stdout, "\n%s (%d):\n", title, len(ids))
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for i, t := range tasks {
+	for i, id := range ids {
 		if i == max {
 			break
+		}
+		t, err := sn.tx.Task(id)
+		if err != nil {
+			return err
 		}
 		sn.printTask(e, tw, t)
 	}
 	tw.Flush()
-	if len(tasks) > max {
-		fmt.Fprintf(e.stdout, "  … %d more\n", len(tasks)-max)
+	if len(ids) > max {
+		fmt.Fprintf(e.stdout, "  … %d more\n", len(ids)-max)
 	}
+	return nil
 }
 
 // levelRange names levels compactly: "levels 1-4, 6", "level 2".
@@ -368,6 +423,12 @@ func (e *env) hasLog(feature string, t *state.Task) bool {
 // spent is what the agents reported for the whole feature.
 func (sn *snapshot) spent() state.Usage {
 	var total state.Usage
+	if sn.tasks == nil && sn.ix != nil {
+		for i := range sn.ix.Entries {
+			total.Add(&sn.ix.Entries[i].Spent)
+		}
+		return total
+	}
 	for _, t := range sn.tasks {
 		u := t.Spent()
 		total.Add(&u)
