@@ -41,9 +41,7 @@ const indexFormat = 1
 // IndexEntry is what the index keeps of one task.
 type IndexEntry struct {
 	ID string
-	// Blob is the task blob the entry was read from; zero when it came
-	// from a decoded task of unknown blob (the task cache), which a
-	// changed shard then reads again.
+	// Blob is the task blob the entry was read from.
 	Blob       plumbing.Hash
 	Status     state.Status
 	Level      int
@@ -253,13 +251,17 @@ func (tx *Tx) rebuildIndex(key plumbing.Hash) (*Index, error) {
 		Entries: make([]IndexEntry, 0, len(tasks))}
 	for name, te := range tx.tasksTree {
 		ix.Shards[name] = te.Hash
+		// Each entry names its blob, so that bringing the index forward
+		// reads only the tasks that changed: the shard trees cost one
+		// read each, once per plan.
+		if sh := tx.shards[name]; sh != nil {
+			if err := tx.s.loadShardTree(sh); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, t := range tasks {
-		blob := plumbing.ZeroHash
-		if sh := tx.shards[shardOf(t.ID())]; sh != nil && sh.e != nil {
-			blob = sh.e[t.ID()].Hash
-		}
-		ix.Entries = append(ix.Entries, IndexEntryOf(t, blob))
+		ix.Entries = append(ix.Entries, IndexEntryOf(t, tx.shards[shardOf(t.ID())].e[t.ID()].Hash))
 	}
 	ix.link()
 	return ix, nil
