@@ -150,19 +150,19 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 			return false, nil
 		}
 		if ix != nil {
-			for _, e := range ReadyEntries(ix, x.policy, x.now) {
-				cand, err := tx.Task(e.ID)
-				if err != nil {
-					return nil, "", nil, err
+			readyBestFirst(ix, x.policy, x.now, func(e *gitstore.IndexEntry) bool {
+				var cand *state.Task
+				if cand, err = tx.Task(e.ID); err != nil {
+					return false
 				}
-				ok, err := try(cand)
-				if err != nil {
-					return nil, "", nil, err
-				}
-				if ok {
+				var ok bool
+				if ok, err = try(cand); ok {
 					t = cand
-					break
 				}
+				return !ok && err == nil
+			})
+			if err != nil {
+				return nil, "", nil, err
 			}
 		}
 		var tasks []*state.Task
