@@ -151,13 +151,9 @@ func (tx *Tx) Index() (*Index, error) {
 		return nil, err
 	}
 	key := tx.root["tasks"].Hash
-	m := tx.s.memo()
-	if v, ok := m.value(key); ok {
-		if ix, ok := v.(*Index); ok {
-			tx.index = ix
-			return ix, nil
-		}
-	}
+	// Only the latest index of each feature is kept in memory: one per
+	// state seen would grow a long-lived process by the size of the index
+	// at every transition.
 	old := tx.s.memoIndex(tx.feature)
 	if old == nil {
 		old = tx.s.readIndex(tx.feature)
@@ -175,7 +171,6 @@ func (tx *Tx) Index() (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.putValue(key, ix)
 	tx.s.setMemoIndex(tx.feature, ix)
 	if !tx.s.Persistent && changed > rewriteAfter {
 		tx.s.saveIndex(tx.feature, ix)
