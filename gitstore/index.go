@@ -51,7 +51,7 @@ type IndexEntry struct {
 	NotBefore  time.Time
 	// Unapproved: the task's risk needs an approval it does not have.
 	Unapproved bool
-	Spent      state.Usage
+	Spent      *state.Usage // nil when the agents reported nothing
 }
 
 // Index describes the tasks of one state of a feature, in plan order.
@@ -114,9 +114,13 @@ func (ix *Index) clone() *Index {
 
 // IndexEntryOf is the index entry of a task.
 func IndexEntryOf(t *state.Task, blob plumbing.Hash) IndexEntry {
-	return IndexEntry{ID: t.ID(), Blob: blob, Status: t.Status, Level: t.Level, Dependents: len(t.Dependents),
+	e := IndexEntry{ID: t.ID(), Blob: blob, Status: t.Status, Level: t.Level, Dependents: len(t.Dependents),
 		Deps: t.Deps(), Attempts: t.Attempts, NotBefore: t.NotBefore.UTC(),
-		Unapproved: t.NeedsApproval() && t.Approved == "", Spent: t.Spent()}
+		Unapproved: t.NeedsApproval() && t.Approved == ""}
+	if u := t.Spent(); u != (state.Usage{}) {
+		e.Spent = &u
+	}
+	return e
 }
 
 func (s *Store) indexPath(feature string) string {
@@ -353,7 +357,7 @@ func encodeIndex(ix *Index) []byte {
 			}
 			b = append(b, d...)
 		}
-		if e.Spent != (state.Usage{}) {
+		if e.Spent != nil {
 			b = append(b, '\t')
 			b = strconv.AppendFloat(b, e.Spent.CostUSD, 'g', -1, 64)
 			b = append(b, '\t')
@@ -441,6 +445,7 @@ func decodeIndex(data []byte) (*Index, error) {
 		}
 		if n == 13 {
 			var err1, err2, err3, err4 error
+			e.Spent = &state.Usage{}
 			e.Spent.CostUSD, err1 = strconv.ParseFloat(f[9], 64)
 			e.Spent.InputTokens, err2 = strconv.ParseInt(f[10], 10, 64)
 			e.Spent.OutputTokens, err3 = strconv.ParseInt(f[11], 10, 64)

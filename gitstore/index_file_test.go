@@ -21,7 +21,7 @@ func TestIndexFileRoundTrip(t *testing.T) {
 			{ID: "T1", Blob: h("1"), Status: state.Pending, Level: 1, Dependents: 2},
 			{ID: "T2", Status: state.Failed, Level: 2, Deps: []string{"T1", "x.y-z"}, Attempts: 3,
 				NotBefore: time.Date(2026, 3, 1, 12, 0, 0, 5, time.UTC), Unapproved: true,
-				Spent: state.Usage{CostUSD: 0.125, InputTokens: 10, OutputTokens: 20, Turns: 3}},
+				Spent: &state.Usage{CostUSD: 0.125, InputTokens: 10, OutputTokens: 20, Turns: 3}},
 		}}
 	ix.link()
 	b := encodeIndex(ix)

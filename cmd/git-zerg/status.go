@@ -425,7 +425,7 @@ func (sn *snapshot) spent() state.Usage {
 	var total state.Usage
 	if sn.tasks == nil && sn.ix != nil {
 		for i := range sn.ix.Entries {
-			total.Add(&sn.ix.Entries[i].Spent)
+			total.Add(sn.ix.Entries[i].Spent)
 		}
 		return total
 	}
