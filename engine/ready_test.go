@@ -122,6 +122,9 @@ func TestReadyFromIndexIsReadyOrder(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("step %d: index proposes %v, a full read finds %v", step, got, want)
 		}
+		if got, want := WaitingForIndex(ix, p, clock.Now()), WaitingFor(tasks, p, clock.Now()); got != want {
+			t.Fatalf("step %d: the index says %q, a full read %q", step, got, want)
+		}
 	}
 	for _, st := range []state.Status{state.Pending, state.Claimed, state.Done, state.Failed} {
 		if !seen[st] {
