@@ -104,7 +104,7 @@ func (ix *Index) link() {
 }
 
 func (ix *Index) clone() *Index {
-	c := &Index{Format: ix.Format, Tasks: ix.Tasks, Shards: make(map[string]plumbing.Hash, len(ix.Shards)),
+	c := &Index{Format: ix.Format, Tasks: ix.Tasks, Meta: ix.Meta, Shards: make(map[string]plumbing.Hash, len(ix.Shards)),
 		Entries: append([]IndexEntry(nil), ix.Entries...), byID: ix.byID}
 	for k, v := range ix.Shards {
 		c.Shards[k] = v

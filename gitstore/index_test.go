@@ -126,6 +126,12 @@ func checkIndex(t *testing.T, s *Store, when string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An index for another plan would be rebuilt by every reader: right,
+	// but as slow as no index.
+	if ix.Meta != tx.root["feature.json"].Hash || ix.Tasks != tx.root["tasks"].Hash {
+		t.Fatalf("%s: the index names plan %s and tasks %s, the state %s and %s", when,
+			ix.Meta, ix.Tasks, tx.root["feature.json"].Hash, tx.root["tasks"].Hash)
+	}
 	if ix.Len() != len(all) {
 		t.Fatalf("%s: index has %d tasks, the state %d", when, ix.Len(), len(all))
 	}
