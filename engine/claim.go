@@ -77,7 +77,21 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitstore.Message, err error) {
 	tx := x.tx
 	owner := Owner(r.Worker)
-	if _, err := x.expireLeases(); err != nil {
+	// The index describes the state the transaction began from, so it is
+	// read before anything changes. A rush's chained claim (tasks already
+	// changed) and a claim within a level read every task instead.
+	var ix *gitstore.Index
+	if r.Task == "" && r.Only == nil {
+		ix, err = tx.Index()
+		if errors.Is(err, gitstore.ErrIndexAfterChange) {
+			ix, err = nil, nil
+		}
+		if err != nil {
+			return nil, "", nil, err
+		}
+	}
+	expired, err := x.expireLeases()
+	if err != nil {
 		return nil, "", nil, err
 	}
 	ws, err := tx.Workers()
@@ -114,13 +128,11 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 		if held != "" {
 			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
 		}
-		tasks, err := tx.Tasks()
-		if err != nil {
-			return nil, "", nil, err
-		}
-		for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
+		// try asks the gate about one candidate, as this transaction sees
+		// it: whatever proposed it, only the gate decides.
+		try := func(cand *state.Task) (bool, error) {
 			if r.Only != nil && !r.Only(cand) {
-				continue
+				return false, nil
 			}
 			facts.Task = cand
 			err := x.policy.Claim(facts)
@@ -128,19 +140,64 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 				err = r.escapes(cand)
 				var ee *Error
 				if err != nil && !errors.As(err, &ee) {
-					return nil, "", nil, err
+					return false, err
 				}
 			}
 			if err == nil {
-				t = cand
-				break
+				return true, nil
 			} else if why == "" {
 				why = err.Error()
+			}
+			return false, nil
+		}
+		if ix != nil {
+			readyBestFirst(ix, x.policy, x.now, func(e *gitstore.IndexEntry) bool {
+				var cand *state.Task
+				if cand, err = tx.Task(e.ID); err != nil {
+					return false
+				}
+				var ok bool
+				if ok, err = try(cand); ok {
+					t = cand
+				}
+				return !ok && err == nil
+			})
+			if err != nil {
+				return nil, "", nil, err
+			}
+		}
+		var tasks []*state.Task
+		if ix == nil {
+			if tasks, err = tx.Tasks(); err != nil {
+				return nil, "", nil, err
+			}
+			for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
+				ok, err := try(cand)
+				if err != nil {
+					return nil, "", nil, err
+				}
+				if ok {
+					t = cand
+					break
+				}
 			}
 		}
 		if t == nil {
 			if why == "" {
-				why = WaitingFor(tasks, x.policy, x.now)
+				// Saying what the next task waits for looks at every task:
+				// the index tells, unless leases expired in this
+				// transaction changed tasks since the state it describes.
+				switch {
+				case ix != nil && len(expired) == 0:
+					why = WaitingForIndex(ix, x.policy, x.now)
+				default:
+					if tasks == nil {
+						if tasks, err = tx.Tasks(); err != nil {
+							return nil, "", nil, err
+						}
+					}
+					why = WaitingFor(tasks, x.policy, x.now)
+				}
 			}
 			return nil, why, nil, nil
 		}
@@ -201,23 +258,46 @@ func escapeRefusal(task string, e *worktree.Escape) *Error {
 // WaitingFor explains why no task is ready, naming what the next task
 // waits for.
 func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
+	items := make([]waiting, len(tasks))
+	for i, t := range tasks {
+		items[i] = waiting{id: t.ID(), r: gates.Readiness{Status: t.Status, Attempts: t.Attempts, NotBefore: t.NotBefore,
+			Unapproved: t.NeedsApproval() && t.Approved == "", Deps: t.Deps()}}
+	}
+	return waitingFor(items, gates.StatusFunc(tasks), p, now)
+}
+
+// WaitingForIndex is WaitingFor on the task index.
+func WaitingForIndex(ix *gitstore.Index, p gates.Policy, now time.Time) string {
+	items := make([]waiting, len(ix.Entries))
+	for i := range ix.Entries {
+		items[i] = waiting{id: ix.Entries[i].ID, r: Readiness(&ix.Entries[i])}
+	}
+	return waitingFor(items, ix.Status, p, now)
+}
+
+type waiting struct {
+	id string
+	r  gates.Readiness
+}
+
+func waitingFor(items []waiting, status func(string) state.Status, p gates.Policy, now time.Time) string {
 	counts := map[state.Status]int{}
-	status := gates.StatusFunc(tasks)
 	var backoff, approval, deps []string
-	for _, t := range tasks {
-		counts[t.Status]++
-		waiting := t.Status == state.Pending || p.Retryable(t)
+	for _, it := range items {
+		r := it.r
+		counts[r.Status]++
+		waiting := r.Status == state.Pending || (r.Status == state.Failed && r.Attempts < p.MaxAttempts)
 		switch {
 		case !waiting:
-		case now.Before(t.NotBefore):
-			backoff = append(backoff, fmt.Sprintf("%s backs off until %s", t.ID(), t.NotBefore.UTC().Format(time.RFC3339)))
-		case t.NeedsApproval() && t.Approved == "":
-			approval = append(approval, t.ID()+" needs approve")
-		case len(gates.DepsDone(t, status)) > 0:
-			deps = append(deps, t.ID())
+		case now.Before(r.NotBefore):
+			backoff = append(backoff, fmt.Sprintf("%s backs off until %s", it.id, r.NotBefore.UTC().Format(time.RFC3339)))
+		case r.Unapproved:
+			approval = append(approval, it.id+" needs approve")
+		case !depsDone(r.Deps, status):
+			deps = append(deps, it.id)
 		}
 	}
-	if counts[state.Done] == len(tasks) {
+	if counts[state.Done] == len(items) {
 		return "the feature is complete"
 	}
 	var why []string
@@ -236,6 +316,15 @@ func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
 		return "no pending task"
 	}
 	return strings.Join(why, "; ")
+}
+
+func depsDone(deps []string, status func(string) state.Status) bool {
+	for _, d := range deps {
+		if status(d) != state.Done {
+			return false
+		}
+	}
+	return true
 }
 
 func firstFew(s []string, n int) []string {

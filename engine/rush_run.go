@@ -158,6 +158,7 @@ func (r *rush) run() error {
 	defer func() {
 		// What the rush kept in memory, for the commands that come next.
 		s.WriteCache(r.feature)
+		s.WriteIndex(r.feature)
 		s.Close()
 		// git's housekeeping, deferred from each of the rush's commits to
 		// its end, as git rebase does with its own.

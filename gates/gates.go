@@ -130,19 +130,37 @@ func (p Policy) Retryable(t *state.Task) bool {
 // Ready reports whether the task can be claimed now as far as its own state
 // and its dependencies go (locks and the worker are checked by Claim).
 func (p Policy) Ready(t *state.Task, status func(id string) state.Status, now time.Time) bool {
+	return p.ReadyFacts(Readiness{Status: t.Status, Attempts: t.Attempts, NotBefore: t.NotBefore,
+		Unapproved: t.NeedsApproval() && t.Approved == "", Deps: t.Deps()}, status, now)
+}
+
+// Readiness is what Ready looks at: callers that keep these facts without
+// the whole task (the task index) ask ReadyFacts, under the same rule.
+type Readiness struct {
+	Status     state.Status
+	Attempts   int
+	NotBefore  time.Time
+	Unapproved bool // its risk needs an approval it does not have
+	Deps       []string
+}
+
+// ReadyFacts is Ready on the facts alone.
+func (p Policy) ReadyFacts(r Readiness, status func(id string) state.Status, now time.Time) bool {
 	switch {
-	case t.Status == state.Pending:
-	case p.Retryable(t):
+	case r.Status == state.Pending:
+	case r.Status == state.Failed && r.Attempts < p.MaxAttempts:
 	default:
 		return false
 	}
-	if now.Before(t.NotBefore) {
+	if now.Before(r.NotBefore) || r.Unapproved {
 		return false
 	}
-	if t.NeedsApproval() && t.Approved == "" {
-		return false
+	for _, d := range r.Deps {
+		if status(d) != state.Done {
+			return false
+		}
 	}
-	return len(DepsDone(t, status)) == 0
+	return true
 }
 
 // ClaimFacts are what the claim gate needs.
@@ -435,12 +453,18 @@ func (p Policy) ReadyOrder(tasks []*state.Task, now time.Time) []*state.Task {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Level != out[j].Level {
-			return out[i].Level < out[j].Level
-		}
-		return len(out[i].Dependents) > len(out[j].Dependents)
+		return Better(out[i].Level, len(out[i].Dependents), out[j].Level, len(out[j].Dependents))
 	})
 	return out
+}
+
+// Better orders ready tasks (a stable sort keeps plan order among equals):
+// lowest level, then most dependents.
+func Better(levelA, dependentsA, levelB, dependentsB int) bool {
+	if levelA != levelB {
+		return levelA < levelB
+	}
+	return dependentsA > dependentsB
 }
 
 // CommitFiles is one commit and the paths it changes.

@@ -37,7 +37,9 @@ type memo struct {
 	// Decoded state, never changed once stored: handed out as copies.
 	tasks  map[plumbing.Hash]*state.Task   // task blob -> task
 	shards map[plumbing.Hash][]*state.Task // shard tree -> its tasks
-	values map[plumbing.Hash]any           // lock and lease blobs
+	values map[plumbing.Hash]any           // lock and lease blobs, task indexes by tasks tree
+	// indexes is the latest index of each feature, to bring forward.
+	indexes map[string]*Index
 
 	packed *packedRefs
 	// checked is how far each state ref's reflog was checked (repair.go).

@@ -259,17 +259,24 @@ func (b *batch) object(o interface {
 
 func (b *batch) tree(e entries) (plumbing.Hash, error) { return b.object(sortedTree(e)) }
 
-// flush writes the objects that do not exist yet as loose objects.
+// flush writes the objects that do not exist yet: as loose objects, or
+// as one pack when there are many.
 func (b *batch) flush() error {
+	var missing []plumbing.EncodedObject
 	for _, o := range b.objs {
-		if b.s.hasLoose(o.Hash()) {
-			continue
+		if !b.s.hasLoose(o.Hash()) {
+			missing = append(missing, o)
 		}
+	}
+	b.objs = nil
+	if len(missing) > packAbove {
+		return b.s.writePack(missing)
+	}
+	for _, o := range missing {
 		if err := b.s.writeLoose(o.Hash(), o.Type(), memBytes(o)); err != nil {
 			return err
 		}
 	}
-	b.objs = nil
 	return nil
 }
 

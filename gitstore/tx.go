@@ -45,6 +45,7 @@ type Tx struct {
 	locksDirty bool
 
 	allLoaded bool
+	index     *Index
 	create    bool
 	deleted   *plumbing.Hash // Delete's reason blob
 

@@ -78,14 +78,19 @@ func BenchmarkClaim(b *testing.B) {
 	}
 }
 
-// BenchmarkClaimBest claims the best ready task: a full read of the state.
+// BenchmarkClaimBest claims the best ready task, each iteration paired
+// with one `git update-ref` in the same repository (the least a transition
+// stored in git can cost): x-update-ref is their ratio, which holds while
+// the machine's speed drifts.
 func BenchmarkClaimBest(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			r := newBenchRepo(b, n)
 			r.zerg(b, "plan", "--graph", r.graph)
 			r.zerg(b, "status")
+			head := r.head(b)
 			left := n * 9 / 10
+			var zerg, plain time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if left == 0 {
@@ -94,13 +99,86 @@ func BenchmarkClaimBest(b *testing.B) {
 					left = n * 9 / 10
 					b.StartTimer()
 				}
+				start := time.Now()
 				r.zerg(b, "claim", "--worker", fmt.Sprintf("w%d", i))
+				zerg += time.Since(start)
 				left--
+				start = time.Now()
+				r.git(b, "update-ref", "refs/heads/bench", head)
+				plain += time.Since(start)
 			}
+			b.ReportMetric(float64(zerg.Microseconds())/1000/float64(b.N), "ms-claim")
+			b.ReportMetric(float64(plain.Microseconds())/1000/float64(b.N), "ms-update-ref")
+			b.ReportMetric(zerg.Seconds()/plain.Seconds(), "x-update-ref")
 		})
 	}
 }
 
+// BenchmarkStatus is status for people, a summary past 50 tasks, paired
+// with `git rev-parse HEAD`.
+func BenchmarkStatus(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			r := newBenchRepo(b, n)
+			r.zerg(b, "plan", "--graph", r.graph)
+			r.zerg(b, "claim", "--worker", "w1")
+			r.zerg(b, "status")
+			r.pairedWithRevParse(b, "status")
+		})
+	}
+}
+
+// BenchmarkVersion is the start of the program: `git zerg --version`
+// through git, as users type it, paired with `git rev-parse HEAD`.
+func BenchmarkVersion(b *testing.B) {
+	r := newBenchRepo(b, 1)
+	var zerg, plain time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r.git(b, "zerg", "--version")
+		zerg += time.Since(start)
+		start = time.Now()
+		r.git(b, "rev-parse", "HEAD")
+		plain += time.Since(start)
+	}
+	b.ReportMetric(float64(zerg.Microseconds())/1000/float64(b.N), "ms-zerg")
+	b.ReportMetric(float64(plain.Microseconds())/1000/float64(b.N), "ms-rev-parse")
+	b.ReportMetric(zerg.Seconds()/plain.Seconds(), "x-rev-parse")
+}
+
+// pairedWithRevParse times `git zerg args...` against `git rev-parse HEAD`
+// in the same iterations.
+func (r *benchRepo) pairedWithRevParse(b *testing.B, args ...string) {
+	var zerg, plain time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r.zerg(b, args...)
+		zerg += time.Since(start)
+		start = time.Now()
+		r.git(b, "rev-parse", "HEAD")
+		plain += time.Since(start)
+	}
+	b.ReportMetric(float64(zerg.Microseconds())/1000/float64(b.N), "ms-zerg")
+	b.ReportMetric(float64(plain.Microseconds())/1000/float64(b.N), "ms-rev-parse")
+	b.ReportMetric(zerg.Seconds()/plain.Seconds(), "x-rev-parse")
+}
+
+func (r *benchRepo) head(b *testing.B) string {
+	head := run(b, r.repo, r.env, "git", "rev-parse", "HEAD")
+	return head[:len(head)-1]
+}
+
+func (r *benchRepo) git(b *testing.B, args ...string) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = r.repo, r.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// BenchmarkStatusJSON: every task as JSON, paired with `git rev-parse HEAD`.
 func BenchmarkStatusJSON(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
@@ -108,10 +186,7 @@ func BenchmarkStatusJSON(b *testing.B) {
 			r.zerg(b, "plan", "--graph", r.graph)
 			r.zerg(b, "claim", "--worker", "w1")
 			r.zerg(b, "status", "--json") // warm the cache, as any earlier command would
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				r.zerg(b, "status", "--json")
-			}
+			r.pairedWithRevParse(b, "status", "--json")
 		})
 	}
 }

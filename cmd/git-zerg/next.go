@@ -29,20 +29,42 @@ func runNext(e *env) error {
 	if err != nil {
 		return err
 	}
-	sn, err := e.snapshot()
+	_, tx, _, err := e.view()
 	if err != nil {
 		return err
 	}
-	ready := engine.PolicyOf(cfg).ReadyOrder(sn.tasks, e.now())
-	if e.json {
-		out := []taskJSON{}
-		for _, t := range ready {
-			out = append(out, taskOut(t, false))
+	if _, err := tx.Meta(); err != nil {
+		return err
+	}
+	ix, err := tx.Index()
+	if err != nil {
+		return err
+	}
+	ready := engine.ReadyEntries(ix, engine.PolicyOf(cfg), e.now())
+	if !e.json {
+		for _, en := range ready {
+			fmt.Fprintln(e.stdout, en.ID)
 		}
-		return writeJSON(e.stdout, out)
+		return nil
 	}
-	for _, t := range ready {
-		fmt.Fprintln(e.stdout, t.ID())
+	// --json prints whole tasks: read one by one while they are few,
+	// else all at once through the task cache.
+	if len(ready) > nextOneByOne {
+		if _, err := tx.Tasks(); err != nil {
+			return err
+		}
 	}
-	return nil
+	out := []taskJSON{}
+	for _, en := range ready {
+		t, err := tx.Task(en.ID)
+		if err != nil {
+			return err
+		}
+		out = append(out, taskOut(t, false))
+	}
+	return writeJSON(e.stdout, out)
 }
+
+// nextOneByOne is how many tasks are cheaper to read one by one (a shard
+// tree and a blob each) than all through the task cache.
+const nextOneByOne = 100

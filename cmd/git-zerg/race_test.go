@@ -40,6 +40,16 @@ func run(t testing.TB, dir string, env []string, name string, args ...string) st
 // take any of them), every tenth depending on the one before it.
 func checkOnlyGraph(t testing.TB, path, feature string, n int) {
 	t.Helper()
+	b, err := generatedGraph(feature, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func generatedGraph(feature string, n int) ([]byte, error) {
 	type task struct {
 		ID           string            `json:"id"`
 		Title        string            `json:"title"`
@@ -57,13 +67,7 @@ func checkOnlyGraph(t testing.TB, path, feature string, n int) {
 		}
 		g.Tasks = append(g.Tasks, tk)
 	}
-	b, err := json.Marshal(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return json.Marshal(g)
 }
 
 // TestConcurrentClaims races 8 worker processes claiming and finishing 120

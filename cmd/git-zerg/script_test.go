@@ -79,6 +79,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"gitrepo":  cmdGitrepo,
+			"graph":    cmdGraph,
 			"waitfile": cmdWaitfile,
 		},
 	}
@@ -126,6 +127,22 @@ func cmdGitrepo(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("git %s: %v", strings.Join(a, " "), err)
 		}
 	}
+}
+
+// graph N FILE: write a graph of N tasks T0000… to FILE (feature "big"),
+// every tenth depending on the one before it, for scripts about sizes no
+// one would write out by hand.
+func cmdGraph(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: graph N FILE")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("usage: graph N FILE")
+	}
+	b, err := generatedGraph("big", n)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
 }
 
 // offsetClock is time.Now moved by ZERG_CLOCK_OFFSET (a Go duration), so

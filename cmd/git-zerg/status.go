@@ -23,14 +23,28 @@ func statusCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "levels, tasks, workers, locks and progress of the feature",
+		Description: "A feature of more than " + fmt.Sprint(summaryAbove) + " tasks is summarised: counts per level and state,\n" +
+			"the tasks under way, failed and blocked, and the first ready ones.\n" +
+			"--all lists every task; --json always does.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "list every task, however many"},
+		},
 		Action: func(c *cli.Context) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			return runStatus(e)
+			return runStatus(e, c.Bool("all"))
 		},
 	}
 }
+
+// summaryAbove is the size past which status summarises: a person reads a
+// screenful, and 10,000 lines of pending tasks hide the few that matter.
+// Features up to it print every task, as scripts written for them expect.
+const summaryAbove = 50
+
+// summaryList bounds each list of a summary (failed, blocked, ready).
+const summaryList = 20
 
 type statusJSON struct {
 	Feature  string         `json:"feature"`
@@ -59,18 +73,38 @@ type snapshot struct {
 	byID    map[string]*state.Task
 	workers []*state.Worker
 	locks   []state.Lock // active only
+	tx      *gitstore.Tx
+	// ix is the task index, read for a summary instead of every task.
+	ix *gitstore.Index
+}
+
+func (sn *snapshot) loadTasks() error {
+	tasks, err := sn.tx.Tasks()
+	if err != nil {
+		return err
+	}
+	sn.tasks, sn.byID = tasks, make(map[string]*state.Task, len(tasks))
+	for _, t := range tasks {
+		sn.byID[t.ID()] = t
+	}
+	return nil
 }
 
 func (e *env) snapshot() (*snapshot, error) {
+	sn, err := e.snapshotOnly()
+	if err != nil {
+		return nil, err
+	}
+	return sn, sn.loadTasks()
+}
+
+// snapshotOnly reads all but the tasks: a summary reads the few it lists.
+func (e *env) snapshotOnly() (*snapshot, error) {
 	_, tx, feature, err := e.view()
 	if err != nil {
 		return nil, err
 	}
 	meta, err := tx.Meta()
-	if err != nil {
-		return nil, err
-	}
-	tasks, err := tx.Tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -82,10 +116,7 @@ func (e *env) snapshot() (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := &snapshot{feature: feature, meta: meta, tasks: tasks, byID: map[string]*state.Task{}}
-	for _, t := range tasks {
-		sn.byID[t.ID()] = t
-	}
+	sn := &snapshot{feature: feature, meta: meta, tx: tx}
 	for _, w := range ws {
 		sn.workers = append(sn.workers, w)
 	}
@@ -118,7 +149,7 @@ func (sn *snapshot) levels() []levelJSON {
 	return out
 }
 
-func runStatus(e *env) error {
+func runStatus(e *env, all bool) error {
 	// Programs polling --json are not the ones to tell about hooks, and
 	// they would pay the warning's git processes on every poll; a person
 	// reading the text is. Its git processes run while the state loads.
@@ -131,18 +162,39 @@ func runStatus(e *env) error {
 	if err := e.checkState(); err != nil {
 		return err
 	}
-	sn, err := e.snapshot()
+	sn, err := e.snapshotOnly()
 	if err != nil {
 		return err
 	}
-	counts := countStatuses(sn.tasks)
+	// A person's status of a large feature reads the index, and the few
+	// tasks it lists; everything else reads every task.
+	planned := 0
+	for _, ids := range sn.meta.Levels {
+		planned += len(ids)
+	}
+	summary := !e.json && !all && planned > summaryAbove
+	if summary {
+		if sn.ix, err = sn.tx.Index(); err != nil {
+			return err
+		}
+	}
+	var counts map[string]int
+	total := 0
+	if summary {
+		counts, total = sn.ix.Counts(), sn.ix.Len()
+	} else {
+		if err := sn.loadTasks(); err != nil {
+			return err
+		}
+		counts, total = countStatuses(sn.tasks), len(sn.tasks)
+	}
 	done := counts[string(state.Done)]
-	prog := progressJSON{Done: done, Total: len(sn.tasks)}
+	prog := progressJSON{Done: done, Total: total}
 	if prog.Total > 0 {
 		prog.Percent = done * 100 / prog.Total
 	}
 	if e.json {
-		out := statusJSON{Feature: sn.feature, Complete: done == len(sn.tasks), Progress: prog, Counts: counts,
+		out := statusJSON{Feature: sn.feature, Complete: done == total, Progress: prog, Counts: counts,
 			Tasks: []taskJSON{}, Levels: sn.levels(), Workers: []workerJSON{}, Locks: locksOut(sn.locks)}
 		for _, t := range sn.tasks {
 			out.Tasks = append(out.Tasks, taskOut(t, false))
@@ -156,45 +208,22 @@ func runStatus(e *env) error {
 	}
 	e.printHooksWarning(warning())
 	now := e.now()
-	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, len(sn.tasks), prog.Percent, countsLine(counts))
+	fmt.Fprintf(e.stdout, "feature %s: %d/%d done (%d%%)  %s\n", sn.feature, done, total, prog.Percent, countsLine(counts))
 	e.printEpicReview(sn.feature)
-	if spent := sn.spent(); spent != (state.Usage{}) {
+	// A summary reads only the tasks it lists: the total is --json's.
+	if spent := sn.spent(); !summary && spent != (state.Usage{}) {
 		fmt.Fprintf(e.stdout, "spent: %s\n", usageLine(&spent))
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, lv := range sn.levels() {
-		mark := "open"
-		if lv.Done {
-			mark = "done"
+	if summary {
+		if err := sn.printSummary(e); err != nil {
+			return err
 		}
-		fmt.Fprintf(tw, "\nlevel %d\t%s\t%s\n", lv.Level, mark, countsLine(lv.Counts))
-		for _, id := range lv.Tasks {
-			t := sn.byID[id]
-			extra := ""
-			switch {
-			case t.Status == state.Claimed:
-				extra = "by " + t.Worker
-			case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
-				extra = t.Reason
-				if e.hasLog(sn.feature, t) {
-					extra += " (output: git zerg logs " + t.ID() + ")"
-				}
-			case t.Commit != "":
-				extra = shortHash(t.Commit)
-			}
-			if t.Attempts > 1 {
-				extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
-			}
-			if u := t.Spent(); u != (state.Usage{}) {
-				extra += " · " + usageLine(&u)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", id, t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
-		}
+	} else {
+		sn.printTasks(e)
 	}
-	tw.Flush()
 	if len(sn.workers) > 0 {
 		fmt.Fprintln(e.stdout, "\nworkers:")
-		tw = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 		for _, w := range sn.workers {
 			lease := "lease expired"
 			switch {
@@ -213,6 +242,152 @@ func runStatus(e *env) error {
 		printLocks(e, sn.locks)
 	}
 	return nil
+}
+
+// printTasks lists every task, level by level.
+func (sn *snapshot) printTasks(e *env) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for _, lv := range sn.levels() {
+		mark := "open"
+		if lv.Done {
+			mark = "done"
+		}
+		fmt.Fprintf(tw, "\nlevel %d\t%s\t%s\n", lv.Level, mark, countsLine(lv.Counts))
+		for _, id := range lv.Tasks {
+			sn.printTask(e, tw, sn.byID[id])
+		}
+	}
+	tw.Flush()
+}
+
+func (sn *snapshot) printTask(e *env, tw io.Writer, t *state.Task) {
+	extra := ""
+	switch {
+	case t.Status == state.Claimed:
+		extra = "by " + t.Worker
+	case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
+		extra = t.Reason
+		if e.hasLog(sn.feature, t) {
+			extra += " (output: git zerg logs " + t.ID() + ")"
+		}
+	case t.Commit != "":
+		extra = shortHash(t.Commit)
+	}
+	if t.Attempts > 1 {
+		extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
+	}
+	if u := t.Spent(); u != (state.Usage{}) {
+		extra += " · " + usageLine(&u)
+	}
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.ID(), t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
+}
+
+// printSummary is status for a large feature: what a person acts on
+// (tasks under way, failed, blocked, the next ready ones) in full or in
+// bounded lists, and the rest as counts, from the index: only the tasks
+// listed are read.
+func (sn *snapshot) printSummary(e *env) error {
+	w := e.stdout
+	ix := sn.ix
+	fmt.Fprintf(w, "(%d tasks, summarised: git zerg status --all lists every one)\n", ix.Len())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var doneLevels []int
+	open := 0
+	for i, ids := range sn.meta.Levels {
+		counts := map[string]int{}
+		for _, id := range ids {
+			counts[string(ix.Status(id))]++
+		}
+		if counts[string(state.Done)] == len(ids) {
+			doneLevels = append(doneLevels, i+1)
+			continue
+		}
+		if open++; open > summaryList {
+			continue
+		}
+		fmt.Fprintf(tw, "level %d\topen\t%s\n", i+1, countsLine(counts))
+	}
+	if open > summaryList {
+		fmt.Fprintf(tw, "%s more\t\t\n", plural(open-summaryList, "open level"))
+	}
+	if len(doneLevels) > 0 {
+		fmt.Fprintf(tw, "%s done\t\t\n", levelRange(doneLevels))
+	}
+	tw.Flush()
+	var active, failed, blocked []string
+	for i := range ix.Entries {
+		switch en := &ix.Entries[i]; en.Status {
+		case state.Claimed, state.Verified:
+			active = append(active, en.ID)
+		case state.Failed:
+			failed = append(failed, en.ID)
+		case state.Blocked:
+			blocked = append(blocked, en.ID)
+		}
+	}
+	var ready []string
+	if cfg, err := e.config(); err == nil {
+		// Without a readable configuration the summary leaves the list out
+		// rather than fail.
+		for _, en := range engine.ReadyEntries(ix, engine.PolicyOf(cfg), e.now()) {
+			ready = append(ready, en.ID)
+		}
+	}
+	// Tasks under way are listed whole: there are as many as workers.
+	for _, l := range []struct {
+		title string
+		ids   []string
+		max   int
+	}{{"under way", active, len(active)}, {"failed", failed, summaryList}, {"blocked", blocked, summaryList}, {"ready", ready, summaryList}} {
+		if err := sn.printList(e, l.title, l.ids, l.max); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (sn *snapshot) printList(e *env, title string, ids []string, max int) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "\n%s (%d):\n", title, len(ids))
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	for i, id := range ids {
+		if i == max {
+			break
+		}
+		t, err := sn.tx.Task(id)
+		if err != nil {
+			return err
+		}
+		sn.printTask(e, tw, t)
+	}
+	tw.Flush()
+	if len(ids) > max {
+		fmt.Fprintf(e.stdout, "  … %d more\n", len(ids)-max)
+	}
+	return nil
+}
+
+// levelRange names levels compactly: "levels 1-4, 6", "level 2".
+func levelRange(lv []int) string {
+	var parts []string
+	for i := 0; i < len(lv); {
+		j := i
+		for j+1 < len(lv) && lv[j+1] == lv[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(lv[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", lv[i], lv[j]))
+		}
+		i = j + 1
+	}
+	if len(lv) == 1 {
+		return "level " + parts[0]
+	}
+	return "levels " + strings.Join(parts, ", ")
 }
 
 func roundDur(d time.Duration) string {
@@ -250,6 +425,12 @@ func (e *env) hasLog(feature string, t *state.Task) bool {
 // spent is what the agents reported for the whole feature.
 func (sn *snapshot) spent() state.Usage {
 	var total state.Usage
+	if sn.tasks == nil && sn.ix != nil {
+		for i := range sn.ix.Entries {
+			total.Add(sn.ix.Entries[i].Spent)
+		}
+		return total
+	}
 	for _, t := range sn.tasks {
 		u := t.Spent()
 		total.Add(&u)

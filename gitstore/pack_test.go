@@ -1,0 +1,47 @@
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPlanWritesOnePack: a plan's many objects go to one pack, which git
+// reads as its own (fsck) and a fresh process reads back; a transition
+// after it writes loose objects as before.
+func TestPlanWritesOnePack(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	before, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
+	plan(t, s, "f", tasks(3*packAbove))
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("%d packs after the plan, want 1", len(packs))
+	}
+	loose, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
+	if len(loose) != len(before) {
+		t.Fatalf("%d loose objects beside the pack, %d before the plan", len(loose), len(before))
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+
+	fresh := openStore(t, dir)
+	fresh.procKey = t.Name() + " fresh"
+	tx, err := fresh.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := tx.Tasks()
+	if err != nil || len(all) != 3*packAbove {
+		t.Fatalf("read back %d tasks, %v", len(all), err)
+	}
+	if err := setStatus(fresh, "f", "T001", "claimed"); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*")); len(after) == len(loose) {
+		t.Fatal("a transition wrote no loose object")
+	}
+	if _, err := os.Stat(packs[0]); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+}
