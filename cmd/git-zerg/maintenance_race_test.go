@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -51,23 +51,30 @@ func raceWithMaintenance(t *testing.T) {
 	clone := filepath.Join(dir, "clone")
 	run(t, dir, env, "git", "clone", "-q", repo, clone)
 
-	ctx, stop := context.WithCancel(context.Background())
 	var noise []*exec.Cmd
 	for _, loop := range []string{
 		`while :; do git pack-refs --all; done`,
 		`while :; do git gc --quiet 2>/dev/null; done`,
 		`while :; do git fetch -q ` + clone + ` 'refs/heads/*:refs/remotes/clone/*'; done`,
 	} {
-		c := exec.CommandContext(ctx, "sh", "-c", loop)
+		c := exec.Command("sh", "-c", loop)
 		c.Dir, c.Env = repo, env
+		// A group of its own: stopping the loop must stop the git it runs
+		// too, or a gc still moving objects outlives the test.
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
 		noise = append(noise, c)
 	}
+	stopped := false
 	stopNoise := func() {
-		stop()
+		if stopped {
+			return
+		}
+		stopped = true
 		for _, c := range noise {
+			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 			c.Wait()
 		}
 	}
