@@ -27,7 +27,7 @@ func TestRaceWithMaintenance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns many processes")
 	}
-	// Not in the default run yet: about one round in six still ends with
+	// Not in the default run yet: about one round in sixteen still ends with
 	// a claim that exited 0 missing from the history, which the README
 	// says. Run it with ZERG_RACE_ROUNDS=N.
 	rounds, err := strconv.Atoi(os.Getenv("ZERG_RACE_ROUNDS"))
