@@ -103,28 +103,17 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 	running := map[string]chan struct{}{} // feature -> its interrupts
 	share := map[string]int{}
 	stopped := false
-	if o.Interrupt != nil {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			for {
-				select {
-				case <-done:
-					return
-				case <-o.Interrupt:
-					mu.Lock()
-					stopped = true
-					for _, ch := range running {
-						select {
-						case ch <- struct{}{}:
-						default:
-						}
-					}
-					mu.Unlock()
-				}
+	defer onInterrupt(o.Interrupt, func() {
+		mu.Lock()
+		stopped = true
+		for _, ch := range running {
+			select {
+			case ch <- struct{}{}:
+			default:
 			}
-		}()
-	}
+		}
+		mu.Unlock()
+	})()
 
 	out := &EpicRushResult{Epic: name}
 	outcomes := map[string]*EpicFeatureOutcome{}

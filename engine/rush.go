@@ -103,20 +103,7 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	r.stopCtx, r.cancelStop = stopCtx, cancel
 	g.runCtx = stopCtx
 	defer func() { g.runCtx = nil }()
-	if o.Interrupt != nil {
-		done := make(chan struct{})
-		defer close(done)
-		go func() {
-			for {
-				select {
-				case <-done:
-					return
-				case <-o.Interrupt:
-					r.interrupt()
-				}
-			}
-		}()
-	}
+	defer onInterrupt(o.Interrupt, r.interrupt)()
 	if marker.previous != nil && !o.Resume {
 		g.note("an earlier rush (pid %d) died; continuing from the state in refs", marker.previous.PID)
 	}
@@ -428,4 +415,24 @@ func (g *Engine) LogPath(task string, attempt int) (string, error) {
 			Why: "logs are kept where the rush ran its worker"}
 	}
 	return filepath.Join(dir, fmt.Sprintf("attempt-%d.log", best)), nil
+}
+
+// onInterrupt calls fn for each interrupt that arrives on ch until the
+// returned stop is called.
+func onInterrupt(ch <-chan struct{}, fn func()) (stop func()) {
+	if ch == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				fn()
+			}
+		}
+	}()
+	return func() { close(done) }
 }
