@@ -3,9 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -135,4 +137,30 @@ func TasksFor(command string, tasks []*state.Task) []*state.Task {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
 	return out
+}
+
+// LoadConfig reads .zerg/config.toml of the store's work tree (the
+// defaults in a bare repository) and routes the store's state updates
+// through the configured arbiter.
+func LoadConfig(s *gitstore.Store) (*config.Config, error) {
+	if s.Top == "" {
+		return config.Default(), nil
+	}
+	c, err := config.Load(filepath.Join(s.Top, ".zerg", "config.toml"))
+	if err != nil {
+		return nil, &Error{Kind: Usage, What: "bad configuration", Why: err.Error()}
+	}
+	if c.Sync.Arbiter != "" {
+		s.SetArbiter(c.Sync.Arbiter)
+	}
+	return c, nil
+}
+
+// ViewFeature opens a read-only snapshot of the planned feature.
+func ViewFeature(s *gitstore.Store, feature string) (*gitstore.Tx, error) {
+	tx, err := s.View(feature)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, NotPlanned(feature)
+	}
+	return tx, err
 }

@@ -213,3 +213,24 @@ func TestOpenLog(t *testing.T) {
 		t.Fatalf("cancelled: %q", got)
 	}
 }
+
+func TestLoadConfigAndView(t *testing.T) {
+	g, _ := newEngine(t, twoTasks, nil)
+	if cfg, err := LoadConfig(g.Store); err != nil || cfg.Locks.TTL != config.Default().Locks.TTL {
+		t.Fatalf("no file: %v %v", cfg, err)
+	}
+	p := filepath.Join(g.Store.Top, ".zerg", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("[workers]\ncount = \"many\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(g.Store)
+	wantKind(t, err, Usage, "bad configuration")
+	if _, err := ViewFeature(g.Store, "f"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ViewFeature(g.Store, "nope")
+	wantKind(t, err, Usage, `feature "nope" is not planned`)
+}

@@ -163,29 +163,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		stderr: stderr,
 		now:    clock,
 	}
-	e.isTTY, e.errTTY = isTerminal(stdout), isTerminal(stderr)
+	e.isTTY, e.errTTY = cmdline.IsTerminal(stdout), cmdline.IsTerminal(stderr)
 	if f, ok := stdin.(*os.File); ok {
-		e.inTTY = isTerminal(f)
+		e.inTTY = cmdline.IsTerminal(f)
 	}
-	app := newApp(e)
-	args = cmdline.Reorder(app, args)
-	var unknown, parent string
-	among := app.Commands
-	app.CommandNotFound = func(c *cli.Context, name string) {
-		unknown = name
-		// A subcommand's context names its parent ("hooks instal").
-		if c != nil && c.Command != nil && len(c.Command.Subcommands) > 0 && c.Command.Name != app.Name {
-			parent, among = c.Command.Name, c.Command.Subcommands
+	u, err := cmdline.Run(e.ctx, newApp(e), args)
+	if u != nil {
+		what, hint := fmt.Sprintf("unknown command %q", u.Name), "git zerg help lists the commands"
+		if u.Parent != "" {
+			what = fmt.Sprintf("%s: unknown command %q", u.Parent, u.Name)
+			hint = "git zerg help " + u.Parent + " lists its commands"
 		}
-	}
-	err := app.RunContext(e.ctx, args)
-	if unknown != "" {
-		what, hint := fmt.Sprintf("unknown command %q", unknown), "git zerg help lists the commands"
-		if parent != "" {
-			what = fmt.Sprintf("%s: unknown command %q", parent, unknown)
-			hint = "git zerg help " + parent + " lists its commands"
-		}
-		return exitError(stderr, &cliError{code: exitUsage, what: what + cmdline.CommandSuggestion(unknown, among), hint: hint})
+		return exitError(stderr, &cliError{code: exitUsage, what: what + u.Suggestion, hint: hint})
 	}
 	if err != nil {
 		return exitError(stderr, err)
@@ -193,11 +182,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
+// withArgs is an action that takes min to max arguments (max -1: any).
+func withArgs(min, max int, run func(a []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		a, err := args(c, min, max)
+		if err != nil {
+			return err
+		}
+		return run(a)
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }

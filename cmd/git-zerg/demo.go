@@ -21,13 +21,7 @@ func demoCmd(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "workers", Aliases: []string{"n"}, Value: 3, Usage: "parallel workers", Destination: &workers},
 		},
-		Action: func(c *cli.Context) error {
-			a, err := args(c, 0, 1)
-			if err != nil {
-				return err
-			}
-			return runDemo(e, append(a, "")[0], workers)
-		},
+		Action: withArgs(0, 1, func(a []string) error { return runDemo(e, append(a, "")[0], workers) }),
 	}
 }
 

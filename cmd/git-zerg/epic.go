@@ -30,26 +30,14 @@ func epicCmd(e *env) *cli.Command {
 				Description: "Reports every error at once, each with its place, and writes nothing then (exit 2).\n" +
 					"Graph paths are relative to the epic file. A planned epic or feature is refused (exit 3)\n" +
 					"unless --force, which plans them again.",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace a planned epic and its features", Destination: &force}},
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 1, 1)
-					if err != nil {
-						return err
-					}
-					return runEpicPlan(e, a[0], force)
-				},
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace a planned epic and its features", Destination: &force}},
+				Action: withArgs(1, 1, func(a []string) error { return runEpicPlan(e, a[0], force) }),
 			},
 			{
 				Name:      "status",
 				Usage:     "each feature's progress, dependencies and review",
 				ArgsUsage: "[NAME]",
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 0, 1)
-					if err != nil {
-						return err
-					}
-					return runEpicStatus(e, a)
-				},
+				Action:    withArgs(0, 1, func(a []string) error { return runEpicStatus(e, a) }),
 			},
 			{
 				Name:      "bump",
@@ -77,36 +65,21 @@ func epicCmd(e *env) *cli.Command {
 				Name:      "approve",
 				Usage:     "take reviewed features off the epic's review list",
 				ArgsUsage: "NAME FEATURE...",
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 2, -1)
-					if err != nil {
-						return err
-					}
-					return runEpicApprove(e, a[0], a[1:])
-				},
+				Action:    withArgs(2, -1, func(a []string) error { return runEpicApprove(e, a[0], a[1:]) }),
 			},
 			{
 				Name:      "log",
 				Usage:     "the epic's history: plans, bumps, approvals",
 				ArgsUsage: "NAME",
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 1, 1)
-					if err != nil {
-						return err
-					}
-					return runEpicLog(e, a[0])
-				},
+				Action:    withArgs(1, 1, func(a []string) error { return runEpicLog(e, a[0]) }),
 			},
 			{
 				Name:  "schema",
 				Usage: "print the JSON Schema of an epic file",
-				Action: func(c *cli.Context) error {
-					if _, err := args(c, 0, 0); err != nil {
-						return err
-					}
+				Action: withArgs(0, 0, func([]string) error {
 					_, err := e.stdout.Write(levels.EpicSchema())
 					return err
-				},
+				}),
 			},
 		},
 	}

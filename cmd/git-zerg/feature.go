@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"path/filepath"
-
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -35,10 +32,7 @@ func (e *env) view() (*gitstore.Store, *gitstore.Tx, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
-	tx, err := s.View(feature)
-	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, nil, "", engine.NotPlanned(feature)
-	}
+	tx, err := engine.ViewFeature(s, feature)
 	return s, tx, feature, err
 }
 
@@ -77,17 +71,7 @@ func (e *env) config() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Top == "" {
-		return config.Default(), nil
-	}
-	c, err := config.Load(filepath.Join(s.Top, ".zerg", "config.toml"))
-	if err != nil {
-		return nil, &cliError{code: exitUsage, what: "bad configuration", why: err.Error()}
-	}
-	if c.Sync.Arbiter != "" {
-		s.SetArbiter(c.Sync.Arbiter)
-	}
-	return c, nil
+	return engine.LoadConfig(s)
 }
 
 // userIdentity is who owns manual locks and approvals.

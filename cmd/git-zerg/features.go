@@ -16,30 +16,21 @@ func useCmd(e *env) *cli.Command {
 		Name:      "use",
 		Usage:     "choose the current feature",
 		ArgsUsage: "FEATURE",
-		Action: func(c *cli.Context) error {
-			a, err := args(c, 1, 1)
-			if err != nil {
-				return err
-			}
+		Action: withArgs(1, 1, func(a []string) error {
 			if err := engine.UseFeature(a[0], e.Store); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "using %s\n", a[0])
 			return nil
-		},
+		}),
 	}
 }
 
 func featuresCmd(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "features",
-		Usage: "list the planned features with their progress",
-		Action: func(c *cli.Context) error {
-			if _, err := args(c, 0, 0); err != nil {
-				return err
-			}
-			return runFeatures(e)
-		},
+		Name:   "features",
+		Usage:  "list the planned features with their progress",
+		Action: withArgs(0, 0, func([]string) error { return runFeatures(e) }),
 	}
 }
 

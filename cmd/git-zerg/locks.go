@@ -33,13 +33,7 @@ func lockCmd(e *env) *cli.Command {
 			&cli.StringFlag{Name: "reason", Usage: "why, shown to whoever is refused", Destination: &o.reason},
 			&cli.DurationFlag{Name: "ttl", Usage: "lease `DURATION` (default locks.ttl)", Destination: &o.ttl},
 		},
-		Action: func(c *cli.Context) error {
-			paths, err := args(c, 1, -1)
-			if err != nil {
-				return err
-			}
-			return runLock(e, paths, &o)
-		},
+		Action: withArgs(1, -1, func(paths []string) error { return runLock(e, paths, &o) }),
 	}
 }
 
@@ -55,13 +49,7 @@ func unlockCmd(e *env) *cli.Command {
 			workerFlag(&o.worker),
 			&cli.BoolFlag{Name: "force", Usage: "break another owner's lock", Destination: &o.force},
 		},
-		Action: func(c *cli.Context) error {
-			paths, err := args(c, 1, -1)
-			if err != nil {
-				return err
-			}
-			return runUnlock(e, paths, &o)
-		},
+		Action: withArgs(1, -1, func(paths []string) error { return runUnlock(e, paths, &o) }),
 	}
 }
 
@@ -69,10 +57,7 @@ func locksCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "locks",
 		Usage: "list the active locks of the repository",
-		Action: func(c *cli.Context) error {
-			if _, err := args(c, 0, 0); err != nil {
-				return err
-			}
+		Action: withArgs(0, 0, func([]string) error {
 			s, err := e.Store()
 			if err != nil {
 				return err
@@ -88,7 +73,7 @@ func locksCmd(e *env) *cli.Command {
 			}
 			printLocks(e, locks)
 			return nil
-		},
+		}),
 	}
 }
 
