@@ -49,10 +49,12 @@ func runInstallMan(e *env, c *cli.Context, o *installManOptions) error {
 		dir = manual.Dir(bin)
 	}
 	path, err := manual.Install(c.App, dir, "git-zerg")
-	if we := (*manual.WriteError)(nil); errors.As(err, &we) {
+	var we *manual.WriteError
+	switch {
+	case errors.As(err, &we):
 		return &cliError{code: exitFailed, what: "install-man: cannot write the man page", why: we.Error(),
 			hint: "give a man directory you can write: --dir DIR (then add DIR to MANPATH)"}
-	} else if err != nil {
+	case err != nil:
 		return err
 	}
 	fmt.Fprintf(e.stdout, "installed %s\n", path)
