@@ -1,7 +1,7 @@
 // Package demo is git-zerg's built-in demo: a sample repository with a
 // small task graph, and the scripted worker that does what each task asks,
-// like a well-behaved agent would, so that a real rush runs without an AI
-// account.
+// like a well-behaved agent would, so that a real rush runs with no agent
+// to set up.
 package demo
 
 import (
