@@ -303,6 +303,9 @@ func runPlan(e *env, o *planOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := e.requireIssues(graphName(file), plan); err != nil {
+		return err
+	}
 	name := o.name
 	if name == "" {
 		name = plan.Graph.Feature
@@ -329,6 +332,23 @@ func runPlan(e *env, o *planOptions) error {
 	}
 	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, plural(res.Tasks, "task"), plural(len(plan.Levels), "level"))
 	return nil
+}
+
+// requireIssues refuses a plan whose tasks lack an issue when the
+// configuration asks for one, naming every such task.
+func (e *env) requireIssues(file string, plan *levels.Plan) error {
+	cfg, err := e.config()
+	if err != nil || !cfg.Forge.RequireIssue {
+		return err
+	}
+	missing := levels.MissingIssues(plan.Graph)
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, p := range missing {
+		fmt.Fprintf(e.stderr, "%s: %s\n", file, printable.String(p.String()))
+	}
+	return &graphError{file: file, errs: missing}
 }
 
 func runAccept(e *env, s *gitstore.Store, o *planOptions) error {

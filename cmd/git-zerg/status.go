@@ -279,6 +279,12 @@ func (sn *snapshot) printTask(e *env, tw io.Writer, t *state.Task) {
 	if u := t.Spent(); u != (state.Usage{}) {
 		extra += " · " + usageLine(&u)
 	}
+	if t.Spec.Issue != 0 {
+		extra += fmt.Sprintf(" · issue #%d", t.Spec.Issue)
+	}
+	if t.PR != 0 {
+		extra += fmt.Sprintf(" · PR #%d", t.PR)
+	}
 	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.ID(), t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
 }
 
