@@ -16,7 +16,7 @@ import (
 //	forgefake start OWNER/NAME [REMOTE]   start it (REMOTE: the bare repository standing for the forge's git side); sets FORGE_API
 //	forgefake issues FILE                 add the issues of a JSON array (forgetest.Issue)
 //	forgefake issue-state N open|closed   reopen or close an issue, as a person on the forge would
-//	forgefake merge N                     merge pull request N with a merge commit on its base
+//	forgefake merge N                     merge pull request N with a merge commit on its base; prints the commit
 //	forgefake merge-without N             mark N merged by a commit on its base that lacks its head
 //	forgefake close-pr N                  close pull request N unmerged
 //	forgefake ratelimit on|off            answer every request 403, the rate limit spent
@@ -69,11 +69,13 @@ func cmdForgefake(ts *testscript.TestScript, neg bool, args []string) {
 	case "issue-state":
 		ts.Check(s.SetIssueState(num(1), args[2]))
 	case "merge":
-		_, err := s.Merge(num(1))
+		c, err := s.Merge(num(1))
 		ts.Check(err)
+		ts.Stdout().Write([]byte(c + "\n"))
 	case "merge-without":
-		_, err := s.MergeWithout(num(1))
+		c, err := s.MergeWithout(num(1))
 		ts.Check(err)
+		ts.Stdout().Write([]byte(c + "\n"))
 	case "close-pr":
 		ts.Check(s.ClosePR(num(1)))
 	case "ratelimit":

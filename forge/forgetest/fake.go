@@ -427,7 +427,7 @@ func (s *Server) createPR(w http.ResponseWriter, r *http.Request) {
 	if s.Remote != "" {
 		var err error
 		if sha, err = s.git("rev-parse", "--verify", "-q", "refs/heads/"+req.Head); err != nil {
-			invalid("head: no such branch " + req.Head)
+			invalid("head: no such branch " + req.Head + ": " + err.Error())
 			return
 		}
 		if _, err := s.git("rev-parse", "--verify", "-q", "refs/heads/"+req.Base); err != nil {
