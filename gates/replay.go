@@ -117,7 +117,7 @@ const ConflictOp = "conflict"
 
 // taskOps are the ops whose commit names the task it moved.
 var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "interrupt": true, "fail": true, "retry": true, "approve": true,
-	"ship": true, "land": true, "reject": true}
+	"ship": true, "land": true, "reject": true, "reopen": true, "close": true}
 
 // Replay returns every problem of one state commit: its message, its clock,
 // and each task change it made.

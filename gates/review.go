@@ -94,3 +94,48 @@ func orWord(s, w string) string {
 	}
 	return s
 }
+
+// IssueFacts are what the forge says of a task's issue, for sync --forge.
+type IssueFacts struct {
+	Task *state.Task
+	// Open: the issue is open on the forge now.
+	Open bool
+	// KnownClosed: the task's history says the issue was closed (its last
+	// land or close).
+	KnownClosed bool
+}
+
+// Reopen checks done → blocked: the issue of a done task, known closed,
+// was reopened on the forge.
+func Reopen(f IssueFacts) error {
+	t := f.Task
+	var why []string
+	if t.Status != state.Done {
+		why = append(why, fmt.Sprintf("task is %s, not done", t.Status))
+	}
+	if t.Spec.Issue == 0 || !f.Open || !f.KnownClosed {
+		why = append(why, "its issue was not reopened")
+	}
+	if len(why) > 0 {
+		return refuse(t, "reopen", why...)
+	}
+	return nil
+}
+
+// Close checks → done for a task whose issue was closed on the forge by
+// someone else: the work is no longer wanted here, and its dependents may
+// go on. A claimed task is left to its worker.
+func Close(f IssueFacts) error {
+	t := f.Task
+	var why []string
+	if !Legal("close", t.Status, state.Done) {
+		why = append(why, fmt.Sprintf("task is %s", t.Status))
+	}
+	if t.Spec.Issue == 0 || f.Open {
+		why = append(why, "its issue is not closed")
+	}
+	if len(why) > 0 {
+		return refuse(t, "close", why...)
+	}
+	return nil
+}
