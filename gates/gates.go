@@ -282,6 +282,9 @@ const (
 	// Worktree: a worker's own worktree and branch; done goes to verified,
 	// and the level merge makes it done.
 	Worktree
+	// Landed: not a place of work but a land's question of its merge
+	// commit: does it descend from (contain) the task's work?
+	Landed
 )
 
 // Verification is the result of the verification command as the tool ran it.

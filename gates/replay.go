@@ -255,6 +255,10 @@ func WorkNeeded(op string, before, after *state.Task) []WorkQuery {
 		return nil
 	}
 	for _, ev := range newEvents(before, after, op) {
+		if ev.Op == "land" && ev.Commit != "" && after.Commit != "" {
+			out = append(out, WorkQuery{Commit: ev.Commit, Base: after.Commit, Mode: Landed})
+			continue
+		}
 		if !carriesWork(ev) || ev.Commit == "" || after.Base == "" {
 			continue
 		}
@@ -402,6 +406,11 @@ func replayStep(c Commit, s Step) []Problem {
 			}
 			if ev.Commit == "" {
 				add("%s names no merge commit", what)
+			} else if w, ok := s.Work[ev.Commit]; ok && w.Exists && w.BaseExists && !w.Descends {
+				add("%s: merge commit %s does not contain the task's work %s", what, short(ev.Commit), short(after.Commit))
+			} else if ok && (!w.Exists || !w.BaseExists) {
+				why = append(why, Problem{Commit: c.Hash, Task: s.ID, Unchecked: true,
+					Msg: fmt.Sprintf("%s: merge commit %s or the work %s is not in this repository", what, short(ev.Commit), short(after.Commit))})
 			}
 		case "approve":
 			if !after.NeedsApproval() {

@@ -79,6 +79,19 @@ func TestReplayReview(t *testing.T) {
 	if ps := Replay(commitOf("land", 5, shipped, landed, nil, nil)); len(ps) != 0 {
 		t.Fatalf("a legal land: %v", ps)
 	}
+	// fsck's facts: the merge commit must contain the task's work.
+	q := WorkNeeded("land", shipped, landed)
+	if len(q) != 1 || q[0] != (WorkQuery{Commit: "m1", Base: "w1", Mode: Landed}) {
+		t.Fatalf("facts asked for a land: %+v", q)
+	}
+	without := map[string]Work{"m1": {Exists: true, BaseExists: true}}
+	if got := problemText(Replay(commitOf("land", 5, shipped, landed, nil, without))); !strings.Contains(got, "merge commit m1 does not contain the task's work w1") {
+		t.Errorf("land by a merge without the work: %q", got)
+	}
+	with := map[string]Work{"m1": {Exists: true, BaseExists: true, Descends: true}}
+	if ps := Replay(commitOf("land", 5, shipped, landed, nil, with)); len(ps) != 0 {
+		t.Errorf("land by a merge with the work: %v", ps)
+	}
 	// A land of a task never shipped, and a PR set without a ship.
 	bad := apply(a, 4, func(x tx) { x.t.Record(x.ev("land", state.Done, "", "merged", "")) })
 	got := problemText(Replay(commitOf("land", 4, a, bad, nil, nil)))
