@@ -209,3 +209,19 @@ func TestPullRequests(t *testing.T) {
 		t.Errorf("read back: %+v %v", got, err)
 	}
 }
+
+func TestToken(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "")
+	t.Setenv("GH_TOKEN", "")
+	if forge.Token() != "" {
+		t.Error("a token from nowhere")
+	}
+	t.Setenv("GH_TOKEN", "gh")
+	if forge.Token() != "gh" {
+		t.Error("GH_TOKEN not read")
+	}
+	t.Setenv("GITHUB_TOKEN", "github")
+	if forge.Token() != "github" {
+		t.Error("GITHUB_TOKEN does not come first")
+	}
+}

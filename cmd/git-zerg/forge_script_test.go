@@ -20,6 +20,7 @@ import (
 //	forgefake merge-without N             mark N merged by a commit on its base that lacks its head
 //	forgefake close-pr N                  close pull request N unmerged
 //	forgefake ratelimit on|off            answer every request 403, the rate limit spent
+//	forgefake token T                     require the token T (401 otherwise)
 //	forgefake pr N FIELD                  print FIELD (body, head, state) of pull request N
 //	forgefake issue N                     print issue N's state
 //
@@ -78,6 +79,10 @@ func cmdForgefake(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Stdout().Write([]byte(c + "\n"))
 	case "close-pr":
 		ts.Check(s.ClosePR(num(1)))
+	case "token":
+		s.Mu.Lock()
+		s.Token = args[1]
+		s.Mu.Unlock()
 	case "ratelimit":
 		s.Mu.Lock()
 		s.RateLimited = args[1] == "on"
