@@ -49,5 +49,12 @@ func runPlanFromIssues(e *env, o *planOptions) error {
 	if o.strict && len(warns) > 0 {
 		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s under --strict)", name, plural(len(warns), "warning"))}
 	}
-	return e.storePlan(g, plan, o.force)
+	if err := e.storePlan(g, plan, o.force); err != nil {
+		return err
+	}
+	if err := g.DistrustCommands(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "note: the verification commands come from the issues: review them, then git zerg plan --accept %s\n", name)
+	return nil
 }
