@@ -108,13 +108,7 @@ func parseIssueBody(body string) (blk IssueBlock, deps []int, probs []string) {
 	return blk, deps, probs
 }
 
-func asParseError(err error, pe *toml.ParseError) bool {
-	p, ok := err.(toml.ParseError)
-	if ok {
-		*pe = p
-	}
-	return ok
-}
+func asParseError(err error, pe *toml.ParseError) bool { return errors.As(err, pe) }
 
 // IssueGraph builds feature's graph from the open issues with the label and
 // milestone given. It returns the problems of every issue at once; with
@@ -218,13 +212,7 @@ func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []I
 	return plan, nil, byTask(warns), nil
 }
 
-func asForgeError(err error, fe **forgeapi.Error) bool {
-	e, ok := err.(*forgeapi.Error)
-	if ok {
-		*fe = e
-	}
-	return ok
-}
+func asForgeError(err error, fe **forgeapi.Error) bool { return errors.As(err, fe) }
 
 // issueProblem renames a graph problem's place tasks[i].x as issue #N: x.
 func issueProblem(issues []forgeapi.Issue, p levels.Problem) IssueProblem {

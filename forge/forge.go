@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -332,11 +333,7 @@ func (c *Client) OpenIssues(ctx context.Context, label, milestone string) ([]Iss
 }
 
 func sortIssues(is []Issue) {
-	for i := 1; i < len(is); i++ {
-		for j := i; j > 0 && is[j].Number < is[j-1].Number; j-- {
-			is[j], is[j-1] = is[j-1], is[j]
-		}
-	}
+	sort.Slice(is, func(i, j int) bool { return is[i].Number < is[j].Number })
 }
 
 // milestone finds a milestone's number by its title, or takes a number.
