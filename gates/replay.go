@@ -394,7 +394,7 @@ func replayStep(c Commit, s Step) []Problem {
 		case "release", "interrupt":
 			attempts--
 		case "retry":
-			attempts = 0
+			attempts, pr = 0, 0
 		case "ship":
 			if ev.PR <= 0 {
 				add("%s names no pull request", what)
