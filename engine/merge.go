@@ -123,6 +123,13 @@ func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop err
 		return failed(fmt.Sprintf("merge of %s into staging conflicts", c.Task), strings.Join(c.Files, ", ")), nil
 	}
 	merged := append(append([]string(nil), res.Merged...), res.Skipped...)
+	if g.reviewMode() != "" {
+		// Under review a task is done only once its pull request is merged
+		// (ship, sync --forge): staging has its work, the task stays
+		// verified, and what depends on it waits.
+		g.note("%s merged into staging, verified: done once reviewed (git zerg ship)", strings.Join(merged, ", "))
+		return nil, nil
+	}
 	err = s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
 			return nil, err

@@ -150,6 +150,16 @@ func appendTask(b []byte, t *taskJSON, prefix string) []byte {
 		b = appendString(b, t.Approved)
 		b = append(b, ",\n"...)
 	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"issue", t.Issue}, {"pr", t.PR}} {
+		if n.v != 0 {
+			field(n.name)
+			b = strconv.AppendInt(b, int64(n.v), 10)
+			b = append(b, ",\n"...)
+		}
+	}
 	if t.Reason != "" {
 		field("reason")
 		b = appendString(b, t.Reason)

@@ -34,6 +34,8 @@ type taskJSON struct {
 	Files               filesJSON       `json:"files"`
 	Risk                string          `json:"risk,omitempty"`
 	Approved            string          `json:"approved,omitempty"`
+	Issue               int             `json:"issue,omitempty"`
+	PR                  int             `json:"pr,omitempty"`
 	Reason              string          `json:"reason,omitempty"`
 	NotBefore           *time.Time      `json:"not_before,omitempty"`
 	Usage               *usageJSON      `json:"usage,omitempty"`
@@ -99,6 +101,8 @@ func taskOut(t *state.Task, history bool) taskJSON {
 		Files:               filesJSON{nonNil(sp.Files.Create), nonNil(sp.Files.Modify), nonNil(sp.Files.Read)},
 		Risk:                sp.Risk,
 		Approved:            t.Approved,
+		Issue:               sp.Issue,
+		PR:                  t.PR,
 		Reason:              t.Reason,
 		Verification:        verificationOut{sp.Verification.Command, sp.Verification.TimeoutSeconds},
 	}

@@ -279,6 +279,18 @@ func (sn *snapshot) printTask(e *env, tw io.Writer, t *state.Task) {
 	if u := t.Spent(); u != (state.Usage{}) {
 		extra += " · " + usageLine(&u)
 	}
+	for _, n := range []struct {
+		what string
+		n    int
+	}{{"issue", t.Spec.Issue}, {"PR", t.PR}} {
+		if n.n == 0 {
+			continue
+		}
+		if strings.TrimSpace(extra) != "" {
+			extra += " ·"
+		}
+		extra += fmt.Sprintf(" %s #%d", n.what, n.n)
+	}
 	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.ID(), t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
 }
 
