@@ -129,3 +129,18 @@ func GitDirRedundant(dir string) bool {
 	b, err2 := os.Stat(found)
 	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
+
+// HeadBranch is the branch checked out in the work tree whose git dir is
+// gitDir, read from HEAD without starting git: "" on a detached HEAD or
+// when HEAD cannot be read.
+func HeadBranch(gitDir string) string {
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/")
+	if !ok {
+		return ""
+	}
+	return ref
+}
