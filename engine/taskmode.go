@@ -12,6 +12,9 @@ import (
 // own, cached by tree): staging is moved up to HEAD, created there when
 // missing, fast-forwarded when behind, never moved back or sideways.
 func (g *Engine) StageHead() error {
+	if g.Store.Top == "" {
+		return usageErr("claude-gates needs a work tree (this is a bare repository)")
+	}
 	head, err := HeadCommit(g.Store)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -41,11 +42,19 @@ func (r Run) identity(s *gitstore.Store) Identity {
 	return id
 }
 
-// CheckCommit is the pre-commit hook: the problems that refuse the commit
-// (PreCommit), none when it may go on.
-func (r Run) CheckCommit(ctx context.Context) ([]Problem, error) {
+// Refusal is a commit or push a hook refuses, for the problems found.
+type Refusal struct {
+	What, Why, Hint string
+	Problems        []Problem
+}
+
+func (r *Refusal) Error() string { return r.What + " (" + r.Why + ")" }
+
+// CheckCommit is the pre-commit hook: a *Refusal when PreCommit finds
+// problems, nil when the commit may go on.
+func (r Run) CheckCommit(ctx context.Context) error {
 	if r.Skip() {
-		return nil, nil
+		return nil
 	}
 	DropRedundantGitDir(r.Dir)
 	// The staged paths are asked from git right away, so that git works
@@ -55,9 +64,18 @@ func (r Run) CheckCommit(ctx context.Context) ([]Problem, error) {
 	staged := StartStaged(ctx, r.Dir)
 	s, err := r.Open()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return PreCommit(s, r.identity(s), r.Now, staged)
+	ps, err := PreCommit(s, r.identity(s), r.Now, staged)
+	if err != nil || len(ps) == 0 {
+		return err
+	}
+	n, verb := paths(ps), "are"
+	if n == 1 {
+		verb = "is"
+	}
+	return &Refusal{What: "commit refused", Why: count(n, "staged path") + " " + verb + " not yours to commit",
+		Hint: "git zerg status and git zerg locks show who holds what", Problems: ps}
 }
 
 // InputError is input git does not send a hook.
@@ -66,27 +84,46 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// CheckPush is the pre-push hook: it reads git's lines from in and returns
-// the problems that refuse the push (PrePush). gateSet is the gate set of
-// the configuration (GateSet), asked once the repository is open.
-func (r Run) CheckPush(ctx context.Context, in io.Reader, remote, url string, gateSet func() string) ([]Problem, error) {
+// CheckPush is the pre-push hook: it reads git's lines from in (an
+// *InputError when they are not what git sends) and returns a *Refusal
+// when PrePush finds problems, nil when the push may go on. gateSet is the
+// gate set of the configuration (GateSet), asked once the repository is
+// open.
+func (r Run) CheckPush(ctx context.Context, in io.Reader, remote, url string, gateSet func() string) error {
 	if r.Skip() {
-		return nil, nil
+		return nil
 	}
 	lines, err := ParsePush(in)
 	if err != nil {
-		return nil, &InputError{err}
+		return &InputError{err}
 	}
 	DropRedundantGitDir(r.Dir)
 	s, err := r.Open()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return PrePush(ctx, s, remote, url, lines, r.identity(s), gateSet(), r.Now)
+	ps, err := PrePush(ctx, s, remote, url, lines, r.identity(s), gateSet(), r.Now)
+	if err != nil || len(ps) == 0 {
+		return err
+	}
+	to := remote
+	if to == "" {
+		to = "the remote"
+	}
+	return &Refusal{What: "push to " + to + " refused", Why: count(len(ps), "problem"),
+		Hint: "git zerg locks shows who holds what", Problems: ps}
 }
 
-// Paths counts the paths the problems are about.
-func Paths(ps []Problem) int {
+// count is "1 problem", "2 problems".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// paths counts the paths the problems are about.
+func paths(ps []Problem) int {
 	seen := map[string]bool{}
 	for _, p := range ps {
 		seen[p.Path] = true

@@ -118,16 +118,16 @@ func TestRunSkips(t *testing.T) {
 	}}
 	t.Setenv(gitcmd.GuardEnv, "")
 	os.Unsetenv(gitcmd.GuardEnv)
-	if ps, err := r.CheckCommit(context.Background()); err != nil || ps != nil {
-		t.Errorf("no refs/zerg: %v, %v", ps, err)
+	if err := r.CheckCommit(context.Background()); err != nil {
+		t.Errorf("no refs/zerg: %v", err)
 	}
-	if ps, err := r.CheckPush(context.Background(), strings.NewReader("bad"), "origin", "", nil); err != nil || ps != nil {
-		t.Errorf("no refs/zerg, push: %v, %v", ps, err)
+	if err := r.CheckPush(context.Background(), strings.NewReader("bad"), "origin", "", nil); err != nil {
+		t.Errorf("no refs/zerg, push: %v", err)
 	}
 	git(t, top, "update-ref", "refs/zerg/locks", "HEAD")
 	t.Setenv(gitcmd.GuardEnv, "1")
-	if ps, err := r.CheckCommit(context.Background()); err != nil || ps != nil {
-		t.Errorf("git-zerg's own commit: %v, %v", ps, err)
+	if err := r.CheckCommit(context.Background()); err != nil {
+		t.Errorf("git-zerg's own commit: %v", err)
 	}
 }
 
@@ -138,7 +138,7 @@ func TestCheckPushInput(t *testing.T) {
 	top := gitInit(t)
 	git(t, top, "update-ref", "refs/zerg/locks", "HEAD")
 	r := Run{Dir: top, Now: time.Now(), Open: func() (*gitstore.Store, error) { return openStore(t, top), nil }}
-	_, err := r.CheckPush(context.Background(), strings.NewReader("refs/heads/main abc\n"), "origin", "", func() string { return "" })
+	err := r.CheckPush(context.Background(), strings.NewReader("refs/heads/main abc\n"), "origin", "", func() string { return "" })
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "bad input line") {
 		t.Errorf("bad input: %v", err)
@@ -147,8 +147,8 @@ func TestCheckPushInput(t *testing.T) {
 
 func TestPaths(t *testing.T) {
 	ps := []Problem{{Path: "a"}, {Path: "a", Commit: "c1"}, {Path: "b"}}
-	if n := Paths(ps); n != 2 {
-		t.Errorf("Paths = %d, want 2", n)
+	if n := paths(ps); n != 2 {
+		t.Errorf("paths = %d, want 2", n)
 	}
 }
 

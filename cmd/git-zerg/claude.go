@@ -158,18 +158,14 @@ func runClaudePretool(e *env) error {
 }
 
 func runClaudeGates(e *env) error {
-	s, _, _, err := e.view()
-	if err != nil {
+	if _, _, _, err := e.view(); err != nil {
 		return err
-	}
-	if s.Top == "" {
-		return usageErr("claude-gates needs a work tree (this is a bare repository)")
 	}
 	g, err := e.engine()
-	if err != nil {
-		return err
+	if err == nil {
+		err = g.StageHead()
 	}
-	if err := g.StageHead(); err != nil {
+	if err != nil {
 		return err
 	}
 	return runGates(e)

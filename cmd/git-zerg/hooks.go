@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -168,44 +167,27 @@ func (e *env) workDir() string {
 	return e.dir
 }
 
-func runHookPreCommit(e *env) error {
-	ps, err := e.hookRun().CheckCommit(e.ctx)
-	if err != nil || len(ps) == 0 {
-		return err
-	}
-	printProblems(e, ps)
-	return &cliError{code: exitFailed, what: "commit refused", why: nounCount(hooks.Paths(ps), "staged path", "is", "are") + " not yours to commit",
-		hint: "git zerg status and git zerg locks show who holds what"}
-}
+func runHookPreCommit(e *env) error { return hookRefusal(e, e.hookRun().CheckCommit(e.ctx)) }
 
 func runHookPrePush(e *env, remote, url string) error {
-	ps, err := e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, e.gateSet)
+	return hookRefusal(e, e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, e.gateSet))
+}
+
+// hookRefusal prints each problem of a refused commit or push on its own
+// line, and the refusal as exit 1.
+func hookRefusal(e *env, err error) error {
+	var r *hooks.Refusal
 	var ie *hooks.InputError
-	if errors.As(err, &ie) {
+	switch {
+	case errors.As(err, &ie):
 		return usageErr("%v", err)
-	} else if err != nil || len(ps) == 0 {
+	case !errors.As(err, &r):
 		return err
 	}
-	printProblems(e, ps)
-	if remote == "" {
-		remote = "the remote"
-	}
-	return &cliError{code: exitFailed, what: "push to " + remote + " refused", why: nounCount(len(ps), "problem", "", ""),
-		hint: "git zerg locks shows who holds what"}
-}
-
-func printProblems(e *env, ps []hooks.Problem) {
-	for _, p := range ps {
+	for _, p := range r.Problems {
 		fmt.Fprintf(e.stderr, "git-zerg: %s\n", printable.String(p.String()))
 	}
-}
-
-// nounCount writes "1 path is" / "2 paths are" (verb optional).
-func nounCount(n int, noun, one, many string) string {
-	if n != 1 {
-		one = many
-	}
-	return strings.TrimSpace(plural(n, noun) + " " + one)
+	return &cliError{code: exitFailed, what: r.What, why: r.Why, hint: r.Hint}
 }
 
 func runInit(e *env) error {
