@@ -29,12 +29,12 @@ func hooksCmd(e *env) *cli.Command {
 					&cli.StringFlag{Name: "binary", Usage: "run git-zerg at `PATH` (default: this executable); PATH is searched when it is gone",
 						Destination: &binary},
 				},
-				Action: noArgs(func() error { return installHooks(e, binary) }),
+				Action: noArgs(func() error { return changeHooks(e, false, binary) }),
 			},
 			{
 				Name:   "uninstall",
 				Usage:  "remove the hooks and restore the ones they replaced",
-				Action: noArgs(func() error { return runHooksUninstall(e) }),
+				Action: noArgs(func() error { return changeHooks(e, true, "") }),
 			},
 			{
 				Name:   "status",
@@ -98,12 +98,19 @@ func noArgs(run func() error) cli.ActionFunc {
 	}
 }
 
-func installHooks(e *env, binary string) error {
+// changeHooks installs the hooks, running git-zerg at binary ("" for this
+// executable), or uninstalls them, and prints what it did.
+func changeHooks(e *env, uninstall bool, binary string) error {
 	s, err := e.Store()
 	if err != nil {
 		return err
 	}
-	changes, err := hooks.InstallIn(e.ctx, s, binary)
+	var changes []hooks.Change
+	if uninstall {
+		changes, err = hooks.UninstallIn(e.ctx, s)
+	} else {
+		changes, err = hooks.InstallIn(e.ctx, s, binary)
+	}
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
 	}
@@ -118,18 +125,6 @@ func hooksInstallError(err error) error {
 	case errors.Is(err, hooks.ErrConflict):
 		return &cliError{code: exitRefused, what: "hooks install refused", why: err.Error(),
 			hint: "look at both files, keep one (or merge them), then install again"}
-	}
-	return err
-}
-
-func runHooksUninstall(e *env) error {
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	changes, err := hooks.UninstallIn(e.ctx, s)
-	for _, c := range changes {
-		fmt.Fprintln(e.stdout, c)
 	}
 	return err
 }
@@ -207,7 +202,7 @@ func runInit(e *env) error {
 	} else {
 		fmt.Fprintln(e.stdout, "kept .zerg/config.toml (already there)")
 	}
-	if err := installHooks(e, ""); err != nil {
+	if err := changeHooks(e, false, ""); err != nil {
 		return err
 	}
 	e.printHooksWarning(e.startHooksWarning(s)())
