@@ -44,11 +44,15 @@ func Discover(dir string) (Repo, bool) {
 		if !GitDirRedundant(abs) {
 			return Repo{}, false
 		}
-		return repoAt(abs)
+		fi, err := os.Lstat(filepath.Join(abs, ".git"))
+		if err != nil {
+			return Repo{}, false
+		}
+		return repoAt(abs, fi)
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return repoAt(d)
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return repoAt(d, fi)
 		}
 		if _, err := os.Stat(filepath.Join(d, "HEAD")); err == nil {
 			return Repo{}, false // perhaps a bare repository or a git dir: ask git
@@ -59,9 +63,9 @@ func Discover(dir string) (Repo, bool) {
 	}
 }
 
-// repoAt reads the repository whose work tree top is top.
-func repoAt(top string) (Repo, bool) {
-	gitDir, ok := dotGit(top)
+// repoAt reads the repository whose work tree top is top; fi is top/.git.
+func repoAt(top string, fi os.FileInfo) (Repo, bool) {
+	gitDir, ok := followDotGit(top, fi)
 	if !ok {
 		return Repo{}, false
 	}
@@ -81,15 +85,21 @@ func repoAt(top string) (Repo, bool) {
 	return Repo{Top: top, GitDir: gitDir, CommonDir: common}, true
 }
 
-// dotGit follows top/.git: a directory, or a regular file reading
-// "gitdir: <path>". Anything else (a symbolic link, a damaged file) is
-// left to git.
+// dotGit is the git dir top/.git leads to (followDotGit).
 func dotGit(top string) (string, bool) {
-	p := filepath.Join(top, ".git")
-	fi, err := os.Lstat(p)
-	switch {
-	case err != nil:
+	fi, err := os.Lstat(filepath.Join(top, ".git"))
+	if err != nil {
 		return "", false
+	}
+	return followDotGit(top, fi)
+}
+
+// followDotGit follows top/.git, whose Lstat is fi: a directory, or a
+// regular file reading "gitdir: <path>". Anything else (a symbolic link, a
+// damaged file) is left to git.
+func followDotGit(top string, fi os.FileInfo) (string, bool) {
+	p := filepath.Join(top, ".git")
+	switch {
 	case fi.IsDir():
 		return p, true
 	case !fi.Mode().IsRegular():
