@@ -27,7 +27,7 @@ func installCommandsCmd(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "uninstall", Usage: "remove what install-commands added", Destination: &uninstall},
 		},
-		Action: noArgs(func() error { return runInstallCommands(e, uninstall) }),
+		Action: withArgs(0, 0, func([]string) error { return runInstallCommands(e, uninstall) }),
 	}
 }
 
@@ -87,14 +87,14 @@ func withClaudeHooks(e *env, hook *cli.Command) *cli.Command {
 			Description: "Task mode commits to the current branch, not to staging: this moves\n" +
 				"zerg/<feature>/staging up to HEAD (only forward), then runs the gates as `gates run` does.\n" +
 				"Exit 1: a required gate failed; exit 3: staging has commits HEAD lacks.",
-			Action: noArgs(func() error { return runClaudeGates(e) }),
+			Action: withArgs(0, 0, func([]string) error { return runClaudeGates(e) }),
 		},
 	)
 	return hook
 }
 
-// hookNoArgs is noArgs for a Claude Code hook: a wrong argument is the
-// hook's own failure, not a decision.
+// hookNoArgs is withArgs(0, 0, ...) for a Claude Code hook: a wrong
+// argument is the hook's own failure, not a decision.
 func hookNoArgs(run func() error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		if _, err := args(c, 0, 0); err != nil {

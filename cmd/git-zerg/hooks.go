@@ -29,17 +29,17 @@ func hooksCmd(e *env) *cli.Command {
 					&cli.StringFlag{Name: "binary", Usage: "run git-zerg at `PATH` (default: this executable); PATH is searched when it is gone",
 						Destination: &binary},
 				},
-				Action: noArgs(func() error { return changeHooks(e, false, binary) }),
+				Action: withArgs(0, 0, func([]string) error { return changeHooks(e, false, binary) }),
 			},
 			{
 				Name:   "uninstall",
 				Usage:  "remove the hooks and restore the ones they replaced",
-				Action: noArgs(func() error { return changeHooks(e, true, "") }),
+				Action: withArgs(0, 0, func([]string) error { return changeHooks(e, true, "") }),
 			},
 			{
 				Name:   "status",
 				Usage:  "show which hooks are installed",
-				Action: noArgs(func() error { return runHooksStatus(e) }),
+				Action: withArgs(0, 0, func([]string) error { return runHooksStatus(e) }),
 			},
 		},
 	}
@@ -52,27 +52,18 @@ func hookCmd(e *env) *cli.Command {
 		Hidden: true,
 		Subcommands: []*cli.Command{
 			{
-				Name:  "pre-commit",
-				Usage: "refuse staged paths the committer may not change (exit 1)",
-				Action: func(c *cli.Context) error {
-					if _, err := args(c, 0, -1); err != nil {
-						return err
-					}
-					return runHookPreCommit(e)
-				},
+				Name:   "pre-commit",
+				Usage:  "refuse staged paths the committer may not change (exit 1)",
+				Action: withArgs(0, -1, func([]string) error { return runHookPreCommit(e) }),
 			},
 			{
 				Name:      "pre-push",
 				Usage:     "refuse pushes of locked paths or of ungated staging (exit 1); reads git's lines on stdin",
 				ArgsUsage: "[REMOTE [URL]]",
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 0, 2)
-					if err != nil {
-						return err
-					}
+				Action: withArgs(0, 2, func(a []string) error {
 					a = append(a, "", "")
 					return runHookPrePush(e, a[0], a[1])
-				},
+				}),
 			},
 		},
 	}
@@ -84,17 +75,7 @@ func initCmd(e *env) *cli.Command {
 		Usage: "set up git-zerg in this repository",
 		Description: "Checks git (2.38 or later) and worktree support, writes .zerg/config.toml when\n" +
 			"it is absent, and installs the hooks. Running it again changes nothing.",
-		Action: noArgs(func() error { return runInit(e) }),
-	}
-}
-
-// noArgs is the action of a command that takes no arguments.
-func noArgs(run func() error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		if _, err := args(c, 0, 0); err != nil {
-			return err
-		}
-		return run()
+		Action: withArgs(0, 0, func([]string) error { return runInit(e) }),
 	}
 }
 
