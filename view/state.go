@@ -209,7 +209,7 @@ type Summary struct {
 	Open     []Level
 	MoreOpen int
 	// DoneLevels are the 1-based levels whose every task is done.
-	DoneLevels                    []int
+	DoneLevels                     []int
 	Active, Failed, Blocked, Ready []string
 }
 
