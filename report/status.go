@@ -60,31 +60,38 @@ func LevelsOf(sn *view.Snapshot) []Level {
 // tasks comes from the index; the tasks are written one by one as they are
 // read (mostly from the rendered cache), never all in memory.
 func WriteStatusJSON(w io.Writer, sn *view.Snapshot) error {
+	_, err := writeStatusJSON(w, sn)
+	return err
+}
+
+// writeStatusJSON is WriteStatusJSON; misses counts the tasks read from
+// the state rather than the rendered cache.
+func writeStatusJSON(w io.Writer, sn *view.Snapshot) (misses int, err error) {
 	counts, total, err := sn.Tally()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	locks, err := sn.ActiveLocks()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	spent, err := sn.Spent()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	done := counts[string(state.Done)]
 	workers := []Worker{}
 	for _, l := range sn.Leases {
 		workers = append(workers, WorkerOf(l))
 	}
-	stale := false
+	cached := false
 	fields := []field{
 		{name: "feature", value: sn.Feature},
 		{name: "complete", value: done == total},
 		{name: "progress", value: ProgressOf(done, total)},
 		{name: "counts", value: counts},
 		{name: "tasks", tasks: func(emit func([]byte) error) (err error) {
-			stale, err = statusTasks(sn, emit, false)
+			misses, cached, err = statusTasks(sn, emit, false)
 			return err
 		}},
 		{name: "levels", value: LevelsOf(sn)},
@@ -95,14 +102,14 @@ func WriteStatusJSON(w io.Writer, sn *view.Snapshot) error {
 		fields = append(fields, field{name: "spent", value: u})
 	}
 	if err := writeDoc(w, fields); err != nil {
-		return err
+		return 0, err
 	}
-	if stale {
+	if cached && misses > rewriteAfter {
 		// Once the document is out: the tasks that missed are in memory
 		// by now, the others in the old file.
-		_, err = statusTasks(sn, func([]byte) error { return nil }, true)
+		_, _, err = statusTasks(sn, func([]byte) error { return nil }, true)
 	}
-	return err
+	return misses, err
 }
 
 // write prints the document as WriteJSON would, with the task list on the
@@ -125,13 +132,14 @@ func (st *Status) write(w io.Writer) error {
 }
 
 // statusTasks emits every task of sn in plan order, from the rendered
-// cache where it holds the task's blob, else rendered from the state. It
-// writes the cache file when there was none of this build, or when
-// rewrite; stale reports a file worth rewriting.
-func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (stale bool, err error) {
+// cache where it holds the task's blob, else rendered from the state, and
+// counts the latter. It writes the cache file when there was none of this
+// build, or when rewrite; else cached tells that the file held the tasks
+// that did not miss.
+func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (misses int, cached bool, err error) {
 	ix, err := sn.Index()
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	key, path := buildKey(), cachePath(sn.Store(), sn.Feature)
 	c := openCache(path, key)
@@ -141,7 +149,6 @@ func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (stal
 		cw = createCache(path, key)
 	}
 	var b []byte
-	misses := 0
 	for i := range ix.Entries {
 		en := &ix.Entries[i]
 		elem, ok := c.next(en.ID, en.Blob)
@@ -150,7 +157,7 @@ func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (stal
 			t, err := sn.StateTask(en.ID)
 			if err != nil {
 				cw.abort()
-				return false, err
+				return 0, false, err
 			}
 			tj := TaskOf(t, false)
 			b = appendTask(b[:0], &tj, taskPrefix)
@@ -159,9 +166,9 @@ func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (stal
 		cw.add(en.ID, en.Blob, elem)
 		if err := emit(elem); err != nil {
 			cw.abort()
-			return false, err
+			return 0, false, err
 		}
 	}
 	cw.commit()
-	return c != nil && cw == nil && misses > rewriteAfter, nil
+	return misses, c != nil && cw == nil, nil
 }
