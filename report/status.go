@@ -131,6 +131,9 @@ func (st *Status) write(w io.Writer) error {
 	return writeDoc(w, fields)
 }
 
+// readAllAfter is how many misses make reading every task at once cheaper.
+const readAllAfter = 64
+
 // statusTasks emits every task of sn in plan order, from the rendered
 // cache where it holds the task's blob, else rendered from the state, and
 // counts the latter. It writes the cache file when there was none of this
@@ -153,7 +156,15 @@ func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (miss
 		en := &ix.Entries[i]
 		elem, ok := c.next(en.ID, en.Blob)
 		if !ok {
-			misses++
+			// A task read alone costs a hundred times its share of the
+			// task cache: past a few misses (a new plan, another build, a
+			// sync), every task is read from that at once.
+			if misses++; misses == readAllAfter || c == nil {
+				if _, err := sn.StateTasks(); err != nil {
+					cw.abort()
+					return 0, false, err
+				}
+			}
 			t, err := sn.StateTask(en.ID)
 			if err != nil {
 				cw.abort()
