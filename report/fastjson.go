@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"sort"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -39,7 +40,10 @@ func writeDoc(w io.Writer, fields []field) error {
 		b = append(b[:0], "  "...)
 		b = appendString(b, f.name)
 		b = append(b, ": "...)
-		if f.tasks == nil {
+		if lv, ok := f.value.([]Level); ok {
+			// A level lists its tasks: as long as the task list in ids.
+			b = appendLevels(b, lv, "  ")
+		} else if f.tasks == nil {
 			v, err := marshalIndent(f.value, "  ")
 			if err != nil {
 				return err
@@ -267,6 +271,80 @@ func appendEvent(b []byte, ev *Event, prefix string) []byte {
 	b = append(b, prefix...)
 	b = append(b, '}')
 	return b
+}
+
+// appendLevels appends lv as WriteJSON renders it nested at prefix.
+func appendLevels(b []byte, lv []Level, prefix string) []byte {
+	if lv == nil {
+		return append(b, "null"...)
+	}
+	if len(lv) == 0 {
+		return append(b, "[]"...)
+	}
+	in, in2 := prefix+"  ", prefix+"    "
+	b = append(b, "[\n"...)
+	for i := range lv {
+		l := &lv[i]
+		b = append(b, in...)
+		b = append(b, "{\n"...)
+		b = append(b, in2...)
+		b = append(b, `"level": `...)
+		b = strconv.AppendInt(b, int64(l.Level), 10)
+		b = append(b, ",\n"...)
+		b = append(b, in2...)
+		b = append(b, `"tasks": `...)
+		if l.Tasks == nil {
+			b = append(b, "null"...)
+		} else {
+			b = appendStrings(b, l.Tasks, in2)
+		}
+		b = append(b, ",\n"...)
+		b = append(b, in2...)
+		b = append(b, `"counts": `...)
+		b = appendCounts(b, l.Counts, in2)
+		b = append(b, ",\n"...)
+		b = append(b, in2...)
+		b = append(b, `"done": `...)
+		b = strconv.AppendBool(b, l.Done)
+		b = append(b, '\n')
+		b = append(b, in...)
+		b = append(b, '}')
+		if i < len(lv)-1 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	b = append(b, prefix...)
+	return append(b, ']')
+}
+
+// appendCounts appends m with its keys sorted, as encoding/json does.
+func appendCounts(b []byte, m map[string]int, prefix string) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	if len(m) == 0 {
+		return append(b, "{}"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, "{\n"...)
+	for i, k := range keys {
+		b = append(b, prefix...)
+		b = append(b, "  "...)
+		b = appendString(b, k)
+		b = append(b, ": "...)
+		b = strconv.AppendInt(b, int64(m[k]), 10)
+		if i < len(keys)-1 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	b = append(b, prefix...)
+	return append(b, '}')
 }
 
 func appendStrings(b []byte, ss []string, prefix string) []byte {

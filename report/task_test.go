@@ -258,7 +258,7 @@ func TestDocuments(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		tasks = append(tasks, TaskOf(randomTask(rng, false), i%2 == 0))
 	}
-	for _, n := range []int{0, 1, len(tasks)} {
+	for _, n := range []int{0, 1, 5, 6, len(tasks)} {
 		var want, got bytes.Buffer
 		ex := Export{Format: 1, Feature: "f", Levels: [][]string{{"a"}}, Tasks: tasks[:n], Locks: []Lock{}, Workers: []Worker{}}
 		if err := WriteJSON(&want, ex); err != nil {
@@ -268,7 +268,7 @@ func TestDocuments(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := Status{Feature: "f", Progress: Progress{1, 2, 50}, Counts: map[string]int{"done": 1}, Tasks: tasks[:n],
-			Levels: []Level{}, Workers: []Worker{}, Locks: []Lock{}}
+			Levels: randomLevels(rng, n), Workers: []Worker{}, Locks: []Lock{}}
 		if n > 0 {
 			st.Spent = &Usage{CostUSD: 1.25, InputTokens: 1000, OutputTokens: 20, Turns: 3}
 		}
@@ -282,4 +282,28 @@ func TestDocuments(t *testing.T) {
 			t.Fatalf("%d tasks: documents differ%s", n, firstDiff(want.Bytes(), got.Bytes()))
 		}
 	}
+}
+
+// randomLevels are n levels, some of them with no task, nil lists and
+// maps among them.
+func randomLevels(rng *rand.Rand, n int) []Level {
+	if n == 1 {
+		return nil
+	}
+	out := []Level{}
+	for i := 0; i < n%7; i++ {
+		lv := Level{Level: i + 1, Done: rng.IntN(2) == 0}
+		f := &filler{rng, false}
+		if rng.IntN(4) > 0 {
+			f.fill(reflect.ValueOf(&lv.Tasks).Elem())
+		}
+		switch rng.IntN(3) {
+		case 0:
+			lv.Counts = map[string]int{}
+		case 1:
+			lv.Counts = map[string]int{"pending": rng.IntN(9), "done": rng.IntN(9), strs[rng.IntN(len(strs))]: 1}
+		}
+		out = append(out, lv)
+	}
+	return out
 }
