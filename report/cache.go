@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -97,14 +98,19 @@ func (c *cacheReader) next(id string, blob plumbing.Hash) ([]byte, bool) {
 		c.ok = false
 		return nil, false
 	}
-	f := strings.Split(string(line[:len(line)-1]), "\t")
-	var n int
-	if len(f) == 3 {
-		n, err = strconv.Atoi(f[2])
-	}
-	if len(f) != 3 || err != nil || n < 0 || n > 1<<24 {
+	// <id> TAB <blob> TAB <length> NL, parsed in place: 10,000 of them.
+	name, rest, ok1 := bytes.Cut(line[:len(line)-1], []byte{'\t'})
+	hexBlob, size, ok2 := bytes.Cut(rest, []byte{'\t'})
+	n, err := strconv.Atoi(string(size))
+	if !ok1 || !ok2 || err != nil || n < 0 || n > 1<<24 {
 		c.ok = false
 		return nil, false
+	}
+	var h plumbing.Hash
+	same := string(name) == id && !blob.IsZero() && len(hexBlob) == 2*len(h)
+	if same {
+		_, err := hex.Decode(h[:], hexBlob)
+		same = err == nil && h == blob
 	}
 	if cap(c.buf) < n+1 {
 		c.buf = make([]byte, n+1)
@@ -114,7 +120,7 @@ func (c *cacheReader) next(id string, blob plumbing.Hash) ([]byte, bool) {
 		c.ok = false
 		return nil, false
 	}
-	if f[0] != id || blob.IsZero() || f[1] != blob.String() {
+	if !same {
 		return nil, false
 	}
 	return c.buf[:n], true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,6 +178,11 @@ func TestStatusStreamed(t *testing.T) {
 	}
 	check("a broken cache", len(ids))
 	check("the broken cache rewritten", 0)
+	long := cacheHeader(buildKey()) + ids[0] + "\t" + strings.Repeat("ab", 30) + "\t2\n{}\n"
+	if err := os.WriteFile(path, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("a cache of long hashes", len(ids))
 
 	defer func(k func() string) { buildKey = k }(buildKey)
 	buildKey = func() string { return "another build" }
