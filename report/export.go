@@ -53,14 +53,3 @@ func WriteExport(w io.Writer, sn *view.Snapshot) error {
 		{name: "workers", value: workers},
 	})
 }
-
-func (ex *Export) write(w io.Writer) error {
-	return writeDoc(w, []field{
-		{name: "format", value: ex.Format},
-		{name: "feature", value: ex.Feature},
-		{name: "levels", value: ex.Levels},
-		{name: "tasks", tasks: taskList(ex.Tasks)},
-		{name: "locks", value: ex.Locks},
-		{name: "workers", value: ex.Workers},
-	})
-}

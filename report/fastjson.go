@@ -81,20 +81,6 @@ func writeDoc(w io.Writer, fields []field) error {
 	return bw.Flush()
 }
 
-// taskList streams tasks rendered from ts.
-func taskList(ts []Task) func(emit func([]byte) error) error {
-	return func(emit func([]byte) error) error {
-		var b []byte
-		for i := range ts {
-			b = appendTask(b[:0], &ts[i], taskPrefix)
-			if err := emit(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
 func marshalIndent(v any, prefix string) ([]byte, error) {
 	var buf jsonBuffer
 	enc := json.NewEncoder(&buf)

@@ -12,8 +12,8 @@ import (
 // Features up to it print every task, as scripts written for them expect.
 const SummaryAbove = 50
 
-// Status is the document of `status --json`; its task list is streamed
-// (see WriteStatusJSON), so Tasks is only for tests that build one.
+// Status is the document of `status --json`. WriteStatusJSON streams it:
+// its Tasks are for tests that build one.
 type Status struct {
 	Feature  string         `json:"feature"`
 	Complete bool           `json:"complete"`
@@ -58,7 +58,9 @@ func LevelsOf(sn *view.Snapshot) []Level {
 
 // WriteStatusJSON writes the status document of sn. Everything but the
 // tasks comes from the index; the tasks are written one by one as they are
-// read (mostly from the rendered cache), never all in memory.
+// read from the rendered cache, never all in memory, but when little of it
+// holds (a new plan, another build): then they are read at once from the
+// task cache.
 func WriteStatusJSON(w io.Writer, sn *view.Snapshot) error {
 	_, err := writeStatusJSON(w, sn)
 	return err
@@ -110,25 +112,6 @@ func writeStatusJSON(w io.Writer, sn *view.Snapshot) (misses int, err error) {
 		_, _, err = statusTasks(sn, func([]byte) error { return nil }, true)
 	}
 	return misses, err
-}
-
-// write prints the document as WriteJSON would, with the task list on the
-// fast path.
-func (st *Status) write(w io.Writer) error {
-	fields := []field{
-		{name: "feature", value: st.Feature},
-		{name: "complete", value: st.Complete},
-		{name: "progress", value: st.Progress},
-		{name: "counts", value: st.Counts},
-		{name: "tasks", tasks: taskList(st.Tasks)},
-		{name: "levels", value: st.Levels},
-		{name: "workers", value: st.Workers},
-		{name: "locks", value: st.Locks},
-	}
-	if st.Spent != nil {
-		fields = append(fields, field{name: "spent", value: st.Spent})
-	}
-	return writeDoc(w, fields)
 }
 
 // readAllAfter is how many misses make reading every task at once cheaper.

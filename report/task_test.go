@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -306,4 +307,47 @@ func randomLevels(rng *rand.Rand, n int) []Level {
 		out = append(out, lv)
 	}
 	return out
+}
+
+// write writes the document through writeDoc, as the commands do.
+func (st *Status) write(w io.Writer) error {
+	fields := []field{
+		{name: "feature", value: st.Feature},
+		{name: "complete", value: st.Complete},
+		{name: "progress", value: st.Progress},
+		{name: "counts", value: st.Counts},
+		{name: "tasks", tasks: taskList(st.Tasks)},
+		{name: "levels", value: st.Levels},
+		{name: "workers", value: st.Workers},
+		{name: "locks", value: st.Locks},
+	}
+	if st.Spent != nil {
+		fields = append(fields, field{name: "spent", value: st.Spent})
+	}
+	return writeDoc(w, fields)
+}
+
+func (ex *Export) write(w io.Writer) error {
+	return writeDoc(w, []field{
+		{name: "format", value: ex.Format},
+		{name: "feature", value: ex.Feature},
+		{name: "levels", value: ex.Levels},
+		{name: "tasks", tasks: taskList(ex.Tasks)},
+		{name: "locks", value: ex.Locks},
+		{name: "workers", value: ex.Workers},
+	})
+}
+
+// taskList streams tasks rendered from ts.
+func taskList(ts []Task) func(emit func([]byte) error) error {
+	return func(emit func([]byte) error) error {
+		var b []byte
+		for i := range ts {
+			b = appendTask(b[:0], &ts[i], taskPrefix)
+			if err := emit(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
