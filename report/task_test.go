@@ -251,9 +251,9 @@ func firstDiff(want, got []byte) string {
 	return fmt.Sprintf(" at byte %d:\nwant …%q\ngot  …%q", i, want[max(0, i-80):min(len(want), i+80)], got[max(0, i-80):min(len(got), i+80)])
 }
 
-// TestDocuments holds the documents with task lists to WriteJSON of the
+// TestFastTaskJSON holds the documents with task lists to WriteJSON of the
 // same values.
-func TestDocuments(t *testing.T) {
+func TestFastTaskJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var tasks []Task
 	for i := 0; i < 300; i++ {
