@@ -188,6 +188,11 @@ func TestStatusStreamed(t *testing.T) {
 	buildKey = func() string { return "another build" }
 	check("another build's cache", len(ids))
 	check("this build's cache", 0)
+
+	s.DropCache("f")
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a deleted feature's rendered tasks are left: %v", err)
+	}
 }
 
 // TestStatusEmptyFeature: a plan of no task still prints [] for its tasks.
