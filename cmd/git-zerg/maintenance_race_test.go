@@ -92,6 +92,10 @@ while :; do
     # undone update was merged back (the earlier claim wins): finish it.
     id=$held; rc=0
   fi
+  # Refused after losing every compare-and-swap for the whole retry budget
+  # (a dozen writers on a loaded machine): nothing was acknowledged, so
+  # nothing can be lost; try again.
+  [ $rc -eq 3 ] && grep -q 'state update lost' "$LOG.err" && continue
   [ $rc -eq 0 ] || { echo "claim exited $rc" >&2; cat "$LOG.err" >&2; exit 1; }
   echo "claim $id" >> "$LOG"
   git zerg done --worker "$W" "$id" >/dev/null 2>"$LOG.err"; rc=$?
