@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type cleanupOptions struct {
@@ -54,20 +55,20 @@ func runCleanup(e *env, o *cleanupOptions) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, cleanupJSON{g.Feature, orEmpty(c.Worktrees), orEmpty(c.Branches), c.Staging, orEmpty(c.Dirs)})
+		return report.WriteJSON(e.stdout, cleanupJSON{g.Feature, orEmpty(c.Worktrees), orEmpty(c.Branches), c.Staging, orEmpty(c.Dirs)})
 	}
 	var parts []string
 	if n := len(c.Worktrees); n > 0 {
-		parts = append(parts, plural(n, "worktree"))
+		parts = append(parts, report.Plural(n, "worktree"))
 	}
 	if n := len(c.Branches); n > 0 {
-		parts = append(parts, plural(n, "worker branch"))
+		parts = append(parts, report.Plural(n, "worker branch"))
 	}
 	if c.Staging != "" {
 		parts = append(parts, "the gates' staging checkout")
 	}
 	if n := len(c.Dirs); n > 0 {
-		parts = append(parts, plural(n, "empty directory"))
+		parts = append(parts, report.Plural(n, "empty directory"))
 	}
 	if len(parts) == 0 {
 		fmt.Fprintf(e.stdout, "cleaned up %s: nothing to remove\n", g.Feature)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func epicCmd(e *env) *cli.Command {
@@ -86,12 +87,12 @@ func epicCmd(e *env) *cli.Command {
 }
 
 type epicPlanJSON struct {
-	Epic     string        `json:"epic"`
-	Version  int           `json:"version"`
-	Levels   [][]string    `json:"levels"`
-	Features []planJSON    `json:"features"`
-	Warnings []problemJSON `json:"warnings"`
-	Commit   string        `json:"commit"`
+	Epic     string           `json:"epic"`
+	Version  int              `json:"version"`
+	Levels   [][]string       `json:"levels"`
+	Features []planJSON       `json:"features"`
+	Warnings []report.Problem `json:"warnings"`
+	Commit   string           `json:"commit"`
 }
 
 func runEpicPlan(e *env, file string, force bool) error {
@@ -113,7 +114,7 @@ func runEpicPlan(e *env, file string, force bool) error {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", file, p)
 	}
 	if len(errs) > 0 {
-		return usageErr("invalid epic %s (%s)", file, plural(len(errs), "error"))
+		return usageErr("invalid epic %s (%s)", file, report.Plural(len(errs), "error"))
 	}
 	res, err := g.PlanEpic(plan, force)
 	if err != nil {
@@ -121,54 +122,54 @@ func runEpicPlan(e *env, file string, force bool) error {
 	}
 	if e.json {
 		out := epicPlanJSON{Epic: res.Epic.Name, Version: res.Epic.Version, Levels: plan.Levels, Features: []planJSON{},
-			Warnings: problemsOut(warns), Commit: res.Commit}
+			Warnings: report.ProblemsOf(warns), Commit: res.Commit}
 		for _, f := range res.Features {
-			out.Features = append(out.Features, planJSON{f.Feature, f.Tasks, f.Levels, problemsOut(plan.Plans[f.Feature].Warnings), f.Commit})
+			out.Features = append(out.Features, planJSON{f.Feature, f.Tasks, f.Levels, report.ProblemsOf(plan.Plans[f.Feature].Warnings), f.Commit})
 		}
-		return writeJSON(e.stdout, out)
+		return report.WriteJSON(e.stdout, out)
 	}
 	for _, f := range res.Features {
-		fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", f.Feature, plural(f.Tasks, "task"), plural(len(f.Levels), "level"))
+		fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", f.Feature, report.Plural(f.Tasks, "task"), report.Plural(len(f.Levels), "level"))
 	}
 	var lv []string
 	for _, l := range plan.Levels {
 		lv = append(lv, strings.Join(l, ", "))
 	}
 	fmt.Fprintf(e.stdout, "planned epic %s v%d: %s in order %s\n", res.Epic.Name, res.Epic.Version,
-		plural(len(res.Epic.Features), "feature"), strings.Join(lv, " | "))
+		report.Plural(len(res.Epic.Features), "feature"), strings.Join(lv, " | "))
 	return nil
 }
 
 type epicFeatureJSON struct {
-	Name             string         `json:"name"`
-	Graph            string         `json:"graph"`
-	Level            int            `json:"level"`
-	State            string         `json:"state"`
-	Dependencies     []string       `json:"dependencies"`
-	SoftDependencies []string       `json:"soft_dependencies"`
-	Progress         progressJSON   `json:"progress"`
-	Counts           map[string]int `json:"counts"`
-	NeedsReview      bool           `json:"needs_review"`
-	ReviewSince      int            `json:"review_since_version,omitempty"`
-	Staging          string         `json:"staging,omitempty"`
+	Name             string          `json:"name"`
+	Graph            string          `json:"graph"`
+	Level            int             `json:"level"`
+	State            string          `json:"state"`
+	Dependencies     []string        `json:"dependencies"`
+	SoftDependencies []string        `json:"soft_dependencies"`
+	Progress         report.Progress `json:"progress"`
+	Counts           map[string]int  `json:"counts"`
+	NeedsReview      bool            `json:"needs_review"`
+	ReviewSince      int             `json:"review_since_version,omitempty"`
+	Staging          string          `json:"staging,omitempty"`
 }
 
 type epicStatusJSON struct {
 	Epic     string            `json:"epic"`
 	Version  int               `json:"version"`
 	Complete bool              `json:"complete"`
-	Progress progressJSON      `json:"progress"`
+	Progress report.Progress   `json:"progress"`
 	Frozen   []string          `json:"frozen"`
 	Levels   [][]string        `json:"levels"`
 	Features []epicFeatureJSON `json:"features"`
 }
 
 func epicStatusOut(st *engine.EpicStatus) epicStatusJSON {
-	out := epicStatusJSON{Epic: st.Epic.Name, Version: st.Epic.Version, Complete: st.Complete, Frozen: nonNil(st.Epic.Frozen),
+	out := epicStatusJSON{Epic: st.Epic.Name, Version: st.Epic.Version, Complete: st.Complete, Frozen: report.NonNil(st.Epic.Frozen),
 		Levels: st.Levels, Features: []epicFeatureJSON{}}
 	for _, f := range st.Features {
-		fj := epicFeatureJSON{Name: f.Name, Graph: f.Graph, Level: f.Level, State: f.State, Dependencies: nonNil(f.Dependencies),
-			SoftDependencies: nonNil(f.SoftDependencies), Progress: progressJSON{Done: f.Done, Total: f.Total}, Counts: f.Counts,
+		fj := epicFeatureJSON{Name: f.Name, Graph: f.Graph, Level: f.Level, State: f.State, Dependencies: report.NonNil(f.Dependencies),
+			SoftDependencies: report.NonNil(f.SoftDependencies), Progress: report.Progress{Done: f.Done, Total: f.Total}, Counts: f.Counts,
 			NeedsReview: f.Review != nil, Staging: f.Staging}
 		if f.Total > 0 {
 			fj.Progress.Percent = f.Done * 100 / f.Total
@@ -200,11 +201,12 @@ func runEpicStatus(e *env, a []string) error {
 	}
 	if e.json {
 		if len(a) == 1 {
-			return writeJSON(e.stdout, all[0])
+			return report.WriteJSON(e.stdout, all[0])
 		}
-		return writeJSON(e.stdout, struct {
+		return report.WriteJSON(e.stdout, struct {
 			Epics []epicStatusJSON `json:"epics"`
 		}{all})
+
 	}
 	for i, st := range all {
 		if i > 0 {
@@ -251,7 +253,7 @@ func runEpicBump(e *env, name string, frozen []string, set bool) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(e.stdout, epicStatusOut(st))
+		return report.WriteJSON(e.stdout, epicStatusOut(st))
 	}
 	fmt.Fprintf(e.stdout, "epic %s is now v%d", name, res.Epic.Version)
 	if len(res.Review) > 0 {
@@ -302,10 +304,10 @@ func runEpicLog(e *env, name string) error {
 		for _, l := range log {
 			out = append(out, entry{l.Hash.String(), l.When.UTC().Format("2006-01-02T15:04:05Z"), l.Message.Op, l.Message.Subject})
 		}
-		return writeJSON(e.stdout, out)
+		return report.WriteJSON(e.stdout, out)
 	}
 	for _, l := range log {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", shortHash(l.Hash.String()), l.When.UTC().Format("2006-01-02 15:04:05"), l.Message.Subject)
+		fmt.Fprintf(e.stdout, "%s %s %s\n", report.ShortHash(l.Hash.String()), l.When.UTC().Format("2006-01-02 15:04:05"), l.Message.Subject)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func runEpicRush(e *env, o *rushOptions) error {
@@ -28,7 +29,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 		case engine.EvLevelEnd:
 			return
 		case engine.EvLevelMerged:
-			p.note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, shortHash(ev.Text))
+			p.note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, report.ShortHash(ev.Text))
 			return
 		case engine.EvNote:
 			if ev.Feature != "" {
@@ -49,10 +50,10 @@ func runEpicRush(e *env, o *rushOptions) error {
 				fmt.Fprintf(e.stdout, "feature %s: already complete\n", f.Feature)
 			case f.Result != nil && f.Result.Complete:
 				done++
-				fmt.Fprintf(e.stdout, "feature %s complete: %s done, staging %s at %s\n", f.Feature, plural(f.Result.Tasks, "task"),
-					f.Result.Staging, shortHash(f.Result.Tip))
+				fmt.Fprintf(e.stdout, "feature %s complete: %s done, staging %s at %s\n", f.Feature, report.Plural(f.Result.Tasks, "task"),
+					f.Result.Staging, report.ShortHash(f.Result.Tip))
 			case f.Result != nil:
-				fmt.Fprintf(e.stdout, "feature %s ended: %s\n", f.Feature, countsLine(f.Result.Counts))
+				fmt.Fprintf(e.stdout, "feature %s ended: %s\n", f.Feature, engine.CountsLine(f.Result.Counts))
 			case f.Skipped != "":
 				fmt.Fprintf(e.stdout, "feature %s not run: %s\n", f.Feature, f.Skipped)
 			case f.Err != nil:
@@ -60,7 +61,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 			}
 		}
 		if res.Complete {
-			fmt.Fprintf(e.stdout, "rush of epic %s complete: %s done\n", res.Epic, plural(done, "feature"))
+			fmt.Fprintf(e.stdout, "rush of epic %s complete: %s done\n", res.Epic, report.Plural(done, "feature"))
 		} else {
 			fmt.Fprintf(e.stdout, "rush of epic %s ended: %d/%d features done\n", res.Epic, done, len(res.Features))
 		}
@@ -80,23 +81,23 @@ func runEpicDag(e *env, name, format string) error {
 	w := e.stdout
 	switch format {
 	case "json":
-		return writeJSON(w, epicStatusOut(st))
+		return report.WriteJSON(w, epicStatusOut(st))
 	case "mermaid":
 		fmt.Fprintln(w, "flowchart TD")
 		for i, names := range st.Levels {
 			fmt.Fprintf(w, "  subgraph E%d[\"level %d\"]\n", i+1, i+1)
 			for _, n := range names {
 				f := st.Feature(n)
-				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", mermaidID(n), n, f.State, f.Done, f.Total)
+				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", report.MermaidID(n), n, f.State, f.Done, f.Total)
 			}
 			fmt.Fprintln(w, "  end")
 		}
 		for _, f := range st.Features {
 			for _, d := range f.Dependencies {
-				fmt.Fprintf(w, "  %s --> %s\n", mermaidID(d), mermaidID(f.Name))
+				fmt.Fprintf(w, "  %s --> %s\n", report.MermaidID(d), report.MermaidID(f.Name))
 			}
 			for _, d := range f.SoftDependencies {
-				fmt.Fprintf(w, "  %s -.-> %s\n", mermaidID(d), mermaidID(f.Name))
+				fmt.Fprintf(w, "  %s -.-> %s\n", report.MermaidID(d), report.MermaidID(f.Name))
 			}
 		}
 	case "dot":

@@ -8,7 +8,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/printable"
-	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func useCmd(e *env) *cli.Command {
@@ -57,7 +57,7 @@ func runFeatures(e *env) error {
 		for _, f := range fs {
 			out = append(out, featureJSON{f.Name, f.Current, f.Tasks, f.Done, f.Complete, f.Counts})
 		}
-		return writeJSON(e.stdout, out)
+		return report.WriteJSON(e.stdout, out)
 	}
 	if len(fs) == 0 {
 		fmt.Fprintln(e.stderr, "no feature planned (git zerg plan --graph FILE)")
@@ -69,11 +69,7 @@ func runFeatures(e *env) error {
 		if f.Current {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Name), f.Done, f.Tasks, countsLine(f.Counts))
+		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Name), f.Done, f.Tasks, engine.CountsLine(f.Counts))
 	}
 	return tw.Flush()
 }
-
-func countStatuses(tasks []*state.Task) map[string]int { return engine.CountStatuses(tasks) }
-
-func countsLine(m map[string]int) string { return engine.CountsLine(m) }

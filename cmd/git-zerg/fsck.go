@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type fsckOptions struct {
@@ -111,7 +112,7 @@ func runFsck(e *env, o *fsckOptions) error {
 		}
 	}
 	if e.json {
-		if err := writeJSON(e.stdout, out); err != nil {
+		if err := report.WriteJSON(e.stdout, out); err != nil {
 			return err
 		}
 	}

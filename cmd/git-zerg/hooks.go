@@ -10,7 +10,9 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
+	"github.com/git-zerg/git-zerg/manual"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func hooksCmd(e *env) *cli.Command {
@@ -120,7 +122,7 @@ func runHooksStatus(e *env) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, r)
+		return report.WriteJSON(e.stdout, r)
 	}
 	fmt.Fprintf(e.stdout, "hooks directory: %s\n", r.Dir)
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
@@ -187,7 +189,7 @@ func runInit(e *env) error {
 		return err
 	}
 	e.printHooksWarning(e.startHooksWarning(s)())
-	if found, ok := manFinds(); ok && found == "" {
+	if found, ok := manual.Finds("git-zerg"); ok && found == "" {
 		fmt.Fprintln(e.stderr, "note: git zerg --help opens man git-zerg, not installed yet: git zerg install-man installs it")
 	}
 	return nil

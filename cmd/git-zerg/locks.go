@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -67,7 +68,7 @@ func locksCmd(e *env) *cli.Command {
 			case err != nil:
 				return err
 			case e.json:
-				return writeJSON(e.stdout, locksOut(locks))
+				return report.WriteJSON(e.stdout, report.LocksOf(locks))
 			case len(locks) == 0:
 				fmt.Fprintln(e.stdout, "no locks")
 			}
@@ -97,7 +98,7 @@ func runLock(e *env, paths []string, o *lockOptions) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, locksOut(taken))
+		return report.WriteJSON(e.stdout, report.LocksOf(taken))
 	}
 	for _, l := range taken {
 		fmt.Fprintf(e.stdout, "locked %s until %s\n", l.Path, l.Expires.Format(time.RFC3339))
@@ -139,7 +140,7 @@ func printLocks(e *env, locks []state.Lock) {
 		if l.Task != "" {
 			what = l.Feature + "/" + l.Task
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), roundDur(l.Expires.Sub(now)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), report.RoundDur(l.Expires.Sub(now)))
 	}
 	tw.Flush()
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func nextCmd(e *env) *cli.Command {
@@ -54,15 +55,15 @@ func runNext(e *env) error {
 			return err
 		}
 	}
-	out := []taskJSON{}
+	out := []report.Task{}
 	for _, en := range ready {
 		t, err := tx.Task(en.ID)
 		if err != nil {
 			return err
 		}
-		out = append(out, taskOut(t, false))
+		out = append(out, report.TaskOf(t, false))
 	}
-	return writeJSON(e.stdout, out)
+	return report.WriteJSON(e.stdout, out)
 }
 
 // nextOneByOne is how many tasks are cheaper to read one by one (a shard

@@ -16,6 +16,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -50,13 +51,13 @@ func validateCmd(e *env) *cli.Command {
 }
 
 type validateJSON struct {
-	File     string        `json:"file"`
-	Valid    bool          `json:"valid"`
-	Feature  string        `json:"feature"`
-	Tasks    int           `json:"tasks"`
-	Levels   [][]string    `json:"levels"`
-	Errors   []problemJSON `json:"errors"`
-	Warnings []problemJSON `json:"warnings"`
+	File     string           `json:"file"`
+	Valid    bool             `json:"valid"`
+	Feature  string           `json:"feature"`
+	Tasks    int              `json:"tasks"`
+	Levels   [][]string       `json:"levels"`
+	Errors   []report.Problem `json:"errors"`
+	Warnings []report.Problem `json:"warnings"`
 }
 
 func runValidate(e *env, o *validateOptions) error {
@@ -68,20 +69,20 @@ func runValidate(e *env, o *validateOptions) error {
 	// feature's: validate refuses what plan would.
 	plan, err := e.checkGraph(file, o.strict, !e.json, true)
 	if e.json {
-		out := validateJSON{File: file, Valid: err == nil, Levels: [][]string{}, Errors: []problemJSON{}, Warnings: []problemJSON{}}
+		out := validateJSON{File: file, Valid: err == nil, Levels: [][]string{}, Errors: []report.Problem{}, Warnings: []report.Problem{}}
 		var ge *graphError
 		if errors.As(err, &ge) {
-			out.Errors, out.Warnings = problemsOut(ge.errs), problemsOut(ge.warnings)
+			out.Errors, out.Warnings = report.ProblemsOf(ge.errs), report.ProblemsOf(ge.warnings)
 		} else if err != nil {
 			return err
 		}
 		if plan != nil {
 			out.Feature, out.Tasks, out.Levels = plan.Graph.Feature, len(plan.Graph.Tasks), plan.Levels
 			if ge == nil {
-				out.Warnings = problemsOut(plan.Warnings)
+				out.Warnings = report.ProblemsOf(plan.Warnings)
 			}
 		}
-		if werr := writeJSON(e.stdout, out); werr != nil {
+		if werr := report.WriteJSON(e.stdout, out); werr != nil {
 			return werr
 		}
 		if err != nil {
@@ -92,7 +93,7 @@ func runValidate(e *env, o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", graphName(file), plan.Graph.Feature, plural(len(plan.Graph.Tasks), "task"), plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", graphName(file), plan.Graph.Feature, report.Plural(len(plan.Graph.Tasks), "task"), report.Plural(len(plan.Levels), "level"))
 	return nil
 }
 
@@ -279,11 +280,11 @@ func planCmd(e *env) *cli.Command {
 }
 
 type planJSON struct {
-	Feature  string        `json:"feature"`
-	Tasks    int           `json:"tasks"`
-	Levels   [][]string    `json:"levels"`
-	Warnings []problemJSON `json:"warnings"`
-	Commit   string        `json:"commit"`
+	Feature  string           `json:"feature"`
+	Tasks    int              `json:"tasks"`
+	Levels   [][]string       `json:"levels"`
+	Warnings []report.Problem `json:"warnings"`
+	Commit   string           `json:"commit"`
 }
 
 func runPlan(e *env, o *planOptions) error {
@@ -346,12 +347,12 @@ func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
 	// rush will build: say so, since HEAD is what one would expect.
 	if tip, _ := s.ReadRef("refs/heads/" + worktree.StagingBranch(name)); !tip.IsZero() {
 		fmt.Fprintf(e.stderr, "note: %s exists (%s): the rush builds on it, not on HEAD; git branch -D %s starts afresh\n",
-			worktree.StagingBranch(name), shortHash(tip.String()), worktree.StagingBranch(name))
+			worktree.StagingBranch(name), report.ShortHash(tip.String()), worktree.StagingBranch(name))
 	}
 	if e.json {
-		return writeJSON(e.stdout, planJSON{name, res.Tasks, plan.Levels, problemsOut(plan.Warnings), res.Commit})
+		return report.WriteJSON(e.stdout, planJSON{name, res.Tasks, plan.Levels, report.ProblemsOf(plan.Warnings), res.Commit})
 	}
-	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, plural(res.Tasks, "task"), plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, report.Plural(res.Tasks, "task"), report.Plural(len(plan.Levels), "level"))
 	return nil
 }
 
@@ -400,7 +401,7 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 			hint: "review the commands above, then git zerg plan --accept --yes " + name}
 	}
 	if !o.yes {
-		fmt.Fprintf(e.stderr, "run these %s on this machine? [y/N] ", plural(len(tasks), "command"))
+		fmt.Fprintf(e.stderr, "run these %s on this machine? [y/N] ", report.Plural(len(tasks), "command"))
 		answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
 			return &cliError{code: exitRefused, what: "nothing accepted", why: "the answer was not yes"}
@@ -409,6 +410,6 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 	if err := engine.Trust(s, name, tasks); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "accepted the commands of %s (%s)\n", name, plural(len(tasks), "task"))
+	fmt.Fprintf(e.stdout, "accepted the commands of %s (%s)\n", name, report.Plural(len(tasks), "task"))
 	return nil
 }

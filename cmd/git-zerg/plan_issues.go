@@ -6,6 +6,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 // runPlanFromIssues plans a feature from the forge's open issues: every
@@ -44,10 +45,10 @@ func runPlanFromIssues(e *env, o *planOptions) error {
 		fmt.Fprintln(e.stderr, "warning: "+printable.String(p.String()))
 	}
 	if len(probs) > 0 {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s)", name, plural(len(probs), "problem"))}
+		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s)", name, report.Plural(len(probs), "problem"))}
 	}
 	if o.strict && len(warns) > 0 {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s under --strict)", name, plural(len(warns), "warning"))}
+		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s under --strict)", name, report.Plural(len(warns), "warning"))}
 	}
 	if err := e.storePlan(g, plan, o.force); err != nil {
 		return err

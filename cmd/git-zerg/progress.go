@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -78,7 +79,7 @@ func (p *progress) update(level int, tasks []*state.Task) {
 			if n := len(t.History); n > 0 {
 				since = t.History[n-1].At
 			}
-			running = append(running, fmt.Sprintf("%s %s", t.ID(), roundDur(now.Sub(since))))
+			running = append(running, fmt.Sprintf("%s %s", t.ID(), report.RoundDur(now.Sub(since))))
 		}
 	}
 	const width = 20
@@ -116,7 +117,7 @@ func (p *progress) levelTable(level int, tasks []*state.Task) {
 		if t.Level != level {
 			continue
 		}
-		extra := shortHash(t.Commit)
+		extra := report.ShortHash(t.Commit)
 		if t.Status == state.Blocked || t.Status == state.Failed {
 			extra = printable.String(t.Reason)
 		}
@@ -135,7 +136,7 @@ func (p *progress) event(ev engine.Event) {
 	case engine.EvLevelEnd:
 		p.levelTable(ev.Level, ev.Tasks)
 	case engine.EvLevelMerged:
-		p.note("level %d merged: staging at %s", ev.Level, shortHash(ev.Text))
+		p.note("level %d merged: staging at %s", ev.Level, report.ShortHash(ev.Text))
 	case engine.EvRushEnd:
 		p.mu.Lock()
 		p.clearLive()

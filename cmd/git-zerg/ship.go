@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func shipCmd(e *env) *cli.Command {
@@ -44,8 +45,8 @@ func runShip(e *env) error {
 	}
 	res, err := g.Ship()
 	if res != nil && e.json && err == nil {
-		out := shipJSON{res.Feature, nonNilShipped(res.Shipped), nonNilShipped(res.Landed), nonNilShipped(res.Waiting), nonNil(res.Refused)}
-		if werr := writeJSON(e.stdout, out); werr != nil {
+		out := shipJSON{res.Feature, nonNilShipped(res.Shipped), nonNilShipped(res.Landed), nonNilShipped(res.Waiting), report.NonNil(res.Refused)}
+		if werr := report.WriteJSON(e.stdout, out); werr != nil {
 			return werr
 		}
 	} else if res != nil {
@@ -70,7 +71,7 @@ func runShip(e *env) error {
 		return err
 	}
 	if len(res.Refused) > 0 {
-		return refused("ship refused for "+plural(len(res.Refused), "task"), "each named above")
+		return refused("ship refused for "+report.Plural(len(res.Refused), "task"), "each named above")
 	}
 	return nil
 }

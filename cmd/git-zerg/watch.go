@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/view"
 )
 
@@ -77,7 +78,7 @@ func runWatch(e *env, o *watchOptions) error {
 			return err
 		}
 		if e.json {
-			return writeJSON(e.stdout, sn)
+			return report.WriteJSON(e.stdout, sn)
 		}
 		return view.WriteText(e.stdout, sn, e.now())
 	}
