@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/report"
@@ -78,63 +77,5 @@ func runEpicDag(e *env, name, format string) error {
 	if err != nil {
 		return err
 	}
-	w := e.stdout
-	switch format {
-	case "json":
-		return report.WriteJSON(w, epicStatusOut(st))
-	case "mermaid":
-		fmt.Fprintln(w, "flowchart TD")
-		for i, names := range st.Levels {
-			fmt.Fprintf(w, "  subgraph E%d[\"level %d\"]\n", i+1, i+1)
-			for _, n := range names {
-				f := st.Feature(n)
-				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", report.MermaidID(n), n, f.State, f.Done, f.Total)
-			}
-			fmt.Fprintln(w, "  end")
-		}
-		for _, f := range st.Features {
-			for _, d := range f.Dependencies {
-				fmt.Fprintf(w, "  %s --> %s\n", report.MermaidID(d), report.MermaidID(f.Name))
-			}
-			for _, d := range f.SoftDependencies {
-				fmt.Fprintf(w, "  %s -.-> %s\n", report.MermaidID(d), report.MermaidID(f.Name))
-			}
-		}
-	case "dot":
-		fmt.Fprintf(w, "digraph %q {\n  rankdir=LR;\n", "epic "+name)
-		for i, names := range st.Levels {
-			fmt.Fprintf(w, "  subgraph \"cluster_%d\" {\n    label=\"level %d\";\n", i+1, i+1)
-			for _, n := range names {
-				f := st.Feature(n)
-				fmt.Fprintf(w, "    %q [label=%q];\n", n, fmt.Sprintf("%s\n%s %d/%d", n, f.State, f.Done, f.Total))
-			}
-			fmt.Fprintln(w, "  }")
-		}
-		for _, f := range st.Features {
-			for _, d := range f.Dependencies {
-				fmt.Fprintf(w, "  %q -> %q;\n", d, f.Name)
-			}
-			for _, d := range f.SoftDependencies {
-				fmt.Fprintf(w, "  %q -> %q [style=dashed];\n", d, f.Name)
-			}
-		}
-		fmt.Fprintln(w, "}")
-	default:
-		fmt.Fprintf(w, "epic %s v%d\n", st.Epic.Name, st.Epic.Version)
-		for i, names := range st.Levels {
-			fmt.Fprintf(w, "level %d\n", i+1)
-			for _, n := range names {
-				f := st.Feature(n)
-				deps := ""
-				if len(f.Dependencies) > 0 {
-					deps = " <- " + strings.Join(f.Dependencies, ", ")
-				}
-				if len(f.SoftDependencies) > 0 {
-					deps += " (soft: " + strings.Join(f.SoftDependencies, ", ") + ")"
-				}
-				fmt.Fprintf(w, "  %-11s %s %d/%d%s\n", f.State, n, f.Done, f.Total, deps)
-			}
-		}
-	}
-	return nil
+	return report.WriteEpicDag(e.stdout, st, format)
 }

@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
-	"github.com/git-zerg/git-zerg/state"
 )
 
 type lockOptions struct {
@@ -72,7 +69,7 @@ func locksCmd(e *env) *cli.Command {
 			case len(locks) == 0:
 				fmt.Fprintln(e.stdout, "no locks")
 			}
-			printLocks(e, locks)
+			report.LocksText(e.stdout, locks, e.now())
 			return nil
 		}),
 	}
@@ -130,17 +127,4 @@ func runUnlock(e *env, paths []string, o *lockOptions) error {
 		fmt.Fprintf(e.stderr, "broke the lock on %s\n", b)
 	}
 	return nil
-}
-
-func printLocks(e *env, locks []state.Lock) {
-	now := e.now()
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, l := range locks {
-		what := l.Reason
-		if l.Task != "" {
-			what = l.Feature + "/" + l.Task
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), report.RoundDur(l.Expires.Sub(now)))
-	}
-	tw.Flush()
 }
