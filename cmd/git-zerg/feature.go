@@ -61,9 +61,3 @@ func (e *env) config() (*config.Config, error) {
 	}
 	return engine.LoadConfig(s)
 }
-
-// userIdentity is who owns manual locks and approvals.
-func (e *env) userIdentity() string {
-	s, _ := e.Store()
-	return (&engine.Engine{Ctx: e.ctx, Store: s}).UserIdentity()
-}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
@@ -124,17 +123,15 @@ func runHooksStatus(e *env) error {
 	if e.json {
 		return report.WriteJSON(e.stdout, r)
 	}
-	fmt.Fprintf(e.stdout, "hooks directory: %s\n", r.Dir)
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, h := range r.Hooks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", h.Name, h.State, h.Summary())
-	}
-	return tw.Flush()
+	return report.HooksText(e.stdout, r)
 }
 
 // hookRun is a run of a git hook in the directory git-zerg runs in.
 func (e *env) hookRun() hooks.Run {
-	return hooks.Run{Dir: e.workDir(), Open: e.Store, Now: e.now().UTC(), Owner: e.userIdentity, WorkerOwner: engine.Owner}
+	return hooks.Run{Dir: e.workDir(), Open: e.Store, Now: e.now().UTC(), Owner: func() string {
+		s, _ := e.Store()
+		return (&engine.Engine{Ctx: e.ctx, Store: s}).UserIdentity()
+	}, WorkerOwner: engine.Owner}
 }
 
 // workDir is the directory git-zerg runs in (-C).
