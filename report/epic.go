@@ -229,3 +229,31 @@ func WriteEpicDag(w io.Writer, st *engine.EpicStatus, format string) error {
 	}
 	return nil
 }
+
+// EpicRushText says how each feature of an epic's rush ended, then the
+// rush.
+func EpicRushText(w io.Writer, res *engine.EpicRushResult) {
+	done := 0
+	for _, f := range res.Features {
+		switch {
+		case f.Already:
+			done++
+			fmt.Fprintf(w, "feature %s: already complete\n", f.Feature)
+		case f.Result != nil && f.Result.Complete:
+			done++
+			fmt.Fprintf(w, "feature %s complete: %s done, staging %s at %s\n", f.Feature, Plural(f.Result.Tasks, "task"),
+				f.Result.Staging, ShortHash(f.Result.Tip))
+		case f.Result != nil:
+			fmt.Fprintf(w, "feature %s ended: %s\n", f.Feature, engine.CountsLine(f.Result.Counts))
+		case f.Skipped != "":
+			fmt.Fprintf(w, "feature %s not run: %s\n", f.Feature, f.Skipped)
+		case f.Err != nil:
+			fmt.Fprintf(w, "feature %s not run: %v\n", f.Feature, f.Err)
+		}
+	}
+	if res.Complete {
+		fmt.Fprintf(w, "rush of epic %s complete: %s done\n", res.Epic, Plural(done, "feature"))
+	} else {
+		fmt.Fprintf(w, "rush of epic %s ended: %d/%d features done\n", res.Epic, done, len(res.Features))
+	}
+}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/report"
 )
@@ -41,29 +39,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 	defer stop()
 	res, err := g.RushEpic(o.epic, engine.EpicRushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
 	if res != nil {
-		done := 0
-		for _, f := range res.Features {
-			switch {
-			case f.Already:
-				done++
-				fmt.Fprintf(e.stdout, "feature %s: already complete\n", f.Feature)
-			case f.Result != nil && f.Result.Complete:
-				done++
-				fmt.Fprintf(e.stdout, "feature %s complete: %s done, staging %s at %s\n", f.Feature, report.Plural(f.Result.Tasks, "task"),
-					f.Result.Staging, report.ShortHash(f.Result.Tip))
-			case f.Result != nil:
-				fmt.Fprintf(e.stdout, "feature %s ended: %s\n", f.Feature, engine.CountsLine(f.Result.Counts))
-			case f.Skipped != "":
-				fmt.Fprintf(e.stdout, "feature %s not run: %s\n", f.Feature, f.Skipped)
-			case f.Err != nil:
-				fmt.Fprintf(e.stdout, "feature %s not run: %v\n", f.Feature, f.Err)
-			}
-		}
-		if res.Complete {
-			fmt.Fprintf(e.stdout, "rush of epic %s complete: %s done\n", res.Epic, report.Plural(done, "feature"))
-		} else {
-			fmt.Fprintf(e.stdout, "rush of epic %s ended: %d/%d features done\n", res.Epic, done, len(res.Features))
-		}
+		report.EpicRushText(e.stdout, res)
 	}
 	return err
 }

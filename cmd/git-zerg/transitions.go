@@ -36,7 +36,7 @@ func heartbeatCmd(e *env) *cli.Command {
 				return err
 			}
 			if e.json {
-				return report.WriteJSON(e.stdout, report.Worker{Name: lease.Name, Owner: lease.Owner, Task: lease.Task, Since: lease.Since.UTC(), Expires: lease.Expires.UTC(), Host: lease.Host, PID: lease.PID})
+				return report.WriteJSON(e.stdout, report.WorkerOf(lease))
 			}
 			fmt.Fprintf(e.stdout, "%s holds %s until %s\n", lease.Name, lease.Task, lease.Expires.UTC().Format(time.RFC3339))
 			return nil
