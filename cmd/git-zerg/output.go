@@ -17,3 +17,10 @@ func taskOut(t *state.Task, history bool) taskJSON { return report.TaskOf(t, his
 func writeJSON(w io.Writer, v any) error           { return report.WriteJSON(w, v) }
 func countsLine(m map[string]int) string           { return engine.CountsLine(m) }
 func plural(n int, noun string) string             { return report.Plural(n, noun) }
+
+// progress is report.Live under the names rush.go calls.
+type progress struct{ *report.Live }
+
+func newProgress(e *env, _ string) *progress        { return &progress{report.NewLive(e.stderr, e.errTTY)} }
+func (p *progress) event(ev engine.Event)           { p.Event(ev) }
+func (p *progress) note(format string, args ...any) { p.Note(format, args...) }
