@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/cmdline"
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
@@ -223,10 +222,10 @@ func (e *env) requireIssues(file string, plan *levels.Plan) error {
 	// A configuration plan cannot read is reported by the commands that
 	// run on it; plan itself never needed one, and still plans.
 	cfg, err := e.config()
-	if err != nil || !cfg.Forge.RequireIssue {
+	if err != nil {
 		return nil
 	}
-	missing := levels.MissingIssues(plan.Graph)
+	missing := engine.MissingIssues(cfg, plan)
 	if len(missing) == 0 {
 		return nil
 	}
@@ -242,11 +241,7 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 			return err
 		}
 	}
-	tx, err := s.View(name)
-	if err != nil {
-		return err
-	}
-	tasks, err := tx.Tasks()
+	tasks, err := engine.Commands(s, name)
 	if err != nil {
 		return err
 	}
@@ -261,8 +256,7 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 	}
 	if !o.yes {
 		fmt.Fprintf(e.stderr, "run these %s on this machine? [y/N] ", report.Plural(len(tasks), "command"))
-		answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		if !cmdline.Yes(e.stdin) {
 			return &cliError{code: exitRefused, what: "nothing accepted", why: "the answer was not yes"}
 		}
 	}
