@@ -1,9 +1,11 @@
 package cmdline
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -47,4 +49,12 @@ func IsTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}
+
+// Yes reads one line of in and reports whether it answers yes ("y" or
+// "yes", in any case); anything else, or nothing, is no.
+func Yes(in io.Reader) bool {
+	answer, _ := bufio.NewReader(in).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(answer))
+	return a == "y" || a == "yes"
 }

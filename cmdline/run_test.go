@@ -47,3 +47,11 @@ func TestIsTerminal(t *testing.T) {
 		t.Fatal("a file or a buffer taken for a terminal")
 	}
 }
+
+func TestYes(t *testing.T) {
+	for in, want := range map[string]bool{"y\n": true, " YES \n": true, "yes": true, "n\n": false, "": false, "yess\n": false, "\ny\n": false} {
+		if got := Yes(strings.NewReader(in)); got != want {
+			t.Errorf("Yes(%q) = %v", in, got)
+		}
+	}
+}

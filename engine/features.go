@@ -164,3 +164,20 @@ func ViewFeature(s *gitstore.Store, feature string) (*gitstore.Tx, error) {
 	}
 	return tx, err
 }
+
+// ShownFeature is ResolveFeature for a view: with no feature named and
+// none to choose among several, the first planned one.
+func ShownFeature(named string, open func() (*gitstore.Store, error)) (string, error) {
+	f, err := ResolveFeature(named, open)
+	if err == nil || named != "" {
+		return f, err
+	}
+	s, serr := open()
+	if serr != nil {
+		return "", err
+	}
+	if fs, ferr := s.Features(); ferr == nil && len(fs) > 0 {
+		return fs[0], nil
+	}
+	return "", err
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 // ReadyEntries is ReadyOrder on the task index: the ready tasks, best
@@ -64,3 +65,39 @@ func readyBestFirst(ix *gitstore.Index, p gates.Policy, now time.Time, yield fun
 		}
 	}
 }
+
+// ReadyIn lists a feature snapshot's ready tasks, best first, from its
+// index; with tasks, each task is read too (ids alone need no decoding).
+func ReadyIn(tx *gitstore.Tx, p gates.Policy, now time.Time, tasks bool) ([]*gitstore.IndexEntry, []*state.Task, error) {
+	if _, err := tx.Meta(); err != nil {
+		return nil, nil, err
+	}
+	ix, err := tx.Index()
+	if err != nil {
+		return nil, nil, err
+	}
+	ready := ReadyEntries(ix, p, now)
+	if !tasks {
+		return ready, nil, nil
+	}
+	// Read one by one while they are few, else all at once through the
+	// task cache.
+	if len(ready) > readOneByOne {
+		if _, err := tx.Tasks(); err != nil {
+			return nil, nil, err
+		}
+	}
+	out := make([]*state.Task, 0, len(ready))
+	for _, en := range ready {
+		t, err := tx.Task(en.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, t)
+	}
+	return ready, out, nil
+}
+
+// readOneByOne is how many tasks are cheaper to read one by one (a shard
+// tree and a blob each) than all through the task cache.
+const readOneByOne = 100

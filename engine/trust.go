@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -70,4 +72,23 @@ func (g *Engine) trustedAll(tasks []*state.Task) error {
 		}
 	}
 	return nil
+}
+
+// Commands are the tasks of a feature whose verification commands plan
+// --accept shows, to be trusted here with Trust.
+func Commands(s *gitstore.Store, feature string) ([]*state.Task, error) {
+	tx, err := s.View(feature)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Tasks()
+}
+
+// MissingIssues are the problems of a plan whose tasks lack the issue the
+// configuration asks each to have (none when it asks for none).
+func MissingIssues(cfg *config.Config, plan *levels.Plan) []levels.Problem {
+	if !cfg.Forge.RequireIssue {
+		return nil
+	}
+	return levels.MissingIssues(plan.Graph)
 }

@@ -856,3 +856,20 @@ func RunPlain(ctx context.Context, src *Source, feature string, out io.Writer) e
 	})
 	return nil
 }
+
+// Keyboard is the terminal a watch reads keys from: stdin, else the
+// controlling terminal when stdin is redirected; nil without one.
+func Keyboard(stdin io.Reader) *os.File {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return f
+	}
+	f, err := os.Open("/dev/tty")
+	if err != nil {
+		return nil
+	}
+	if !term.IsTerminal(int(f.Fd())) {
+		f.Close()
+		return nil
+	}
+	return f
+}

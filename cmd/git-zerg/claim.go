@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type claimOptions struct {
@@ -38,7 +39,7 @@ func claimCmd(e *env) *cli.Command {
 }
 
 func runClaim(e *env, o *claimOptions) error {
-	if err := checkWorker(o.worker); err != nil {
+	if err := engine.CheckWorker(o.worker); err != nil {
 		return err
 	}
 	g, err := e.engine()
@@ -53,7 +54,7 @@ func runClaim(e *env, o *claimOptions) error {
 		return &cliError{code: exitNone, what: "nothing to claim right now", why: why}
 	}
 	if e.json {
-		return writeJSON(e.stdout, taskOut(claimed, false))
+		return report.WriteJSON(e.stdout, report.TaskOf(claimed, false))
 	}
 	fmt.Fprintln(e.stdout, claimed.ID())
 	return nil

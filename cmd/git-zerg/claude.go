@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/claude"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 // The agent-driven mode for Claude Code (README, "Claude Code mode"):
@@ -51,9 +52,10 @@ func runInstallCommands(e *env, uninstall bool) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, struct {
+		return report.WriteJSON(e.stdout, struct {
 			Changes []claude.Change `json:"changes"`
 		}{append([]claude.Change{}, changes...)})
+
 	}
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
@@ -130,10 +132,11 @@ func runClaudeStop(e *env) error {
 	case err != nil:
 		return err
 	case v.Block:
-		return writeJSON(e.stdout, struct {
+		return report.WriteJSON(e.stdout, struct {
 			Decision string `json:"decision"`
 			Reason   string `json:"reason"`
 		}{"block", v.Reason})
+
 	case v.Why != "":
 		fmt.Fprintf(e.stderr, "git-zerg: the session may stop: %s\n", v.Why)
 	}

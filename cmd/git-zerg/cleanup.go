@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type cleanupOptions struct {
@@ -35,14 +35,6 @@ func cleanupCmd(e *env) *cli.Command {
 	}
 }
 
-type cleanupJSON struct {
-	Feature     string   `json:"feature"`
-	Worktrees   []string `json:"worktrees"`
-	Branches    []string `json:"branches"`
-	Staging     string   `json:"staging_checkout,omitempty"`
-	Directories []string `json:"directories"`
-}
-
 func runCleanup(e *env, o *cleanupOptions) error {
 	g, err := e.engine()
 	if err != nil {
@@ -54,40 +46,8 @@ func runCleanup(e *env, o *cleanupOptions) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, cleanupJSON{g.Feature, orEmpty(c.Worktrees), orEmpty(c.Branches), c.Staging, orEmpty(c.Dirs)})
+		return report.WriteJSON(e.stdout, report.CleanupOf(g.Feature, c))
 	}
-	var parts []string
-	if n := len(c.Worktrees); n > 0 {
-		parts = append(parts, plural(n, "worktree"))
-	}
-	if n := len(c.Branches); n > 0 {
-		parts = append(parts, plural(n, "worker branch"))
-	}
-	if c.Staging != "" {
-		parts = append(parts, "the gates' staging checkout")
-	}
-	if n := len(c.Dirs); n > 0 {
-		parts = append(parts, plural(n, "empty directory"))
-	}
-	if len(parts) == 0 {
-		fmt.Fprintf(e.stdout, "cleaned up %s: nothing to remove\n", g.Feature)
-		return nil
-	}
-	fmt.Fprintf(e.stdout, "cleaned up %s: removed %s\n", g.Feature, joinAnd(parts))
+	report.CleanupText(e.stdout, g.Feature, c)
 	return nil
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// joinAnd is "a, b and c".
-func joinAnd(parts []string) string {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -72,20 +71,4 @@ func args(c *cli.Context, min, max int) ([]string, error) {
 		return nil, &cliError{code: exitUsage, what: fmt.Sprintf("%s: unexpected argument %q", name, a[max]), hint: usage}
 	}
 	return a, nil
-}
-
-func sortStrings(s []string) { sort.Strings(s) }
-
-// plural is "1 task", "2 tasks" (and "2 branches", "2 directories").
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	switch {
-	case strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh"):
-		return fmt.Sprintf("%d %ses", n, noun)
-	case strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey"):
-		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -45,5 +45,3 @@ func runDag(e *env, o *dagOptions) error {
 	}
 	return report.WriteDag(e.stdout, sn, format)
 }
-
-func mermaidID(id string) string { return report.MermaidID(id) }

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type doneOptions struct {
@@ -41,7 +42,7 @@ func doneCmd(e *env) *cli.Command {
 }
 
 func runDone(e *env, o *doneOptions) error {
-	if err := checkWorker(o.worker); err != nil {
+	if err := engine.CheckWorker(o.worker); err != nil {
 		return err
 	}
 	g, err := e.engine()
@@ -53,11 +54,11 @@ func runDone(e *env, o *doneOptions) error {
 		return err
 	}
 	if e.json {
-		if werr := writeJSON(e.stdout, taskOut(final, false)); werr != nil {
+		if werr := report.WriteJSON(e.stdout, report.TaskOf(final, false)); werr != nil {
 			return werr
 		}
 	} else if err == nil {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", final.ID(), final.Status, shortHash(final.Commit))
+		fmt.Fprintf(e.stdout, "%s %s %s\n", final.ID(), final.Status, report.ShortHash(final.Commit))
 	}
 	return err
 }

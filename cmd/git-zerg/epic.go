@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func epicCmd(e *env) *cli.Command {
@@ -85,15 +84,6 @@ func epicCmd(e *env) *cli.Command {
 	}
 }
 
-type epicPlanJSON struct {
-	Epic     string        `json:"epic"`
-	Version  int           `json:"version"`
-	Levels   [][]string    `json:"levels"`
-	Features []planJSON    `json:"features"`
-	Warnings []problemJSON `json:"warnings"`
-	Commit   string        `json:"commit"`
-}
-
 func runEpicPlan(e *env, file string, force bool) error {
 	if err := e.checkWorkTree("epic plan"); err != nil {
 		return err
@@ -106,83 +96,19 @@ func runEpicPlan(e *env, file string, force bool) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range errs {
-		fmt.Fprintf(e.stderr, "%s: %s\n", file, p)
-	}
-	for _, p := range warns {
-		fmt.Fprintf(e.stderr, "%s: warning: %s\n", file, p)
-	}
+	report.ProblemsText(e.stderr, file, errs, warns)
 	if len(errs) > 0 {
-		return usageErr("invalid epic %s (%s)", file, plural(len(errs), "error"))
+		return usageErr("invalid epic %s (%s)", file, report.Plural(len(errs), "error"))
 	}
 	res, err := g.PlanEpic(plan, force)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		out := epicPlanJSON{Epic: res.Epic.Name, Version: res.Epic.Version, Levels: plan.Levels, Features: []planJSON{},
-			Warnings: problemsOut(warns), Commit: res.Commit}
-		for _, f := range res.Features {
-			out.Features = append(out.Features, planJSON{f.Feature, f.Tasks, f.Levels, problemsOut(plan.Plans[f.Feature].Warnings), f.Commit})
-		}
-		return writeJSON(e.stdout, out)
+		return report.WriteJSON(e.stdout, report.EpicPlanOf(res, plan, warns))
 	}
-	for _, f := range res.Features {
-		fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", f.Feature, plural(f.Tasks, "task"), plural(len(f.Levels), "level"))
-	}
-	var lv []string
-	for _, l := range plan.Levels {
-		lv = append(lv, strings.Join(l, ", "))
-	}
-	fmt.Fprintf(e.stdout, "planned epic %s v%d: %s in order %s\n", res.Epic.Name, res.Epic.Version,
-		plural(len(res.Epic.Features), "feature"), strings.Join(lv, " | "))
+	report.EpicPlanText(e.stdout, res, plan)
 	return nil
-}
-
-type epicFeatureJSON struct {
-	Name             string         `json:"name"`
-	Graph            string         `json:"graph"`
-	Level            int            `json:"level"`
-	State            string         `json:"state"`
-	Dependencies     []string       `json:"dependencies"`
-	SoftDependencies []string       `json:"soft_dependencies"`
-	Progress         progressJSON   `json:"progress"`
-	Counts           map[string]int `json:"counts"`
-	NeedsReview      bool           `json:"needs_review"`
-	ReviewSince      int            `json:"review_since_version,omitempty"`
-	Staging          string         `json:"staging,omitempty"`
-}
-
-type epicStatusJSON struct {
-	Epic     string            `json:"epic"`
-	Version  int               `json:"version"`
-	Complete bool              `json:"complete"`
-	Progress progressJSON      `json:"progress"`
-	Frozen   []string          `json:"frozen"`
-	Levels   [][]string        `json:"levels"`
-	Features []epicFeatureJSON `json:"features"`
-}
-
-func epicStatusOut(st *engine.EpicStatus) epicStatusJSON {
-	out := epicStatusJSON{Epic: st.Epic.Name, Version: st.Epic.Version, Complete: st.Complete, Frozen: nonNil(st.Epic.Frozen),
-		Levels: st.Levels, Features: []epicFeatureJSON{}}
-	for _, f := range st.Features {
-		fj := epicFeatureJSON{Name: f.Name, Graph: f.Graph, Level: f.Level, State: f.State, Dependencies: nonNil(f.Dependencies),
-			SoftDependencies: nonNil(f.SoftDependencies), Progress: progressJSON{Done: f.Done, Total: f.Total}, Counts: f.Counts,
-			NeedsReview: f.Review != nil, Staging: f.Staging}
-		if f.Total > 0 {
-			fj.Progress.Percent = f.Done * 100 / f.Total
-		}
-		if f.Review != nil {
-			fj.ReviewSince = f.Review.Version
-		}
-		out.Features = append(out.Features, fj)
-	}
-	out.Progress.Done, out.Progress.Total = st.FeaturesDone(), len(st.Features)
-	if out.Progress.Total > 0 {
-		out.Progress.Percent = out.Progress.Done * 100 / out.Progress.Total
-	}
-	return out
 }
 
 func runEpicStatus(e *env, a []string) error {
@@ -194,47 +120,7 @@ func runEpicStatus(e *env, a []string) error {
 	if err != nil {
 		return err
 	}
-	var all []epicStatusJSON
-	for _, st := range sts {
-		all = append(all, epicStatusOut(st))
-	}
-	if e.json {
-		if len(a) == 1 {
-			return writeJSON(e.stdout, all[0])
-		}
-		return writeJSON(e.stdout, struct {
-			Epics []epicStatusJSON `json:"epics"`
-		}{all})
-	}
-	for i, st := range all {
-		if i > 0 {
-			fmt.Fprintln(e.stdout)
-		}
-		printEpicStatus(e.stdout, st)
-	}
-	return nil
-}
-
-func printEpicStatus(w io.Writer, st epicStatusJSON) {
-	fmt.Fprintf(w, "epic %s v%d: %d/%d features done (%d%%)\n", st.Epic, st.Version, st.Progress.Done, st.Progress.Total, st.Progress.Percent)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, f := range st.Features {
-		var extra []string
-		if len(f.Dependencies) > 0 {
-			extra = append(extra, "after "+strings.Join(f.Dependencies, ", "))
-		}
-		if len(f.SoftDependencies) > 0 {
-			extra = append(extra, "soft after "+strings.Join(f.SoftDependencies, ", "))
-		}
-		if f.NeedsReview {
-			extra = append(extra, fmt.Sprintf("needs review (v%d): git zerg epic approve %s %s", f.ReviewSince, st.Epic, f.Name))
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d/%d tasks\t%s\n", f.Name, f.State, f.Progress.Done, f.Progress.Total, strings.Join(extra, "; "))
-	}
-	tw.Flush()
-	if len(st.Frozen) > 0 {
-		fmt.Fprintf(w, "frozen: %s\n", strings.Join(st.Frozen, ", "))
-	}
+	return report.WriteEpicStatuses(e.stdout, sts, e.json, len(a) == 1)
 }
 
 func runEpicBump(e *env, name string, frozen []string, set bool) error {
@@ -251,7 +137,7 @@ func runEpicBump(e *env, name string, frozen []string, set bool) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(e.stdout, epicStatusOut(st))
+		return report.WriteJSON(e.stdout, report.EpicStatusOf(st))
 	}
 	fmt.Fprintf(e.stdout, "epic %s is now v%d", name, res.Epic.Version)
 	if len(res.Review) > 0 {
@@ -291,23 +177,7 @@ func runEpicLog(e *env, name string) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		type entry struct {
-			Commit  string `json:"commit"`
-			At      string `json:"at"`
-			Op      string `json:"op"`
-			Subject string `json:"subject"`
-		}
-		out := []entry{}
-		for _, l := range log {
-			out = append(out, entry{l.Hash.String(), l.When.UTC().Format("2006-01-02T15:04:05Z"), l.Message.Op, l.Message.Subject})
-		}
-		return writeJSON(e.stdout, out)
-	}
-	for _, l := range log {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", shortHash(l.Hash.String()), l.When.UTC().Format("2006-01-02 15:04:05"), l.Message.Subject)
-	}
-	return nil
+	return report.WriteEpicLog(e.stdout, log, e.json)
 }
 
 // printEpicReview tells, under a feature's status, that a version bump of

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func runEpicRush(e *env, o *rushOptions) error {
@@ -28,7 +26,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 		case engine.EvLevelEnd:
 			return
 		case engine.EvLevelMerged:
-			p.note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, shortHash(ev.Text))
+			p.note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, report.ShortHash(ev.Text))
 			return
 		case engine.EvNote:
 			if ev.Feature != "" {
@@ -41,29 +39,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 	defer stop()
 	res, err := g.RushEpic(o.epic, engine.EpicRushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
 	if res != nil {
-		done := 0
-		for _, f := range res.Features {
-			switch {
-			case f.Already:
-				done++
-				fmt.Fprintf(e.stdout, "feature %s: already complete\n", f.Feature)
-			case f.Result != nil && f.Result.Complete:
-				done++
-				fmt.Fprintf(e.stdout, "feature %s complete: %s done, staging %s at %s\n", f.Feature, plural(f.Result.Tasks, "task"),
-					f.Result.Staging, shortHash(f.Result.Tip))
-			case f.Result != nil:
-				fmt.Fprintf(e.stdout, "feature %s ended: %s\n", f.Feature, countsLine(f.Result.Counts))
-			case f.Skipped != "":
-				fmt.Fprintf(e.stdout, "feature %s not run: %s\n", f.Feature, f.Skipped)
-			case f.Err != nil:
-				fmt.Fprintf(e.stdout, "feature %s not run: %v\n", f.Feature, f.Err)
-			}
-		}
-		if res.Complete {
-			fmt.Fprintf(e.stdout, "rush of epic %s complete: %s done\n", res.Epic, plural(done, "feature"))
-		} else {
-			fmt.Fprintf(e.stdout, "rush of epic %s ended: %d/%d features done\n", res.Epic, done, len(res.Features))
-		}
+		report.EpicRushText(e.stdout, res)
 	}
 	return err
 }
@@ -77,63 +53,5 @@ func runEpicDag(e *env, name, format string) error {
 	if err != nil {
 		return err
 	}
-	w := e.stdout
-	switch format {
-	case "json":
-		return writeJSON(w, epicStatusOut(st))
-	case "mermaid":
-		fmt.Fprintln(w, "flowchart TD")
-		for i, names := range st.Levels {
-			fmt.Fprintf(w, "  subgraph E%d[\"level %d\"]\n", i+1, i+1)
-			for _, n := range names {
-				f := st.Feature(n)
-				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", mermaidID(n), n, f.State, f.Done, f.Total)
-			}
-			fmt.Fprintln(w, "  end")
-		}
-		for _, f := range st.Features {
-			for _, d := range f.Dependencies {
-				fmt.Fprintf(w, "  %s --> %s\n", mermaidID(d), mermaidID(f.Name))
-			}
-			for _, d := range f.SoftDependencies {
-				fmt.Fprintf(w, "  %s -.-> %s\n", mermaidID(d), mermaidID(f.Name))
-			}
-		}
-	case "dot":
-		fmt.Fprintf(w, "digraph %q {\n  rankdir=LR;\n", "epic "+name)
-		for i, names := range st.Levels {
-			fmt.Fprintf(w, "  subgraph \"cluster_%d\" {\n    label=\"level %d\";\n", i+1, i+1)
-			for _, n := range names {
-				f := st.Feature(n)
-				fmt.Fprintf(w, "    %q [label=%q];\n", n, fmt.Sprintf("%s\n%s %d/%d", n, f.State, f.Done, f.Total))
-			}
-			fmt.Fprintln(w, "  }")
-		}
-		for _, f := range st.Features {
-			for _, d := range f.Dependencies {
-				fmt.Fprintf(w, "  %q -> %q;\n", d, f.Name)
-			}
-			for _, d := range f.SoftDependencies {
-				fmt.Fprintf(w, "  %q -> %q [style=dashed];\n", d, f.Name)
-			}
-		}
-		fmt.Fprintln(w, "}")
-	default:
-		fmt.Fprintf(w, "epic %s v%d\n", st.Epic.Name, st.Epic.Version)
-		for i, names := range st.Levels {
-			fmt.Fprintf(w, "level %d\n", i+1)
-			for _, n := range names {
-				f := st.Feature(n)
-				deps := ""
-				if len(f.Dependencies) > 0 {
-					deps = " <- " + strings.Join(f.Dependencies, ", ")
-				}
-				if len(f.SoftDependencies) > 0 {
-					deps += " (soft: " + strings.Join(f.SoftDependencies, ", ") + ")"
-				}
-				fmt.Fprintf(w, "  %-11s %s %d/%d%s\n", f.State, n, f.Done, f.Total, deps)
-			}
-		}
-	}
-	return nil
+	return report.WriteEpicDag(e.stdout, st, format)
 }

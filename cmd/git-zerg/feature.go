@@ -3,20 +3,8 @@ package main
 import (
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/worktree"
 )
-
-// currentBranch reads HEAD of the work tree we run in without starting git:
-// this runs on every command and in every hook.
-func currentBranch(s *gitstore.Store) string { return engine.CurrentBranch(s) }
-
-// workerOfBranch returns the feature and worker name of a worker branch
-// (zerg/<feature>/worker-<n>).
-func workerOfBranch(branch string) (feature, worker string, ok bool) {
-	return worktree.WorkerOf(branch)
-}
 
 // resolveFeature picks the feature: -f, else the worker branch we are on,
 // else the one chosen with `use` or planned last, else the only one.
@@ -73,16 +61,3 @@ func (e *env) config() (*config.Config, error) {
 	}
 	return engine.LoadConfig(s)
 }
-
-// userIdentity is who owns manual locks and approvals.
-func (e *env) userIdentity() string {
-	s, _ := e.Store()
-	return (&engine.Engine{Ctx: e.ctx, Store: s}).UserIdentity()
-}
-
-// checkWorker validates a --worker value.
-func checkWorker(w string) error { return engine.CheckWorker(w) }
-
-// gitIn runs git in the store's repository (what hooks need to ask git:
-// its version, where it looks for hooks).
-func gitIn(s *gitstore.Store) *gitcmd.Runner { return &gitcmd.Runner{Dir: s.Dir()} }

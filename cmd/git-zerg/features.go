@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/printable"
-	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func useCmd(e *env) *cli.Command {
@@ -34,15 +32,6 @@ func featuresCmd(e *env) *cli.Command {
 	}
 }
 
-type featureJSON struct {
-	Feature  string         `json:"feature"`
-	Current  bool           `json:"current"`
-	Tasks    int            `json:"tasks"`
-	Done     int            `json:"done"`
-	Complete bool           `json:"complete"`
-	Counts   map[string]int `json:"counts"`
-}
-
 func runFeatures(e *env) error {
 	s, err := e.Store()
 	if err != nil {
@@ -52,28 +41,9 @@ func runFeatures(e *env) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		out := []featureJSON{}
-		for _, f := range fs {
-			out = append(out, featureJSON{f.Name, f.Current, f.Tasks, f.Done, f.Complete, f.Counts})
-		}
-		return writeJSON(e.stdout, out)
-	}
-	if len(fs) == 0 {
+	if len(fs) == 0 && !e.json {
 		fmt.Fprintln(e.stderr, "no feature planned (git zerg plan --graph FILE)")
 		return nil
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, f := range fs {
-		mark := " "
-		if f.Current {
-			mark = "*"
-		}
-		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Name), f.Done, f.Tasks, countsLine(f.Counts))
-	}
-	return tw.Flush()
+	return report.WriteFeatures(e.stdout, fs, e.json)
 }
-
-func countStatuses(tasks []*state.Task) map[string]int { return engine.CountStatuses(tasks) }
-
-func countsLine(m map[string]int) string { return engine.CountsLine(m) }

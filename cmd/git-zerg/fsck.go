@@ -1,14 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type fsckOptions struct {
@@ -37,24 +35,6 @@ func fsckCmd(e *env) *cli.Command {
 	}
 }
 
-type fsckJSON struct {
-	OK       bool              `json:"ok"`
-	Features []fsckFeatureJSON `json:"features"`
-}
-
-type fsckFeatureJSON struct {
-	Feature  string            `json:"feature"`
-	Tip      string            `json:"tip"`
-	Commits  int               `json:"commits"`
-	Problems []fsckProblemJSON `json:"problems"`
-}
-
-type fsckProblemJSON struct {
-	Commit  string `json:"commit"`
-	Task    string `json:"task,omitempty"`
-	Message string `json:"message"`
-}
-
 func runFsck(e *env, o *fsckOptions) error {
 	s, err := e.Store()
 	if err != nil {
@@ -72,55 +52,28 @@ func runFsck(e *env, o *fsckOptions) error {
 		}
 		features = []string{f}
 	}
-	out := fsckJSON{OK: true, Features: []fsckFeatureJSON{}}
+	var rs []*engine.FsckReport
 	total := 0
 	var bad []string
 	for _, feature := range features {
-		g := &engine.Engine{Ctx: e.ctx, Store: s, Feature: feature, Now: e.now}
-		r, err := g.Fsck()
+		r, err := (&engine.Engine{Ctx: e.ctx, Store: s, Feature: feature, Now: e.now}).Fsck()
 		if err != nil {
 			return err
 		}
-		problems := r.Problems
-		fj := fsckFeatureJSON{Feature: feature, Tip: r.Tip, Commits: r.Commits, Problems: []fsckProblemJSON{}}
-		for _, p := range problems {
-			fj.Problems = append(fj.Problems, fsckProblemJSON{p.Commit, p.Task, p.Msg})
-		}
-		out.Features = append(out.Features, fj)
-		if len(problems) > 0 {
-			out.OK = false
-			total += len(problems)
+		rs = append(rs, r)
+		if len(r.Problems) > 0 {
+			total += len(r.Problems)
 			bad = append(bad, feature)
 		}
-		if !e.json {
-			for _, p := range problems {
-				fmt.Fprintln(e.stdout, printable.String(p.String()))
-			}
-			if len(problems) == 0 {
-				fmt.Fprintf(e.stdout, "%s: %d state commits, every transition legal\n", feature, r.Commits)
-			}
-		}
-		if r.Moved {
-			fmt.Fprintf(e.stderr, "hint: if %s was moved on purpose, remove %s\n", gitstore.FeatureRef(feature), r.SeenFile)
-		}
-		for _, p := range problems {
-			if p.Unchecked {
-				fmt.Fprintln(e.stderr, "hint: work done on another machine can be checked once its commits are fetched here")
-				break
-			}
-		}
+		report.FsckText(e.stdout, e.stderr, r, e.json)
 	}
 	if e.json {
-		if err := writeJSON(e.stdout, out); err != nil {
+		if err := report.WriteJSON(e.stdout, report.FsckOf(rs)); err != nil {
 			return err
 		}
 	}
 	if total > 0 {
-		what := fmt.Sprintf("fsck found %d problem", total)
-		if total > 1 {
-			what += "s"
-		}
-		return failed(what, "in feature "+strings.Join(bad, ", "))
+		return failed("fsck found "+report.Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
 	}
 	return nil
 }

@@ -3,14 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
+	"github.com/git-zerg/git-zerg/manual"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func hooksCmd(e *env) *cli.Command {
@@ -120,19 +121,17 @@ func runHooksStatus(e *env) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, r)
+		return report.WriteJSON(e.stdout, r)
 	}
-	fmt.Fprintf(e.stdout, "hooks directory: %s\n", r.Dir)
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, h := range r.Hooks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", h.Name, h.State, h.Summary())
-	}
-	return tw.Flush()
+	return report.HooksText(e.stdout, r)
 }
 
 // hookRun is a run of a git hook in the directory git-zerg runs in.
 func (e *env) hookRun() hooks.Run {
-	return hooks.Run{Dir: e.workDir(), Open: e.Store, Now: e.now().UTC(), Owner: e.userIdentity, WorkerOwner: engine.Owner}
+	return hooks.Run{Dir: e.workDir(), Open: e.Store, Now: e.now().UTC(), Owner: func() string {
+		s, _ := e.Store()
+		return (&engine.Engine{Ctx: e.ctx, Store: s}).UserIdentity()
+	}, WorkerOwner: engine.Owner}
 }
 
 // workDir is the directory git-zerg runs in (-C).
@@ -187,7 +186,7 @@ func runInit(e *env) error {
 		return err
 	}
 	e.printHooksWarning(e.startHooksWarning(s)())
-	if found, ok := manFinds(); ok && found == "" {
+	if found, ok := manual.Finds("git-zerg"); ok && found == "" {
 		fmt.Fprintln(e.stderr, "note: git zerg --help opens man git-zerg, not installed yet: git zerg install-man installs it")
 	}
 	return nil

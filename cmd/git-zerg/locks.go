@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/printable"
-	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type lockOptions struct {
@@ -67,11 +65,11 @@ func locksCmd(e *env) *cli.Command {
 			case err != nil:
 				return err
 			case e.json:
-				return writeJSON(e.stdout, locksOut(locks))
+				return report.WriteJSON(e.stdout, report.LocksOf(locks))
 			case len(locks) == 0:
 				fmt.Fprintln(e.stdout, "no locks")
 			}
-			printLocks(e, locks)
+			report.LocksText(e.stdout, locks, e.now())
 			return nil
 		}),
 	}
@@ -97,7 +95,7 @@ func runLock(e *env, paths []string, o *lockOptions) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, locksOut(taken))
+		return report.WriteJSON(e.stdout, report.LocksOf(taken))
 	}
 	for _, l := range taken {
 		fmt.Fprintf(e.stdout, "locked %s until %s\n", l.Path, l.Expires.Format(time.RFC3339))
@@ -129,17 +127,4 @@ func runUnlock(e *env, paths []string, o *lockOptions) error {
 		fmt.Fprintf(e.stderr, "broke the lock on %s\n", b)
 	}
 	return nil
-}
-
-func printLocks(e *env, locks []state.Lock) {
-	now := e.now()
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, l := range locks {
-		what := l.Reason
-		if l.Task != "" {
-			what = l.Feature + "/" + l.Task
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), roundDur(l.Expires.Sub(now)))
-	}
-	tw.Flush()
 }

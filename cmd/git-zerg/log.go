@@ -38,7 +38,7 @@ func logCmd(e *env) *cli.Command {
 				return err
 			}
 			if e.json {
-				return writeJSON(e.stdout, log)
+				return report.WriteJSON(e.stdout, log)
 			}
 			report.WriteLogText(e.stdout, log)
 			return nil

@@ -60,7 +60,7 @@ func runInstallMan(e *env, c *cli.Context, o *installManOptions) error {
 	fmt.Fprintf(e.stdout, "installed %s\n", path)
 	// Say so when man would still not find it (MANPATH set without this
 	// directory, a man that does not map PATH): --help would fail.
-	if found, ok := manFinds(); ok && !manual.SameFile(found, path) {
+	if found, ok := manual.Finds("git-zerg"); ok && !manual.SameFile(found, path) {
 		if found == "" {
 			found = "nothing"
 		}
@@ -68,7 +68,3 @@ func runInstallMan(e *env, c *cli.Context, o *installManOptions) error {
 	}
 	return nil
 }
-
-// manFinds asks man where git-zerg's page is; ok is false when there is no
-// man to ask.
-func manFinds() (string, bool) { return manual.Finds("git-zerg") }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type mergeOptions struct{ level int }
@@ -55,7 +57,7 @@ func runMerge(e *env, o *mergeOptions) error {
 	if err != nil {
 		return err
 	}
-	g.Events = newProgress(e, g.Feature).event
+	g.Events = report.NewLive(e.stderr, e.errTTY).Event
 	return g.Merge(o.level)
 }
 
@@ -64,6 +66,6 @@ func runGates(e *env) error {
 	if err != nil {
 		return err
 	}
-	g.Events = newProgress(e, g.Feature).event
+	g.Events = report.NewLive(e.stderr, e.errTTY).Event
 	return g.RunGates()
 }

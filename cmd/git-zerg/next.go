@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func nextCmd(e *env) *cli.Command {
@@ -33,38 +34,19 @@ func runNext(e *env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Meta(); err != nil {
-		return err
-	}
-	ix, err := tx.Index()
+	ready, tasks, err := engine.ReadyIn(tx, engine.PolicyOf(cfg), e.now(), e.json)
 	if err != nil {
 		return err
 	}
-	ready := engine.ReadyEntries(ix, engine.PolicyOf(cfg), e.now())
 	if !e.json {
 		for _, en := range ready {
 			fmt.Fprintln(e.stdout, en.ID)
 		}
 		return nil
 	}
-	// --json prints whole tasks: read one by one while they are few,
-	// else all at once through the task cache.
-	if len(ready) > nextOneByOne {
-		if _, err := tx.Tasks(); err != nil {
-			return err
-		}
+	out := []report.Task{}
+	for _, t := range tasks {
+		out = append(out, report.TaskOf(t, false))
 	}
-	out := []taskJSON{}
-	for _, en := range ready {
-		t, err := tx.Task(en.ID)
-		if err != nil {
-			return err
-		}
-		out = append(out, taskOut(t, false))
-	}
-	return writeJSON(e.stdout, out)
+	return report.WriteJSON(e.stdout, out)
 }
-
-// nextOneByOne is how many tasks are cheaper to read one by one (a shard
-// tree and a blob each) than all through the task cache.
-const nextOneByOne = 100

@@ -3,27 +3,24 @@ package main
 import (
 	"io"
 
-	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// The JSON documents are package report's; these names keep the commands
-// that print them as they were written.
+// rush.go and sync.go still call these names; they go when those files
+// call report and engine themselves.
 
-type (
-	taskJSON = report.Task
-	lockJSON = report.Lock
+type taskJSON = report.Task
 
-	problemJSON  = report.Problem
-	progressJSON = report.Progress
-)
+func taskOut(t *state.Task, history bool) taskJSON { return report.TaskOf(t, history) }
+func writeJSON(w io.Writer, v any) error           { return report.WriteJSON(w, v) }
+func countsLine(m map[string]int) string           { return engine.CountsLine(m) }
+func plural(n int, noun string) string             { return report.Plural(n, noun) }
 
-func taskOut(t *state.Task, history bool) taskJSON  { return report.TaskOf(t, history) }
-func locksOut(ls []state.Lock) []lockJSON           { return report.LocksOf(ls) }
-func problemsOut(ps []levels.Problem) []problemJSON { return report.ProblemsOf(ps) }
-func nonNil(s []string) []string                    { return report.NonNil(s) }
-func writeJSON(w io.Writer, v any) error            { return report.WriteJSON(w, v) }
+// progress is report.Live under the names rush.go calls.
+type progress struct{ *report.Live }
 
-// workerJSON is a type of its own: commands build it field by field.
-type workerJSON report.Worker
+func newProgress(e *env, _ string) *progress        { return &progress{report.NewLive(e.stderr, e.errTTY)} }
+func (p *progress) event(ev engine.Event)           { p.Event(ev) }
+func (p *progress) note(format string, args ...any) { p.Note(format, args...) }

@@ -4,8 +4,7 @@ import (
 	"fmt"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/levels"
-	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 // runPlanFromIssues plans a feature from the forge's open issues: every
@@ -29,25 +28,20 @@ func runPlanFromIssues(e *env, o *planOptions) error {
 	if name == "" {
 		return usageErr("plan --from-issues: name the feature (plan --from-issues FEATURE, or --label / --milestone)")
 	}
-	if err := levels.ValidFeatureName(name); err != nil {
-		return badFeatureName(name, err)
+	if err := engine.CheckFeatureName(name); err != nil {
+		return err
 	}
 	g := &engine.Engine{Ctx: e.ctx, Store: s, Config: cfg, Feature: name, Now: e.now}
 	plan, probs, warns, err := g.IssueGraph(name, o.label, o.milestone)
 	if err != nil {
 		return err
 	}
-	for _, p := range probs {
-		fmt.Fprintln(e.stderr, printable.String(p.String()))
-	}
-	for _, p := range warns {
-		fmt.Fprintln(e.stderr, "warning: "+printable.String(p.String()))
-	}
+	report.ProblemsText(e.stderr, "", probs, warns)
 	if len(probs) > 0 {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s)", name, plural(len(probs), "problem"))}
+		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s)", name, report.Plural(len(probs), "problem"))}
 	}
 	if o.strict && len(warns) > 0 {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s under --strict)", name, plural(len(warns), "warning"))}
+		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s under --strict)", name, report.Plural(len(warns), "warning"))}
 	}
 	if err := e.storePlan(g, plan, o.force); err != nil {
 		return err

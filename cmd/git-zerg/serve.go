@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/view"
 )
 
@@ -63,13 +64,9 @@ func runServe(e *env, o *serveOptions) error {
 	}
 	// The page lists every feature; it opens on the one chosen, else the
 	// first (none planned yet: it waits for one).
-	feature, err := e.resolveFeature()
+	feature, err := engine.ShownFeature(e.feature, e.Store)
 	if err != nil {
-		fs, ferr := s.Features()
-		if ferr != nil || len(fs) == 0 || e.feature != "" {
-			return err
-		}
-		feature = fs[0]
+		return err
 	}
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 func shipCmd(e *env) *cli.Command {
@@ -29,14 +26,6 @@ func shipCmd(e *env) *cli.Command {
 	}
 }
 
-type shipJSON struct {
-	Feature string           `json:"feature"`
-	Shipped []engine.Shipped `json:"shipped"`
-	Landed  []engine.Shipped `json:"landed"`
-	Waiting []engine.Shipped `json:"waiting"`
-	Refused []string         `json:"refused"`
-}
-
 func runShip(e *env) error {
 	g, err := e.engine()
 	if err != nil {
@@ -44,40 +33,17 @@ func runShip(e *env) error {
 	}
 	res, err := g.Ship()
 	if res != nil && e.json && err == nil {
-		out := shipJSON{res.Feature, nonNilShipped(res.Shipped), nonNilShipped(res.Landed), nonNilShipped(res.Waiting), nonNil(res.Refused)}
-		if werr := writeJSON(e.stdout, out); werr != nil {
+		if werr := report.WriteJSON(e.stdout, report.ShipOf(res)); werr != nil {
 			return werr
 		}
 	} else if res != nil {
-		for _, s := range res.Landed {
-			fmt.Fprintf(e.stdout, "%s done: pull request #%d merged\n", s.Task, s.PR)
-		}
-		for _, s := range res.Shipped {
-			verb := "updated"
-			if s.Opened {
-				verb = "opened"
-			}
-			fmt.Fprintf(e.stdout, "%s in review: pull request #%d %s (%s)\n", s.Task, s.PR, verb, printable.String(s.Branch))
-		}
-		for _, s := range res.Waiting {
-			fmt.Fprintf(e.stdout, "%s waits for pull request #%d\n", s.Task, s.PR)
-		}
-		for _, r := range res.Refused {
-			fmt.Fprintln(e.stderr, printable.String(r))
-		}
+		report.ShipText(e.stdout, e.stderr, res)
 	}
 	if err != nil {
 		return err
 	}
 	if len(res.Refused) > 0 {
-		return refused("ship refused for "+plural(len(res.Refused), "task"), "each named above")
+		return refused("ship refused for "+report.Plural(len(res.Refused), "task"), "each named above")
 	}
 	return nil
-}
-
-func nonNilShipped(s []engine.Shipped) []engine.Shipped {
-	if s == nil {
-		return []engine.Shipped{}
-	}
-	return s
 }

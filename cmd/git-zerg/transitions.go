@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -35,7 +36,7 @@ func heartbeatCmd(e *env) *cli.Command {
 				return err
 			}
 			if e.json {
-				return writeJSON(e.stdout, workerJSON{lease.Name, lease.Owner, lease.Task, lease.Since.UTC(), lease.Expires.UTC(), lease.Host, lease.PID})
+				return report.WriteJSON(e.stdout, report.WorkerOf(lease))
 			}
 			fmt.Fprintf(e.stdout, "%s holds %s until %s\n", lease.Name, lease.Task, lease.Expires.UTC().Format(time.RFC3339))
 			return nil
@@ -74,7 +75,7 @@ func failCmd(e *env) *cli.Command {
 		"The task is retried after its backoff while attempts remain, then blocked.",
 		[]cli.Flag{workerFlag(&worker), &cli.StringFlag{Name: "reason", Usage: "why, in one line", Destination: &reason}},
 		func(task string) error {
-			if err := checkWorker(worker); err != nil {
+			if err := engine.CheckWorker(worker); err != nil {
 				return err
 			}
 			if reason == "" {
@@ -112,9 +113,9 @@ func retryCmd(e *env) *cli.Command {
 			if e.json {
 				out := make([]any, len(ts))
 				for i, t := range ts {
-					out[i] = taskOut(t, false)
+					out[i] = report.TaskOf(t, false)
 				}
-				return writeJSON(e.stdout, out)
+				return report.WriteJSON(e.stdout, out)
 			}
 			for _, t := range ts {
 				if err := e.printTask(t, nil); err != nil {
@@ -144,7 +145,7 @@ func approveCmd(e *env) *cli.Command {
 // workerEngine is the engine of the current feature for a command that
 // names its worker.
 func (e *env) workerEngine(worker string) (*engine.Engine, error) {
-	if err := checkWorker(worker); err != nil {
+	if err := engine.CheckWorker(worker); err != nil {
 		return nil, err
 	}
 	return e.engine()
@@ -156,7 +157,7 @@ func (e *env) printTask(t *state.Task, err error) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, taskOut(t, false))
+		return report.WriteJSON(e.stdout, report.TaskOf(t, false))
 	}
 	_, err = fmt.Fprintf(e.stdout, "%s %s\n", t.ID(), t.Status)
 	return err

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/view"
 )
 
@@ -77,12 +76,12 @@ func runWatch(e *env, o *watchOptions) error {
 			return err
 		}
 		if e.json {
-			return writeJSON(e.stdout, sn)
+			return report.WriteJSON(e.stdout, sn)
 		}
 		return view.WriteText(e.stdout, sn, e.now())
 	}
 	out, _ := e.stdout.(*os.File)
-	in := keyboard(e)
+	in := view.Keyboard(e.stdin)
 	if !e.isTTY || out == nil || in == nil {
 		go e.syncEvery(ctx, o, func(err error) {
 			if err != nil {
@@ -105,23 +104,6 @@ func runWatch(e *env, o *watchOptions) error {
 		}
 	})
 	return w.Run(ctx, in, out, syncs)
-}
-
-// keyboard is the terminal watch reads keys from: stdin, else the
-// controlling terminal when stdin is redirected; nil without one.
-func keyboard(e *env) *os.File {
-	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return f
-	}
-	f, err := os.Open("/dev/tty")
-	if err != nil {
-		return nil
-	}
-	if !term.IsTerminal(int(f.Fd())) {
-		f.Close()
-		return nil
-	}
-	return f
 }
 
 // syncEvery runs `git zerg sync` in the background at the --sync interval
@@ -156,22 +138,9 @@ func (e *env) syncEngine(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	main, err := e.Store()
+	s, err := e.Store()
 	if err != nil {
 		return nil, err
 	}
-	dir := main.Top
-	if dir == "" {
-		dir = main.CommonDir
-	}
-	s, err := gitstore.Open(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Sync.Arbiter != "" {
-		s.SetArbiter(cfg.Sync.Arbiter)
-	}
-	// Its notes ("the remote moved, trying again") are for the sync
-	// command's own output, not a view's.
-	return &engine.Engine{Ctx: ctx, Store: s, Config: cfg, Now: e.now, Events: func(engine.Event) {}}, nil
+	return engine.BackgroundSync(ctx, s, cfg, e.now)
 }

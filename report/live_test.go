@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -10,9 +10,9 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-func TestProgressLiveLine(t *testing.T) {
+func TestLiveLine(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&env{stderr: &buf, errTTY: true}, "f")
+	p := NewLive(&buf, true)
 	mk := func(id string, st state.Status) *state.Task {
 		return &state.Task{Spec: &levels.Task{ID: id}, Level: 1, Status: st,
 			History: []state.Event{{At: time.Now().Add(-3 * time.Second)}}}
@@ -32,7 +32,7 @@ func TestProgressLiveLine(t *testing.T) {
 	}
 	// Not on a terminal: no live line at all.
 	buf.Reset()
-	q := newProgress(&env{stderr: &buf}, "f")
+	q := NewLive(&buf, false)
 	q.update(1, tasks)
 	q.transition("B", "verified")
 	if strings.Contains(buf.String(), "\r") || strings.Contains(buf.String(), "█") {

@@ -1,7 +1,8 @@
-package main
+package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -12,52 +13,53 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// progress prints a rush as it goes: a line per transition and a table per
-// level on stderr. On a terminal, a live line under them shows the level's
+// Live prints a rush as it goes: a line per transition and a table per
+// level. On a terminal (tty), a live line under them shows the level's
 // progress bar, what is running and for how long; it is redrawn in place
 // and never reaches a log file.
-type progress struct {
-	mu      sync.Mutex
-	e       *env
-	feature string
-	start   time.Time
-	live    string // the live line currently drawn, "" when none
+type Live struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	start time.Time
+	live  string // the live line currently drawn, "" when none
 }
 
-func newProgress(e *env, feature string) *progress {
-	return &progress{e: e, feature: feature, start: time.Now()}
+// NewLive prints a rush's progress on w, a terminal when tty.
+func NewLive(w io.Writer, tty bool) *Live {
+	return &Live{w: w, tty: tty, start: time.Now()}
 }
 
-func (p *progress) stamp() string {
+func (p *Live) stamp() string {
 	return fmt.Sprintf("[%6.1fs]", time.Since(p.start).Seconds())
 }
 
 // println prints a line above the live line.
-func (p *progress) println(line string) {
+func (p *Live) println(line string) {
 	if p.live != "" {
-		fmt.Fprint(p.e.stderr, "\r\033[K")
+		fmt.Fprint(p.w, "\r\033[K")
 	}
-	fmt.Fprintln(p.e.stderr, printable.String(line))
+	fmt.Fprintln(p.w, printable.String(line))
 	if p.live != "" {
-		fmt.Fprint(p.e.stderr, p.live)
+		fmt.Fprint(p.w, p.live)
 	}
 }
 
-func (p *progress) transition(task, what string) {
+func (p *Live) transition(task, what string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.println(fmt.Sprintf("%s %s %s", p.stamp(), task, what))
 }
 
-func (p *progress) note(format string, args ...any) {
+func (p *Live) Note(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.println(fmt.Sprintf("%s %s", p.stamp(), fmt.Sprintf(format, args...)))
 }
 
 // update redraws the live line (on a terminal only).
-func (p *progress) update(level int, tasks []*state.Task) {
-	if !p.e.errTTY {
+func (p *Live) update(level int, tasks []*state.Task) {
+	if !p.tty {
 		return
 	}
 	p.mu.Lock()
@@ -78,7 +80,7 @@ func (p *progress) update(level int, tasks []*state.Task) {
 			if n := len(t.History); n > 0 {
 				since = t.History[n-1].At
 			}
-			running = append(running, fmt.Sprintf("%s %s", t.ID(), roundDur(now.Sub(since))))
+			running = append(running, fmt.Sprintf("%s %s", t.ID(), RoundDur(now.Sub(since))))
 		}
 	}
 	const width = 20
@@ -94,29 +96,29 @@ func (p *progress) update(level int, tasks []*state.Task) {
 	if r := []rune(line); len(r) > 120 {
 		line = string(r[:117]) + "..."
 	}
-	fmt.Fprint(p.e.stderr, "\r\033[K"+line)
+	fmt.Fprint(p.w, "\r\033[K"+line)
 	p.live = line
 }
 
 // clearLive removes the live line, before a table or the final summary.
-func (p *progress) clearLive() {
+func (p *Live) clearLive() {
 	if p.live != "" {
-		fmt.Fprint(p.e.stderr, "\r\033[K")
+		fmt.Fprint(p.w, "\r\033[K")
 		p.live = ""
 	}
 }
 
-func (p *progress) levelTable(level int, tasks []*state.Task) {
+func (p *Live) levelTable(level int, tasks []*state.Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLive()
-	tw := tabwriter.NewWriter(p.e.stderr, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "level %d\tstatus\tattempts\tcommit\n", level)
 	for _, t := range tasks {
 		if t.Level != level {
 			continue
 		}
-		extra := shortHash(t.Commit)
+		extra := ShortHash(t.Commit)
 		if t.Status == state.Blocked || t.Status == state.Failed {
 			extra = printable.String(t.Reason)
 		}
@@ -125,8 +127,8 @@ func (p *progress) levelTable(level int, tasks []*state.Task) {
 	tw.Flush()
 }
 
-// event renders one of the engine's events.
-func (p *progress) event(ev engine.Event) {
+// Event renders one of the engine's events.
+func (p *Live) Event(ev engine.Event) {
 	switch ev.Type {
 	case engine.EvTransition:
 		p.transition(ev.Task, ev.Text)
@@ -135,12 +137,12 @@ func (p *progress) event(ev engine.Event) {
 	case engine.EvLevelEnd:
 		p.levelTable(ev.Level, ev.Tasks)
 	case engine.EvLevelMerged:
-		p.note("level %d merged: staging at %s", ev.Level, shortHash(ev.Text))
+		p.Note("level %d merged: staging at %s", ev.Level, ShortHash(ev.Text))
 	case engine.EvRushEnd:
 		p.mu.Lock()
 		p.clearLive()
 		p.mu.Unlock()
 	default:
-		p.note("%s", ev.Text)
+		p.Note("%s", ev.Text)
 	}
 }

@@ -1,0 +1,44 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/git-zerg/git-zerg/printable"
+)
+
+// Plan is what `plan --json` prints, and each feature of `epic plan --json`.
+type Plan struct {
+	Feature  string     `json:"feature"`
+	Tasks    int        `json:"tasks"`
+	Levels   [][]string `json:"levels"`
+	Warnings []Problem  `json:"warnings"`
+	Commit   string     `json:"commit"`
+}
+
+// Validate is what `validate --json` prints.
+type Validate struct {
+	File     string     `json:"file"`
+	Valid    bool       `json:"valid"`
+	Feature  string     `json:"feature"`
+	Tasks    int        `json:"tasks"`
+	Levels   [][]string `json:"levels"`
+	Errors   []Problem  `json:"errors"`
+	Warnings []Problem  `json:"warnings"`
+}
+
+// ProblemsText prints the problems of a file one a line, each with its
+// place, errors first; file "" leaves the file's name out (an issue's
+// problems name their issue).
+func ProblemsText[P fmt.Stringer](w io.Writer, file string, errs, warns []P) {
+	pre := ""
+	if file != "" {
+		pre = file + ": "
+	}
+	for _, p := range errs {
+		fmt.Fprintf(w, "%s%s\n", pre, printable.String(p.String()))
+	}
+	for _, p := range warns {
+		fmt.Fprintf(w, "%swarning: %s\n", pre, printable.String(p.String()))
+	}
+}
