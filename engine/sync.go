@@ -49,3 +49,7 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 	}
 	return nil, refused("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
 }
+
+// Whatever an arbiter's catch-up brings in is judged as sync judges what
+// it fetches.
+func init() { gitstore.SetIncomingCheck(CheckIncoming) }

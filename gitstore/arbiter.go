@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -68,53 +69,39 @@ type arbiterView struct {
 	feature, locks plumbing.Hash // the arbiter's values, for the lease
 }
 
-// catchUp fetches the feature and the locks from the arbiter and merges
-// them into the local refs.
+// arbiterCheck judges the state a catch-up brings in. The engine sets it
+// (its replay of the history with the gates, as sync does); with none set,
+// a catch-up that would bring in anything new fails.
+var arbiterCheck atomic.Pointer[IncomingCheck]
+
+// SetIncomingCheck sets what judges the state every arbiter catch-up
+// brings in.
+func SetIncomingCheck(c IncomingCheck) { arbiterCheck.Store(&c) }
+
+// catchUp is a SyncRound in arbiter mode: the feature and the locks
+// fetched from the arbiter, checked and merged into the local refs.
 func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
 	var v arbiterView
-	prefix := TrackingPrefix(s.arbiter)
-	specs := []string{"+refs/zerg/locks:" + prefix + "locks"}
-	if feature != "" {
-		specs = append(specs, "+"+FeatureRef(feature)+":"+prefix+"features/"+feature)
+	var check IncomingCheck
+	if c := arbiterCheck.Load(); c != nil {
+		check = *c
 	}
-	// A ref the arbiter does not have yet is not an error: fetch what
-	// exists, one refspec at a time when the batch fails.
-	if _, err := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", s.arbiter}, specs...)...); err != nil {
-		for _, sp := range specs {
-			s.git.Run(ctx, "fetch", "--quiet", "--no-tags", s.arbiter, sp)
-		}
-	}
-	read := func(name string) plumbing.Hash {
-		h, _ := s.ReadRef(name)
-		return h
-	}
-	v.locks = read(prefix + "locks")
-	localLocks := read(LocksRef)
-	tips := map[string]plumbing.Hash{}
-	var updates []refUpdate
-	if feature != "" {
-		v.feature = read(prefix + "features/" + feature)
-		local := read(FeatureRef(feature))
-		res, err := s.MergeFeature(ctx, feature, local, v.feature)
-		if err != nil {
-			return v, err
-		}
-		tips[feature] = res.Commit
-		if res.Commit != local {
-			updates = append(updates, refUpdate{name: FeatureRef(feature), new: res.Commit, old: local})
-		}
-	}
-	res, err := s.MergeLocks(ctx, localLocks, v.locks, s.LockKeeper(tips))
+	_, fetched, done, err := s.SyncRoundWith(ctx, SyncOptions{Remote: s.arbiter, Check: check, Arbiter: true, Feature: feature})
 	if err != nil {
 		return v, err
 	}
-	if res.Commit != localLocks {
-		updates = append(updates, refUpdate{name: LocksRef, new: res.Commit, old: localLocks})
-	}
-	if len(updates) > 0 {
-		if err := s.updateRefs(ctx, updates); err != nil {
-			return v, err
+	hash := func(rel string) plumbing.Hash {
+		if fetched[rel] == "" {
+			return plumbing.ZeroHash
 		}
+		return plumbing.NewHash(fetched[rel])
+	}
+	v.locks = hash("locks")
+	if feature != "" {
+		v.feature = hash("features/" + feature)
+	}
+	if !done {
+		return v, errRace
 	}
 	return v, nil
 }
