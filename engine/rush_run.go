@@ -40,6 +40,10 @@ type rush struct {
 	ttl     time.Duration
 	marker  *rushMarker
 	mgr     *worktree.Manager
+	// remote shares the rush with other hosts ("" for none); lastPoll is
+	// when this host last looked at its state.
+	remote   string
+	lastPoll time.Time
 
 	result *RushResult
 
@@ -97,6 +101,9 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	}
 	if err != nil && !r.usableSlot(n, w, err) {
 		return nil, err
+	}
+	if r.remote != "" {
+		w.Name = hostWorker(w.Name)
 	}
 	r.slotsMu.Lock()
 	if r.slots == nil {
@@ -173,6 +180,11 @@ func (r *rush) run() error {
 	if err != nil {
 		return err
 	}
+	if r.remote != "" {
+		if tip, err = r.syncStaging(ctx, head); err != nil {
+			return err
+		}
+	}
 	if err := r.rescueLeftovers(ctx, tip); err != nil {
 		return err
 	}
@@ -213,6 +225,15 @@ func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
 // error (exit 1); err is a failure of the tool.
 func (r *rush) runLevel(level int) (stop error, err error) {
 	ctx := r.g.ctx()
+	if r.remote != "" {
+		// Every host starts the level from the remote's state and staging.
+		if err := r.poll(true); err != nil {
+			return nil, err
+		}
+		if _, err := r.syncStaging(ctx, ""); err != nil {
+			return nil, err
+		}
+	}
 	tasks, err := r.snapshot(r.s)
 	if err != nil {
 		return nil, err
@@ -250,6 +271,9 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	results := make(chan slotResult)
 	var firstErr error
 	for {
+		if err := r.poll(false); err != nil {
+			return nil, err
+		}
 		tasks, err = r.snapshot(r.s)
 		if err != nil {
 			return nil, err
@@ -436,7 +460,11 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 		r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: tasks})
 		return failed(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
 	}
-	if stop, err := r.mergeAndGate(level, pins); stop != nil || err != nil {
+	merge := func() (error, error) { return r.mergeAndGate(level, pins) }
+	if r.remote != "" {
+		merge = func() (error, error) { return r.remoteMerge(level) }
+	}
+	if stop, err := merge(); stop != nil || err != nil {
 		if stop != nil {
 			if ts, err := r.snapshot(r.s); err == nil {
 				r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: ts})
@@ -478,6 +506,9 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		return err
 	}
 	s.Persistent = true
+	if r.remote != "" {
+		s.SetArbiter(r.remote)
+	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {
 		return err

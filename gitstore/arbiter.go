@@ -116,6 +116,12 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 	args := []string{"push", "--quiet", "--atomic", "--porcelain", s.arbiter}
 	var specs []string
 	for _, u := range moved {
+		if u.unchecked && !u.delete {
+			// Pinned work goes with the transition that names it, in the
+			// same atomic push: whoever reads the state can fetch the work.
+			specs = append(specs, "+"+u.new.String()+":"+u.name)
+			continue
+		}
 		if u.verify || u.unchecked || u.delete {
 			continue
 		}

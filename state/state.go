@@ -89,6 +89,7 @@ type Task struct {
 	Status    Status    `json:"status"`
 	Worker    string    `json:"worker,omitempty"` // worker holding (or last holding) the task
 	Owner     string    `json:"owner,omitempty"`  // lock owner identity of that worker, <worker>@<host>
+	Host      string    `json:"host,omitempty"`   // host of that worker (ZERG_HOST, else the machine's name)
 	Attempts  int       `json:"attempts"`
 	Base      string    `json:"base,omitempty"`   // commit the work is compared with
 	Commit    string    `json:"commit,omitempty"` // the verified / done work, pinned

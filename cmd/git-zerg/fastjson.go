@@ -102,6 +102,11 @@ func appendTask(b []byte, t *taskJSON, prefix string) []byte {
 	field("worker")
 	b = appendString(b, t.Worker)
 	b = append(b, ",\n"...)
+	if t.Host != "" {
+		field("host")
+		b = appendString(b, t.Host)
+		b = append(b, ",\n"...)
+	}
 	field("attempts")
 	b = strconv.AppendInt(b, int64(t.Attempts), 10)
 	b = append(b, ",\n"...)

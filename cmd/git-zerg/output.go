@@ -25,6 +25,7 @@ type taskJSON struct {
 	Level               int             `json:"level"`
 	Status              state.Status    `json:"status"`
 	Worker              string          `json:"worker"`
+	Host                string          `json:"host,omitempty"`
 	Attempts            int             `json:"attempts"`
 	Commit              string          `json:"commit"`
 	Base                string          `json:"base,omitempty"`
@@ -90,6 +91,7 @@ func taskOut(t *state.Task, history bool) taskJSON {
 		Level:               t.Level,
 		Status:              t.Status,
 		Worker:              t.Worker,
+		Host:                t.Host,
 		Attempts:            t.Attempts,
 		Commit:              t.Commit,
 		Base:                t.Base,

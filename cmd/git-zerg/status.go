@@ -265,6 +265,9 @@ func (sn *snapshot) printTask(e *env, tw io.Writer, t *state.Task) {
 	switch {
 	case t.Status == state.Claimed:
 		extra = "by " + t.Worker
+		if t.Host != "" {
+			extra += " on " + t.Host
+		}
 	case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
 		extra = t.Reason
 		if e.hasLog(sn.feature, t) {

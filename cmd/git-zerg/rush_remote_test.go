@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gitDaemon serves the bare repositories under base over git:// on a free
+// port of 127.0.0.1 until the test ends (or stop is called), and returns
+// the URL of base/name.
+type gitDaemon struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	env  []string
+	base string
+	port int
+}
+
+func startGitDaemon(t testing.TB, env []string, base string, port int) *gitDaemon {
+	t.Helper()
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	d := &gitDaemon{t: t, env: env, base: base, port: port}
+	d.cmd = exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+		"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+base, base)
+	d.cmd.Env = env
+	// `git daemon` is the git wrapper and the daemon proper its child: in a
+	// process group of their own, both go.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.stop)
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if i > 200 {
+			t.Fatal("git daemon did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return d
+}
+
+func (d *gitDaemon) url(name string) string {
+	return fmt.Sprintf("git://127.0.0.1:%d/%s", d.port, name)
+}
+
+func (d *gitDaemon) stop() {
+	if d.cmd == nil {
+		return
+	}
+	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	d.cmd.Wait()
+	d.cmd = nil
+}
+
+// levelGraph writes a graph of levels × width tasks: task L<l>-<i> writes
+// out/L<l>-<i>.txt and depends on L<l-1>-<i>.
+func levelGraph(t testing.TB, path, feature string, levels, width int) []string {
+	t.Helper()
+	type files struct {
+		Create []string `json:"create"`
+	}
+	type task struct {
+		ID           string            `json:"id"`
+		Title        string            `json:"title"`
+		Files        files             `json:"files"`
+		Dependencies []string          `json:"dependencies,omitempty"`
+		Verification map[string]string `json:"verification"`
+	}
+	g := struct {
+		Feature string `json:"feature"`
+		Tasks   []task `json:"tasks"`
+	}{Feature: feature}
+	var ids []string
+	for l := 1; l <= levels; l++ {
+		for i := 1; i <= width; i++ {
+			id := fmt.Sprintf("L%d-%02d", l, i)
+			tk := task{ID: id, Title: "write " + id, Files: files{Create: []string{"out/" + id + ".txt"}},
+				Verification: map[string]string{"command": "test -s out/" + id + ".txt"}}
+			if l > 1 {
+				tk.Dependencies = []string{fmt.Sprintf("L%d-%02d", l-1, i)}
+			}
+			g.Tasks = append(g.Tasks, tk)
+			ids = append(ids, id)
+		}
+	}
+	b, err := json.MarshalIndent(g, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// remoteRushSetup makes a bare remote served by git daemon and n clones
+// of it, each with the feature planned and its commands accepted.
+func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []string, d *gitDaemon, clones []string, ids []string) {
+	dir = t.TempDir()
+	env = gitEnv(dir)
+	base := filepath.Join(dir, "srv")
+	run(t, dir, env, "git", "init", "-q", "--bare", "-b", "main", filepath.Join(base, "remote.git"))
+	d = startGitDaemon(t, env, base, 0)
+	url := d.url("remote.git")
+	first := filepath.Join(dir, "h1")
+	run(t, dir, env, "git", "init", "-q", "-b", "main", first)
+	os.MkdirAll(filepath.Join(first, ".zerg"), 0o755)
+	os.WriteFile(filepath.Join(first, ".zerg", "config.toml"), []byte(config), 0o644)
+	os.WriteFile(filepath.Join(first, "worker.sh"), []byte("mkdir -p out && echo \"$ZERG_TASK\" > \"out/$ZERG_TASK.txt\"\n"), 0o644)
+	ids = levelGraph(t, filepath.Join(first, "graph.json"), "rr", 4, 10)
+	run(t, first, env, "git", "add", "-A")
+	run(t, first, env, "git", "commit", "-q", "-m", "graph, worker and configuration")
+	run(t, first, env, "git", "remote", "add", "origin", url)
+	run(t, first, env, "git", "push", "-q", "origin", "main")
+	run(t, first, env, "git", "zerg", "plan", "--graph", "graph.json")
+	run(t, first, env, "git", "zerg", "sync")
+	clones = []string{first}
+	for i := 2; i <= n; i++ {
+		c := filepath.Join(dir, fmt.Sprintf("h%d", i))
+		run(t, dir, env, "git", "clone", "-q", url, c)
+		run(t, c, env, "git", "zerg", "sync")
+		run(t, c, env, "git", "zerg", "plan", "--accept", "--yes", "rr")
+		clones = append(clones, c)
+	}
+	return dir, env, d, clones, ids
+}
+
+type rushRun struct {
+	out, errOut string
+	err         error
+}
+
+// startRush runs `git zerg rush --remote origin` in clone as host name.
+func startRush(ctx context.Context, env []string, clone, host string, extra ...string) (*exec.Cmd, *strings.Builder, *strings.Builder) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"zerg", "rush", "--remote", "origin", "--workers", "2"}, extra...)...)
+	cmd.Dir = clone
+	cmd.Env = append(append([]string(nil), env...), "ZERG_HOST="+host)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, &stdout, &stderr
+}
+
+// TestRushRemote runs one rush on three hosts (clones of one remote served
+// by git daemon, two workers each) over 40 tasks in 4 levels: every task
+// is claimed, verified and merged exactly once, every host ends with the
+// same state and the same staging holding every task's file, and prints
+// the same summary.
+func TestRushRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three rushes over git daemon")
+	}
+	start := time.Now()
+	_, env, _, clones, ids := remoteRushSetup(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	runs := make([]rushRun, len(clones))
+	var wg sync.WaitGroup
+	for i, c := range clones {
+		cmd, stdout, stderr := startRush(ctx, env, c, fmt.Sprintf("host%d", i+1))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := cmd.Wait()
+			runs[i] = rushRun{stdout.String(), stderr.String(), err}
+		}()
+	}
+	wg.Wait()
+	t.Logf("three hosts ran the rush in %s", time.Since(start).Round(time.Millisecond))
+	for i, r := range runs {
+		if r.err != nil {
+			t.Fatalf("host%d: rush: %v\n%s%s", i+1, r.err, r.out, r.errOut)
+		}
+	}
+	checkRemoteRush(t, env, clones, ids, runs)
+}
+
+// checkRemoteRush checks what every host of a finished shared rush must
+// agree on.
+func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []rushRun) {
+	t.Helper()
+	summary := regexp.MustCompile(`(?m)^rush rr complete: 40 tasks done, staging zerg/rr/staging at [0-9a-f]+$`)
+	for i, r := range runs {
+		if !summary.MatchString(r.out) || r.out != runs[0].out {
+			t.Errorf("host%d printed %q, host1 %q", i+1, r.out, runs[0].out)
+		}
+	}
+	var export, staging string
+	for i, c := range clones {
+		run(t, c, env, "git", "zerg", "fsck")
+		e := run(t, c, env, "git", "zerg", "export")
+		st := strings.TrimSpace(run(t, c, env, "git", "rev-parse", "zerg/rr/staging"))
+		if i == 0 {
+			export, staging = e, st
+		} else {
+			if e != export {
+				t.Errorf("host%d exports another state than host1", i+1)
+			}
+			if st != staging {
+				t.Errorf("host%d has staging %s, host1 %s", i+1, st, staging)
+			}
+		}
+	}
+	remote := strings.Fields(run(t, clones[0], env, "git", "ls-remote", "origin", "refs/heads/zerg/rr/staging"))
+	if len(remote) == 0 || remote[0] != staging {
+		t.Errorf("the remote's staging is %v, the hosts' %s", remote, staging)
+	}
+	files := strings.Fields(run(t, clones[0], env, "git", "ls-tree", "-r", "--name-only", staging, "out/"))
+	want := make([]string, len(ids))
+	for i, id := range ids {
+		want[i] = "out/" + id + ".txt"
+	}
+	sort.Strings(files)
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("staging holds %v, want every task's file", files)
+	}
+	var doc exportDoc
+	if err := json.Unmarshal([]byte(export), &doc); err != nil {
+		t.Fatal(err)
+	}
+	hosts := map[string]int{}
+	for _, tk := range doc.Tasks {
+		ops := map[string]int{}
+		for _, h := range tk.History {
+			ops[h.Op]++
+		}
+		if tk.Status != "done" || ops["claim"] != 1 || ops["done"] != 1 || ops["merge"] != 1 || ops["conflict"] != 0 {
+			t.Errorf("%s: %s after %v", tk.ID, tk.Status, ops)
+		}
+		hosts[tk.Host]++
+	}
+	t.Logf("tasks per host: %v", hosts)
+	// One `done` per task in the log of every host.
+	for i, c := range clones {
+		done := map[string]int{}
+		for _, l := range strings.Split(run(t, c, env, "git", "zerg", "log"), "\n") {
+			// <commit> <time> done <task> (<worker>): verified <commit>[; then …]
+			if f := strings.Fields(l); len(f) >= 4 && f[2] == "done" {
+				done[f[3]]++
+			}
+		}
+		for _, id := range ids {
+			if done[id] != 1 {
+				t.Errorf("host%d: git zerg log has %d done for %s", i+1, done[id], id)
+			}
+		}
+	}
+}

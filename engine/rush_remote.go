@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// A rush shared through a remote (rush --remote, rush.remote) runs on each
+// clone that starts it, every clone a host. The remote is the arbiter of
+// every transition (claims, leases, done: sync.arbiter), so no task is
+// ever held by two hosts, and a verified task's pinned commit goes out in
+// the same push as the transition that names it. Each level starts from
+// the remote's staging; whichever host sees a level settled merges it,
+// runs the gates, and moves the remote's staging by compare-and-swap; a
+// host that loses that race takes the winner's staging instead of merging
+// again.
+
+// remotePoll is how often a host that waits for other hosts looks at the
+// remote's state.
+const remotePoll = 250 * time.Millisecond
+
+// hostWorker is a worker's name in the shared state: worker-<n> of each
+// host, told apart by the host's name.
+func hostWorker(name string) string {
+	host := strings.Map(func(c rune) rune {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+			return c
+		}
+		return '-'
+	}, gitstore.Hostname())
+	out := name + "." + strings.Trim(host, "-")
+	if len(out) > 64 {
+		out = out[:64]
+	}
+	return strings.TrimRight(out, ".-")
+}
+
+// poll catches up with the remote's state when the last look is older
+// than remotePoll.
+func (r *rush) poll(force bool) error {
+	if r.remote == "" || !force && time.Since(r.lastPoll) < remotePoll {
+		return nil
+	}
+	r.lastPoll = time.Now()
+	return r.s.CatchUp(r.g.ctx(), r.feature)
+}
+
+// syncStaging makes the local staging branch the remote's, and returns its
+// commit. The first host to get there publishes its own (from start,
+// HEAD when empty).
+func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
+	ref := r.mgr.StagingRef()
+	for try := 0; ; try++ {
+		remoteTip, err := r.s.FetchStaging(ctx, r.remote, r.feature, ref)
+		if err != nil {
+			return "", err
+		}
+		local, err := r.mgr.EnsureStaging(ctx, start)
+		if err != nil {
+			return "", err
+		}
+		if remoteTip == "" {
+			lost, err := r.s.PushStaging(ctx, r.remote, ref, local, "")
+			if err != nil {
+				return "", err
+			}
+			if lost && try < 3 {
+				continue // another host published first: take that one
+			}
+			return local, nil
+		}
+		if remoteTip != local {
+			if err := r.mgr.SetStaging(ctx, remoteTip, local); err != nil {
+				return "", err
+			}
+		}
+		return remoteTip, nil
+	}
+}
+
+// remoteMerge merges a settled level on this host unless another host
+// did: the level's verified work already in the remote's staging is
+// recorded done; the rest is merged here, gated, and pushed with a lease on
+// the staging it started from. A lost push means another host merged
+// first: its staging is taken and the round starts over (its work is the
+// same, so it is not merged twice).
+func (r *rush) remoteMerge(level int) (stop error, err error) {
+	ctx := r.g.ctx()
+	ref := r.mgr.StagingRef()
+	for round := 1; ; round++ {
+		if err := r.poll(true); err != nil {
+			return nil, err
+		}
+		tip, err := r.syncStaging(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		tasks, err := r.snapshot(r.s)
+		if err != nil {
+			return nil, err
+		}
+		var in, out []worktree.Pin
+		work := map[string]string{}
+		for _, t := range tasks {
+			if t.Level != level || t.Status != state.Verified {
+				continue
+			}
+			p := worktree.Pin{Task: t.ID(), Commit: t.Commit}
+			if r.inStaging(ctx, t.Commit, tip) {
+				in = append(in, p)
+			} else {
+				out = append(out, p)
+				work[PinRef(r.feature, t.ID())] = t.Commit
+			}
+		}
+		if len(out) == 0 {
+			if len(in) > 0 {
+				if err := r.g.recordMerged(in, pinIDs(in), tip); err != nil {
+					return nil, err
+				}
+				r.dropRemotePins(in)
+			}
+			// Another host's gate record does not count here: the gates
+			// run on this machine once per tree.
+			return r.g.runQualityGates(r.mgr, true)
+		}
+		if err := r.s.FetchWork(ctx, r.remote, work); err != nil {
+			if round < 5 {
+				continue // merged and dropped meanwhile: the staging has it now
+			}
+			return nil, err
+		}
+		res, stop, err := r.g.mergeOnly(r.mgr, out)
+		if stop != nil || err != nil {
+			return stop, err
+		}
+		// Gated before it goes out: a staging that did not pass is never
+		// built on, here or elsewhere.
+		if stop, err := r.g.runQualityGates(r.mgr, false); stop != nil || err != nil {
+			return stop, err
+		}
+		lost, err := r.s.PushStaging(ctx, r.remote, ref, res.Tip, tip)
+		if err != nil {
+			return nil, err
+		}
+		if lost {
+			if round >= 20 {
+				return nil, refused("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
+			}
+			r.g.note("level %d: another host merged it first; taking its staging", level)
+			continue
+		}
+		if rec, _ := r.s.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
+			r.s.PushRefs(ctx, r.remote, map[string]string{gitstore.GatesRef(res.Tree): rec.String()})
+		}
+		all := append(in, out...)
+		if err := r.g.recordMerged(all, pinIDs(all), res.Tip); err != nil {
+			return nil, err
+		}
+		r.dropRemotePins(all)
+		return nil, nil
+	}
+}
+
+// inStaging reports whether commit is in staging at tip.
+func (r *rush) inStaging(ctx context.Context, commit, tip string) bool {
+	if commit == "" {
+		return false
+	}
+	_, err := gitOf(r.s).Run(ctx, "merge-base", "--is-ancestor", commit, tip)
+	return err == nil || gitcmd.ExitCode(err) == -1
+}
+
+// dropRemotePins removes the pins of work now in staging from the remote
+// (best effort: a pin left behind only keeps a merged commit reachable).
+func (r *rush) dropRemotePins(pins []worktree.Pin) {
+	refs := map[string]string{}
+	for _, p := range pins {
+		refs[PinRef(r.feature, p.Task)] = ""
+	}
+	r.s.PushRefs(r.g.ctx(), r.remote, refs)
+}
+
+func pinIDs(pins []worktree.Pin) []string {
+	ids := make([]string, len(pins))
+	for i, p := range pins {
+		ids[i] = p.Task
+	}
+	return ids
+}
