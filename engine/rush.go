@@ -92,6 +92,9 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	}
 	if o.Remote != "" {
 		s.SetArbiter(o.Remote)
+		gitstore.OnRemoteWait(func(remote string, err error, wait time.Duration) {
+			(&rush{g: g, remote: remote}).remoteWaiting(remote, err, wait)
+		})
 	}
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")

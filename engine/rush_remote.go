@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -59,7 +61,11 @@ func (r *rush) poll(force bool) error {
 func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
 	ref := r.mgr.StagingRef()
 	for try := 0; ; try++ {
-		remoteTip, err := r.s.FetchStaging(ctx, r.remote, r.feature, ref)
+		var remoteTip string
+		err := r.remoteTry(func() (err error) {
+			remoteTip, err = r.s.FetchStaging(ctx, r.remote, r.feature, ref)
+			return err
+		})
 		if err != nil {
 			return "", err
 		}
@@ -68,7 +74,11 @@ func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
 			return "", err
 		}
 		if remoteTip == "" {
-			lost, err := r.s.PushStaging(ctx, r.remote, ref, local, "")
+			var lost bool
+			err := r.remoteTry(func() (err error) {
+				lost, err = r.s.PushStaging(ctx, r.remote, ref, local, "")
+				return err
+			})
 			if err != nil {
 				return "", err
 			}
@@ -123,16 +133,17 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		}
 		if len(out) == 0 {
 			if len(in) > 0 {
+				// Usually already recorded by the host that merged; its
+				// push also dropped the pins.
 				if err := r.g.recordMerged(in, pinIDs(in), tip); err != nil {
 					return nil, err
 				}
-				r.dropRemotePins(in)
 			}
 			// Another host's gate record does not count here: the gates
 			// run on this machine once per tree.
 			return r.g.runQualityGates(r.mgr, true)
 		}
-		if err := r.s.FetchWork(ctx, r.remote, work); err != nil {
+		if err := r.remoteTry(func() error { return r.s.FetchWork(ctx, r.remote, work) }); err != nil {
 			if round < 5 {
 				continue // merged and dropped meanwhile: the staging has it now
 			}
@@ -147,7 +158,11 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		if stop, err := r.g.runQualityGates(r.mgr, false); stop != nil || err != nil {
 			return stop, err
 		}
-		lost, err := r.s.PushStaging(ctx, r.remote, ref, res.Tip, tip)
+		var lost bool
+		err = r.remoteTry(func() (err error) {
+			lost, err = r.s.PushStaging(ctx, r.remote, ref, res.Tip, tip)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -158,14 +173,17 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			r.g.note("level %d: another host merged it first; taking its staging", level)
 			continue
 		}
-		if rec, _ := r.s.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
-			r.s.PushRefs(ctx, r.remote, map[string]string{gitstore.GatesRef(res.Tree): rec.String()})
-		}
 		all := append(in, out...)
 		if err := r.g.recordMerged(all, pinIDs(all), res.Tip); err != nil {
 			return nil, err
 		}
-		r.dropRemotePins(all)
+		// The gate record goes out for the record (it stands in for the
+		// gates only where it was made), with the pins dropped.
+		extra := map[string]string{}
+		if rec, _ := r.s.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
+			extra[gitstore.GatesRef(res.Tree)] = rec.String()
+		}
+		r.dropRemotePins(all, extra)
 		return nil, nil
 	}
 }
@@ -179,10 +197,13 @@ func (r *rush) inStaging(ctx context.Context, commit, tip string) bool {
 	return err == nil || gitcmd.ExitCode(err) == -1
 }
 
-// dropRemotePins removes the pins of work now in staging from the remote
-// (best effort: a pin left behind only keeps a merged commit reachable).
-func (r *rush) dropRemotePins(pins []worktree.Pin) {
-	refs := map[string]string{}
+// dropRemotePins removes the pins of work now in staging from the remote,
+// in one push with refs (best effort: a pin left behind only keeps a
+// merged commit reachable).
+func (r *rush) dropRemotePins(pins []worktree.Pin, refs map[string]string) {
+	if refs == nil {
+		refs = map[string]string{}
+	}
 	for _, p := range pins {
 		refs[PinRef(r.feature, p.Task)] = ""
 	}
@@ -195,4 +216,76 @@ func pinIDs(pins []worktree.Pin) []string {
 		ids[i] = p.Task
 	}
 	return ids
+}
+
+// remoteTry runs a step that needs the remote, again with backoff (up to
+// gitstore.RemoteWait) while the remote does not answer, saying so. A
+// push that was not answered may have been applied: each step is a
+// compare-and-swap or a fetch, so doing it again is safe.
+func (r *rush) remoteTry(step func() error) error {
+	deadline := time.Now().Add(gitstore.RemoteWait)
+	wait := 250 * time.Millisecond
+	for {
+		err := step()
+		var re *gitstore.RemoteError
+		if !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		r.remoteWaiting(r.remote, re.Err, wait)
+		select {
+		case <-time.After(wait):
+		case <-r.stopCtx.Done():
+			return err
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
+
+// remoteWaiting says that the remote does not answer, once per wait.
+func (r *rush) remoteWaiting(remote string, err error, wait time.Duration) {
+	why := err.Error()
+	if i := strings.IndexByte(why, '\n'); i >= 0 {
+		why = why[:i]
+	}
+	r.g.note("remote %s does not answer (%s); trying again in %s", remote, why, wait.Round(time.Millisecond))
+}
+
+// expireStale takes back the claims whose lease ran out (a host that died
+// stops renewing them): the tasks go back to pending for any host.
+func (r *rush) expireStale() error {
+	tx, err := r.s.View(r.feature)
+	if err != nil {
+		return err
+	}
+	ws, err := tx.Workers()
+	if err != nil {
+		return err
+	}
+	now := r.g.now()
+	stale := false
+	for _, w := range ws {
+		if !now.Before(w.Expires) {
+			stale = true
+		}
+	}
+	if !stale {
+		return nil
+	}
+	var names []string
+	err = r.s.Update(r.g.ctx(), r.feature, r.g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if err := CheckStateAt(r.g.ctx(), r.s, r.feature, tx.Tip()); err != nil {
+			return nil, err
+		}
+		x := &txn{tx: tx, now: r.g.now().UTC(), policy: r.policy, ttl: r.ttl}
+		names, err = x.expireLeases()
+		if err != nil || len(names) == 0 {
+			return nil, err
+		}
+		sort.Strings(names)
+		return &gitstore.Message{Subject: "expire leases: " + strings.Join(names, ", "), Op: "expire", Reason: "leases ran out"}, nil
+	})
+	if err == nil && len(names) > 0 {
+		r.g.note("took back the claims of %s: their leases ran out", strings.Join(names, ", "))
+	}
+	return err
 }

@@ -271,8 +271,15 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	results := make(chan slotResult)
 	var firstErr error
 	for {
-		if err := r.poll(false); err != nil {
-			return nil, err
+		// A host with tasks running catches up with each of their
+		// transitions; an idle one looks at the remote now and then.
+		if len(running) == 0 && r.remote != "" {
+			if err := r.poll(false); err != nil {
+				return nil, err
+			}
+			if err := r.expireStale(); err != nil {
+				return nil, err
+			}
 		}
 		tasks, err = r.snapshot(r.s)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -78,9 +79,44 @@ var arbiterCheck atomic.Pointer[IncomingCheck]
 // brings in.
 func SetIncomingCheck(c IncomingCheck) { arbiterCheck.Store(&c) }
 
+// RemoteWait bounds how long an update waits for an arbiter that does not
+// answer, trying again with backoff, before it fails.
+var RemoteWait = 10 * time.Minute
+
+// remoteWaitNote, when set, is told each time an update waits for the
+// arbiter: why, and for how long before the next try.
+var remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
+
+// OnRemoteWait sets what is told when an update waits for an arbiter that
+// does not answer.
+func OnRemoteWait(f func(remote string, err error, wait time.Duration)) { remoteWaitNote.Store(&f) }
+
 // catchUp is a SyncRound in arbiter mode: the feature and the locks
-// fetched from the arbiter, checked and merged into the local refs.
+// fetched from the arbiter, checked and merged into the local refs. An
+// arbiter that does not answer is tried again with backoff (up to
+// RemoteWait): nothing is decided without it.
 func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
+	deadline := time.Now().Add(RemoteWait)
+	wait := 250 * time.Millisecond
+	for {
+		v, err := s.catchUpOnce(ctx, feature)
+		var re *RemoteError
+		if !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
+			return v, err
+		}
+		if f := remoteWaitNote.Load(); f != nil {
+			(*f)(s.arbiter, re.Err, wait)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return v, err
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
+
+func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, error) {
 	var v arbiterView
 	var check IncomingCheck
 	if c := arbiterCheck.Load(); c != nil {
@@ -134,8 +170,15 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 	}
 	if len(specs) > 0 {
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
-			if gitcmd.ExitCode(err) > 0 {
+			if pushLost(err) {
 				return fmt.Errorf("%w: arbiter %s moved first", errRace, s.arbiter)
+			}
+			if gitcmd.ExitCode(err) > 0 {
+				// Not answered: perhaps applied, perhaps not. Start over:
+				// catching up (which waits for the arbiter) brings the
+				// transition in if it got there, and the operation, applied
+				// again to that state, finds it done.
+				return fmt.Errorf("%w: push to %s failed: %v", errRace, s.arbiter, err)
 			}
 			return err
 		}

@@ -102,11 +102,6 @@ func appendTask(b []byte, t *taskJSON, prefix string) []byte {
 	field("worker")
 	b = appendString(b, t.Worker)
 	b = append(b, ",\n"...)
-	if t.Host != "" {
-		field("host")
-		b = appendString(b, t.Host)
-		b = append(b, ",\n"...)
-	}
 	field("attempts")
 	b = strconv.AppendInt(b, int64(t.Attempts), 10)
 	b = append(b, ",\n"...)
@@ -169,6 +164,11 @@ func appendTask(b []byte, t *taskJSON, prefix string) []byte {
 		field("usage")
 		u, _ := marshalIndent(t.Usage, in)
 		b = append(b, u...)
+		b = append(b, ",\n"...)
+	}
+	if t.Host != "" {
+		field("host")
+		b = appendString(b, t.Host)
 		b = append(b, ",\n"...)
 	}
 	field("verification")

@@ -25,7 +25,6 @@ type taskJSON struct {
 	Level               int             `json:"level"`
 	Status              state.Status    `json:"status"`
 	Worker              string          `json:"worker"`
-	Host                string          `json:"host,omitempty"`
 	Attempts            int             `json:"attempts"`
 	Commit              string          `json:"commit"`
 	Base                string          `json:"base,omitempty"`
@@ -38,6 +37,7 @@ type taskJSON struct {
 	Reason              string          `json:"reason,omitempty"`
 	NotBefore           *time.Time      `json:"not_before,omitempty"`
 	Usage               *usageJSON      `json:"usage,omitempty"`
+	Host                string          `json:"host,omitempty"`
 	Verification        verificationOut `json:"verification"`
 	History             []eventJSON     `json:"history,omitempty"`
 }

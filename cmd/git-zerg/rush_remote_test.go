@@ -129,7 +129,7 @@ func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []stri
 	run(t, dir, env, "git", "init", "-q", "-b", "main", first)
 	os.MkdirAll(filepath.Join(first, ".zerg"), 0o755)
 	os.WriteFile(filepath.Join(first, ".zerg", "config.toml"), []byte(config), 0o644)
-	os.WriteFile(filepath.Join(first, "worker.sh"), []byte("mkdir -p out && echo \"$ZERG_TASK\" > \"out/$ZERG_TASK.txt\"\n"), 0o644)
+	os.WriteFile(filepath.Join(first, "worker.sh"), []byte(workerScript), 0o644)
 	ids = levelGraph(t, filepath.Join(first, "graph.json"), "rr", 4, 10)
 	run(t, first, env, "git", "add", "-A")
 	run(t, first, env, "git", "commit", "-q", "-m", "graph, worker and configuration")
@@ -147,6 +147,18 @@ func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []stri
 	}
 	return dir, env, d, clones, ids
 }
+
+// workerScript writes the task's file. With HANG set, the worker of a
+// task of level 2 on host1 says it started (a file in $HANG) and waits for
+// $HANG/go (at most a minute): a worker busy when its host dies.
+const workerScript = `mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
+case "$HANG:$ZERG_HOST:$ZERG_TASK" in
+?*:host1:L2-*)
+  : > "$HANG/started-$ZERG_TASK"
+  i=0
+  while [ ! -e "$HANG/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done ;;
+esac
+`
 
 type rushRun struct {
 	out, errOut string
@@ -177,33 +189,16 @@ func TestRushRemote(t *testing.T) {
 	_, env, _, clones, ids := remoteRushSetup(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	runs := make([]rushRun, len(clones))
-	var wg sync.WaitGroup
-	for i, c := range clones {
-		cmd, stdout, stderr := startRush(ctx, env, c, fmt.Sprintf("host%d", i+1))
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := cmd.Wait()
-			runs[i] = rushRun{stdout.String(), stderr.String(), err}
-		}()
-	}
-	wg.Wait()
+	runs := runHosts(t, ctx, env, clones, [][]string{nil, nil, nil}, [][]string{nil, nil, nil})
 	t.Logf("three hosts ran the rush in %s", time.Since(start).Round(time.Millisecond))
-	for i, r := range runs {
-		if r.err != nil {
-			t.Fatalf("host%d: rush: %v\n%s%s", i+1, r.err, r.out, r.errOut)
-		}
-	}
-	checkRemoteRush(t, env, clones, ids, runs)
+	checkRemoteRush(t, env, clones, ids, runs, nil)
 }
 
 // checkRemoteRush checks what every host of a finished shared rush must
 // agree on.
-func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []rushRun) {
+// retried names tasks that may have been claimed more than once (their
+// first claim's host died).
+func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []rushRun, retried map[string]bool) {
 	t.Helper()
 	summary := regexp.MustCompile(`(?m)^rush rr complete: 40 tasks done, staging zerg/rr/staging at [0-9a-f]+$`)
 	for i, r := range runs {
@@ -250,7 +245,8 @@ func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []ru
 		for _, h := range tk.History {
 			ops[h.Op]++
 		}
-		if tk.Status != "done" || ops["claim"] != 1 || ops["done"] != 1 || ops["merge"] != 1 || ops["conflict"] != 0 {
+		if tk.Status != "done" || ops["done"] != 1 || ops["merge"] != 1 || ops["conflict"] != 0 ||
+			ops["claim"] != 1 && !(retried[tk.ID] && ops["claim"] == 2 && ops["expire"] == 1) {
 			t.Errorf("%s: %s after %v", tk.ID, tk.Status, ops)
 		}
 		hosts[tk.Host]++
@@ -270,5 +266,139 @@ func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []ru
 				t.Errorf("host%d: git zerg log has %d done for %s", i+1, done[id], id)
 			}
 		}
+	}
+}
+
+// runHosts starts `rush --remote origin` in each clone, host<i+1> with
+// envs[i] added, and waits for all of them.
+func runHosts(t *testing.T, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) []rushRun {
+	t.Helper()
+	return startHosts(t, ctx, env, clones, envs, extra)()
+}
+
+// startHosts is runHosts in two steps: start, then wait.
+func startHosts(t *testing.T, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) func() []rushRun {
+	t.Helper()
+	runs := make([]rushRun, len(clones))
+	var wg sync.WaitGroup
+	for i, c := range clones {
+		cmd, stdout, stderr := startRush(ctx, append(append([]string(nil), env...), envs[i]...), c, fmt.Sprintf("host%d", i+1), extra[i]...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := cmd.Wait()
+			runs[i] = rushRun{stdout.String(), stderr.String(), err}
+		}()
+	}
+	return func() []rushRun {
+		t.Helper()
+		wg.Wait()
+		for i, r := range runs {
+			if os.Getenv("ZERG_REMOTE_LOG") != "" {
+				t.Logf("host%d:\n%s", i+1, r.errOut)
+			}
+			if r.err != nil {
+				t.Fatalf("host%d: rush: %v\n%s%s", i+1, r.err, r.out, r.errOut)
+			}
+		}
+		return runs
+	}
+}
+
+// waitStarted waits (at most a minute) until n workers of host1 wait in
+// hang, and returns the tasks they hold; done reports a rush that ended.
+func waitStarted(t *testing.T, hang string, n int, done <-chan struct{}) map[string]bool {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		names, _ := filepath.Glob(filepath.Join(hang, "started-*"))
+		if len(names) >= n {
+			out := map[string]bool{}
+			for _, name := range names {
+				out[strings.TrimPrefix(filepath.Base(name), "started-")] = true
+			}
+			return out
+		}
+		select {
+		case <-done:
+			t.Fatal("host1's rush ended before its workers got to level 2")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("host1's workers did not start level 2 within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRushRemoteHostDies kills host1 with kill -9 while two of its workers
+// are busy: an hour later (the test clock; leases last 30 minutes) the
+// other hosts take its tasks, its work pushed before stays, and host1
+// rejoins with rush --resume; every task is still done exactly once.
+func TestRushRemoteHostDies(t *testing.T) {
+	if testing.Short() || os.Getenv("ZERG_REMOTE_FULL") == "" {
+		t.Skip("ZERG_REMOTE_FULL=1 runs the failure cases of rush --remote")
+	}
+	dir, env, _, clones, ids := remoteRushSetup(t, 3,
+		"[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n[locks]\nttl = \"30m\"\n[retry]\nbackoff = \"0s\"\n")
+	hang := filepath.Join(dir, "hang")
+	os.Mkdir(hang, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd, _, _ := startRush(ctx, append(append([]string(nil), env...), "HANG="+hang), clones[0], "host1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	busy := waitStarted(t, hang, 2, exited)
+	cmd.Process.Kill()
+	<-exited
+	// The orphaned workers may end now: their host is gone.
+	os.WriteFile(filepath.Join(hang, "go"), []byte("go\n"), 0o644)
+	later := []string{"HANG=" + hang, "ZERG_CLOCK_OFFSET=1h"}
+	runs := runHosts(t, ctx, env, clones, [][]string{later, later, later}, [][]string{{"--resume"}, nil, nil})
+	checkRemoteRush(t, env, clones, ids, runs, busy)
+	out := run(t, clones[1], env, "git", "zerg", "export")
+	for id := range busy {
+		if !strings.Contains(out, `"op": "expire"`) {
+			t.Errorf("no expiry recorded for %s", id)
+		}
+	}
+}
+
+// TestRushRemoteOutage stops the remote for 5 seconds in the middle of a
+// rush: the hosts wait for it, say so, and go on; nothing is lost and
+// nothing done twice.
+func TestRushRemoteOutage(t *testing.T) {
+	if testing.Short() || os.Getenv("ZERG_REMOTE_FULL") == "" {
+		t.Skip("ZERG_REMOTE_FULL=1 runs the failure cases of rush --remote")
+	}
+	dir, env, d, clones, ids := remoteRushSetup(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n")
+	hang := filepath.Join(dir, "hang")
+	os.Mkdir(hang, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	h := []string{"HANG=" + hang}
+	wait := startHosts(t, ctx, env, clones, [][]string{h, h, h}, [][]string{nil, nil, nil})
+	waitStarted(t, hang, 2, nil)
+	port := d.port
+	d.stop()
+	// host1's workers finish while the remote is away: their results wait
+	// for it.
+	os.WriteFile(filepath.Join(hang, "go"), []byte("go\n"), 0o644)
+	time.Sleep(5 * time.Second) // the outage itself
+	startGitDaemon(t, env, filepath.Join(dir, "srv"), port)
+	runs := wait()
+	checkRemoteRush(t, env, clones, ids, runs, nil)
+	said := false
+	for _, r := range runs {
+		said = said || strings.Contains(r.errOut, "does not answer")
+	}
+	if !said {
+		t.Error("no host said that the remote did not answer")
 	}
 }

@@ -265,7 +265,7 @@ func (sn *snapshot) printTask(e *env, tw io.Writer, t *state.Task) {
 	switch {
 	case t.Status == state.Claimed:
 		extra = "by " + t.Worker
-		if t.Host != "" {
+		if t.Host != "" && t.Host != gitstore.Hostname() {
 			extra += " on " + t.Host
 		}
 	case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
