@@ -119,9 +119,13 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		}
 		var in, out []worktree.Pin
 		work := map[string]string{}
+		var last *state.Task // the level's last verification
 		for _, t := range tasks {
 			if t.Level != level || t.Status != state.Verified {
 				continue
+			}
+			if last == nil || lastAt(t).After(lastAt(last)) {
+				last = t
 			}
 			p := worktree.Pin{Task: t.ID(), Commit: t.Commit}
 			if r.inStaging(ctx, t.Commit, tip) {
@@ -142,6 +146,9 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			// Another host's gate record does not count here: the gates
 			// run on this machine once per tree.
 			return r.g.runQualityGates(r.mgr, true)
+		}
+		if round == 1 && last != nil && last.Host != gitstore.Hostname() && r.awaitMerge(level) {
+			continue // the host that settled the level merged it
 		}
 		if err := r.remoteTry(func() error { return r.s.FetchWork(ctx, r.remote, work) }); err != nil {
 			if round < 5 {
@@ -288,4 +295,47 @@ func (r *rush) expireStale() error {
 		r.g.note("took back the claims of %s: their leases ran out", strings.Join(names, ", "))
 	}
 	return err
+}
+
+// mergeGrace is how long a host waits for the host that settled a level
+// to merge it before merging it itself: every host sees the level
+// settled, and all but one would merge, gate and push for nothing.
+const mergeGrace = 3 * time.Second
+
+// awaitMerge waits (up to mergeGrace) until the level's work is merged by
+// another host, and reports whether it was.
+func (r *rush) awaitMerge(level int) bool {
+	deadline := time.Now().Add(mergeGrace)
+	for time.Now().Before(deadline) {
+		select {
+		case <-time.After(remotePoll):
+		case <-r.stopCtx.Done():
+			return false
+		}
+		if r.poll(true) != nil {
+			return false
+		}
+		tasks, err := r.snapshot(r.s)
+		if err != nil {
+			return false
+		}
+		merged := true
+		for _, t := range tasks {
+			if t.Level == level && t.Status == state.Verified {
+				merged = false
+			}
+		}
+		if merged {
+			return true
+		}
+	}
+	return false
+}
+
+// lastAt is when the task's last transition happened.
+func lastAt(t *state.Task) time.Time {
+	if len(t.History) == 0 {
+		return time.Time{}
+	}
+	return t.History[len(t.History)-1].At
 }

@@ -207,6 +207,16 @@ func (r *rush) run() error {
 			return stop
 		}
 	}
+	if r.remote != "" {
+		// Every host ends with the remote's state and staging, and so
+		// says the same.
+		if err := r.poll(true); err != nil {
+			return err
+		}
+		if _, err := r.syncStaging(ctx, ""); err != nil {
+			return err
+		}
+	}
 	return r.summary()
 }
 
@@ -521,6 +531,13 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		return err
 	}
 	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, inWorktree: true}
+	if r.remote != "" {
+		// The other hosts go for the same tasks: the best ready one, picked
+		// on the remote's state as the claim commits, loses no race but
+		// the compare-and-swap, where a specific one would be refused.
+		req.Task = ""
+		req.Only = func(t *state.Task) bool { return t.Level == level }
+	}
 	t, _, err := r.with(s).Claim(req)
 	if err != nil {
 		var ref *gates.Refusal

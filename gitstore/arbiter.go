@@ -92,21 +92,21 @@ var remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Durat
 func OnRemoteWait(f func(remote string, err error, wait time.Duration)) { remoteWaitNote.Store(&f) }
 
 // catchUp is a SyncRound in arbiter mode: the feature and the locks
-// fetched from the arbiter, checked and merged into the local refs. An
-// arbiter that does not answer is tried again with backoff (up to
-// RemoteWait): nothing is decided without it.
+// fetched from the arbiter, checked and merged into the local refs. When
+// someone listens (OnRemoteWait: a rush), an arbiter that does not answer
+// is tried again with backoff, up to RemoteWait: nothing is decided
+// without it. A one-off command fails at once instead.
 func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
 	deadline := time.Now().Add(RemoteWait)
 	wait := 250 * time.Millisecond
 	for {
 		v, err := s.catchUpOnce(ctx, feature)
 		var re *RemoteError
-		if !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
+		f := remoteWaitNote.Load()
+		if f == nil || !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
 			return v, err
 		}
-		if f := remoteWaitNote.Load(); f != nil {
-			(*f)(s.arbiter, re.Err, wait)
-		}
+		(*f)(s.arbiter, re.Err, wait)
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():

@@ -46,9 +46,9 @@ func (s *Store) CatchUp(ctx context.Context, feature string) error {
 }
 
 // stagingTracking is where a remote's staging branch of feature is
-// fetched, beside (not under) the remote's zerg refs, which a sync prunes.
+// fetched: not under the remote's tracking prefix, which a sync prunes.
 func stagingTracking(remote, feature string) string {
-	return strings.TrimSuffix(TrackingPrefix(remote), "/") + ".staging/" + feature
+	return "refs/zerg-staging/" + strings.TrimPrefix(TrackingPrefix(remote), "refs/zerg-remotes/") + feature
 }
 
 // FetchStaging fetches the remote's branch (a full ref name) and returns
