@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -98,6 +99,11 @@ func (s *Store) FetchWork(ctx context.Context, remote string, refs map[string]st
 		return nil
 	}
 	if _, err := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", remote}, specs...)...); err != nil {
+		var ge *gitcmd.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
+			// Answered: the pin is gone (merged and dropped meanwhile).
+			return fmt.Errorf("fetch work from %s: %w", remote, err)
+		}
 		return &RemoteError{Op: "fetch", Remote: remote, Err: err}
 	}
 	return nil
