@@ -89,7 +89,6 @@ type Task struct {
 	Status    Status    `json:"status"`
 	Worker    string    `json:"worker,omitempty"` // worker holding (or last holding) the task
 	Owner     string    `json:"owner,omitempty"`  // lock owner identity of that worker, <worker>@<host>
-	Host      string    `json:"host,omitempty"`   // host of that worker (ZERG_HOST, else the machine's name)
 	Attempts  int       `json:"attempts"`
 	Base      string    `json:"base,omitempty"`   // commit the work is compared with
 	Commit    string    `json:"commit,omitempty"` // the verified / done work, pinned
@@ -97,6 +96,9 @@ type Task struct {
 	NotBefore time.Time `json:"not_before,omitempty"` // backoff after a failure
 	Reason    string    `json:"reason,omitempty"`
 	History   []Event   `json:"history"`
+	// Host is the host of the worker holding (or last holding) the task:
+	// ZERG_HOST, else the machine's name.
+	Host string `json:"host,omitempty"`
 }
 
 // ID is the task's id.
