@@ -203,6 +203,9 @@ func (r *rush) run() error {
 			return err
 		}
 		if stop != nil {
+			if r.remote != "" {
+				r.poll(true) // the counts every host reports, as far as the remote answers
+			}
 			r.summary()
 			return stop
 		}
