@@ -574,7 +574,10 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 			return runErr
 		}
 		then := &next
-		if r.stopping() {
+		if r.stopping() || r.remote != "" {
+			// With other hosts, the next claim is a transition of its own:
+			// chained to each done, the busiest host would take every task
+			// before another host's claim got through.
 			then = nil
 		}
 		if t, err = r.settle(ctx, s, t, w, res, then); err != nil || t == nil {

@@ -149,14 +149,17 @@ func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []stri
 }
 
 // workerScript writes the task's file. With HANG set, the worker of a
-// task of level 2 on host1 says it started (a file in $HANG) and waits for
-// $HANG/go (at most a minute): a worker busy when its host dies.
+// task of level 2 (on host HANG_HOST, when set) says it started (a file in
+// $HANG) and waits for $HANG/go (at most a minute): a worker busy when its
+// host dies, or when the remote goes away.
 const workerScript = `mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
-case "$HANG:$ZERG_HOST:$ZERG_TASK" in
-?*:host1:L2-*)
-  : > "$HANG/started-$ZERG_TASK"
-  i=0
-  while [ ! -e "$HANG/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done ;;
+case "$HANG:$ZERG_TASK" in
+?*:L2-*)
+  if [ -z "$HANG_HOST" ] || [ "$HANG_HOST" = "$ZERG_HOST" ]; then
+    : > "$HANG/started-$ZERG_TASK"
+    i=0
+    while [ ! -e "$HANG/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+  fi ;;
 esac
 `
 
@@ -313,8 +316,8 @@ func startHosts(t *testing.T, ctx context.Context, env []string, clones []string
 	}
 }
 
-// waitStarted waits (at most a minute) until n workers of host1 wait in
-// hang, and returns the tasks they hold; done reports a rush that ended.
+// waitStarted waits (at most a minute) until n workers wait in hang, and
+// returns the tasks they hold; done reports a rush that ended.
 func waitStarted(t *testing.T, hang string, n int, done <-chan struct{}) map[string]bool {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
@@ -329,11 +332,11 @@ func waitStarted(t *testing.T, hang string, n int, done <-chan struct{}) map[str
 		}
 		select {
 		case <-done:
-			t.Fatal("host1's rush ended before its workers got to level 2")
+			t.Fatal("the rush ended before its workers got to level 2")
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("host1's workers did not start level 2 within a minute")
+			t.Fatalf("no %d workers started level 2 within a minute", n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -353,7 +356,7 @@ func TestRushRemoteHostDies(t *testing.T) {
 	os.Mkdir(hang, 0o755)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	cmd, _, _ := startRush(ctx, append(append([]string(nil), env...), "HANG="+hang), clones[0], "host1")
+	cmd, _, _ := startRush(ctx, append(append([]string(nil), env...), "HANG="+hang, "HANG_HOST=host1"), clones[0], "host1")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
