@@ -81,9 +81,20 @@ func (f File) ours(data []byte) bool {
 
 // Change is one thing install or uninstall did (or deliberately did not do).
 type Change struct {
-	Path   string
-	Action string // wrote, updated, unchanged, kept, merged, removed
-	Note   string
+	Path   string `json:"path"`
+	Action string `json:"action"` // wrote, updated, unchanged, kept, merged, removed
+	Note   string `json:"note,omitempty"`
+}
+
+// Wrote reports whether the changes put something new in place (wrote or
+// merged): then .claude/ has something to commit.
+func Wrote(cs []Change) bool {
+	for _, c := range cs {
+		if c.Action == "wrote" || c.Action == "merged" {
+			return true
+		}
+	}
+	return false
 }
 
 func (c Change) String() string {

@@ -101,6 +101,28 @@ type Notify struct {
 	Command string `toml:"command"`
 }
 
+// Forge says which GitHub repository a feature's tasks are issues and pull
+// requests of, and how work goes to review.
+type Forge struct {
+	// Repo is "owner/name"; "" takes it from the URL of sync.remote.
+	Repo string `toml:"repo"`
+	// API is the REST API's base URL, for GitHub Enterprise; "" is github.com's.
+	API string `toml:"api"`
+	// RequireIssue makes plan refuse tasks that carry no issue.
+	RequireIssue bool `toml:"require_issue"`
+	// Review is "" (no review: the rush's level merge makes tasks done),
+	// "feature" (one pull request of staging) or "task" (one per task).
+	Review string `toml:"review"`
+	// Base is the branch pull requests are opened against.
+	Base string `toml:"base"`
+}
+
+// Review modes of forge.review.
+const (
+	ReviewFeature = "feature"
+	ReviewTask    = "task"
+)
+
 // Gate is a command a task's result must pass.
 type Gate struct {
 	Name     string   `toml:"name"`
@@ -119,6 +141,7 @@ type Config struct {
 	Rush      Rush      `toml:"rush"`
 	Budget    Budget    `toml:"budget"`
 	Notify    Notify    `toml:"notify"`
+	Forge     Forge     `toml:"forge"`
 	Gates     []Gate    `toml:"gates"`
 	Path      string    `toml:"-"` // file it came from; "" for defaults
 }
@@ -155,6 +178,7 @@ func Default() *Config {
 		},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
+		Forge: Forge{Base: "main"},
 	}
 }
 

@@ -20,6 +20,7 @@ func TestDefault(t *testing.T) {
 		Retry: Retry{MaxAttempts: 3, Backoff: Duration(10 * time.Second), BackoffCap: Duration(5 * time.Minute)},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
+		Forge: Forge{Base: "main"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Default() = %+v\nwant %+v", c, want)
@@ -78,6 +79,13 @@ setup = "npm ci"
 remote = "upstream"
 arbiter = "origin"
 
+[forge]
+repo = "acme/widgets"
+api = "https://github.example.com/api/v3/"
+require_issue = true
+review = "task"
+base = "trunk"
+
 [[gates]]
 name = "test"
 command = "go test ./..."
@@ -110,6 +118,8 @@ func TestLoadFullFile(t *testing.T) {
 		Locks:     Locks{TTL: Duration(30 * time.Minute)},
 		Worktrees: Worktrees{Root: "/tmp/wt", Setup: "npm ci"},
 		Sync:      Sync{Remote: "upstream", Arbiter: "origin"},
+		Forge: Forge{Repo: "acme/widgets", API: "https://github.example.com/api/v3/", RequireIssue: true,
+			Review: ReviewTask, Base: "trunk"},
 		Gates: []Gate{
 			{Name: "test", Command: "go test ./...", Required: true, Timeout: Duration(10 * time.Minute)},
 			{Name: "lint", Command: "golangci-lint run", Required: false},
@@ -277,6 +287,14 @@ func TestBadValues(t *testing.T) {
 			[]string{"c.toml:2: workers.agent: \"custom\" needs workers.command"}},
 		{"budget negative", "[budget]\nmax_cost_usd = -1.5\nmax_tokens = -3\n",
 			[]string{"c.toml:2: budget.max_cost_usd: must not be negative, got -1.5", "c.toml:3: budget.max_tokens: must not be negative, got -3"}},
+		{"forge values", "[forge]\nrepo = \"widgets\"\napi = \"ftp://x\"\nrequire_issue = \"yes\"\nreview = \"pr\"\nbase = \"\"\n",
+			[]string{`c.toml:2: forge.repo: want "owner/name", got "widgets"`,
+				`c.toml:3: forge.api: want an http or https URL such as "https://github.example.com/api/v3/", got "ftp://x"`,
+				`c.toml:4: forge.require_issue: must be true or false, got string "yes"`,
+				`c.toml:5: forge.review: want "feature", "task" or "" (no review), got "pr"`,
+				`c.toml:6: forge.base: must name a branch`}},
+		{"forge key misspelt", "[forge]\nrequire_issues = true\n",
+			[]string{`c.toml:2: forge.require_issues: unknown key (did you mean "require_issue"?)`}},
 		{"budget not a number", "[budget]\nmax_cost_usd = \"5\"\n",
 			[]string{"c.toml:2: budget.max_cost_usd: must be a number, got string \"5\""}},
 		{"command not string", "[workers]\ncommand = [\"claude\"]\n",

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ type rawFile struct {
 	Rush      toml.Primitive `toml:"rush"`
 	Budget    toml.Primitive `toml:"budget"`
 	Notify    toml.Primitive `toml:"notify"`
+	Forge     toml.Primitive `toml:"forge"`
 	Gates     toml.Primitive `toml:"gates"`
 }
 
@@ -71,6 +73,14 @@ type rawNotify struct {
 	Command any `toml:"command"`
 }
 
+type rawForge struct {
+	Repo         any `toml:"repo"`
+	API          any `toml:"api"`
+	RequireIssue any `toml:"require_issue"`
+	Review       any `toml:"review"`
+	Base         any `toml:"base"`
+}
+
 type rawGate struct {
 	Name     any `toml:"name"`
 	Command  any `toml:"command"`
@@ -92,6 +102,7 @@ var (
 		"rush":      tomlNames(rawRush{}),
 		"budget":    tomlNames(rawBudget{}),
 		"notify":    tomlNames(rawNotify{}),
+		"forge":     tomlNames(rawForge{}),
 		"gates":     tomlNames(rawGate{}),
 	}
 )
@@ -129,6 +140,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	p.rush(raw.Rush, &c.Rush)
 	p.budget(raw.Budget, &c.Budget)
 	p.notify(raw.Notify, &c.Notify)
+	p.forge(raw.Forge, &c.Forge)
 	c.Gates = p.gates(raw.Gates)
 	p.unknownKeys()
 	if len(p.errs) > 0 {
@@ -314,6 +326,31 @@ func (p *parser) notify(prim toml.Primitive, n *Notify) {
 		return
 	}
 	p.str("notify.command", r.Command, &n.Command)
+}
+
+func (p *parser) forge(prim toml.Primitive, f *Forge) {
+	var r rawForge
+	if !p.table("forge", prim, &r) {
+		return
+	}
+	if p.str("forge.repo", r.Repo, &f.Repo) && f.Repo != "" {
+		if owner, name, ok := strings.Cut(f.Repo, "/"); !ok || owner == "" || name == "" || strings.Contains(name, "/") ||
+			strings.ContainsAny(f.Repo, " \t\n") {
+			p.errorf("forge.repo", "want \"owner/name\", got %q", f.Repo)
+		}
+	}
+	if p.str("forge.api", r.API, &f.API) && f.API != "" {
+		if u, err := url.Parse(f.API); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			p.errorf("forge.api", "want an http or https URL such as \"https://github.example.com/api/v3/\", got %q", f.API)
+		}
+	}
+	p.boolean("forge.require_issue", r.RequireIssue, &f.RequireIssue)
+	if p.str("forge.review", r.Review, &f.Review) && f.Review != "" && f.Review != ReviewFeature && f.Review != ReviewTask {
+		p.errorf("forge.review", "want \"feature\", \"task\" or \"\" (no review), got %q", f.Review)
+	}
+	if p.str("forge.base", r.Base, &f.Base) && strings.TrimSpace(f.Base) == "" {
+		p.errorf("forge.base", "must name a branch")
+	}
 }
 
 func (p *parser) gates(prim toml.Primitive) []Gate {

@@ -62,6 +62,19 @@ max_tokens = 0
 # reached, rush ended), the event as JSON on its stdin; empty runs nothing.
 command = ""
 
+[forge]
+# The GitHub repository as "owner/name"; empty takes it from sync.remote's URL.
+repo = ""
+# The REST API's base URL, for GitHub Enterprise; empty is github.com's.
+api = ""
+# Refuse to plan tasks that carry no issue number.
+require_issue = false
+# Review before done: "feature" (one pull request of staging), "task" (one per
+# task), or empty (none: the level merge makes tasks done).
+review = ""
+# The branch pull requests are opened against.
+base = "main"
+
 # Gates are commands a task's result must pass. Repeat the block for each gate.
 # [[gates]]
 # name = "test"              # unique name of the gate

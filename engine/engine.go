@@ -242,17 +242,7 @@ func HeadCommit(s *gitstore.Store) (string, error) {
 
 // CurrentBranch is the branch checked out in the store's work tree, read
 // without starting git: it runs on every command and in every hook.
-func CurrentBranch(s *gitstore.Store) string {
-	b, err := os.ReadFile(filepath.Join(s.GitDir, "HEAD"))
-	if err != nil {
-		return ""
-	}
-	ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/")
-	if !ok {
-		return ""
-	}
-	return ref
-}
+func CurrentBranch(s *gitstore.Store) string { return gitcmd.HeadBranch(s.GitDir) }
 
 // Task reads one task of the feature as it is now.
 func (g *Engine) Task(id string) (*state.Task, error) {

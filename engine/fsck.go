@@ -521,9 +521,13 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 			if w.Touched, err = h.s.ChangedPaths(plumbing.NewHash(q.Base), plumbing.NewHash(q.Commit)); err != nil {
 				return w, err
 			}
-		} else if w.Touched, w.New, err = h.sharedWork(q, t, parent); err != nil {
-			return w, err
+		} else if q.Mode == gates.Shared {
+			if w.Touched, w.New, err = h.sharedWork(q, t, parent); err != nil {
+				return w, err
+			}
 		}
+		// Landed: whether the merge commit descends from the work is all
+		// a land's replay asks.
 	}
 	h.work[key] = w
 	return w, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -108,4 +109,53 @@ func (g *Engine) Unlock(paths []string, who string, force bool) ([]string, error
 		return nil, err
 	}
 	return broken, nil
+}
+
+// CheckPaths validates the paths given to lock or unlock: each a valid
+// repository path, none twice.
+func CheckPaths(paths []string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if err := levels.CheckPath(p); err != nil {
+			return usageErr("bad path %q (%v)", p, err)
+		}
+		if seen[p] {
+			return usageErr("path %q given twice", p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// LockOwner is who takes or removes a lock by hand: the worker on this
+// host, as claim and done name it, else (worker "") the user.
+func (g *Engine) LockOwner(worker string) (string, error) {
+	if worker == "" {
+		return g.UserIdentity(), nil
+	}
+	if err := CheckWorker(worker); err != nil {
+		return "", err
+	}
+	return Owner(worker), nil
+}
+
+// LockTTL is the lease of a manual lock: ttl, else the configured one.
+func (g *Engine) LockTTL(ttl time.Duration) time.Duration {
+	if ttl == 0 && g.Config != nil {
+		return time.Duration(g.Config.Locks.TTL)
+	}
+	return ttl
+}
+
+// Locks are the active locks of the repository, manual and claimed.
+func (g *Engine) Locks() ([]state.Lock, error) {
+	tx, err := g.Store.View("")
+	if err != nil {
+		return nil, err
+	}
+	all, err := tx.Locks()
+	if err != nil {
+		return nil, err
+	}
+	return ActiveLocks(all, g.now()), nil
 }

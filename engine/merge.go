@@ -140,6 +140,13 @@ func (g *Engine) mergeOnly(mgr *worktree.Manager, pins []worktree.Pin) (res work
 // is in pins, now in staging at tip.
 func (g *Engine) recordMerged(pins []worktree.Pin, merged []string, tip string) error {
 	s, feature, policy := g.Store, g.Feature, g.Policy()
+	if g.reviewMode() != "" {
+		// Under review a task is done only once its pull request is merged
+		// (ship, sync --forge): staging has its work, the task stays
+		// verified, and what depends on it waits.
+		g.note("%s merged into staging, verified: done once reviewed (git zerg ship)", strings.Join(merged, ", "))
+		return nil
+	}
 	var ids []string
 	err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {

@@ -211,6 +211,8 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 			}
 			t.Record(x.event("retry", state.Pending, "", "retry by "+who, ""))
 			t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
+			// A new start is reviewed anew: the old pull request is history.
+			t.PR = 0
 			if err := x.tx.Put(t); err != nil {
 				return nil, err
 			}

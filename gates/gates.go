@@ -55,6 +55,16 @@ var transitions = map[string][][2]state.Status{
 	"retry":     {{state.Blocked, state.Pending}, {state.Failed, state.Pending}},
 	"approve":   {{state.Pending, state.Pending}, {state.Failed, state.Failed}, {state.Blocked, state.Blocked}},
 	"plan":      {{"", state.Pending}},
+	// The forge (README "Review on a forge"): ship records a verified
+	// task's pull request; land makes it done once that PR is merged with
+	// its work; reject blocks it when the PR was closed unmerged; reopen
+	// blocks a done task whose issue was reopened; close takes a task
+	// whose issue was closed elsewhere out of the rush, as done.
+	"ship":   {{state.Verified, state.Verified}},
+	"land":   {{state.Verified, state.Done}},
+	"reject": {{state.Verified, state.Blocked}},
+	"reopen": {{state.Done, state.Blocked}},
+	"close":  {{state.Pending, state.Done}, {state.Failed, state.Done}, {state.Blocked, state.Done}, {state.Verified, state.Done}},
 	// conflict records, in a sync merge, a transition another machine made
 	// concurrently and lost; the task's own state does not move.
 	"conflict": sameState(),
@@ -272,6 +282,9 @@ const (
 	// Worktree: a worker's own worktree and branch; done goes to verified,
 	// and the level merge makes it done.
 	Worktree
+	// Landed: not a place of work but a land's question of its merge
+	// commit: does it descend from (contain) the task's work?
+	Landed
 )
 
 // Verification is the result of the verification command as the tool ran it.

@@ -116,7 +116,8 @@ type MergeStep struct {
 const ConflictOp = "conflict"
 
 // taskOps are the ops whose commit names the task it moved.
-var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "interrupt": true, "fail": true, "retry": true, "approve": true}
+var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "interrupt": true, "fail": true, "retry": true, "approve": true,
+	"ship": true, "land": true, "reject": true, "reopen": true, "close": true}
 
 // Replay returns every problem of one state commit: its message, its clock,
 // and each task change it made.
@@ -254,6 +255,10 @@ func WorkNeeded(op string, before, after *state.Task) []WorkQuery {
 		return nil
 	}
 	for _, ev := range newEvents(before, after, op) {
+		if ev.Op == "land" && ev.Commit != "" && after.Commit != "" {
+			out = append(out, WorkQuery{Commit: ev.Commit, Base: after.Commit, Mode: Landed})
+			continue
+		}
 		if !carriesWork(ev) || ev.Commit == "" || after.Base == "" {
 			continue
 		}
@@ -348,8 +353,9 @@ func replayStep(c Commit, s Step) []Problem {
 	attempts := 0
 	approved := false
 	commit, base := "", ""
+	pr := 0
 	if before != nil {
-		status, attempts, approved, commit, base = before.Status, before.Attempts, before.Approved != "", before.Commit, before.Base
+		status, attempts, approved, commit, base, pr = before.Status, before.Attempts, before.Approved != "", before.Commit, before.Base, before.PR
 	}
 	claimed := false
 	for i, ev := range evs {
@@ -388,7 +394,24 @@ func replayStep(c Commit, s Step) []Problem {
 		case "release", "interrupt":
 			attempts--
 		case "retry":
-			attempts = 0
+			attempts, pr = 0, 0
+		case "ship":
+			if ev.PR <= 0 {
+				add("%s names no pull request", what)
+			}
+			pr = ev.PR
+		case "land":
+			if pr == 0 {
+				add("%s of a task with no pull request", what)
+			}
+			if ev.Commit == "" {
+				add("%s names no merge commit", what)
+			} else if w, ok := s.Work[ev.Commit]; ok && w.Exists && w.BaseExists && !w.Descends {
+				add("%s: merge commit %s does not contain the task's work %s", what, short(ev.Commit), short(after.Commit))
+			} else if ok && (!w.Exists || !w.BaseExists) {
+				why = append(why, Problem{Commit: c.Hash, Task: s.ID, Unchecked: true,
+					Msg: fmt.Sprintf("%s: merge commit %s or the work %s is not in this repository", what, short(ev.Commit), short(after.Commit))})
+			}
 		case "approve":
 			if !after.NeedsApproval() {
 				add("%s of a %q risk task, which needs none", what, after.Spec.Risk)
@@ -417,6 +440,9 @@ func replayStep(c Commit, s Step) []Problem {
 	}
 	if after.Commit != commit {
 		add("work commit %s, but its transitions give %s", short(after.Commit), short(commit))
+	}
+	if after.PR != pr {
+		add("pull request #%d, but its transitions give #%d", after.PR, pr)
 	}
 	if !claimed && after.Base != base {
 		add("base changed from %s to %s without a claim", short(base), short(after.Base))
@@ -469,7 +495,7 @@ func checkWork(what string, ev state.Event, t *state.Task, facts map[string]Work
 
 func sameEvent(a, b state.Event) bool {
 	return a.Clock == b.Clock && a.At.Equal(b.At) && a.Op == b.Op && a.From == b.From && a.To == b.To &&
-		a.Worker == b.Worker && a.Commit == b.Commit && a.Reason == b.Reason
+		a.Worker == b.Worker && a.Commit == b.Commit && a.Reason == b.Reason && a.PR == b.PR
 }
 
 func eventString(ev state.Event) string {
@@ -505,7 +531,7 @@ func changedFields(before, after *state.Task) string {
 		name string
 		a, b any
 	}{{"spec", before.Spec, after.Spec}, {"worker", before.Worker, after.Worker}, {"attempts", before.Attempts, after.Attempts},
-		{"base", before.Base, after.Base}, {"commit", before.Commit, after.Commit}, {"approved", before.Approved, after.Approved},
+		{"base", before.Base, after.Base}, {"commit", before.Commit, after.Commit}, {"approved", before.Approved, after.Approved}, {"pr", before.PR, after.PR},
 		{"not_before", before.NotBefore, after.NotBefore}, {"reason", before.Reason, after.Reason}} {
 		if !sameJSON(f.a, f.b) {
 			fields = append(fields, f.name)

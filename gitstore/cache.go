@@ -106,10 +106,12 @@ func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
 	_ = writeFileAtomic(s.deltaPath(feature), buf.Bytes())
 }
 
-// DropCache removes the feature's cache files (a deleted feature).
+// DropCache removes the feature's cache files (a deleted feature), the
+// tasks status --json renders (package report) among them.
 func (s *Store) DropCache(feature string) {
 	for _, p := range []string{s.cachePath(feature), s.deltaPath(feature),
-		filepath.Join(s.ZergDir(), "cache", feature+".workers.json")} {
+		filepath.Join(s.ZergDir(), "cache", feature+".workers.json"), s.indexPath(feature),
+		filepath.Join(s.ZergDir(), "cache", feature+".task-json")} {
 		os.Remove(p)
 	}
 }

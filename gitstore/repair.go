@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -362,25 +363,40 @@ func (s *Store) repairAll(ctx context.Context, feature string) error {
 
 // healed returns tx, or when its refs lack an update git undid, a new
 // read after the repair: the state read must hold every update
-// acknowledged. A read goes on with what it found when the check or the
-// repair fails (a read-only repository, a ref locked meanwhile).
+// acknowledged. The repair's compare-and-swap can lose to the very
+// pack-refs or writer that caused the loss, so it is tried a few times;
+// after that a read goes on with what it found (a read-only repository,
+// a ref held locked), and the next writer repairs it.
 func (s *Store) healed(tx *Tx) *Tx {
 	ctx := context.Background()
-	lost, err := s.check(ctx, LocksRef, tx.locksTip)
-	if err == nil && len(lost) == 0 && tx.feature != "" {
-		lost, err = s.check(ctx, FeatureRef(tx.feature), tx.featTip)
-	}
-	if err != nil || len(lost) == 0 {
-		return tx
-	}
-	if s.repairAll(ctx, tx.feature) != nil {
-		return tx
-	}
-	if again, err := s.begin(tx.feature); err == nil {
-		return again
+	wait := time.Millisecond
+	for attempt := 0; attempt < healAttempts; attempt++ {
+		lost, err := s.check(ctx, LocksRef, tx.locksTip)
+		if err == nil && len(lost) == 0 && tx.feature != "" {
+			lost, err = s.check(ctx, FeatureRef(tx.feature), tx.featTip)
+		}
+		if err != nil || len(lost) == 0 {
+			return tx
+		}
+		if s.repairAll(ctx, tx.feature) == nil {
+			if again, err := s.begin(tx.feature); err == nil {
+				tx = again
+			}
+			continue // check the new read: another update may be undone
+		}
+		healWait(time.Duration(rand.Int64N(int64(wait))) + 200*time.Microsecond)
+		wait *= 2
 	}
 	return tx
 }
+
+// healWait is the pause between a read's repairs; tests use it to end
+// the contention instead of letting time pass.
+var healWait = time.Sleep
+
+// healAttempts bounds a read's repairs: with the waits between them about
+// 30 ms in all, longer than a pack-refs holds its lock.
+const healAttempts = 6
 
 // behind reports whether tip lacks the last value the reflog records for
 // ref: read after a pack-refs undid an update, a transaction must not

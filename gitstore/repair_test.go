@@ -329,3 +329,44 @@ func TestLoggedMoveStands(t *testing.T) {
 		t.Errorf("T000 is %s: the rewind by hand was undone", tk.Status)
 	}
 }
+
+// TestReadRepairsPastLockedRef: a read that finds an acknowledged update
+// undone, while the ref is locked (the pack-refs or writer that undid it
+// still at work), tries the repair again instead of showing a state
+// without the update.
+func TestReadRepairsPastLockedRef(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(2))
+	before := git(t, dir, "rev-parse", FeatureRef("f"))
+	if err := setStatus(s, "f", "T000", state.Done); err != nil {
+		t.Fatal(err)
+	}
+	rollBack(t, dir, map[string]string{FeatureRef("f"): before})
+	lock := filepath.Join(dir, ".git", filepath.FromSlash(FeatureRef("f"))+".lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	defer func(w func(time.Duration)) { healWait = w }(healWait)
+	healWait = func(time.Duration) {
+		waits++
+		os.Remove(lock) // the other process is done with the ref
+	}
+	fresh := openStore(t, dir)
+	fresh.procKey = "fresh"
+	tx, err := fresh.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tx.Task("T000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Status != state.Done {
+		t.Errorf("T000 reads %s after the repair, want done", tk.Status)
+	}
+	if waits == 0 {
+		t.Error("the first repair succeeded on a locked ref: the test does not test the retry")
+	}
+}

@@ -112,8 +112,10 @@ type Store struct {
 
 // Open finds the repository containing dir.
 func Open(ctx context.Context, dir string) (*Store, error) {
-	s, ok := discover(dir)
-	if !ok {
+	var s *Store
+	if r, ok := gitcmd.Discover(dir); ok {
+		s = &Store{Top: r.Top, GitDir: r.GitDir, CommonDir: r.CommonDir}
+	} else {
 		var err error
 		if s, err = revParse(ctx, dir); err != nil {
 			return nil, err
@@ -139,66 +141,6 @@ func repositoryFS(gitDir, commonDir string) billy.Filesystem {
 		return osfs.New(commonDir)
 	}
 	return dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
-}
-
-// discover finds the git dir of an ordinary work tree without starting
-// git: this runs in every command and every hook, and a `git rev-parse`
-// costs as much as the rest of a status. Anything unusual (GIT_DIR and
-// friends, bare repositories) is left to git itself.
-func discover(dir string) (*Store, bool) {
-	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM"} {
-		if os.Getenv(v) != "" {
-			return nil, false
-		}
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, false
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		dotgit := filepath.Join(d, ".git")
-		fi, err := os.Lstat(dotgit)
-		if err == nil {
-			var gitDir string
-			switch {
-			case fi.IsDir():
-				gitDir = dotgit
-			case fi.Mode().IsRegular():
-				b, err := os.ReadFile(dotgit)
-				if err != nil {
-					return nil, false
-				}
-				rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-				if !ok {
-					return nil, false
-				}
-				if !filepath.IsAbs(rest) {
-					rest = filepath.Join(d, rest)
-				}
-				gitDir = filepath.Clean(rest)
-			default:
-				return nil, false
-			}
-			if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
-				return nil, false
-			}
-			common := gitDir
-			if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-				c := strings.TrimSpace(string(b))
-				if !filepath.IsAbs(c) {
-					c = filepath.Join(gitDir, c)
-				}
-				common = filepath.Clean(c)
-			}
-			return &Store{Top: d, GitDir: gitDir, CommonDir: common}, true
-		}
-		if _, err := os.Stat(filepath.Join(d, "HEAD")); err == nil {
-			return nil, false // perhaps a bare repository or a git dir: ask git
-		}
-		if filepath.Dir(d) == d {
-			return nil, false
-		}
-	}
 }
 
 func revParse(ctx context.Context, dir string) (*Store, error) {

@@ -778,8 +778,8 @@ func (s *Store) Create(ctx context.Context, feature string, force bool, now func
 
 // inProcess serializes the transactions of one process on one repository.
 // Goroutines of a rush would otherwise race each other's compare-and-swap
-// and redo their work; between processes the compare-and-swap alone
-// decides, and no lock outlives a transaction.
+// and redo their work; between processes writerLock does the same, and no
+// lock outlives a transaction.
 var inProcess sync.Map // common dir -> *sync.Mutex
 
 func (s *Store) processLock() *sync.Mutex {
@@ -796,6 +796,7 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 	mu.Lock()
 	defer mu.Unlock()
 	deadline := time.Now().Add(s.Retry)
+	defer s.writerLock(deadline)()
 	wait := time.Millisecond
 	for {
 		var view arbiterView

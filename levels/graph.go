@@ -53,7 +53,10 @@ type Task struct {
 	AcceptanceCriteria []string
 	Context            []string
 	Risk               string
-	Verification       Verification
+	// Issue is the number of the forge issue the task carries out, 0 when
+	// none (see the forge section of the README).
+	Issue        int
+	Verification Verification
 	// Extra keeps keys this package does not interpret (estimate_minutes,
 	// phase, steps, consumers, ...) exactly as they appeared in the file.
 	Extra map[string]json.RawMessage
@@ -297,7 +300,7 @@ func (d *decoder) integer(raw json.RawMessage, place string) (n int, ok bool) {
 var taskKeys = map[string]bool{
 	"id": true, "title": true, "description": true, "level": true, "files": true,
 	"dependencies": true, "soft_dependencies": true, "acceptance_criteria": true,
-	"context": true, "risk": true, "verification": true,
+	"context": true, "risk": true, "verification": true, "issue": true,
 }
 
 func extras(m map[string]json.RawMessage, known func(string) bool) map[string]json.RawMessage {
@@ -374,6 +377,16 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 	}
 	if v, ok := m["risk"]; ok {
 		t.Risk = d.str(v, join(place, "risk"))
+	}
+	if v, ok := m["issue"]; ok {
+		p := join(place, "issue")
+		if n, ok := d.integer(v, p); ok {
+			// 0 would be indistinguishable from "absent" once decoded.
+			if n == 0 {
+				d.add(p, "must be an issue number, at least 1, got 0")
+			}
+			t.Issue = n
+		}
 	}
 	if v, ok := m["verification"]; ok && kind(v) != "null" {
 		p := join(place, "verification")
@@ -550,6 +563,9 @@ func (t *Task) MarshalJSON() ([]byte, error) {
 	}
 	if t.Risk != "" {
 		known["risk"] = t.Risk
+	}
+	if t.Issue != 0 {
+		known["issue"] = t.Issue
 	}
 	return marshalObject(known, t.Extra)
 }

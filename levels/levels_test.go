@@ -99,6 +99,11 @@ func TestParseProblems(t *testing.T) {
 		// fields
 		{"risk", doc(tk("A", `"risk":"low"`), tk("B", `"risk":"critical"`), tk("C", `"risk":"extreme"`)),
 			[]string{`tasks[2].risk: invalid risk "extreme" (want low, medium, high or critical)`}},
+		{"issues", doc(tk("A", `"issue":12`), tk("B", `"issue":0`), tk("C", `"issue":-3`), tk("D", `"issue":"12"`), tk("E", `"issue":12`), tk("F", `"issue":null`)), []string{
+			"tasks[1].issue: must be an issue number, at least 1, got 0",
+			"tasks[2].issue: must be an issue number, at least 1, got -3",
+			"tasks[3].issue: want an integer, got string",
+			"tasks[4].issue: issue #12 is already tasks[0]'s"}},
 		{"timeouts", doc(tk("A", `"verification":{"command":"x","timeout_seconds":0}`),
 			tk("B", `"verification":{"command":"x","timeout_seconds":-5}`),
 			tk("C", `"verification":{"command":"x","timeout_seconds":1.5}`),

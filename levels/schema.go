@@ -86,6 +86,8 @@ var (
 		field{name: "context", schema: stringList, desc: "Documents or sections the worker should read."},
 		field{name: "risk", schema: obj{"enum": []any{"low", "medium", "high", "critical", "", nil}},
 			desc: "high and critical tasks need `git zerg approve` before they can be claimed."},
+		field{name: "issue", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
+			desc: "The number of the forge issue (GitHub) the task carries out; forge.require_issue makes it required."},
 		field{name: "verification", required: true, schema: ref("verification"),
 			desc: "The command that decides whether the task is done."},
 		field{name: "estimate_minutes", desc: "ZERG: kept as is."},

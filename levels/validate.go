@@ -176,6 +176,7 @@ func validate(g *Graph) (errs, warns []Problem) {
 
 	// Places are built only for problems: a valid graph of 10,000 tasks
 	// should not cost 100,000 strings.
+	var issues map[int]int // issue number → first task carrying it
 	for i, t := range g.Tasks {
 		if t == nil {
 			continue
@@ -195,6 +196,21 @@ func validate(g *Graph) (errs, warns []Problem) {
 		checkDeps(&ps, i, "soft_dependencies", t.ID, t.SoftDependencies, first)
 		if t.Risk != "" && !slices.Contains(risks, t.Risk) {
 			ps.add(at(i, ".risk"), "invalid risk %q (want low, medium, high or critical)", t.Risk)
+		}
+		switch {
+		case t.Issue < 0:
+			ps.add(at(i, ".issue"), "must be an issue number, at least 1, got %d", t.Issue)
+		case t.Issue > 0:
+			// One issue, one task: the issue names the task's review
+			// branch and its "Closes #N" line.
+			if issues == nil {
+				issues = map[int]int{}
+			}
+			if j, dup := issues[t.Issue]; dup {
+				ps.add(at(i, ".issue"), "issue #%d is already tasks[%d]'s", t.Issue, j)
+			} else {
+				issues[t.Issue] = i
+			}
 		}
 		if strings.TrimSpace(t.Verification.Command) == "" {
 			ps.add(at(i, ".verification.command"), "required")
@@ -420,4 +436,16 @@ func within(place string, places map[string]bool) bool {
 		}
 		place = place[:i]
 	}
+}
+
+// MissingIssues lists every task that carries no issue, for a repository
+// whose configuration requires one (forge.require_issue).
+func MissingIssues(g *Graph) []Problem {
+	var ps problems
+	for i, t := range g.Tasks {
+		if t != nil && t.Issue == 0 {
+			ps.add(at(i, ".issue"), "task %s has no issue (forge.require_issue is set)", t.ID)
+		}
+	}
+	return ps
 }

@@ -45,6 +45,8 @@ type Event struct {
 	// Usage is what the attempt that ended here cost, when the agent
 	// reported it.
 	Usage *Usage `json:"usage,omitempty"`
+	// PR is the pull request a ship event opened or updated for the task.
+	PR int `json:"pr,omitempty"`
 }
 
 // Usage is what an agent reported an attempt cost.
@@ -95,11 +97,17 @@ type Task struct {
 	Approved  string    `json:"approved,omitempty"`
 	NotBefore time.Time `json:"not_before,omitempty"` // backoff after a failure
 	Reason    string    `json:"reason,omitempty"`
-	History   []Event   `json:"history"`
+	// PR is the pull request the task's work is reviewed in (forge.review):
+	// a verified task with a PR is in review.
+	PR      int     `json:"pr,omitempty"`
+	History []Event `json:"history"`
 	// Host is the host of the worker holding (or last holding) the task:
 	// ZERG_HOST, else the machine's name.
 	Host string `json:"host,omitempty"`
 }
+
+// Issue is the forge issue the task carries out, 0 when none.
+func (t *Task) Issue() int { return t.Spec.Issue }
 
 // ID is the task's id.
 func (t *Task) ID() string { return t.Spec.ID }

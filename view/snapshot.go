@@ -5,7 +5,6 @@ package view
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -76,8 +75,16 @@ type Snapshot struct {
 	Total   int            `json:"total"`
 	// HasCost: some task carries a cost, so the views show the column.
 	HasCost bool `json:"has_cost,omitempty"`
+	// Leases are the stored leases Workers show, by name.
+	Leases []*state.Worker `json:"-"`
 
-	byID map[string]int
+	byID   map[string]int
+	meta   *state.Feature
+	s      *gitstore.Store
+	tx     *gitstore.Tx
+	ix     *gitstore.Index
+	full   []*state.Task // every stored task, once read
+	byFull map[string]*state.Task
 }
 
 // Task returns the task with id, or nil.
@@ -88,7 +95,7 @@ func (sn *Snapshot) Task(id string) *Task {
 	return nil
 }
 
-// Load reads the feature as of its ref's current tip.
+// Load reads the feature as of its ref's current tip, every task.
 func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
 	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
 	if err != nil {
@@ -98,35 +105,24 @@ func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := tx.Meta()
+	sn, err := Read(s, tx, now)
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := tx.Tasks()
+	sn.Tip = tip.String()
+	tasks, err := sn.StateTasks()
 	if err != nil {
 		return nil, err
 	}
-	ws, err := tx.Workers()
-	if err != nil {
-		return nil, err
-	}
-	sn := &Snapshot{Feature: feature, Tip: tip.String(), Taken: now, Levels: meta.Levels,
-		Counts: map[string]int{}, Total: len(tasks), byID: make(map[string]int, len(tasks))}
-	if sn.Levels == nil {
-		sn.Levels = [][]string{}
-	}
+	sn.Total, sn.byID = len(tasks), make(map[string]int, len(tasks))
 	for _, st := range state.Statuses {
 		sn.Counts[string(st)] = 0
 	}
 	hostOf := map[string]string{}
-	for _, w := range ws {
-		sn.Workers = append(sn.Workers, Worker{Name: w.Name, Task: w.Task, Host: w.Host, Since: w.Since, Expires: w.Expires})
+	for _, w := range sn.Leases {
 		hostOf[w.Name] = w.Host
 	}
-	sort.Slice(sn.Workers, func(i, j int) bool { return sn.Workers[i].Name < sn.Workers[j].Name })
-	if sn.Workers == nil {
-		sn.Workers = []Worker{}
-	}
+	sn.Tasks = []*Task{}
 	for i, t := range tasks {
 		v := taskOf(t)
 		if v.Status == state.Claimed && hostOf[v.Worker] != "" {
@@ -140,9 +136,9 @@ func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
 		}
 		sn.HasCost = sn.HasCost || v.HasCost
 	}
-	if sn.Tasks == nil {
-		sn.Tasks = []*Task{}
-	}
+	// The views keep a snapshot or two while they run: what they show, not
+	// every stored task a second time.
+	sn.release()
 	return sn, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-zerg/git-zerg/cmdline"
 )
 
 // runAsked runs git-zerg as Main does, but as if stdin were a terminal
@@ -17,7 +19,7 @@ func runAsked(dir, answer string, args ...string) (int, string, string) {
 	e := &env{ctx: context.Background(), stdin: strings.NewReader(answer), stdout: &out, stderr: &errb,
 		now: time.Now, inTTY: true}
 	app := newApp(e)
-	err := app.RunContext(e.ctx, reorderArgs(app, append([]string{"git-zerg", "-C", dir}, args...)))
+	err := app.RunContext(e.ctx, cmdline.Reorder(app, append([]string{"git-zerg", "-C", dir}, args...)))
 	if err != nil {
 		return exitError(&errb, err), out.String(), errb.String()
 	}

@@ -6,33 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/cmdline"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/levels"
 )
-
-// subcommandsHelpTemplate is urfave's command help with the subcommands
-// listed from the command itself.
-const subcommandsHelpTemplate = `NAME:
-   {{template "helpNameTemplate" .}}
-
-USAGE:
-   {{.HelpName}} <command> [command options] [args]{{if .Description}}
-
-DESCRIPTION:
-   {{template "descriptionTemplate" .}}{{end}}
-
-COMMANDS:{{range .VisibleCommands}}
-   {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}{{if .VisibleFlags}}
-
-OPTIONS:{{template "visibleFlagTemplate" .}}{{end}}
-`
 
 // env is what a command runs with: streams, clock and a store opened on
 // first use. Tests build one from buffers.
@@ -87,7 +68,7 @@ func newApp(e *env) *cli.App {
 		ErrWriter: e.stderr,
 		// Errors become exit codes in exitError, and nowhere else.
 		ExitErrHandler:         func(*cli.Context, error) {},
-		Version:                version(),
+		Version:                cmdline.Version(),
 		Suggest:                true,
 		UseShortOptionHandling: false,
 		Flags: []cli.Flag{
@@ -96,7 +77,7 @@ func newApp(e *env) *cli.App {
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout", Destination: &e.globalJSON},
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErr("%s", longFlags(err.Error())+flagSuggestion(err, e.appFlags))
+			return usageErr("%s", cmdline.LongFlags(err.Error())+cmdline.FlagSuggestion(err, e.appFlags))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {},
 		Commands:        commands(e),
@@ -127,59 +108,16 @@ func (e *env) checkWorkTree(name string) error {
 		hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
 }
 
-// undefinedFlag finds the flag name in the flag package's error for a
-// flag that does not exist.
-var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)`)
-
-// flagSuggestion is "; did you mean --workers?" for a mistyped flag of
-// flags, or "".
-func flagSuggestion(err error, flags []cli.Flag) string {
-	m := undefinedFlag.FindStringSubmatch(err.Error())
-	if m == nil {
-		return ""
-	}
-	var names []string
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if len(n) > 1 && n != "help" {
-				names = append(names, n)
-			}
-		}
-	}
-	if s := levels.Closest(m[1], names); s != "" {
-		return "; did you mean --" + s + "?"
-	}
-	return ""
-}
-
-// commandSuggestion is "; did you mean status?" for a mistyped name of one
-// of cmds, or "".
-func commandSuggestion(name string, cmds []*cli.Command) string {
-	var names []string
-	for _, c := range cmds {
-		if !c.Hidden {
-			names = append(names, c.Names()...)
-		}
-	}
-	if s := levels.Closest(name, names); s != "" {
-		return "; did you mean " + s + "?"
-	}
-	return ""
-}
-
 // prepareCommand gives every command the same usage-error handling and a
 // --json flag of its own, so `git zerg status --json` and
 // `git zerg --json status` mean the same.
 func prepareCommand(e *env, c *cli.Command, parent string) {
 	name := strings.TrimSpace(parent + " " + c.Name)
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return &cliError{code: exitUsage, what: longFlags(err.Error()) + flagSuggestion(err, c.Flags), hint: "see git zerg help " + c.Name}
+		return &cliError{code: exitUsage, what: cmdline.LongFlags(err.Error()) + cmdline.FlagSuggestion(err, c.Flags), hint: "see git zerg help " + c.Name}
 	}
-	// urfave's own template for a command with subcommands lists them only
-	// once the command has been set up to run, so `git zerg help hooks`
-	// (which never runs it) would not name them.
 	if len(c.Subcommands) > 0 && c.CustomHelpTemplate == "" {
-		c.CustomHelpTemplate = subcommandsHelpTemplate
+		c.CustomHelpTemplate = cmdline.SubcommandsHelpTemplate
 	}
 	hasJSON := false
 	for _, f := range c.Flags {
@@ -225,29 +163,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		stderr: stderr,
 		now:    clock,
 	}
-	e.isTTY, e.errTTY = isTerminal(stdout), isTerminal(stderr)
+	e.isTTY, e.errTTY = cmdline.IsTerminal(stdout), cmdline.IsTerminal(stderr)
 	if f, ok := stdin.(*os.File); ok {
-		e.inTTY = isTerminal(f)
+		e.inTTY = cmdline.IsTerminal(f)
 	}
-	app := newApp(e)
-	args = reorderArgs(app, args)
-	var unknown, parent string
-	among := app.Commands
-	app.CommandNotFound = func(c *cli.Context, name string) {
-		unknown = name
-		// A subcommand's context names its parent ("hooks instal").
-		if c != nil && c.Command != nil && len(c.Command.Subcommands) > 0 && c.Command.Name != app.Name {
-			parent, among = c.Command.Name, c.Command.Subcommands
+	u, err := cmdline.Run(e.ctx, newApp(e), args)
+	if u != nil {
+		what, hint := fmt.Sprintf("unknown command %q", u.Name), "git zerg help lists the commands"
+		if u.Parent != "" {
+			what = fmt.Sprintf("%s: unknown command %q", u.Parent, u.Name)
+			hint = "git zerg help " + u.Parent + " lists its commands"
 		}
-	}
-	err := app.RunContext(e.ctx, args)
-	if unknown != "" {
-		what, hint := fmt.Sprintf("unknown command %q", unknown), "git zerg help lists the commands"
-		if parent != "" {
-			what = fmt.Sprintf("%s: unknown command %q", parent, unknown)
-			hint = "git zerg help " + parent + " lists its commands"
-		}
-		return exitError(stderr, &cliError{code: exitUsage, what: what + commandSuggestion(unknown, among), hint: hint})
+		return exitError(stderr, &cliError{code: exitUsage, what: what + u.Suggestion, hint: hint})
 	}
 	if err != nil {
 		return exitError(stderr, err)
@@ -255,131 +182,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// reorderArgs moves a command's flags written after its arguments in front
-// of them, so that `git zerg claim T1 --worker w1` is honoured rather than
-// taking "--worker" as a task id (Go's flag package stops at the first
-// argument). "--" ends flags as usual.
-func reorderArgs(app *cli.App, args []string) []string {
-	if len(args) < 2 {
-		return args
-	}
-	out := []string{args[0]}
-	i := 1
-	// Global flags up to the command name.
-	globalTakes := takesValue(app.Flags)
-	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" {
-		out = append(out, args[i])
-		if name, hasValue := flagName(args[i]); !hasValue && globalTakes[name] && i+1 < len(args) {
-			i++
-			out = append(out, args[i])
+// withArgs is an action that takes min to max arguments (max -1: any).
+func withArgs(min, max int, run func(a []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		a, err := args(c, min, max)
+		if err != nil {
+			return err
 		}
-		i++
+		return run(a)
 	}
-	if i >= len(args) {
-		return out
-	}
-	cmd := app.Command(args[i])
-	out = append(out, args[i])
-	i++
-	for cmd != nil && len(cmd.Subcommands) > 0 && i < len(args) {
-		sub := cmd.Command(args[i])
-		if sub == nil {
-			break
-		}
-		cmd = sub
-		out = append(out, args[i])
-		i++
-	}
-	if cmd == nil || cmd.SkipFlagParsing {
-		return append(out, args[i:]...)
-	}
-	takes := takesValue(cmd.Flags)
-	var flags, pos []string
-	for ; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i:]...)
-			break
-		}
-		if strings.HasPrefix(a, "-") && a != "-" {
-			flags = append(flags, a)
-			if name, hasValue := flagName(a); !hasValue && takes[name] && i+1 < len(args) {
-				i++
-				flags = append(flags, args[i])
-			}
-			continue
-		}
-		pos = append(pos, a)
-	}
-	out = append(out, flags...)
-	if len(pos) > 0 && pos[0] != "--" {
-		out = append(out, "--")
-	}
-	return append(out, pos...)
 }
-
-func flagName(a string) (name string, hasValue bool) {
-	a = strings.TrimLeft(a, "-")
-	name, _, hasValue = strings.Cut(a, "=")
-	return name, hasValue
-}
-
-func takesValue(fs []cli.Flag) map[string]bool {
-	m := map[string]bool{}
-	for _, f := range fs {
-		dv, ok := f.(cli.DocGenerationFlag)
-		tv := ok && dv.TakesValue()
-		for _, n := range f.Names() {
-			m[n] = tv
-		}
-	}
-	return m
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
-}
-
-// version is the module version `go install` recorded, else the commit
-// the binary was built from.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	switch {
-	case rev == "":
-		return "devel"
-	case dirty:
-		return "devel " + rev + "+changes"
-	}
-	return "devel " + rev
-}
-
-// flagInMessage finds a long flag as Go's flag package writes it in its
-// errors, with one dash.
-var flagInMessage = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`)
-
-// longFlags writes the long flags of a parse error as users type them:
-// "flag provided but not defined: --wrkers", not "-wrkers".
-func longFlags(msg string) string { return flagInMessage.ReplaceAllString(msg, "$1--$2") }

@@ -39,6 +39,7 @@ func commands(e *env) []*cli.Command {
 		demoCmd(e),
 		cleanupCmd(e),
 		syncCmd(e),
+		shipCmd(e),
 		demoWorkerCmd(e),
 		mergeCmd(e),
 		gatesCmd(e),

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 )
 
@@ -35,26 +30,14 @@ func epicCmd(e *env) *cli.Command {
 				Description: "Reports every error at once, each with its place, and writes nothing then (exit 2).\n" +
 					"Graph paths are relative to the epic file. A planned epic or feature is refused (exit 3)\n" +
 					"unless --force, which plans them again.",
-				Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace a planned epic and its features", Destination: &force}},
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 1, 1)
-					if err != nil {
-						return err
-					}
-					return runEpicPlan(e, a[0], force)
-				},
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "replace a planned epic and its features", Destination: &force}},
+				Action: withArgs(1, 1, func(a []string) error { return runEpicPlan(e, a[0], force) }),
 			},
 			{
 				Name:      "status",
 				Usage:     "each feature's progress, dependencies and review",
 				ArgsUsage: "[NAME]",
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 0, 1)
-					if err != nil {
-						return err
-					}
-					return runEpicStatus(e, a)
-				},
+				Action:    withArgs(0, 1, func(a []string) error { return runEpicStatus(e, a) }),
 			},
 			{
 				Name:      "bump",
@@ -82,72 +65,24 @@ func epicCmd(e *env) *cli.Command {
 				Name:      "approve",
 				Usage:     "take reviewed features off the epic's review list",
 				ArgsUsage: "NAME FEATURE...",
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 2, -1)
-					if err != nil {
-						return err
-					}
-					return runEpicApprove(e, a[0], a[1:])
-				},
+				Action:    withArgs(2, -1, func(a []string) error { return runEpicApprove(e, a[0], a[1:]) }),
 			},
 			{
 				Name:      "log",
 				Usage:     "the epic's history: plans, bumps, approvals",
 				ArgsUsage: "NAME",
-				Action: func(c *cli.Context) error {
-					a, err := args(c, 1, 1)
-					if err != nil {
-						return err
-					}
-					return runEpicLog(e, a[0])
-				},
+				Action:    withArgs(1, 1, func(a []string) error { return runEpicLog(e, a[0]) }),
 			},
 			{
 				Name:  "schema",
 				Usage: "print the JSON Schema of an epic file",
-				Action: func(c *cli.Context) error {
-					if _, err := args(c, 0, 0); err != nil {
-						return err
-					}
+				Action: withArgs(0, 0, func([]string) error {
 					_, err := e.stdout.Write(levels.EpicSchema())
 					return err
-				},
+				}),
 			},
 		},
 	}
-}
-
-// epicError is an invalid epic; its problems were printed one per line.
-type epicError struct {
-	file string
-	n    int
-}
-
-func (g *epicError) Error() string {
-	return fmt.Sprintf("invalid epic %s (%s)", g.file, plural(g.n, "error"))
-}
-
-func (g *epicError) As(target any) bool {
-	ce, ok := target.(**cliError)
-	if !ok {
-		return false
-	}
-	*ce = &cliError{code: exitUsage, what: g.Error()}
-	return true
-}
-
-// epicEngine is the engine of the repository, for no feature in
-// particular: the epic commands name their features themselves.
-func (e *env) epicEngine() (*engine.Engine, error) {
-	s, err := e.Store()
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := e.config()
-	if err != nil {
-		return nil, err
-	}
-	return &engine.Engine{Ctx: e.ctx, Store: s, Config: cfg, Now: e.now}, nil
 }
 
 type epicPlanJSON struct {
@@ -163,29 +98,14 @@ func runEpicPlan(e *env, file string, force bool) error {
 	if err := e.checkWorkTree("epic plan"); err != nil {
 		return err
 	}
-	g, err := e.epicEngine()
+	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(file)
+	plan, errs, warns, err := engine.ReadEpicFile(file)
 	if err != nil {
-		why := err.Error()
-		if errors.Is(err, fs.ErrNotExist) {
-			why = "no such file"
-		}
-		return &cliError{code: exitUsage, what: "cannot read epic " + file, why: why}
+		return err
 	}
-	dir := filepath.Dir(file)
-	plan, errs, warns := levels.CheckEpic(data, func(p string) ([]byte, error) {
-		if filepath.IsAbs(p) {
-			return os.ReadFile(p)
-		}
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errors.New("no such file")
-		}
-		return b, err
-	})
 	for _, p := range errs {
 		fmt.Fprintf(e.stderr, "%s: %s\n", file, p)
 	}
@@ -193,7 +113,7 @@ func runEpicPlan(e *env, file string, force bool) error {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", file, p)
 	}
 	if len(errs) > 0 {
-		return &epicError{file: file, n: len(errs)}
+		return usageErr("invalid epic %s (%s)", file, plural(len(errs), "error"))
 	}
 	res, err := g.PlanEpic(plan, force)
 	if err != nil {
@@ -257,11 +177,8 @@ func epicStatusOut(st *engine.EpicStatus) epicStatusJSON {
 			fj.ReviewSince = f.Review.Version
 		}
 		out.Features = append(out.Features, fj)
-		out.Progress.Total++
-		if f.State == "done" {
-			out.Progress.Done++
-		}
 	}
+	out.Progress.Done, out.Progress.Total = st.FeaturesDone(), len(st.Features)
 	if out.Progress.Total > 0 {
 		out.Progress.Percent = out.Progress.Done * 100 / out.Progress.Total
 	}
@@ -269,25 +186,16 @@ func epicStatusOut(st *engine.EpicStatus) epicStatusJSON {
 }
 
 func runEpicStatus(e *env, a []string) error {
-	g, err := e.epicEngine()
+	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
-	names := a
-	if len(names) == 0 {
-		if names, err = g.Store.Epics(); err != nil {
-			return err
-		}
-		if len(names) == 0 {
-			return &cliError{code: exitUsage, what: "no epic planned", hint: "git zerg epic plan FILE"}
-		}
+	sts, err := g.EpicStatuses(a...)
+	if err != nil {
+		return err
 	}
 	var all []epicStatusJSON
-	for _, n := range names {
-		st, err := g.StatusOfEpic(n)
-		if err != nil {
-			return err
-		}
+	for _, st := range sts {
 		all = append(all, epicStatusOut(st))
 	}
 	if e.json {
@@ -330,7 +238,7 @@ func printEpicStatus(w io.Writer, st epicStatusJSON) {
 }
 
 func runEpicBump(e *env, name string, frozen []string, set bool) error {
-	g, err := e.epicEngine()
+	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
@@ -354,7 +262,7 @@ func runEpicBump(e *env, name string, frozen []string, set bool) error {
 }
 
 func runEpicApprove(e *env, name string, features []string) error {
-	g, err := e.epicEngine()
+	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
@@ -379,10 +287,7 @@ func runEpicLog(e *env, name string) error {
 	if err != nil {
 		return err
 	}
-	log, err := s.EpicLog(name)
-	if errors.Is(err, gitstore.ErrNotFound) {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("epic %q is not planned", name)}
-	}
+	log, err := (&engine.Engine{Ctx: e.ctx, Store: s}).EpicLog(name)
 	if err != nil {
 		return err
 	}
@@ -412,11 +317,7 @@ func (e *env) printEpicReview(feature string) {
 	if err != nil {
 		return
 	}
-	ep, err := s.EpicOf(feature)
-	if err != nil || ep == nil {
-		return
-	}
-	if r := ep.NeedsReview(feature); r != nil {
+	if ep, r := engine.EpicReview(s, feature); r != nil {
 		fmt.Fprintf(e.stdout, "needs review: epic %s is v%d since this feature was done; git zerg epic approve %s %s\n",
 			ep.Name, r.Version, ep.Name, feature)
 	}

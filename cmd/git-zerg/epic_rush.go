@@ -11,7 +11,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 	if o.mode == engine.ModeTask {
 		return usageErr("rush --epic: --mode task drives one feature; name it with -f instead")
 	}
-	g, err := e.epicEngine()
+	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 }
 
 func runEpicDag(e *env, name, format string) error {
-	g, err := e.epicEngine()
+	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
@@ -77,22 +77,21 @@ func runEpicDag(e *env, name, format string) error {
 	if err != nil {
 		return err
 	}
-	out := epicStatusOut(st)
 	w := e.stdout
 	switch format {
 	case "json":
-		return writeJSON(w, out)
+		return writeJSON(w, epicStatusOut(st))
 	case "mermaid":
 		fmt.Fprintln(w, "flowchart TD")
-		for i, names := range out.Levels {
+		for i, names := range st.Levels {
 			fmt.Fprintf(w, "  subgraph E%d[\"level %d\"]\n", i+1, i+1)
 			for _, n := range names {
-				f := epicFeatureByName(out, n)
-				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", mermaidID(n), n, f.State, f.Progress.Done, f.Progress.Total)
+				f := st.Feature(n)
+				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", mermaidID(n), n, f.State, f.Done, f.Total)
 			}
 			fmt.Fprintln(w, "  end")
 		}
-		for _, f := range out.Features {
+		for _, f := range st.Features {
 			for _, d := range f.Dependencies {
 				fmt.Fprintf(w, "  %s --> %s\n", mermaidID(d), mermaidID(f.Name))
 			}
@@ -102,15 +101,15 @@ func runEpicDag(e *env, name, format string) error {
 		}
 	case "dot":
 		fmt.Fprintf(w, "digraph %q {\n  rankdir=LR;\n", "epic "+name)
-		for i, names := range out.Levels {
+		for i, names := range st.Levels {
 			fmt.Fprintf(w, "  subgraph \"cluster_%d\" {\n    label=\"level %d\";\n", i+1, i+1)
 			for _, n := range names {
-				f := epicFeatureByName(out, n)
-				fmt.Fprintf(w, "    %q [label=%q];\n", n, fmt.Sprintf("%s\n%s %d/%d", n, f.State, f.Progress.Done, f.Progress.Total))
+				f := st.Feature(n)
+				fmt.Fprintf(w, "    %q [label=%q];\n", n, fmt.Sprintf("%s\n%s %d/%d", n, f.State, f.Done, f.Total))
 			}
 			fmt.Fprintln(w, "  }")
 		}
-		for _, f := range out.Features {
+		for _, f := range st.Features {
 			for _, d := range f.Dependencies {
 				fmt.Fprintf(w, "  %q -> %q;\n", d, f.Name)
 			}
@@ -120,11 +119,11 @@ func runEpicDag(e *env, name, format string) error {
 		}
 		fmt.Fprintln(w, "}")
 	default:
-		fmt.Fprintf(w, "epic %s v%d\n", out.Epic, out.Version)
-		for i, names := range out.Levels {
+		fmt.Fprintf(w, "epic %s v%d\n", st.Epic.Name, st.Epic.Version)
+		for i, names := range st.Levels {
 			fmt.Fprintf(w, "level %d\n", i+1)
 			for _, n := range names {
-				f := epicFeatureByName(out, n)
+				f := st.Feature(n)
 				deps := ""
 				if len(f.Dependencies) > 0 {
 					deps = " <- " + strings.Join(f.Dependencies, ", ")
@@ -132,18 +131,9 @@ func runEpicDag(e *env, name, format string) error {
 				if len(f.SoftDependencies) > 0 {
 					deps += " (soft: " + strings.Join(f.SoftDependencies, ", ") + ")"
 				}
-				fmt.Fprintf(w, "  %-11s %s %d/%d%s\n", f.State, n, f.Progress.Done, f.Progress.Total, deps)
+				fmt.Fprintf(w, "  %-11s %s %d/%d%s\n", f.State, n, f.Done, f.Total, deps)
 			}
 		}
 	}
 	return nil
-}
-
-func epicFeatureByName(st epicStatusJSON, name string) epicFeatureJSON {
-	for _, f := range st.Features {
-		if f.Name == name {
-			return f
-		}
-	}
-	return epicFeatureJSON{Name: name}
 }

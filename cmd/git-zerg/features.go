@@ -1,15 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -19,46 +16,21 @@ func useCmd(e *env) *cli.Command {
 		Name:      "use",
 		Usage:     "choose the current feature",
 		ArgsUsage: "FEATURE",
-		Action: func(c *cli.Context) error {
-			a, err := args(c, 1, 1)
-			if err != nil {
+		Action: withArgs(1, 1, func(a []string) error {
+			if err := engine.UseFeature(a[0], e.Store); err != nil {
 				return err
 			}
-			return runUse(e, a[0])
-		},
+			fmt.Fprintf(e.stdout, "using %s\n", a[0])
+			return nil
+		}),
 	}
-}
-
-func runUse(e *env, name string) error {
-	if err := levels.ValidFeatureName(name); err != nil {
-		return badFeatureName(name, err)
-	}
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	if _, err := s.View(name); errors.Is(err, gitstore.ErrNotFound) {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("feature %q is not planned", name), hint: "git zerg features lists the planned ones"}
-	} else if err != nil {
-		return err
-	}
-	if err := s.SetCurrentFeature(name); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "using %s\n", name)
-	return nil
 }
 
 func featuresCmd(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "features",
-		Usage: "list the planned features with their progress",
-		Action: func(c *cli.Context) error {
-			if _, err := args(c, 0, 0); err != nil {
-				return err
-			}
-			return runFeatures(e)
-		},
+		Name:   "features",
+		Usage:  "list the planned features with their progress",
+		Action: withArgs(0, 0, func([]string) error { return runFeatures(e) }),
 	}
 }
 
@@ -76,38 +48,28 @@ func runFeatures(e *env) error {
 	if err != nil {
 		return err
 	}
-	names, err := s.Features()
+	fs, err := engine.Features(s)
 	if err != nil {
 		return err
 	}
-	cur := s.CurrentFeature()
-	out := []featureJSON{}
-	for _, n := range names {
-		tx, err := s.View(n)
-		if err != nil {
-			return err
-		}
-		tasks, err := tx.Tasks()
-		if err != nil {
-			return err
-		}
-		counts := countStatuses(tasks)
-		out = append(out, featureJSON{n, n == cur, len(tasks), counts[string(state.Done)], counts[string(state.Done)] == len(tasks), counts})
-	}
 	if e.json {
+		out := []featureJSON{}
+		for _, f := range fs {
+			out = append(out, featureJSON{f.Name, f.Current, f.Tasks, f.Done, f.Complete, f.Counts})
+		}
 		return writeJSON(e.stdout, out)
 	}
-	if len(out) == 0 {
+	if len(fs) == 0 {
 		fmt.Fprintln(e.stderr, "no feature planned (git zerg plan --graph FILE)")
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	for _, f := range out {
+	for _, f := range fs {
 		mark := " "
 		if f.Current {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Feature), f.Done, f.Tasks, countsLine(f.Counts))
+		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Name), f.Done, f.Tasks, countsLine(f.Counts))
 	}
 	return tw.Flush()
 }

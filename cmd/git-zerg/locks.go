@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -18,7 +17,6 @@ type lockOptions struct {
 	reason string
 	ttl    time.Duration
 	force  bool
-	paths  []string
 }
 
 func lockCmd(e *env) *cli.Command {
@@ -35,14 +33,7 @@ func lockCmd(e *env) *cli.Command {
 			&cli.StringFlag{Name: "reason", Usage: "why, shown to whoever is refused", Destination: &o.reason},
 			&cli.DurationFlag{Name: "ttl", Usage: "lease `DURATION` (default locks.ttl)", Destination: &o.ttl},
 		},
-		Action: func(c *cli.Context) error {
-			a, err := args(c, 1, -1)
-			if err != nil {
-				return err
-			}
-			o.paths = a
-			return runLock(e, &o)
-		},
+		Action: withArgs(1, -1, func(paths []string) error { return runLock(e, paths, &o) }),
 	}
 }
 
@@ -58,14 +49,7 @@ func unlockCmd(e *env) *cli.Command {
 			workerFlag(&o.worker),
 			&cli.BoolFlag{Name: "force", Usage: "break another owner's lock", Destination: &o.force},
 		},
-		Action: func(c *cli.Context) error {
-			a, err := args(c, 1, -1)
-			if err != nil {
-				return err
-			}
-			o.paths = a
-			return runUnlock(e, &o)
-		},
+		Action: withArgs(1, -1, func(paths []string) error { return runUnlock(e, paths, &o) }),
 	}
 }
 
@@ -73,54 +57,42 @@ func locksCmd(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "locks",
 		Usage: "list the active locks of the repository",
-		Action: func(c *cli.Context) error {
-			if _, err := args(c, 0, 0); err != nil {
+		Action: withArgs(0, 0, func([]string) error {
+			s, err := e.Store()
+			if err != nil {
 				return err
 			}
-			return runLocks(e)
-		},
+			locks, err := (&engine.Engine{Ctx: e.ctx, Store: s, Now: e.now}).Locks()
+			switch {
+			case err != nil:
+				return err
+			case e.json:
+				return writeJSON(e.stdout, locksOut(locks))
+			case len(locks) == 0:
+				fmt.Fprintln(e.stdout, "no locks")
+			}
+			printLocks(e, locks)
+			return nil
+		}),
 	}
 }
 
-func checkPaths(paths []string) error {
-	seen := map[string]bool{}
-	for _, p := range paths {
-		if err := levels.CheckPath(p); err != nil {
-			return usageErr("bad path %q (%v)", p, err)
-		}
-		if seen[p] {
-			return usageErr("path %q given twice", p)
-		}
-		seen[p] = true
-	}
-	return nil
-}
-
-func runLock(e *env, o *lockOptions) error {
-	if err := checkPaths(o.paths); err != nil {
+func runLock(e *env, paths []string, o *lockOptions) error {
+	if err := engine.CheckPaths(paths); err != nil {
 		return err
 	}
 	if o.ttl < 0 {
 		return usageErr("--ttl must be positive")
 	}
-	s, err := e.Store()
+	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
-	cfg, err := e.config()
+	owner, err := g.LockOwner(o.worker)
 	if err != nil {
 		return err
 	}
-	ttl := o.ttl
-	if ttl == 0 {
-		ttl = time.Duration(cfg.Locks.TTL)
-	}
-	owner, err := lockOwner(e, o.worker)
-	if err != nil {
-		return err
-	}
-	g := &engine.Engine{Ctx: e.ctx, Store: s, Config: cfg, Now: e.now}
-	taken, err := g.Lock(o.paths, owner, o.reason, ttl)
+	taken, err := g.Lock(paths, owner, o.reason, g.LockTTL(o.ttl))
 	if err != nil {
 		return err
 	}
@@ -133,66 +105,29 @@ func runLock(e *env, o *lockOptions) error {
 	return nil
 }
 
-func runUnlock(e *env, o *lockOptions) error {
-	if err := checkPaths(o.paths); err != nil {
+func runUnlock(e *env, paths []string, o *lockOptions) error {
+	if err := engine.CheckPaths(paths); err != nil {
 		return err
 	}
 	s, err := e.Store()
 	if err != nil {
 		return err
 	}
-	who, err := lockOwner(e, o.worker)
-	if err != nil {
-		return err
-	}
 	g := &engine.Engine{Ctx: e.ctx, Store: s, Now: e.now}
-	broken, err := g.Unlock(o.paths, who, o.force)
+	who, err := g.LockOwner(o.worker)
 	if err != nil {
 		return err
 	}
-	for _, p := range o.paths {
+	broken, err := g.Unlock(paths, who, o.force)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
 		fmt.Fprintf(e.stdout, "unlocked %s\n", p)
 	}
 	for _, b := range broken {
 		fmt.Fprintf(e.stderr, "broke the lock on %s\n", b)
 	}
-	return nil
-}
-
-// lockOwner is who takes or removes a lock by hand: the worker named by
-// --worker on this host, as claim and done would name it, else the user.
-func lockOwner(e *env, worker string) (string, error) {
-	if worker == "" {
-		return e.userIdentity(), nil
-	}
-	if err := checkWorker(worker); err != nil {
-		return "", err
-	}
-	return engine.Owner(worker), nil
-}
-
-func runLocks(e *env) error {
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	tx, err := s.View("")
-	if err != nil {
-		return err
-	}
-	all, err := tx.Locks()
-	if err != nil {
-		return err
-	}
-	locks := engine.ActiveLocks(all, e.now())
-	if e.json {
-		return writeJSON(e.stdout, locksOut(locks))
-	}
-	if len(locks) == 0 {
-		fmt.Fprintln(e.stdout, "no locks")
-		return nil
-	}
-	printLocks(e, locks)
 	return nil
 }
 

@@ -1,226 +1,47 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"path"
-	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/printable"
-	"github.com/git-zerg/git-zerg/state"
-	"github.com/git-zerg/git-zerg/view"
+	"github.com/git-zerg/git-zerg/report"
 )
 
-type logOptions struct {
-	patch bool
-	limit int
-}
-
 func logCmd(e *env) *cli.Command {
-	var o logOptions
+	var patch bool
+	var limit int
 	return &cli.Command{
 		Name:  "log",
 		Usage: "every state transition of the feature, newest first",
 		Description: "Each transition is a commit on refs/zerg/features/<feature>; -p shows it as a\n" +
 			"diff of the task's stored state.",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "patch", Aliases: []string{"p"}, Usage: "show each transition as a diff", Destination: &o.patch},
-			&cli.IntFlag{Name: "n", Usage: "show at most `N` transitions", Destination: &o.limit},
+			&cli.BoolFlag{Name: "patch", Aliases: []string{"p"}, Usage: "show each transition as a diff", Destination: &patch},
+			&cli.IntFlag{Name: "n", Usage: "show at most `N` transitions", Destination: &limit},
 		},
 		Action: func(c *cli.Context) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			return runLog(e, &o)
-		},
-	}
-}
-
-type logJSON struct {
-	Commit  string `json:"commit"`
-	At      string `json:"at"`
-	Subject string `json:"subject"`
-	Op      string `json:"op"`
-	Task    string `json:"task,omitempty"`
-	Worker  string `json:"worker,omitempty"`
-	From    string `json:"from,omitempty"`
-	To      string `json:"to,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Clock   uint64 `json:"clock"`
-	Diff    string `json:"diff,omitempty"`
-	// Also lists the transitions of other tasks made by the same commit
-	// (a claim that first records the expiry of another worker's lease).
-	Also []logChangeJSON `json:"also,omitempty"`
-}
-
-type logChangeJSON struct {
-	Task   string `json:"task"`
-	Op     string `json:"op"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Worker string `json:"worker,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	Diff   string `json:"diff,omitempty"`
-}
-
-func runLog(e *env, o *logOptions) error {
-	if o.limit < 0 {
-		return usageErr("-n must not be negative")
-	}
-	feature, err := e.resolveFeature()
-	if err != nil {
-		return err
-	}
-	s, err := e.Store()
-	if err != nil {
-		return err
-	}
-	entries, err := s.Log(feature, o.limit)
-	if err != nil {
-		return err
-	}
-	out := []logJSON{}
-	for _, en := range entries {
-		m := en.Message
-		lj := logJSON{Commit: en.Hash.String(), At: en.When.UTC().Format("2006-01-02T15:04:05Z"), Subject: m.Subject,
-			Op: m.Op, Task: m.Task, Worker: m.Worker, From: m.From, To: m.To, Reason: m.Reason, Clock: m.Clock}
-		if o.patch && m.Task != "" {
-			if lj.Diff, err = view.TaskDiff(s, en, m.Task); err != nil {
-				return err
+			if limit < 0 {
+				return usageErr("-n must not be negative")
 			}
-		}
-		if m.Op != "plan" {
-			others, err := changedTasks(s, en)
+			feature, err := e.resolveFeature()
 			if err != nil {
 				return err
 			}
-			for _, id := range others {
-				if id == m.Task {
-					continue
-				}
-				changes, err := transitionsAt(s, en, id)
-				if err != nil {
-					return err
-				}
-				if o.patch && len(changes) > 0 {
-					if changes[len(changes)-1].Diff, err = view.TaskDiff(s, en, id); err != nil {
-						return err
-					}
-				}
-				lj.Also = append(lj.Also, changes...)
+			s, err := e.Store()
+			if err != nil {
+				return err
 			}
-		}
-		out = append(out, lj)
-	}
-	if e.json {
-		return writeJSON(e.stdout, out)
-	}
-	for _, lj := range out {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", lj.Commit[:12], lj.At, printable.String(lj.Subject))
-		if lj.Reason != "" {
-			fmt.Fprintf(e.stdout, "    reason: %s\n", printable.String(lj.Reason))
-		}
-		if lj.Diff != "" {
-			fmt.Fprint(e.stdout, indent(lj.Diff, "    "))
-		}
-		for _, c := range lj.Also {
-			line := fmt.Sprintf("    also %s %s: %s -> %s", c.Op, c.Task, c.From, c.To)
-			if c.Worker != "" {
-				line += " (" + c.Worker + ")"
+			log, err := report.ReadLog(s, feature, limit, patch)
+			if err != nil {
+				return err
 			}
-			if c.Reason != "" {
-				line += ": " + c.Reason
+			if e.json {
+				return writeJSON(e.stdout, log)
 			}
-			fmt.Fprintln(e.stdout, printable.String(line))
-			if c.Diff != "" {
-				fmt.Fprint(e.stdout, indent(c.Diff, "    "))
-			}
-		}
+			report.WriteLogText(e.stdout, log)
+			return nil
+		},
 	}
-	return nil
-}
-
-// changedTasks lists the ids of the tasks a state commit changed, by
-// comparing its tasks tree with its parent's (in process: log reads every
-// commit of the feature).
-func changedTasks(s *gitstore.Store, en gitstore.Entry) ([]string, error) {
-	if en.Parent.IsZero() {
-		return nil, nil
-	}
-	before, err := tasksTree(s, en.Parent)
-	if err != nil {
-		return nil, err
-	}
-	after, err := tasksTree(s, en.Hash)
-	if err != nil {
-		return nil, err
-	}
-	if before == nil || after == nil || before.Hash == after.Hash {
-		return nil, nil
-	}
-	changes, err := object.DiffTree(before, after)
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, c := range changes {
-		name := c.To.Name
-		if name == "" {
-			name = c.From.Name
-		}
-		ids = append(ids, path.Base(name))
-	}
-	sortStrings(ids)
-	return ids, nil
-}
-
-func tasksTree(s *gitstore.Store, h plumbing.Hash) (*object.Tree, error) {
-	c, err := object.GetCommit(s.Objects(), h)
-	if err != nil {
-		return nil, err
-	}
-	root, err := c.Tree()
-	if err != nil {
-		return nil, err
-	}
-	t, err := root.Tree("tasks")
-	if err != nil {
-		return nil, nil
-	}
-	return t, nil
-}
-
-// transitionsAt returns the events a state commit recorded for a task:
-// those stamped with the commit's clock.
-func transitionsAt(s *gitstore.Store, en gitstore.Entry, id string) ([]logChangeJSON, error) {
-	b, err := s.TaskAt(en.Hash, id)
-	if err != nil || b == nil {
-		return nil, err
-	}
-	var t state.Task
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, err
-	}
-	var out []logChangeJSON
-	for _, ev := range t.History {
-		if ev.Clock == en.Message.Clock {
-			out = append(out, logChangeJSON{Task: id, Op: ev.Op, From: string(ev.From), To: string(ev.To), Worker: ev.Worker, Reason: ev.Reason})
-		}
-	}
-	return out, nil
-}
-
-func indent(s, pre string) string {
-	var b strings.Builder
-	for _, l := range strings.SplitAfter(s, "\n") {
-		if l != "" {
-			b.WriteString(pre + l)
-		}
-	}
-	return b.String()
 }

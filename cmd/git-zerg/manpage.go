@@ -1,22 +1,15 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
-)
 
-// git turns `git zerg --help` into `man git-zerg`, so the page must be
-// where man looks. man-db adds, for each directory of PATH, the man
-// directory of its prefix (<prefix>/bin → <prefix>/share/man, else
-// <prefix>/man): installing the page under the prefix of the git-zerg that
-// PATH finds needs no MANPATH and no root, `go install`'s GOPATH/bin
-// included.
+	"github.com/git-zerg/git-zerg/manual"
+)
 
 type installManOptions struct{ dir string }
 
@@ -41,25 +34,10 @@ func installManCmd(e *env) *cli.Command {
 	}
 }
 
-// manDirFor is the man directory man-db maps the directory of bin to.
-func manDirFor(bin string) string {
-	prefix := filepath.Dir(filepath.Dir(bin))
-	if share := filepath.Join(prefix, "share", "man"); isDir(share) || !isDir(filepath.Join(prefix, "man")) {
-		return share
-	}
-	return filepath.Join(prefix, "man")
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
 func runInstallMan(e *env, c *cli.Context, o *installManOptions) error {
 	dir := o.dir
 	if dir == "" {
-		// The git-zerg git runs is the one on PATH, whatever runs now
-		// (`go run`, say).
+		// git runs the git-zerg on PATH, whatever runs now (`go run`, say).
 		bin, err := exec.LookPath("git-zerg")
 		if err != nil {
 			return &cliError{code: exitUsage, what: "install-man: git-zerg is not on PATH", why: err.Error(),
@@ -68,59 +46,29 @@ func runInstallMan(e *env, c *cli.Context, o *installManOptions) error {
 		if bin, err = filepath.Abs(bin); err != nil {
 			return err
 		}
-		dir = manDirFor(bin)
+		dir = manual.Dir(bin)
 	}
-	page, err := c.App.ToManWithSection(1)
-	if err != nil {
+	path, err := manual.Install(c.App, dir, "git-zerg")
+	var we *manual.WriteError
+	switch {
+	case errors.As(err, &we):
+		return &cliError{code: exitFailed, what: "install-man: cannot write the man page", why: we.Error(),
+			hint: "give a man directory you can write: --dir DIR (then add DIR to MANPATH)"}
+	case err != nil:
 		return err
-	}
-	path := filepath.Join(dir, "man1", "git-zerg.1")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return &cliError{code: exitFailed, what: "install-man: cannot write the man page", why: err.Error(),
-			hint: "give a man directory you can write: --dir DIR (then add DIR to MANPATH)"}
-	}
-	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
-		return &cliError{code: exitFailed, what: "install-man: cannot write the man page", why: err.Error(),
-			hint: "give a man directory you can write: --dir DIR (then add DIR to MANPATH)"}
 	}
 	fmt.Fprintf(e.stdout, "installed %s\n", path)
 	// Say so when man would still not find it (MANPATH set without this
 	// directory, a man that does not map PATH): --help would fail.
-	if found, ok := manFinds(); ok && !samePathFile(found, path) {
-		fmt.Fprintf(e.stderr, "warning: man finds %s, not this page: add %s to MANPATH\n", orNothing(found), dir)
+	if found, ok := manFinds(); ok && !manual.SameFile(found, path) {
+		if found == "" {
+			found = "nothing"
+		}
+		fmt.Fprintf(e.stderr, "warning: man finds %s, not this page: add %s to MANPATH\n", found, dir)
 	}
 	return nil
 }
 
 // manFinds asks man where git-zerg's page is; ok is false when there is no
 // man to ask.
-func manFinds() (string, bool) {
-	if _, err := exec.LookPath("man"); err != nil {
-		return "", false
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("man", "-w", "git-zerg")
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			return "", false
-		}
-	}
-	return strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0]), true
-}
-
-func samePathFile(a, b string) bool {
-	if a == "" {
-		return false
-	}
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}
-
-func orNothing(s string) string {
-	if s == "" {
-		return "nothing"
-	}
-	return s
-}
+func manFinds() (string, bool) { return manual.Finds("git-zerg") }

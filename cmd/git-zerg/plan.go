@@ -239,6 +239,10 @@ type planOptions struct {
 	yes    bool
 	strict bool
 	name   string
+	// fromIssues builds the graph from the forge's open issues, with the
+	// label and milestone given.
+	fromIssues       bool
+	label, milestone string
 }
 
 func planCmd(e *env) *cli.Command {
@@ -257,6 +261,9 @@ func planCmd(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "accept", Usage: "trust the commands of a synced feature", Destination: &o.accept},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --accept: accept without asking", Destination: &o.yes},
 			&cli.BoolFlag{Name: "strict", Usage: "treat warnings as errors", Destination: &o.strict},
+			&cli.BoolFlag{Name: "from-issues", Usage: "build the graph from the forge's open issues", Destination: &o.fromIssues},
+			&cli.StringFlag{Name: "label", Usage: "with --from-issues: only issues with `LABEL`", Destination: &o.label},
+			&cli.StringFlag{Name: "milestone", Usage: "with --from-issues: only issues in `MILESTONE` (title or number)", Destination: &o.milestone},
 		},
 		Action: func(c *cli.Context) error {
 			a, err := args(c, 0, 1)
@@ -292,6 +299,15 @@ func runPlan(e *env, o *planOptions) error {
 	if o.yes && !o.accept {
 		return usageErr("plan: --yes goes with --accept")
 	}
+	if (o.label != "" || o.milestone != "") && !o.fromIssues {
+		return usageErr("plan: --label and --milestone go with --from-issues")
+	}
+	if o.fromIssues {
+		if o.graph != "" || o.accept {
+			return usageErr("plan: --from-issues takes no --graph or --accept")
+		}
+		return runPlanFromIssues(e, o)
+	}
 	if o.accept && o.graph == "" {
 		return runAccept(e, s, o)
 	}
@@ -303,6 +319,9 @@ func runPlan(e *env, o *planOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := e.requireIssues(graphName(file), plan); err != nil {
+		return err
+	}
 	name := o.name
 	if name == "" {
 		name = plan.Graph.Feature
@@ -310,8 +329,13 @@ func runPlan(e *env, o *planOptions) error {
 	if err := levels.ValidFeatureName(name); err != nil {
 		return badFeatureName(name, err)
 	}
-	g := &engine.Engine{Ctx: e.ctx, Store: s, Feature: name, Now: e.now}
-	res, err := g.Plan(plan, o.force)
+	return e.storePlan(&engine.Engine{Ctx: e.ctx, Store: s, Feature: name, Now: e.now}, plan, o.force)
+}
+
+// storePlan stores a checked plan as the feature's first state and says so.
+func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
+	s, name := g.Store, g.Feature
+	res, err := g.Plan(plan, force)
 	if err != nil {
 		return err
 	}
@@ -329,6 +353,25 @@ func runPlan(e *env, o *planOptions) error {
 	}
 	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, plural(res.Tasks, "task"), plural(len(plan.Levels), "level"))
 	return nil
+}
+
+// requireIssues refuses a plan whose tasks lack an issue when the
+// configuration asks for one, naming every such task.
+func (e *env) requireIssues(file string, plan *levels.Plan) error {
+	// A configuration plan cannot read is reported by the commands that
+	// run on it; plan itself never needed one, and still plans.
+	cfg, err := e.config()
+	if err != nil || !cfg.Forge.RequireIssue {
+		return nil
+	}
+	missing := levels.MissingIssues(plan.Graph)
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, p := range missing {
+		fmt.Fprintf(e.stderr, "%s: %s\n", file, printable.String(p.String()))
+	}
+	return &graphError{file: file, errs: missing}
 }
 
 func runAccept(e *env, s *gitstore.Store, o *planOptions) error {

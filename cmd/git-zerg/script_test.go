@@ -74,13 +74,17 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			env.Setenv("GIT_COMMITTER_EMAIL", "tester@example.com")
 			env.Setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
 			env.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+			h := &fakeHolder{}
+			env.Values["forgefake"] = h
+			env.Defer(h.close)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"gitrepo":  cmdGitrepo,
-			"graph":    cmdGraph,
-			"waitfile": cmdWaitfile,
+			"exitcode":  cmdExitcode,
+			"forgefake": cmdForgefake,
+			"gitrepo":   cmdGitrepo,
+			"graph":     cmdGraph,
+			"waitfile":  cmdWaitfile,
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 type syncOptions struct {
 	remote string
 	tries  int
+	forge  bool
 }
 
 func syncCmd(e *env) *cli.Command {
@@ -28,6 +29,7 @@ func syncCmd(e *env) *cli.Command {
 			"sync.remote, else origin. Plain git push/fetch of refs/zerg/* works too.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "tries", Value: 5, Usage: "rounds before giving up when the remote keeps moving", Destination: &o.tries},
+			&cli.BoolFlag{Name: "forge", Usage: "bring the feature's tasks in line with its issues and pull requests on the forge", Destination: &o.forge},
 		},
 		Action: func(c *cli.Context) error {
 			a, err := args(c, 0, 1)
@@ -56,6 +58,12 @@ type syncFeatureJSON struct {
 }
 
 func runSync(e *env, o *syncOptions) error {
+	if o.forge {
+		if o.remote != "" {
+			return usageErr("sync --forge takes no REMOTE (the forge is forge.repo's)")
+		}
+		return runSyncForge(e)
+	}
 	s, err := e.Store()
 	if err != nil {
 		return err
@@ -85,5 +93,28 @@ func runSync(e *env, o *syncOptions) error {
 		fmt.Fprintln(e.stdout, printable.String(line))
 	}
 	fmt.Fprintf(e.stdout, "synced with %s: %s pushed\n", res.Remote, plural(len(res.Pushed), "ref"))
+	return nil
+}
+
+// runSyncForge is one pass of the forge over the current feature's tasks.
+func runSyncForge(e *env) error {
+	g, err := e.engine()
+	if err != nil {
+		return err
+	}
+	res, err := g.SyncForge()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, res)
+	}
+	for _, c := range res.Changes {
+		fmt.Fprintf(e.stdout, "%s %s: %s\n", c.Task, c.To, printable.String(c.Reason))
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintln(e.stderr, "skipped "+printable.String(s))
+	}
+	fmt.Fprintf(e.stdout, "synced %s with the forge: %s\n", res.Feature, plural(len(res.Changes), "change"))
 	return nil
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/creack/pty"
+
+	"github.com/git-zerg/git-zerg/demo"
 )
 
 // viewRepo is a repository with a planned feature, driven by the real CLI
@@ -454,7 +456,7 @@ func TestServeScreenshot(t *testing.T) {
 	if out == "" {
 		t.Skip("set ZERG_SCREENSHOT=FILE.png to take the README's screenshot")
 	}
-	g, err := json.Marshal(demoGraph())
+	g, err := json.Marshal(demo.Graph())
 	if err != nil {
 		t.Fatal(err)
 	}

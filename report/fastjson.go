@@ -1,9 +1,10 @@
-package main
+package report
 
 import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"sort"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -12,19 +13,26 @@ import (
 // Task lists are the bulk of `status --json` and `export`: 10,000 tasks make
 // a 4 MB document, and encoding/json's reflection plus its second pass for
 // indentation cost more than everything else status does. appendTask
-// writes a task exactly as writeJSON would (TestFastTaskJSON holds the two
-// together), in one pass.
+// writes a task exactly as WriteJSON would (TestTaskJSON holds the two
+// together, for every field of state.Task), in one pass.
 
-// writeDoc writes a JSON object whose fields are written in order by
-// writeJSON, except the named task lists, which go through appendTask.
-// The output is byte-identical to writeJSON of the equivalent struct.
-type docField struct {
+// field is one field of a document written by writeDoc: a value, written
+// as WriteJSON would, or a list of tasks streamed as each is rendered.
+type field struct {
 	name  string
-	value any        // written with encoding/json
-	tasks []taskJSON // when value is nil
+	value any // when tasks is nil
+	// tasks calls emit with each element of the list in order, rendered
+	// at taskPrefix without a separator.
+	tasks func(emit func(elem []byte) error) error
 }
 
-func writeDoc(w io.Writer, fields []docField) error {
+// taskPrefix is the indentation of a task in every document's task list.
+const taskPrefix = "    "
+
+// writeDoc writes a JSON object of the fields in order, byte-identical to
+// WriteJSON of the equivalent struct. The task lists go out as they are
+// produced: the document is never whole in memory.
+func writeDoc(w io.Writer, fields []field) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString("{\n")
 	var b []byte
@@ -32,25 +40,36 @@ func writeDoc(w io.Writer, fields []docField) error {
 		b = append(b[:0], "  "...)
 		b = appendString(b, f.name)
 		b = append(b, ": "...)
-		if f.value != nil {
+		if lv, ok := f.value.([]Level); ok {
+			// A level lists its tasks: as long as the task list in ids.
+			b = appendLevels(b, lv, "  ")
+		} else if f.tasks == nil {
 			v, err := marshalIndent(f.value, "  ")
 			if err != nil {
 				return err
 			}
 			b = append(b, v...)
-		} else if len(f.tasks) == 0 {
-			b = append(b, "[]"...)
 		} else {
-			b = append(b, "[\n"...)
-			for j := range f.tasks {
-				bw.Write(b)
-				b = appendTask(b[:0], &f.tasks[j], "    ")
-				if j < len(f.tasks)-1 {
-					b = append(b, ',')
+			bw.Write(b)
+			n := 0
+			err := f.tasks(func(elem []byte) error {
+				if n == 0 {
+					bw.WriteString("[\n")
+				} else {
+					bw.WriteString(",\n")
 				}
-				b = append(b, '\n')
+				n++
+				_, err := bw.Write(elem)
+				return err
+			})
+			if err != nil {
+				return err
 			}
-			b = append(b, "  ]"...)
+			if n == 0 {
+				b = append(b[:0], "[]"...)
+			} else {
+				b = append(b[:0], "\n  ]"...)
+			}
 		}
 		if i < len(fields)-1 {
 			b = append(b, ',')
@@ -78,7 +97,7 @@ type jsonBuffer struct{ b []byte }
 func (j *jsonBuffer) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
 
 // appendTask appends t as writeJSON renders it nested at prefix.
-func appendTask(b []byte, t *taskJSON, prefix string) []byte {
+func appendTask(b []byte, t *Task, prefix string) []byte {
 	in := prefix + "  "
 	field := func(name string) {
 		b = append(b, in...)
@@ -150,6 +169,16 @@ func appendTask(b []byte, t *taskJSON, prefix string) []byte {
 		b = appendString(b, t.Approved)
 		b = append(b, ",\n"...)
 	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"issue", t.Issue}, {"pr", t.PR}} {
+		if n.v != 0 {
+			field(n.name)
+			b = strconv.AppendInt(b, int64(n.v), 10)
+			b = append(b, ",\n"...)
+		}
+	}
 	if t.Reason != "" {
 		field("reason")
 		b = appendString(b, t.Reason)
@@ -205,7 +234,7 @@ func appendTask(b []byte, t *taskJSON, prefix string) []byte {
 	return b
 }
 
-func appendEvent(b []byte, ev *eventJSON, prefix string) []byte {
+func appendEvent(b []byte, ev *Event, prefix string) []byte {
 	in := prefix + "  "
 	b = append(b, prefix...)
 	b = append(b, "{\n"...)
@@ -232,6 +261,12 @@ func appendEvent(b []byte, ev *eventJSON, prefix string) []byte {
 	str("worker", ev.Worker, true)
 	str("commit", ev.Commit, true)
 	str("reason", ev.Reason, true)
+	if ev.PR != 0 {
+		b = append(b, ",\n"...)
+		b = append(b, in...)
+		b = append(b, `"pr": `...)
+		b = strconv.AppendInt(b, int64(ev.PR), 10)
+	}
 	if ev.Usage != nil {
 		b = append(b, ",\n"...)
 		b = append(b, in...)
@@ -243,6 +278,80 @@ func appendEvent(b []byte, ev *eventJSON, prefix string) []byte {
 	b = append(b, prefix...)
 	b = append(b, '}')
 	return b
+}
+
+// appendLevels appends lv as WriteJSON renders it nested at prefix.
+func appendLevels(b []byte, lv []Level, prefix string) []byte {
+	if lv == nil {
+		return append(b, "null"...)
+	}
+	if len(lv) == 0 {
+		return append(b, "[]"...)
+	}
+	in, in2 := prefix+"  ", prefix+"    "
+	b = append(b, "[\n"...)
+	for i := range lv {
+		l := &lv[i]
+		b = append(b, in...)
+		b = append(b, "{\n"...)
+		b = append(b, in2...)
+		b = append(b, `"level": `...)
+		b = strconv.AppendInt(b, int64(l.Level), 10)
+		b = append(b, ",\n"...)
+		b = append(b, in2...)
+		b = append(b, `"tasks": `...)
+		if l.Tasks == nil {
+			b = append(b, "null"...)
+		} else {
+			b = appendStrings(b, l.Tasks, in2)
+		}
+		b = append(b, ",\n"...)
+		b = append(b, in2...)
+		b = append(b, `"counts": `...)
+		b = appendCounts(b, l.Counts, in2)
+		b = append(b, ",\n"...)
+		b = append(b, in2...)
+		b = append(b, `"done": `...)
+		b = strconv.AppendBool(b, l.Done)
+		b = append(b, '\n')
+		b = append(b, in...)
+		b = append(b, '}')
+		if i < len(lv)-1 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	b = append(b, prefix...)
+	return append(b, ']')
+}
+
+// appendCounts appends m with its keys sorted, as encoding/json does.
+func appendCounts(b []byte, m map[string]int, prefix string) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	if len(m) == 0 {
+		return append(b, "{}"...)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, "{\n"...)
+	for i, k := range keys {
+		b = append(b, prefix...)
+		b = append(b, "  "...)
+		b = appendString(b, k)
+		b = append(b, ": "...)
+		b = strconv.AppendInt(b, int64(m[k]), 10)
+		if i < len(keys)-1 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	b = append(b, prefix...)
+	return append(b, '}')
 }
 
 func appendStrings(b []byte, ss []string, prefix string) []byte {

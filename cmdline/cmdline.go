@@ -1,0 +1,206 @@
+// Package cmdline is what a urfave/cli program needs around its command
+// tree and that urfave does not do: flags written after the arguments, "did
+// you mean" for mistyped names, flag names as users type them in parse
+// errors, subcommands named in help, and the version the binary was built
+// at. It knows no command of its own.
+package cmdline
+
+import (
+	"regexp"
+	"runtime/debug"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/levels"
+)
+
+// SubcommandsHelpTemplate is urfave's command help with the subcommands
+// listed from the command itself: urfave's own template lists them only
+// once the command has been set up to run, so `help CMD` (which never runs
+// it) would not name them.
+const SubcommandsHelpTemplate = `NAME:
+   {{template "helpNameTemplate" .}}
+
+USAGE:
+   {{.HelpName}} <command> [command options] [args]{{if .Description}}
+
+DESCRIPTION:
+   {{template "descriptionTemplate" .}}{{end}}
+
+COMMANDS:{{range .VisibleCommands}}
+   {{join .Names ", "}}{{"\t"}}{{.Usage}}{{end}}{{if .VisibleFlags}}
+
+OPTIONS:{{template "visibleFlagTemplate" .}}{{end}}
+`
+
+// Reorder moves a command's flags written after its arguments in front of
+// them, so that `prog claim T1 --worker w1` is honoured rather than taking
+// "--worker" as an argument (Go's flag package stops at the first
+// argument). "--" ends flags as usual; a command that skips flag parsing
+// gets its words as they are.
+func Reorder(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	// Global flags up to the command name.
+	globalTakes := takesValue(app.Flags)
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" {
+		out = append(out, args[i])
+		if name, hasValue := flagName(args[i]); !hasValue && globalTakes[name] && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+		i++
+	}
+	if i >= len(args) {
+		return out
+	}
+	cmd := app.Command(args[i])
+	out = append(out, args[i])
+	i++
+	for cmd != nil && len(cmd.Subcommands) > 0 && i < len(args) {
+		sub := cmd.Command(args[i])
+		if sub == nil {
+			break
+		}
+		cmd = sub
+		out = append(out, args[i])
+		i++
+	}
+	if cmd == nil || cmd.SkipFlagParsing {
+		return append(out, args[i:]...)
+	}
+	takes := takesValue(cmd.Flags)
+	var flags, pos []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			flags = append(flags, a)
+			if name, hasValue := flagName(a); !hasValue && takes[name] && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	out = append(out, flags...)
+	if len(pos) > 0 && pos[0] != "--" {
+		out = append(out, "--")
+	}
+	return append(out, pos...)
+}
+
+func flagName(a string) (name string, hasValue bool) {
+	a = strings.TrimLeft(a, "-")
+	name, _, hasValue = strings.Cut(a, "=")
+	return name, hasValue
+}
+
+func takesValue(fs []cli.Flag) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range fs {
+		tv := TakesValue(f)
+		for _, n := range f.Names() {
+			m[n] = tv
+		}
+	}
+	return m
+}
+
+// TakesValue reports whether f is followed by a value (--worker W), not a
+// switch (--force).
+func TakesValue(f cli.Flag) bool {
+	d, ok := f.(cli.DocGenerationFlag)
+	return ok && d.TakesValue()
+}
+
+// undefinedFlag finds the flag name in the flag package's error for a
+// flag that does not exist.
+var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)`)
+
+// FlagSuggestion is "; did you mean --workers?" when err is the flag
+// package's error for a mistyped flag of flags, else "".
+func FlagSuggestion(err error, flags []cli.Flag) string {
+	m := undefinedFlag.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	var names []string
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) > 1 && n != "help" {
+				names = append(names, n)
+			}
+		}
+	}
+	if s := levels.Closest(m[1], names); s != "" {
+		return "; did you mean --" + s + "?"
+	}
+	return ""
+}
+
+// CommandSuggestion is "; did you mean status?" for a mistyped name of one
+// of the visible cmds, or "".
+func CommandSuggestion(name string, cmds []*cli.Command) string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	if s := levels.Closest(name, names); s != "" {
+		return "; did you mean " + s + "?"
+	}
+	return ""
+}
+
+// flagInMessage finds a long flag as Go's flag package writes it in its
+// errors, with one dash.
+var flagInMessage = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`)
+
+// LongFlags writes the long flags of a parse error as users type them:
+// "flag provided but not defined: --wrkers", not "-wrkers".
+func LongFlags(msg string) string { return flagInMessage.ReplaceAllString(msg, "$1--$2") }
+
+// Version is the module version `go install` recorded, else the commit
+// the binary was built from.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	return version(bi)
+}
+
+func version(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	switch {
+	case rev == "":
+		return "devel"
+	case dirty:
+		return "devel " + rev + "+changes"
+	}
+	return "devel " + rev
+}

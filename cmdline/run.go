@@ -1,0 +1,50 @@
+package cmdline
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Unknown is a command name the app does not have.
+type Unknown struct {
+	Name string
+	// Parent is the command it was to be a subcommand of ("hooks" for
+	// `hooks instal`), "" for a top-level one.
+	Parent string
+	// Suggestion is "; did you mean install?", or "".
+	Suggestion string
+}
+
+// Run runs app on args, flags after arguments honoured (Reorder). A
+// command name the app does not have is returned as Unknown, for the
+// caller to report, where urfave would print help.
+func Run(ctx context.Context, app *cli.App, args []string) (*Unknown, error) {
+	var u *Unknown
+	among := app.Commands
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		u = &Unknown{Name: name}
+		// A subcommand's context names its parent.
+		if c != nil && c.Command != nil && len(c.Command.Subcommands) > 0 && c.Command.Name != app.Name {
+			u.Parent, among = c.Command.Name, c.Command.Subcommands
+		}
+	}
+	err := app.RunContext(ctx, Reorder(app, args))
+	if u != nil {
+		u.Suggestion = CommandSuggestion(u.Name, among)
+	}
+	return u, err
+}
+
+// IsTerminal reports whether w is a terminal that takes redrawn lines and
+// colours: not a file or pipe, not TERM=dumb.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}

@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	forgeapi "github.com/git-zerg/git-zerg/forge"
+	"github.com/git-zerg/git-zerg/levels"
+)
+
+// A graph from the forge's open issues (plan --from-issues): each issue is
+// a task "issue-N" whose title is the issue's, whose description is its
+// body, whose hard dependencies are its "Depends on #N" lines, and whose
+// files, verification, level and risk come from a fenced ```zerg block of
+// TOML in the body. The graph is then checked like any graph file, each
+// problem named by its issue.
+
+// IssueBlock is the ```zerg block of an issue body.
+type IssueBlock struct {
+	Files struct {
+		Create []string `toml:"create"`
+		Modify []string `toml:"modify"`
+		Read   []string `toml:"read"`
+	} `toml:"files"`
+	Verification struct {
+		Command        string `toml:"command"`
+		TimeoutSeconds int    `toml:"timeout_seconds"`
+	} `toml:"verification"`
+	Level int    `toml:"level"`
+	Risk  string `toml:"risk"`
+}
+
+var (
+	dependsLine = regexp.MustCompile(`(?im)^\s*depends\s+on\s*:?\s*(#\d+(?:\s*(?:,|and)?\s*#\d+)*)\s*\.?\s*$`)
+	issueRef    = regexp.MustCompile(`#(\d+)`)
+)
+
+// IssueTaskID is the task id of issue n.
+func IssueTaskID(n int) string { return "issue-" + strconv.Itoa(n) }
+
+// IssueProblem is a problem of one issue (Issue 0: of the selection).
+type IssueProblem struct {
+	Issue int
+	Msg   string
+}
+
+func (p IssueProblem) String() string {
+	if p.Issue == 0 {
+		return p.Msg
+	}
+	return fmt.Sprintf("issue #%d: %s", p.Issue, p.Msg)
+}
+
+// parseIssueBody finds the block and the dependencies of an issue body.
+func parseIssueBody(body string) (blk IssueBlock, deps []int, probs []string) {
+	for _, m := range dependsLine.FindAllStringSubmatch(body, -1) {
+		for _, r := range issueRef.FindAllStringSubmatch(m[1], -1) {
+			n, _ := strconv.Atoi(r[1])
+			deps = append(deps, n)
+		}
+	}
+	lines := strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n")
+	var block []string
+	found, in := 0, false
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case !in && t == "```zerg":
+			in = true
+			found++
+		case in && t == "```":
+			in = false
+		case in && found == 1:
+			block = append(block, l)
+		}
+	}
+	switch {
+	case found == 0:
+		probs = append(probs, "no ```zerg block (it gives the task's files and verification command)")
+		return blk, deps, probs
+	case found > 1:
+		probs = append(probs, fmt.Sprintf("%d ```zerg blocks; write one", found))
+	case in:
+		probs = append(probs, "the ```zerg block is not closed")
+	}
+	md, err := toml.Decode(strings.Join(block, "\n"), &blk)
+	if err != nil {
+		var pe toml.ParseError
+		if ok := asParseError(err, &pe); ok {
+			probs = append(probs, fmt.Sprintf("```zerg block, line %d: %s", pe.Position.Line, pe.Message))
+		} else {
+			probs = append(probs, "```zerg block: "+err.Error())
+		}
+		return blk, deps, probs
+	}
+	for _, k := range md.Undecoded() {
+		probs = append(probs, fmt.Sprintf("```zerg block: unknown key %s (known: files.create, files.modify, files.read, verification.command, verification.timeout_seconds, level, risk)", k))
+	}
+	return blk, deps, probs
+}
+
+func asParseError(err error, pe *toml.ParseError) bool { return errors.As(err, pe) }
+
+// IssueGraph builds feature's graph from the open issues with the label and
+// milestone given. It returns the problems of every issue at once; with
+// any, the graph is nil. Warnings are the graph's own.
+func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []IssueProblem, []IssueProblem, error) {
+	c, err := g.Forge()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	issues, err := c.OpenIssues(g.ctx(), label, milestone)
+	if err != nil {
+		return nil, nil, nil, forgeErr(err)
+	}
+	if len(issues) == 0 {
+		what := "no open issues in " + c.Repo().String()
+		var sel []string
+		if label != "" {
+			sel = append(sel, "label "+label)
+		}
+		if milestone != "" {
+			sel = append(sel, "milestone "+milestone)
+		}
+		if len(sel) > 0 {
+			what += " with " + strings.Join(sel, " and ")
+		}
+		return nil, nil, nil, &Error{Kind: Usage, What: what, Why: "nothing to plan"}
+	}
+	open := map[int]bool{}
+	for _, i := range issues {
+		open[i.Number] = true
+	}
+	var probs []IssueProblem
+	add := func(n int, format string, args ...any) {
+		probs = append(probs, IssueProblem{n, fmt.Sprintf(format, args...)})
+	}
+	// An issue depended on but not selected: closed is done, so the
+	// dependency holds; open but outside the selection cannot be waited for.
+	closed := map[int]bool{}
+	// An issue whose block is missing or broken has no files or command to
+	// check: the graph's own "required" would say the same again.
+	badBlock := map[int]bool{}
+	graph := &levels.Graph{Feature: feature}
+	for _, is := range issues {
+		blk, deps, ps := parseIssueBody(is.Body)
+		for _, p := range ps {
+			add(is.Number, "%s", p)
+			badBlock[is.Number] = true
+		}
+		t := &levels.Task{ID: IssueTaskID(is.Number), Title: is.Title, Description: is.Body, Issue: is.Number,
+			Level: blk.Level, Risk: blk.Risk}
+		t.Files.Create, t.Files.Modify, t.Files.Read = blk.Files.Create, blk.Files.Modify, blk.Files.Read
+		t.Verification.Command, t.Verification.TimeoutSeconds = blk.Verification.Command, blk.Verification.TimeoutSeconds
+		seen := map[int]bool{}
+		for _, d := range deps {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			switch {
+			case open[d]:
+				t.Dependencies = append(t.Dependencies, IssueTaskID(d))
+			case closed[d]:
+			default:
+				di, err := c.Issue(g.ctx(), d)
+				var fe *forgeapi.Error
+				switch {
+				case err == nil && !di.Open:
+					closed[d] = true
+				case err == nil:
+					add(is.Number, "depends on #%d, which is open but not selected (label or milestone)", d)
+				case asForgeError(err, &fe) && fe.Kind == forgeapi.NotFound:
+					add(is.Number, "depends on #%d, which does not exist", d)
+				default:
+					return nil, nil, nil, forgeErr(err)
+				}
+			}
+		}
+		graph.Tasks = append(graph.Tasks, t)
+	}
+	data, err := json.Marshal(graph)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	plan, errs, warns := levels.Check(data)
+	byTask := func(ps []levels.Problem) []IssueProblem {
+		var out []IssueProblem
+		for _, p := range ps {
+			out = append(out, issueProblem(issues, p))
+		}
+		return out
+	}
+	for _, p := range byTask(errs) {
+		if !badBlock[p.Issue] {
+			probs = append(probs, p)
+		}
+	}
+	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Issue < probs[j].Issue })
+	if len(probs) > 0 {
+		return nil, probs, byTask(warns), nil
+	}
+	return plan, nil, byTask(warns), nil
+}
+
+func asForgeError(err error, fe **forgeapi.Error) bool { return errors.As(err, fe) }
+
+// issueProblem renames a graph problem's place tasks[i].x as issue #N: x.
+func issueProblem(issues []forgeapi.Issue, p levels.Problem) IssueProblem {
+	if !strings.HasPrefix(p.Place, "tasks[") {
+		return IssueProblem{0, p.String()}
+	}
+	end := strings.IndexByte(p.Place, ']')
+	i, err := strconv.Atoi(p.Place[len("tasks["):end])
+	if err != nil || i < 0 || i >= len(issues) {
+		return IssueProblem{0, p.String()}
+	}
+	rest := strings.TrimPrefix(p.Place[end+1:], ".")
+	msg := p.Msg
+	if rest != "" {
+		msg = rest + ": " + msg
+	}
+	// The graph's words for an issue's parts: ids are issue-N.
+	return IssueProblem{issues[i].Number, msg}
+}
+
+// DistrustCommands forgets that this machine trusts the feature's
+// verification commands. A graph planned from issues carries commands that
+// anyone who can write an issue wrote: they run only after a person has
+// read them (plan --accept), as for state that arrived by sync.
+func (g *Engine) DistrustCommands() error {
+	err := os.Remove(TrustFile(g.Store, g.Feature))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}

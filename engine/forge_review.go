@@ -1,0 +1,352 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// Review on a forge: ship pushes verified work for review and records each
+// task's pull request; a task in review (verified, with a PR) becomes done
+// only when its PR is merged with its work on the base branch, and its
+// issue is closed.
+
+// ShipResult says what one ship did, task by task.
+type ShipResult struct {
+	Feature string
+	Shipped []Shipped // tasks whose PR was opened or updated and recorded
+	Landed  []Shipped // tasks in review whose PR was merged: now done
+	Waiting []Shipped // tasks in review whose PR is not merged yet
+	Refused []string  // why a task could not move, one line each
+}
+
+// Shipped is one task and its pull request.
+type Shipped struct {
+	Task   string `json:"task"`
+	Issue  int    `json:"issue,omitempty"`
+	PR     int    `json:"pr"`
+	Branch string `json:"branch,omitempty"`
+	Opened bool   `json:"opened,omitempty"`
+}
+
+// ReviewBranch is the branch a task's work is reviewed on
+// (forge.review = "task"): named after its issue.
+func ReviewBranch(feature string, issue int) string {
+	return fmt.Sprintf("zerg/%s/issue-%d", feature, issue)
+}
+
+func (g *Engine) reviewMode() string {
+	if g.Config == nil {
+		return ""
+	}
+	return g.Config.Forge.Review
+}
+
+func (g *Engine) baseBranch() string {
+	if g.Config != nil && g.Config.Forge.Base != "" {
+		return g.Config.Forge.Base
+	}
+	return "main"
+}
+
+// Ship first lands the tasks in review whose PR was merged, then pushes
+// every verified task not yet in review and opens (or updates) its PR.
+func (g *Engine) Ship() (*ShipResult, error) {
+	mode := g.reviewMode()
+	if mode == "" {
+		return nil, &Error{Kind: Usage, What: "no review configured", Why: "forge.review is not set",
+			Hint: `set [forge] review = "task" (a pull request per task) or "feature" in .zerg/config.toml`}
+	}
+	c, err := g.Forge()
+	if err != nil {
+		return nil, err
+	}
+	tx, err := g.View()
+	if err != nil {
+		return nil, err
+	}
+	if !tx.Exists() {
+		return nil, NotPlanned(g.Feature)
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	res := &ShipResult{Feature: g.Feature}
+	git := gitOf(g.Store)
+	remote := g.remote()
+	base := g.baseBranch()
+
+	// In review first: a merged PR lands its tasks.
+	if err := g.landMerged(tasks, res); err != nil {
+		return res, err
+	}
+	tx, err = g.View()
+	if err != nil {
+		return res, err
+	}
+	if tasks, err = tx.Tasks(); err != nil {
+		return res, err
+	}
+	var ready []*state.Task
+	for _, t := range tasks {
+		if t.Status == state.Verified && t.PR == 0 {
+			ready = append(ready, t)
+		}
+	}
+	if mode == config.ReviewFeature {
+		return res, g.shipFeature(ready, res)
+	}
+	for _, t := range ready {
+		if t.Spec.Issue == 0 {
+			// The gate says why, with the task named; nothing is pushed.
+			res.Refused = append(res.Refused, gates.Ship(gates.ShipFacts{Task: t, PerTask: true}).Error())
+			continue
+		}
+		branch := ReviewBranch(g.Feature, t.Spec.Issue)
+		if _, err := git.Run(g.ctx(), "push", "-q", "--force", remote, t.Commit+":refs/heads/"+branch); err != nil {
+			return res, &Error{Kind: Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
+		}
+		pushed := g.remoteHas(remote, branch, t.Commit)
+		title := fmt.Sprintf("%s (%s)", t.Spec.Title, t.ID())
+		body := fmt.Sprintf("Task %s of feature %s, verified by git zerg.\n\n%s", t.ID(), g.Feature, closesLines([]int{t.Spec.Issue}))
+		pr, opened, err := c.OpenOrUpdatePR(g.ctx(), branch, base, title, body)
+		if err != nil {
+			return res, forgeErr(err)
+		}
+		facts := gates.ShipFacts{Task: t, PerTask: true, Branch: branch, Pushed: pushed, PR: pr.Number}
+		if err := g.recordShip(facts); err != nil {
+			return res, err
+		}
+		res.Shipped = append(res.Shipped, Shipped{Task: t.ID(), Issue: t.Spec.Issue, PR: pr.Number, Branch: branch, Opened: opened})
+	}
+	return res, nil
+}
+
+// shipFeature pushes staging and opens (or updates) one PR listing every
+// verified task whose work staging holds.
+func (g *Engine) shipFeature(ready []*state.Task, res *ShipResult) error {
+	c, err := g.Forge()
+	if err != nil {
+		return err
+	}
+	git := gitOf(g.Store)
+	remote, base := g.remote(), g.baseBranch()
+	branch := worktree.StagingBranch(g.Feature)
+	tip, err := git.Line(g.ctx(), "rev-parse", "--verify", "-q", "refs/heads/"+branch)
+	if err != nil || tip == "" {
+		return &Error{Kind: Refused, What: "ship refused", Why: branch + " does not exist: nothing merged to review"}
+	}
+	var in []*state.Task
+	var issues []int
+	var lines []string
+	for _, t := range ready {
+		if !g.isAncestor(t.Commit, tip) {
+			res.Refused = append(res.Refused, fmt.Sprintf("ship %s refused (its work %s is not on %s yet)", t.ID(), short(t.Commit), branch))
+			continue
+		}
+		in = append(in, t)
+		line := fmt.Sprintf("- %s: %s", t.ID(), t.Spec.Title)
+		if t.Spec.Issue != 0 {
+			issues = append(issues, t.Spec.Issue)
+			line += fmt.Sprintf(" (#%d)", t.Spec.Issue)
+		}
+		lines = append(lines, line)
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	if _, err := git.Run(g.ctx(), "push", "-q", "--force", remote, tip+":refs/heads/"+branch); err != nil {
+		return &Error{Kind: Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
+	}
+	body := fmt.Sprintf("Feature %s, verified by git zerg:\n\n%s\n\n%s", g.Feature, strings.Join(lines, "\n"), closesLines(issues))
+	pr, opened, err := c.OpenOrUpdatePR(g.ctx(), branch, base, "feature "+g.Feature, body)
+	if err != nil {
+		return forgeErr(err)
+	}
+	for _, t := range in {
+		pushed := g.remoteHasWork(remote, branch, t.Commit)
+		if err := g.recordShip(gates.ShipFacts{Task: t, Branch: branch, Pushed: pushed, PR: pr.Number}); err != nil {
+			return err
+		}
+		res.Shipped = append(res.Shipped, Shipped{Task: t.ID(), Issue: t.Spec.Issue, PR: pr.Number, Branch: branch, Opened: opened})
+	}
+	return nil
+}
+
+func (g *Engine) recordShip(f gates.ShipFacts) error {
+	_, err := g.transition1(f.Task.ID(), func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		f.Task = t
+		if err := gates.Ship(f); err != nil {
+			return nil, err
+		}
+		ev := x.event("ship", state.Verified, "", fmt.Sprintf("in review: pull request #%d (%s)", f.PR, f.Branch), "")
+		ev.PR = f.PR
+		t.Record(ev)
+		t.PR = f.PR
+		return &gitstore.Message{Subject: fmt.Sprintf("ship %s: pull request #%d", t.ID(), f.PR), Op: "ship", Task: t.ID(),
+			From: string(state.Verified), To: string(state.Verified)}, nil
+	})
+	return err
+}
+
+// LandFacts gathers what the land gate needs about a task in review: the
+// PR from the forge, its merge commit against the base branch as fetched
+// from the remote now, and the issue (closed here when the rest holds).
+func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
+	f := gates.LandFacts{Task: t, Base: g.baseBranch(), IssueClosed: t.Spec.Issue == 0}
+	if t.PR == 0 {
+		return f, false, nil
+	}
+	c, err := g.Forge()
+	if err != nil {
+		return f, false, err
+	}
+	pr, err := c.PR(g.ctx(), t.PR)
+	if err != nil {
+		return f, false, forgeErr(err)
+	}
+	f.Merged, f.MergeCommit = pr.Merged, pr.MergeCommit
+	closedUnmerged := !pr.Open && !pr.Merged
+	if !f.Merged || f.MergeCommit == "" {
+		return f, closedUnmerged, nil
+	}
+	tip, err := g.fetchBase()
+	if err != nil {
+		return f, false, err
+	}
+	f.OnBase = g.isAncestor(f.MergeCommit, tip)
+	f.HasWork = f.OnBase && g.isAncestor(t.Commit, f.MergeCommit)
+	if f.OnBase && f.HasWork && t.Spec.Issue != 0 {
+		is, err := c.Issue(g.ctx(), t.Spec.Issue)
+		if err != nil {
+			return f, false, forgeErr(err)
+		}
+		if is.Open {
+			if err := c.CloseIssue(g.ctx(), t.Spec.Issue); err != nil {
+				return f, false, forgeErr(err)
+			}
+		}
+		f.IssueClosed = true
+	}
+	return f, false, nil
+}
+
+// landMerged moves each task in review on by its PR: merged with its work
+// on the base branch → done; closed unmerged → blocked; else it waits.
+func (g *Engine) landMerged(tasks []*state.Task, res *ShipResult) error {
+	for _, t := range tasks {
+		if t.Status != state.Verified || t.PR == 0 {
+			continue
+		}
+		f, rejected, err := g.LandFacts(t)
+		if err != nil {
+			return err
+		}
+		switch {
+		case rejected:
+			if err := g.recordReject(t.ID(), t.PR); err != nil {
+				return err
+			}
+			res.Refused = append(res.Refused, fmt.Sprintf("%s blocked (pull request #%d closed without merge)", t.ID(), t.PR))
+		case !f.Merged:
+			res.Waiting = append(res.Waiting, Shipped{Task: t.ID(), Issue: t.Spec.Issue, PR: t.PR})
+		default:
+			if err := g.recordLand(f); err != nil {
+				res.Refused = append(res.Refused, err.Error())
+				continue
+			}
+			res.Landed = append(res.Landed, Shipped{Task: t.ID(), Issue: t.Spec.Issue, PR: t.PR})
+		}
+	}
+	return nil
+}
+
+func (g *Engine) recordLand(f gates.LandFacts) error {
+	_, err := g.transition1(f.Task.ID(), func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		f.Task = t
+		if err := gates.Land(f); err != nil {
+			return nil, err
+		}
+		t.Record(x.event("land", state.Done, "", fmt.Sprintf("pull request #%d merged into %s", t.PR, f.Base), f.MergeCommit))
+		return &gitstore.Message{Subject: fmt.Sprintf("land %s: pull request #%d merged", t.ID(), t.PR), Op: "land", Task: t.ID(),
+			From: string(state.Verified), To: string(state.Done)}, nil
+	})
+	return err
+}
+
+func (g *Engine) recordReject(id string, pr int) error {
+	_, err := g.transition1(id, func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		if t.Status != state.Verified || t.PR != pr {
+			return nil, nil
+		}
+		why := fmt.Sprintf("pull request #%d closed without merge", pr)
+		t.Record(x.event("reject", state.Blocked, "", why, ""))
+		t.Reason = why
+		return &gitstore.Message{Subject: fmt.Sprintf("reject %s: %s", t.ID(), why), Op: "reject", Task: t.ID(),
+			From: string(state.Verified), To: string(state.Blocked), Reason: why}, nil
+	})
+	return err
+}
+
+// fetchBase fetches the remote's base branch and returns its tip: what
+// "on the base branch" is checked against, never a local branch that may
+// be behind or ahead.
+func (g *Engine) fetchBase() (string, error) {
+	git := gitOf(g.Store)
+	remote, base := g.remote(), g.baseBranch()
+	if _, err := git.Run(g.ctx(), "fetch", "-q", "--no-tags", remote, "refs/heads/"+base); err != nil {
+		return "", &Error{Kind: Failed, What: "cannot fetch " + base + " from " + remote, Why: gitErr(err)}
+	}
+	tip, err := git.Line(g.ctx(), "rev-parse", "--verify", "FETCH_HEAD^{commit}")
+	if err != nil {
+		return "", err
+	}
+	return tip, nil
+}
+
+func (g *Engine) isAncestor(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	_, err := gitOf(g.Store).Run(g.ctx(), "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}
+
+// remoteHas says whether the remote's branch is exactly commit.
+func (g *Engine) remoteHas(remote, branch, commit string) bool {
+	out, err := gitOf(g.Store).Line(g.ctx(), "ls-remote", remote, "refs/heads/"+branch)
+	return err == nil && strings.HasPrefix(out, commit)
+}
+
+// remoteHasWork says whether the remote's branch contains commit.
+func (g *Engine) remoteHasWork(remote, branch, commit string) bool {
+	out, err := gitOf(g.Store).Line(g.ctx(), "ls-remote", remote, "refs/heads/"+branch)
+	if err != nil || len(out) < 40 {
+		return false
+	}
+	return g.isAncestor(commit, out[:40])
+}
+
+func gitErr(err error) string {
+	if ge, ok := err.(*gitcmd.Error); ok {
+		return strings.TrimSpace(ge.Error())
+	}
+	return err.Error()
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "none"
+	}
+	return h
+}

@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// ForgeSyncResult is what one pass of sync --forge changed, task by task,
+// in plan order.
+type ForgeSyncResult struct {
+	Feature string        `json:"feature"`
+	Changes []ForgeChange `json:"changes"`
+	// Skipped are tasks the forge would move but that a worker holds.
+	Skipped []string `json:"skipped"`
+}
+
+// ForgeChange is one transition sync --forge made.
+type ForgeChange struct {
+	Task   string       `json:"task"`
+	Op     string       `json:"op"`
+	To     state.Status `json:"to"`
+	Reason string       `json:"reason"`
+}
+
+// SyncForge brings the feature's state in line with the forge, the forge
+// winning, in one pass over the tasks in plan order. Each move depends only
+// on the task's state and what the forge says now, so every machine that
+// runs it against the same forge reaches the same states:
+//   - a task in review whose PR was merged with its work lands (done, its
+//     issue closed); one whose PR was closed unmerged is blocked;
+//   - a done task whose issue, once closed, was reopened is blocked
+//     ("issue #N reopened");
+//   - a task not done whose issue was closed elsewhere is done ("issue #N
+//     closed elsewhere"), so that its dependents go on; a claimed one is
+//     left to its worker.
+func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
+	c, err := g.Forge()
+	if err != nil {
+		return nil, err
+	}
+	tx, err := g.View()
+	if err != nil {
+		return nil, err
+	}
+	if !tx.Exists() {
+		return nil, NotPlanned(g.Feature)
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	res := &ForgeSyncResult{Feature: g.Feature, Changes: []ForgeChange{}, Skipped: []string{}}
+	for _, t := range tasks {
+		if t.Status == state.Verified && t.PR != 0 {
+			f, rejected, err := g.LandFacts(t)
+			if err != nil {
+				return res, err
+			}
+			switch {
+			case rejected:
+				if err := g.recordReject(t.ID(), t.PR); err != nil {
+					return res, err
+				}
+				res.Changes = append(res.Changes, ForgeChange{t.ID(), "reject", state.Blocked, fmt.Sprintf("pull request #%d closed without merge", t.PR)})
+				continue
+			case f.Merged:
+				if err := g.recordLand(f); err == nil {
+					res.Changes = append(res.Changes, ForgeChange{t.ID(), "land", state.Done, fmt.Sprintf("pull request #%d merged", t.PR)})
+					continue
+				}
+			}
+		}
+		if t.Spec.Issue == 0 {
+			continue
+		}
+		is, err := c.Issue(g.ctx(), t.Spec.Issue)
+		if err != nil {
+			return res, forgeErr(err)
+		}
+		f := gates.IssueFacts{Task: t, Open: is.Open, KnownClosed: knownClosed(t)}
+		switch {
+		case gates.Reopen(f) == nil:
+			why := fmt.Sprintf("issue #%d reopened", t.Spec.Issue)
+			if err := g.recordIssue("reopen", state.Blocked, why, f); err != nil {
+				return res, err
+			}
+			res.Changes = append(res.Changes, ForgeChange{t.ID(), "reopen", state.Blocked, why})
+		case gates.Close(f) == nil:
+			why := fmt.Sprintf("issue #%d closed elsewhere", t.Spec.Issue)
+			if err := g.recordIssue("close", state.Done, why, f); err != nil {
+				return res, err
+			}
+			res.Changes = append(res.Changes, ForgeChange{t.ID(), "close", state.Done, why})
+		case !is.Open && t.Status == state.Claimed:
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: issue #%d closed elsewhere, but %s holds the task", t.ID(), t.Spec.Issue, t.Worker))
+		}
+	}
+	return res, nil
+}
+
+// knownClosed says whether the task's history last saw its issue closed:
+// its latest forge event is a land or a close.
+func knownClosed(t *state.Task) bool {
+	for i := len(t.History) - 1; i >= 0; i-- {
+		switch t.History[i].Op {
+		case "land", "close":
+			return true
+		case "reopen", "retry", "plan":
+			return false
+		}
+	}
+	return false
+}
+
+func (g *Engine) recordIssue(op string, to state.Status, why string, f gates.IssueFacts) error {
+	_, err := g.transition1(f.Task.ID(), func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		f.Task, f.KnownClosed = t, knownClosed(t)
+		check := gates.Close
+		if op == "reopen" {
+			check = gates.Reopen
+		}
+		if err := check(f); err != nil {
+			return nil, err
+		}
+		from := t.Status
+		t.Record(x.event(op, to, "", why, ""))
+		t.Reason = why
+		return &gitstore.Message{Subject: fmt.Sprintf("%s %s: %s", op, t.ID(), why), Op: op, Task: t.ID(),
+			From: string(from), To: string(to), Reason: why}, nil
+	})
+	return err
+}

@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/hooks"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// MinGit is the oldest git git-zerg works with: `merge-tree --write-tree`,
+// the level merge's conflict check, came in 2.38.
+var MinGit = [2]int{2, 38}
+
+// CheckSetup checks, before init writes anything, what git-zerg needs of
+// the repository: a work tree, git MinGit or later, working `git worktree`,
+// and a hooks directory that serves every worktree (else a
+// *hooks.HooksPathError). It returns git's version line.
+func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
+	if s.Top == "" {
+		return "", usageErr("init needs a work tree (this is a bare repository)")
+	}
+	git := gitOf(s)
+	v, err := git.Line(ctx, "version")
+	if err != nil {
+		return "", err
+	}
+	major, minor, ok := gitVersion(v)
+	if !ok {
+		return "", failed("cannot tell the version of git", v)
+	}
+	if major < MinGit[0] || major == MinGit[0] && minor < MinGit[1] {
+		return "", &Error{Kind: Failed, What: fmt.Sprintf("git %d.%d or later is needed", MinGit[0], MinGit[1]),
+			Why: strings.TrimPrefix(v, "git version "), Hint: "upgrade git, then run git zerg init again"}
+	}
+	if err := worktree.Supported(ctx, git); err != nil {
+		return "", failed("git worktree does not work here", err.Error())
+	}
+	// A hooks directory that cannot serve every worktree refuses init
+	// before it writes anything, not halfway through.
+	loc, err := hooks.Locate(ctx, git)
+	if err != nil {
+		return "", err
+	}
+	if loc.Relative {
+		return "", &hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir}
+	}
+	return v, nil
+}
+
+// gitVersion parses "git version 2.39.5 (Apple Git-143)".
+func gitVersion(v string) (major, minor int, ok bool) {
+	f := strings.Fields(v)
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	parts := strings.SplitN(f[2], ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	var err1, err2 error
+	major, err1 = strconv.Atoi(parts[0])
+	minor, err2 = strconv.Atoi(parts[1])
+	return major, minor, err1 == nil && err2 == nil
+}
+
+// WriteConfig writes .zerg/config.toml under top from the commented
+// template, unless there is one already (wrote false): init never replaces
+// a configuration.
+func WriteConfig(top string) (wrote bool, err error) {
+	name := filepath.Join(top, ".zerg", "config.toml")
+	switch _, err := os.Stat(name); {
+	case err == nil:
+		return false, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return false, err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return false, err
+	}
+	if _, err := f.Write([]byte(config.Template)); err != nil {
+		f.Close()
+		return false, err
+	}
+	return true, f.Close()
+}

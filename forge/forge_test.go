@@ -1,0 +1,227 @@
+package forge_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-zerg/git-zerg/forge"
+	"github.com/git-zerg/git-zerg/forge/forgetest"
+)
+
+func TestRepoFromURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://github.com/acme/widgets.git":            "acme/widgets",
+		"https://github.com/acme/widgets":                "acme/widgets",
+		"https://user@github.example.com/acme/widgets/":  "acme/widgets",
+		"git@github.com:acme/widgets.git":                "acme/widgets",
+		"ssh://git@github.com/acme/widgets.git":          "acme/widgets",
+		"ssh://git@github.example.com:2222/acme/widgets": "acme/widgets",
+	} {
+		r, err := forge.RepoFromURL(in)
+		if err != nil || r.String() != want {
+			t.Errorf("RepoFromURL(%q) = %v, %v; want %s", in, r, err, want)
+		}
+	}
+	for _, in := range []string{"/srv/git/widgets.git", "../remote", "https://github.com/acme", "git@github.com:widgets"} {
+		if r, err := forge.RepoFromURL(in); err == nil {
+			t.Errorf("RepoFromURL(%q) = %v, want an error", in, r)
+		}
+	}
+}
+
+func client(t *testing.T, s *forgetest.Server, token string) (*forge.Client, *[]time.Duration) {
+	t.Helper()
+	var slept []time.Duration
+	c, err := forge.New(forge.Options{Repo: forge.Repo{Owner: "acme", Name: "widgets"}, API: s.API(), Token: token,
+		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, &slept
+}
+
+func TestOpenIssuesPaginates(t *testing.T) {
+	s := forgetest.New("acme", "widgets", "")
+	defer s.Close()
+	s.PerPage = 2
+	s.Milestones = []string{"v1", "v2"}
+	for i := 1; i <= 7; i++ {
+		iss := forgetest.Issue{Title: "issue", Labels: []string{"zerg"}, Milestone: "v1"}
+		switch i {
+		case 3:
+			iss.State = "closed"
+		case 4:
+			iss.PullRequest = true
+		case 5:
+			iss.Labels = nil
+		case 6:
+			iss.Milestone = "v2"
+		}
+		s.AddIssue(iss)
+	}
+	c, _ := client(t, s, "")
+	got, err := c.OpenIssues(context.Background(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := numbers(got); n != "1 2 5 6 7" {
+		t.Errorf("open issues %s, want 1 2 5 6 7 (closed ones and pull requests left out)", n)
+	}
+	got, err = c.OpenIssues(context.Background(), "zerg", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := numbers(got); n != "1 2 7" {
+		t.Errorf("label zerg, milestone v1: %s, want 1 2 7", n)
+	}
+	pages := 0
+	for _, r := range s.Requests {
+		if strings.HasPrefix(r, "GET /repos/acme/widgets/issues?") {
+			pages++
+		}
+	}
+	if pages < 4 {
+		t.Errorf("%d pages read, want every page (Link rel=next followed): %v", pages, s.Requests)
+	}
+	if _, err := c.OpenIssues(context.Background(), "", "v9"); err == nil || !strings.Contains(err.Error(), `no milestone "v9"`) {
+		t.Errorf("unknown milestone: %v", err)
+	}
+}
+
+func numbers(is []forge.Issue) string {
+	var out []string
+	for _, i := range is {
+		out = append(out, strconv.Itoa(i.Number))
+	}
+	return strings.Join(out, " ")
+}
+
+func kindOf(t *testing.T, err error) *forge.Error {
+	t.Helper()
+	var fe *forge.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v (%T) is not a forge.Error", err, err)
+	}
+	if strings.Contains(fe.Error(), "\n") {
+		t.Errorf("error is more than one line: %q", fe.Error())
+	}
+	return fe
+}
+
+func TestErrors(t *testing.T) {
+	s := forgetest.New("acme", "widgets", "")
+	defer s.Close()
+	s.AddIssue(forgetest.Issue{Title: "one"})
+	ctx := context.Background()
+
+	s.Token = "right"
+	c, _ := client(t, s, "wrong")
+	fe := kindOf(t, func() error { _, err := c.Issue(ctx, 1); return err }())
+	if fe.Kind != forge.Unauthorized || !strings.Contains(fe.Error(), "401") || !strings.Contains(fe.Error(), "GITHUB_TOKEN") {
+		t.Errorf("401: %v", fe)
+	}
+	c, _ = client(t, s, "right")
+	if i, err := c.Issue(ctx, 1); err != nil || i.Title != "one" || !i.Open {
+		t.Fatalf("with the token: %+v, %v", i, err)
+	}
+
+	fe = kindOf(t, func() error { _, err := c.Issue(ctx, 99); return err }())
+	if fe.Kind != forge.NotFound || fe.Error() != "read issue #99 of acme/widgets: 404 not found (no such repository acme/widgets or item, or the token cannot see it)" {
+		t.Errorf("404: %v", fe)
+	}
+
+	s.RateLimited = true
+	fe = kindOf(t, func() error { _, err := c.OpenIssues(ctx, "", ""); return err }())
+	if fe.Kind != forge.RateLimited || !fe.Reset.Equal(s.RateReset) ||
+		fe.Error() != "list the open issues of acme/widgets: rate limit exceeded; it resets at 2030-01-01T00:00:00Z" {
+		t.Errorf("403 rate limit: %v (reset %v)", fe, fe.Reset)
+	}
+	s.RateLimited = false
+
+	// A client that saw the limit spent refuses by itself until the reset:
+	// a new one stands for the next command.
+	c, _ = client(t, s, "right")
+	s.Close()
+	fe = kindOf(t, func() error { _, err := c.Issue(ctx, 1); return err }())
+	if fe.Kind != forge.Network || !strings.Contains(fe.Error(), "cannot reach 127.0.0.1") {
+		t.Errorf("network down: %v", fe)
+	}
+}
+
+func TestRetriesGetsOnly(t *testing.T) {
+	s := forgetest.New("acme", "widgets", "")
+	defer s.Close()
+	s.AddIssue(forgetest.Issue{Title: "one"})
+	c, slept := client(t, s, "")
+	ctx := context.Background()
+
+	s.FailGets = 2
+	if _, err := c.Issue(ctx, 1); err != nil {
+		t.Fatalf("two 502s then an answer: %v", err)
+	}
+	if len(*slept) != 2 || (*slept)[1] != 2*(*slept)[0] {
+		t.Errorf("backoff %v, want two waits, doubling", *slept)
+	}
+
+	// Bounded: past the retries the failure is the answer.
+	*slept = nil
+	s.FailGets = 10
+	fe := kindOf(t, func() error { _, err := c.Issue(ctx, 1); return err }())
+	if !strings.Contains(fe.Error(), "502") || len(*slept) != forge.DefaultRetries {
+		t.Errorf("after %d waits: %v", len(*slept), fe)
+	}
+	s.FailGets = 0
+
+	// A PATCH is never retried: it may have been applied.
+	s.Close()
+	*slept = nil
+	n := len(s.Requests)
+	if err := c.CloseIssue(ctx, 1); err == nil {
+		t.Fatal("close with the server down succeeded")
+	}
+	if len(*slept) != 0 || len(s.Requests) != n {
+		t.Errorf("a PATCH was retried: %v", *slept)
+	}
+}
+
+func TestPullRequests(t *testing.T) {
+	s := forgetest.New("acme", "widgets", "")
+	defer s.Close()
+	c, _ := client(t, s, "")
+	ctx := context.Background()
+	p, opened, err := c.OpenOrUpdatePR(ctx, "zerg/f/issue-1", "main", "title", "Closes #1")
+	if err != nil || !opened || p.Number == 0 || !p.Open {
+		t.Fatalf("open: %+v %v %v", p, opened, err)
+	}
+	p2, opened, err := c.OpenOrUpdatePR(ctx, "zerg/f/issue-1", "main", "title 2", "Closes #1\nCloses #2")
+	if err != nil || opened || p2.Number != p.Number {
+		t.Fatalf("update: %+v %v %v", p2, opened, err)
+	}
+	if got := s.PRs[p.Number].Body; got != "Closes #1\nCloses #2" {
+		t.Errorf("body after update %q", got)
+	}
+	got, err := c.PR(ctx, p.Number)
+	if err != nil || got.Head != "zerg/f/issue-1" || got.Base != "main" || got.Merged {
+		t.Errorf("read back: %+v %v", got, err)
+	}
+}
+
+func TestToken(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "")
+	t.Setenv("GH_TOKEN", "")
+	if forge.Token() != "" {
+		t.Error("a token from nowhere")
+	}
+	t.Setenv("GH_TOKEN", "gh")
+	if forge.Token() != "gh" {
+		t.Error("GH_TOKEN not read")
+	}
+	t.Setenv("GITHUB_TOKEN", "github")
+	if forge.Token() != "github" {
+		t.Error("GITHUB_TOKEN does not come first")
+	}
+}

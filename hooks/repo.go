@@ -1,0 +1,113 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+)
+
+// InstallIn installs the hooks where git runs them for every worktree of
+// the store's repository (InstallRepo), running git-zerg at exe ("" for
+// this executable, a relative path made absolute), and records that they
+// are wanted here. What was done is returned with an error too.
+func InstallIn(ctx context.Context, s *gitstore.Store, exe string) ([]Change, error) {
+	var err error
+	if exe == "" {
+		exe, err = Executable()
+	} else {
+		exe, err = filepath.Abs(exe)
+	}
+	if err != nil {
+		return nil, err
+	}
+	dir, changes, err := InstallRepo(ctx, gitIn(s), exe)
+	// A conflict leaves one hook installed and the user asked for both:
+	// the warning about the missing one is wanted from now on.
+	if err == nil || errors.Is(err, ErrConflict) {
+		if rerr := writeRecord(s, recordInstalled, dir); err == nil {
+			err = rerr
+		}
+	}
+	return changes, err
+}
+
+// UninstallIn removes the hooks from where git runs them and records that
+// they are not wanted here. What was done is returned with an error too.
+func UninstallIn(ctx context.Context, s *gitstore.Store) ([]Change, error) {
+	dir, err := Dir(ctx, gitIn(s))
+	if err != nil {
+		return nil, err
+	}
+	changes, err := Uninstall(dir)
+	if err != nil {
+		return changes, err
+	}
+	return changes, writeRecord(s, recordUninstalled, "")
+}
+
+// Report is `hooks status`: the hooks directory git uses and each hook in
+// it. Its JSON is the documented output of `git zerg hooks status --json`.
+type Report struct {
+	Dir   string       `json:"hooks_dir"`
+	Hooks []HookReport `json:"hooks"`
+}
+
+// HookReport is one hook of a Report.
+type HookReport struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	State State  `json:"state"`
+	// Legacy is the kept previous hook, run first and restored by uninstall.
+	Legacy string `json:"legacy,omitempty"`
+	// Binary is the git-zerg an installed hook runs; BinaryFound says
+	// whether it is still there (else the hook searches PATH).
+	Binary      string `json:"binary,omitempty"`
+	BinaryFound bool   `json:"binary_found"`
+}
+
+// StatusIn reports the hooks where git runs them for the store's work tree.
+func StatusIn(ctx context.Context, s *gitstore.Store) (Report, error) {
+	dir, err := Dir(ctx, gitIn(s))
+	if err != nil {
+		return Report{}, err
+	}
+	hs, err := Status(dir)
+	if err != nil {
+		return Report{}, err
+	}
+	r := Report{Dir: dir, Hooks: []HookReport{}}
+	for _, h := range hs {
+		hr := HookReport{Name: h.Name, Path: h.Path, State: h.State, Legacy: h.Legacy, Binary: h.Binary}
+		if h.Binary != "" {
+			fi, err := os.Stat(h.Binary)
+			hr.BinaryFound = err == nil && fi.Mode()&0o111 != 0
+		}
+		r.Hooks = append(r.Hooks, hr)
+	}
+	return r, nil
+}
+
+// Summary says in words what the hook does for a commit or push.
+func (h HookReport) Summary() string {
+	switch h.State {
+	case Installed:
+		what := "runs " + h.Binary
+		if !h.BinaryFound {
+			what = "runs git-zerg from PATH (" + h.Binary + " is gone)"
+		}
+		if h.Legacy != "" {
+			what += ", after " + filepath.Base(h.Legacy)
+		}
+		return what
+	case Other:
+		return "not git-zerg's: its checks do not run (install keeps this hook and runs it first)"
+	}
+	what := "git-zerg's checks do not run"
+	if h.Legacy != "" {
+		what += " (" + filepath.Base(h.Legacy) + " is kept; install chains it again)"
+	}
+	return what
+}

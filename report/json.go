@@ -1,0 +1,218 @@
+// Package report renders a feature's state as the documents git-zerg
+// prints: `status` (text and --json), `export`, `dag --format` and `log`.
+// The JSON documents are public API (README "JSON output"): fields are only
+// ever added, and internal types are never marshalled as they are.
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// Files are the paths a task declares.
+type Files struct {
+	Create []string `json:"create"`
+	Modify []string `json:"modify"`
+	Read   []string `json:"read"`
+}
+
+// Task is a task as every JSON document shows it.
+type Task struct {
+	ID                  string       `json:"id"`
+	Title               string       `json:"title"`
+	Level               int          `json:"level"`
+	Status              state.Status `json:"status"`
+	Worker              string       `json:"worker"`
+	Attempts            int          `json:"attempts"`
+	Commit              string       `json:"commit"`
+	Base                string       `json:"base,omitempty"`
+	Dependencies        []string     `json:"dependencies"`
+	SoftDependencies    []string     `json:"soft_dependencies"`
+	ImpliedDependencies []string     `json:"implied_dependencies"`
+	Files               Files        `json:"files"`
+	Risk                string       `json:"risk,omitempty"`
+	Approved            string       `json:"approved,omitempty"`
+	Issue               int          `json:"issue,omitempty"`
+	PR                  int          `json:"pr,omitempty"`
+	Reason              string       `json:"reason,omitempty"`
+	NotBefore           *time.Time   `json:"not_before,omitempty"`
+	Usage               *Usage       `json:"usage,omitempty"`
+	Host                string       `json:"host,omitempty"`
+	Verification        Verification `json:"verification"`
+	History             []Event      `json:"history,omitempty"`
+}
+
+// Verification is the command that checks a task's work.
+type Verification struct {
+	Command        string `json:"command"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+}
+
+// Event is one transition of a task's history.
+type Event struct {
+	Clock  uint64    `json:"clock"`
+	At     time.Time `json:"at"`
+	Op     string    `json:"op"`
+	From   string    `json:"from"`
+	To     string    `json:"to"`
+	Worker string    `json:"worker,omitempty"`
+	Commit string    `json:"commit,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	PR     int       `json:"pr,omitempty"`
+	Usage  *Usage    `json:"usage,omitempty"`
+}
+
+// Usage is what agents reported their attempts cost: per event, per task
+// (every attempt) and in total.
+type Usage struct {
+	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	Turns        int     `json:"turns"`
+	SessionID    string  `json:"session_id,omitempty"`
+}
+
+// UsageOf is u as documents show it, nil when nothing was reported.
+func UsageOf(u *state.Usage) *Usage {
+	if u == nil || *u == (state.Usage{}) {
+		return nil
+	}
+	return &Usage{u.CostUSD, u.InputTokens, u.OutputTokens, u.Turns, u.SessionID}
+}
+
+// NonNil is s, or an empty list: documents print [] rather than null.
+func NonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// TaskOf is t as documents show it; history adds its transitions.
+func TaskOf(t *state.Task, history bool) Task {
+	sp := t.Spec
+	out := Task{
+		ID:                  sp.ID,
+		Title:               sp.Title,
+		Level:               t.Level,
+		Status:              t.Status,
+		Worker:              t.Worker,
+		Host:                t.Host,
+		Attempts:            t.Attempts,
+		Commit:              t.Commit,
+		Base:                t.Base,
+		Dependencies:        NonNil(sp.Dependencies),
+		SoftDependencies:    NonNil(sp.SoftDependencies),
+		ImpliedDependencies: NonNil(t.Implied),
+		Files:               Files{NonNil(sp.Files.Create), NonNil(sp.Files.Modify), NonNil(sp.Files.Read)},
+		Risk:                sp.Risk,
+		Approved:            t.Approved,
+		Issue:               sp.Issue,
+		PR:                  t.PR,
+		Reason:              t.Reason,
+		Verification:        Verification{sp.Verification.Command, sp.Verification.TimeoutSeconds},
+	}
+	if !t.NotBefore.IsZero() {
+		nb := t.NotBefore.UTC()
+		out.NotBefore = &nb
+	}
+	spent := t.Spent()
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if u := t.History[i].Usage; u != nil && u.SessionID != "" {
+			spent.SessionID = u.SessionID // the latest attempt's, to resume it
+			break
+		}
+	}
+	out.Usage = UsageOf(&spent)
+	if history {
+		out.History = []Event{}
+		for _, ev := range t.History {
+			out.History = append(out.History, Event{ev.Clock, ev.At.UTC(), ev.Op, string(ev.From), string(ev.To), ev.Worker, ev.Commit, ev.Reason, ev.PR, UsageOf(ev.Usage)})
+		}
+	}
+	return out
+}
+
+// Lock is a path lock.
+type Lock struct {
+	Path    string    `json:"path"`
+	Owner   string    `json:"owner"`
+	Reason  string    `json:"reason,omitempty"`
+	Feature string    `json:"feature,omitempty"`
+	Task    string    `json:"task,omitempty"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+}
+
+// LockOf is l as documents show it.
+func LockOf(l state.Lock) Lock {
+	return Lock{l.Path, l.Owner, l.Reason, l.Feature, l.Task, l.Created.UTC(), l.Expires.UTC()}
+}
+
+// LocksOf is ls as documents show them, [] for none.
+func LocksOf(ls []state.Lock) []Lock {
+	out := []Lock{}
+	for _, l := range ls {
+		out = append(out, LockOf(l))
+	}
+	return out
+}
+
+// Worker is a worker's lease.
+type Worker struct {
+	Name    string    `json:"name"`
+	Owner   string    `json:"owner"`
+	Task    string    `json:"task"`
+	Since   time.Time `json:"since"`
+	Expires time.Time `json:"expires"`
+	Host    string    `json:"host"`
+	PID     int       `json:"pid,omitempty"`
+}
+
+// WorkerOf is w as documents show it.
+func WorkerOf(w *state.Worker) Worker {
+	return Worker{w.Name, w.Owner, w.Task, w.Since.UTC(), w.Expires.UTC(), w.Host, w.PID}
+}
+
+// Level is one level of the plan with the states of its tasks.
+type Level struct {
+	Level  int            `json:"level"`
+	Tasks  []string       `json:"tasks"`
+	Counts map[string]int `json:"counts"`
+	Done   bool           `json:"done"`
+}
+
+// Progress is how many tasks are done.
+type Progress struct {
+	Done    int `json:"done"`
+	Total   int `json:"total"`
+	Percent int `json:"percent"`
+}
+
+// Problem is an error or warning about a graph.
+type Problem struct {
+	Place   string `json:"place"`
+	Message string `json:"message"`
+}
+
+// ProblemsOf is ps as documents show them, [] for none.
+func ProblemsOf(ps []levels.Problem) []Problem {
+	out := []Problem{}
+	for _, p := range ps {
+		out = append(out, Problem{p.Place, p.Msg})
+	}
+	return out
+}
+
+// WriteJSON writes v as every document is written: indented by two
+// spaces, HTML left as it is.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// LevelRange names levels compactly: "levels 1-4, 6", "level 2".
+func LevelRange(lv []int) string {
+	var parts []string
+	for i := 0; i < len(lv); {
+		j := i
+		for j+1 < len(lv) && lv[j+1] == lv[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(lv[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", lv[i], lv[j]))
+		}
+		i = j + 1
+	}
+	if len(lv) == 1 {
+		return "level " + parts[0]
+	}
+	return "levels " + strings.Join(parts, ", ")
+}
+
+// RoundDur is a duration for people: to the second under a minute, else
+// to the minute.
+func RoundDur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+// ShortHash is a commit id cut to 12 characters.
+func ShortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// UsageLine is "$1.23, 45,600 tokens, 12 turns" for people.
+func UsageLine(u *state.Usage) string {
+	var parts []string
+	if u.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", u.CostUSD))
+	}
+	if n := u.Tokens(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", n))
+	}
+	if u.Turns > 0 {
+		parts = append(parts, Plural(u.Turns, "turn"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Plural is "1 task", "2 tasks" (and "2 branches", "2 directories").
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	switch {
+	case strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh"):
+		return fmt.Sprintf("%d %ses", n, noun)
+	case strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey"):
+		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
