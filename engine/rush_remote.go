@@ -339,3 +339,20 @@ func lastAt(t *state.Task) time.Time {
 	}
 	return t.History[len(t.History)-1].At
 }
+
+// heldBy is the task worker holds in the local state, nil when none.
+func heldBy(s *gitstore.Store, feature, worker string) *state.Task {
+	tx, err := s.View(feature)
+	if err != nil {
+		return nil
+	}
+	ws, err := tx.Workers()
+	if err != nil || ws[worker] == nil {
+		return nil
+	}
+	t, err := tx.Task(ws[worker].Task)
+	if err != nil || t.Status != state.Claimed || t.Worker != worker {
+		return nil
+	}
+	return t
+}

@@ -542,6 +542,13 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		req.Only = func(t *state.Task) bool { return t.Level == level }
 	}
 	t, _, err := r.with(s).Claim(req)
+	if err != nil && r.remote != "" {
+		// A claim whose push got no answer may have reached the remote: the
+		// retry then finds the worker holding it, and goes on with it.
+		if held := heldBy(s, r.feature, w.Name); held != nil {
+			t, err = held, nil
+		}
+	}
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
