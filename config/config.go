@@ -82,6 +82,13 @@ type Sync struct {
 	Arbiter string `toml:"arbiter"`
 }
 
+// Rush says how a rush shares its work with other machines.
+type Rush struct {
+	// Remote, when set, makes every rush of this clone one host of a rush
+	// spread over the clones of that remote (rush --remote).
+	Remote string `toml:"remote"`
+}
+
 // Budget stops a rush once the agents' reported spending reaches a limit;
 // zero is no limit.
 type Budget struct {
@@ -131,6 +138,7 @@ type Config struct {
 	Locks     Locks     `toml:"locks"`
 	Worktrees Worktrees `toml:"worktrees"`
 	Sync      Sync      `toml:"sync"`
+	Rush      Rush      `toml:"rush"`
 	Budget    Budget    `toml:"budget"`
 	Notify    Notify    `toml:"notify"`
 	Forge     Forge     `toml:"forge"`

@@ -327,6 +327,8 @@ func TestBadValues(t *testing.T) {
 			[]string{"c.toml:2: worktrees.root: must be a string, got integer 1"}},
 		{"remote not string", "[sync]\nremote = false\n",
 			[]string{"c.toml:2: sync.remote: must be a string, got boolean false"}},
+		{"rush remote an option", "[rush]\nremote = \"--upload-pack=x\"\n",
+			[]string{`c.toml:2: rush.remote: not a remote name or URL: "--upload-pack=x"`}},
 		{"table not a table", "workers = 5\n",
 			[]string{"c.toml:1: workers: must be a table ([workers]), got integer 5"}},
 		{"table array instead of table", "[[locks]]\nttl = \"1h\"\n",

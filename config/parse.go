@@ -24,6 +24,7 @@ type rawFile struct {
 	Locks     toml.Primitive `toml:"locks"`
 	Worktrees toml.Primitive `toml:"worktrees"`
 	Sync      toml.Primitive `toml:"sync"`
+	Rush      toml.Primitive `toml:"rush"`
 	Budget    toml.Primitive `toml:"budget"`
 	Notify    toml.Primitive `toml:"notify"`
 	Forge     toml.Primitive `toml:"forge"`
@@ -57,6 +58,10 @@ type rawWorktrees struct {
 type rawSync struct {
 	Remote  any `toml:"remote"`
 	Arbiter any `toml:"arbiter"`
+}
+
+type rawRush struct {
+	Remote any `toml:"remote"`
 }
 
 type rawBudget struct {
@@ -94,6 +99,7 @@ var (
 		"locks":     tomlNames(rawLocks{}),
 		"worktrees": tomlNames(rawWorktrees{}),
 		"sync":      tomlNames(rawSync{}),
+		"rush":      tomlNames(rawRush{}),
 		"budget":    tomlNames(rawBudget{}),
 		"notify":    tomlNames(rawNotify{}),
 		"forge":     tomlNames(rawForge{}),
@@ -131,6 +137,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	p.locks(raw.Locks, &c.Locks)
 	p.worktrees(raw.Worktrees, &c.Worktrees)
 	p.sync(raw.Sync, &c.Sync)
+	p.rush(raw.Rush, &c.Rush)
 	p.budget(raw.Budget, &c.Budget)
 	p.notify(raw.Notify, &c.Notify)
 	p.forge(raw.Forge, &c.Forge)
@@ -284,6 +291,16 @@ func (p *parser) sync(prim toml.Primitive, s *Sync) {
 	}
 	p.str("sync.remote", r.Remote, &s.Remote)
 	p.str("sync.arbiter", r.Arbiter, &s.Arbiter)
+}
+
+func (p *parser) rush(prim toml.Primitive, r *Rush) {
+	var raw rawRush
+	if !p.table("rush", prim, &raw) {
+		return
+	}
+	if p.str("rush.remote", raw.Remote, &r.Remote) && strings.HasPrefix(r.Remote, "-") {
+		p.errorf("rush.remote", "not a remote name or URL: %q", r.Remote)
+	}
 }
 
 func (p *parser) budget(prim toml.Primitive, b *Budget) {

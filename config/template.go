@@ -46,6 +46,11 @@ remote = "origin"
 # Remote that settles competing updates, e.g. "origin"; empty for none.
 arbiter = ""
 
+[rush]
+# Remote a rush is shared through, e.g. "origin": each clone that runs the rush
+# is a host claiming through it; empty runs the rush on this machine alone.
+remote = ""
+
 [budget]
 # Stop claiming once the agents' reported cost reaches this many dollars; 0 is no limit.
 max_cost_usd = 0.0

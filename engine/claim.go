@@ -208,6 +208,7 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	}
 	t.Record(x.event("claim", state.Claimed, r.Worker, "", ""))
 	t.Worker, t.Owner, t.Base, t.Commit, t.Reason = r.Worker, owner, r.Base, "", ""
+	t.Host = gitstore.Hostname()
 	t.NotBefore = time.Time{}
 	t.Attempts++
 	if err := tx.Put(t); err != nil {

@@ -82,16 +82,27 @@ func (g *Engine) RunGates() error {
 // done for what merged. A conflict blocks the task that did not merge and
 // stops (exit 1) naming the files; staging does not move.
 func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop error, err error) {
-	s, feature, policy := g.Store, g.Feature, g.Policy()
-	if stop, err := g.refuseFrozen(pins); stop != nil || err != nil {
+	res, stop, err := g.mergeOnly(mgr, pins)
+	if stop != nil || err != nil {
 		return stop, err
 	}
-	res, err := g.fastMerge(mgr, pins)
+	return nil, g.recordMerged(pins, append(append([]string(nil), res.Merged...), res.Skipped...), res.Tip)
+}
+
+// mergeOnly merges verified work into the local staging branch and
+// records nothing but a conflict (the task that did not merge is blocked,
+// and stop names the files).
+func (g *Engine) mergeOnly(mgr *worktree.Manager, pins []worktree.Pin) (res worktree.MergeResult, stop error, err error) {
+	s, feature, policy := g.Store, g.Feature, g.Policy()
+	if stop, err := g.refuseFrozen(pins); stop != nil || err != nil {
+		return res, stop, err
+	}
+	res, err = g.fastMerge(mgr, pins)
 	if errors.Is(err, gitstore.ErrNotDisjoint) {
 		res, err = mgr.Merge(g.ctx(), "", pins)
 	}
 	if err != nil {
-		return nil, err
+		return res, nil, err
 	}
 	if c := res.Conflict; c != nil {
 		reason := "merge conflict in " + strings.Join(c.Files, ", ")
@@ -117,25 +128,32 @@ func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop err
 				From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
 		})
 		if err != nil {
-			return nil, err
+			return res, nil, err
 		}
 		g.transition(c.Task, "blocked: "+reason)
-		return failed(fmt.Sprintf("merge of %s into staging conflicts", c.Task), strings.Join(c.Files, ", ")), nil
+		return res, failed(fmt.Sprintf("merge of %s into staging conflicts", c.Task), strings.Join(c.Files, ", ")), nil
 	}
-	merged := append(append([]string(nil), res.Merged...), res.Skipped...)
+	return res, nil, nil
+}
+
+// recordMerged records verified → done for the tasks of merged whose pin
+// is in pins, now in staging at tip.
+func (g *Engine) recordMerged(pins []worktree.Pin, merged []string, tip string) error {
+	s, feature, policy := g.Store, g.Feature, g.Policy()
 	if g.reviewMode() != "" {
 		// Under review a task is done only once its pull request is merged
 		// (ship, sync --forge): staging has its work, the task stays
 		// verified, and what depends on it waits.
 		g.note("%s merged into staging, verified: done once reviewed (git zerg ship)", strings.Join(merged, ", "))
-		return nil, nil
+		return nil
 	}
-	err = s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+	var ids []string
+	err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
 			return nil, err
 		}
 		x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
-		var ids []string
+		ids = nil
 		for _, id := range merged {
 			t, err := tx.Task(id)
 			if err != nil {
@@ -159,16 +177,18 @@ func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop err
 		if len(ids) == 0 {
 			return nil, nil
 		}
-		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), ShortHash(res.Tip)),
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), ShortHash(tip)),
 			Op: "merge", Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, id := range merged {
-		g.transition(id, "done (merged into staging "+ShortHash(res.Tip)+")")
+	// Only what this call recorded: another host may have recorded the
+	// rest.
+	for _, id := range ids {
+		g.transition(id, "done (merged into staging "+ShortHash(tip)+")")
 	}
-	return nil, nil
+	return nil
 }
 
 // fastMerge merges a level's work in-process when it is what a level's

@@ -24,6 +24,9 @@ type RushOptions struct {
 	Workers int    // 0: workers.count
 	Mode    string // subprocess, container or task
 	Resume  bool
+	// Remote, when set (else rush.remote), shares the rush with the other
+	// clones that run it through this remote (see rush_remote.go).
+	Remote string
 	// Interrupt delivers a person's interrupts (Ctrl-C, SIGTERM, SIGHUP):
 	// the first stops the workers gracefully, saves their work and gives
 	// their claims back; the next kills what is left at once.
@@ -81,6 +84,18 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Remote == "" {
+		o.Remote = cfg.Rush.Remote
+	}
+	if strings.HasPrefix(o.Remote, "-") {
+		return nil, usageErr("rush: bad remote %q", o.Remote)
+	}
+	if o.Remote != "" {
+		s.SetArbiter(o.Remote)
+		gitstore.OnRemoteWait(func(remote string, err error, wait time.Duration) {
+			(&rush{g: g, remote: remote}).remoteWaiting(remote, err, wait)
+		})
+	}
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")
 	}
@@ -93,7 +108,7 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	}
 	defer marker.release()
 	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
-		policy: g.Policy(), ttl: g.TTL(), marker: marker, spent: spent, waitNoted: map[string]time.Time{}}
+		policy: g.Policy(), ttl: g.TTL(), marker: marker, spent: spent, waitNoted: map[string]time.Time{}, remote: o.Remote}
 	if n, err := g.uncommitted(); err == nil && n > 0 {
 		g.note("warning: your work tree has %s not committed; the workers start from commits and will not see %s",
 			Plural(n, "change"), map[bool]string{true: "it", false: "them"}[n == 1])

@@ -40,6 +40,10 @@ type rush struct {
 	ttl     time.Duration
 	marker  *rushMarker
 	mgr     *worktree.Manager
+	// remote shares the rush with other hosts ("" for none); lastPoll is
+	// when this host last looked at its state.
+	remote   string
+	lastPoll time.Time
 
 	result *RushResult
 
@@ -97,6 +101,9 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	}
 	if err != nil && !r.usableSlot(n, w, err) {
 		return nil, err
+	}
+	if r.remote != "" {
+		w.Name = hostWorker(w.Name)
 	}
 	r.slotsMu.Lock()
 	if r.slots == nil {
@@ -173,6 +180,11 @@ func (r *rush) run() error {
 	if err != nil {
 		return err
 	}
+	if r.remote != "" {
+		if tip, err = r.syncStaging(ctx, head); err != nil {
+			return err
+		}
+	}
 	if err := r.rescueLeftovers(ctx, tip); err != nil {
 		return err
 	}
@@ -191,8 +203,21 @@ func (r *rush) run() error {
 			return err
 		}
 		if stop != nil {
+			if r.remote != "" {
+				r.poll(true) // the counts every host reports, as far as the remote answers
+			}
 			r.summary()
 			return stop
+		}
+	}
+	if r.remote != "" {
+		// Every host ends with the remote's state and staging, and so
+		// says the same.
+		if err := r.poll(true); err != nil {
+			return err
+		}
+		if _, err := r.syncStaging(ctx, ""); err != nil {
+			return err
 		}
 	}
 	return r.summary()
@@ -213,6 +238,15 @@ func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
 // error (exit 1); err is a failure of the tool.
 func (r *rush) runLevel(level int) (stop error, err error) {
 	ctx := r.g.ctx()
+	if r.remote != "" {
+		// Every host starts the level from the remote's state and staging.
+		if err := r.poll(true); err != nil {
+			return nil, err
+		}
+		if _, err := r.syncStaging(ctx, ""); err != nil {
+			return nil, err
+		}
+	}
 	tasks, err := r.snapshot(r.s)
 	if err != nil {
 		return nil, err
@@ -250,6 +284,16 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	results := make(chan slotResult)
 	var firstErr error
 	for {
+		// A host with tasks running catches up with each of their
+		// transitions; an idle one looks at the remote now and then.
+		if len(running) == 0 && r.remote != "" {
+			if err := r.poll(false); err != nil {
+				return nil, err
+			}
+			if err := r.expireStale(); err != nil {
+				return nil, err
+			}
+		}
 		tasks, err = r.snapshot(r.s)
 		if err != nil {
 			return nil, err
@@ -436,7 +480,11 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 		r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: tasks})
 		return failed(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
 	}
-	if stop, err := r.mergeAndGate(level, pins); stop != nil || err != nil {
+	merge := func() (error, error) { return r.mergeAndGate(level, pins) }
+	if r.remote != "" {
+		merge = func() (error, error) { return r.remoteMerge(level) }
+	}
+	if stop, err := merge(); stop != nil || err != nil {
 		if stop != nil {
 			if ts, err := r.snapshot(r.s); err == nil {
 				r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: ts})
@@ -478,12 +526,29 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		return err
 	}
 	s.Persistent = true
+	if r.remote != "" {
+		s.SetArbiter(r.remote)
+	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {
 		return err
 	}
 	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, inWorktree: true}
+	if r.remote != "" {
+		// The other hosts go for the same tasks: the best ready one, picked
+		// on the remote's state as the claim commits, loses no race but
+		// the compare-and-swap, where a specific one would be refused.
+		req.Task = ""
+		req.Only = func(t *state.Task) bool { return t.Level == level }
+	}
 	t, _, err := r.with(s).Claim(req)
+	if err != nil && r.remote != "" {
+		// A claim whose push got no answer may have reached the remote: the
+		// retry then finds the worker holding it, and goes on with it.
+		if held := heldBy(s, r.feature, w.Name); held != nil {
+			t, err = held, nil
+		}
+	}
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
@@ -516,7 +581,10 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 			return runErr
 		}
 		then := &next
-		if r.stopping() {
+		if r.stopping() || r.remote != "" {
+			// With other hosts, the next claim is a transition of its own:
+			// chained to each done, the busiest host would take every task
+			// before another host's claim got through.
 			then = nil
 		}
 		if t, err = r.settle(ctx, s, t, w, res, then); err != nil || t == nil {

@@ -1,10 +1,16 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitstore"
 )
@@ -48,4 +54,32 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 		time.Sleep(time.Duration(round*50) * time.Millisecond)
 	}
 	return nil, refused("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
+}
+
+// Whatever an arbiter's catch-up brings in is judged as sync judges what
+// it fetches.
+func init() { gitstore.SetIncomingCheck(checkCaughtUp) }
+
+// checkCaughtUp is CheckIncoming for an arbiter's catch-up, which runs
+// before every transition: the local tip checked first (at no cost when
+// it was written or checked here), then the arbiter's new commits replayed.
+// Together they cover the arbiter's whole history, so its tip is
+// remembered as checked: the transition that follows, and the next
+// catch-up, replay none of it again.
+func checkCaughtUp(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
+	if err := CheckStateAt(ctx, s, feature, local); err != nil {
+		return err
+	}
+	if err := CheckIncoming(ctx, s, feature, local, remote); err != nil {
+		return err
+	}
+	file := CheckedFile(s, feature)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, []byte(remote.String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
 }

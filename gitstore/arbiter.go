@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -68,53 +70,74 @@ type arbiterView struct {
 	feature, locks plumbing.Hash // the arbiter's values, for the lease
 }
 
-// catchUp fetches the feature and the locks from the arbiter and merges
-// them into the local refs.
+// arbiterCheck judges the state a catch-up brings in. The engine sets it
+// (its replay of the history with the gates, as sync does); with none set,
+// a catch-up that would bring in anything new fails.
+var arbiterCheck atomic.Pointer[IncomingCheck]
+
+// SetIncomingCheck sets what judges the state every arbiter catch-up
+// brings in.
+func SetIncomingCheck(c IncomingCheck) { arbiterCheck.Store(&c) }
+
+// RemoteWait bounds how long an update waits for an arbiter that does not
+// answer, trying again with backoff, before it fails.
+var RemoteWait = 10 * time.Minute
+
+// remoteWaitNote, when set, is told each time an update waits for the
+// arbiter: why, and for how long before the next try.
+var remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
+
+// OnRemoteWait sets what is told when an update waits for an arbiter that
+// does not answer.
+func OnRemoteWait(f func(remote string, err error, wait time.Duration)) { remoteWaitNote.Store(&f) }
+
+// catchUp is a SyncRound in arbiter mode: the feature and the locks
+// fetched from the arbiter, checked and merged into the local refs. When
+// someone listens (OnRemoteWait: a rush), an arbiter that does not answer
+// is tried again with backoff, up to RemoteWait: nothing is decided
+// without it. A one-off command fails at once instead.
 func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
-	var v arbiterView
-	prefix := TrackingPrefix(s.arbiter)
-	specs := []string{"+refs/zerg/locks:" + prefix + "locks"}
-	if feature != "" {
-		specs = append(specs, "+"+FeatureRef(feature)+":"+prefix+"features/"+feature)
-	}
-	// A ref the arbiter does not have yet is not an error: fetch what
-	// exists, one refspec at a time when the batch fails.
-	if _, err := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", s.arbiter}, specs...)...); err != nil {
-		for _, sp := range specs {
-			s.git.Run(ctx, "fetch", "--quiet", "--no-tags", s.arbiter, sp)
-		}
-	}
-	read := func(name string) plumbing.Hash {
-		h, _ := s.ReadRef(name)
-		return h
-	}
-	v.locks = read(prefix + "locks")
-	localLocks := read(LocksRef)
-	tips := map[string]plumbing.Hash{}
-	var updates []refUpdate
-	if feature != "" {
-		v.feature = read(prefix + "features/" + feature)
-		local := read(FeatureRef(feature))
-		res, err := s.MergeFeature(ctx, feature, local, v.feature)
-		if err != nil {
+	deadline := time.Now().Add(RemoteWait)
+	wait := 250 * time.Millisecond
+	for {
+		v, err := s.catchUpOnce(ctx, feature)
+		var re *RemoteError
+		f := remoteWaitNote.Load()
+		if f == nil || !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
 			return v, err
 		}
-		tips[feature] = res.Commit
-		if res.Commit != local {
-			updates = append(updates, refUpdate{name: FeatureRef(feature), new: res.Commit, old: local})
+		(*f)(s.arbiter, re.Err, wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return v, err
 		}
+		wait = min(wait*2, 5*time.Second)
 	}
-	res, err := s.MergeLocks(ctx, localLocks, v.locks, s.LockKeeper(tips))
+}
+
+func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, error) {
+	var v arbiterView
+	var check IncomingCheck
+	if c := arbiterCheck.Load(); c != nil {
+		check = *c
+	}
+	_, fetched, done, err := s.SyncRoundWith(ctx, SyncOptions{Remote: s.arbiter, Check: check, Arbiter: true, Feature: feature})
 	if err != nil {
 		return v, err
 	}
-	if res.Commit != localLocks {
-		updates = append(updates, refUpdate{name: LocksRef, new: res.Commit, old: localLocks})
-	}
-	if len(updates) > 0 {
-		if err := s.updateRefs(ctx, updates); err != nil {
-			return v, err
+	hash := func(rel string) plumbing.Hash {
+		if fetched[rel] == "" {
+			return plumbing.ZeroHash
 		}
+		return plumbing.NewHash(fetched[rel])
+	}
+	v.locks = hash("locks")
+	if feature != "" {
+		v.feature = hash("features/" + feature)
+	}
+	if !done {
+		return v, errRace
 	}
 	return v, nil
 }
@@ -129,6 +152,12 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 	args := []string{"push", "--quiet", "--atomic", "--porcelain", s.arbiter}
 	var specs []string
 	for _, u := range moved {
+		if u.unchecked && !u.delete {
+			// Pinned work goes with the transition that names it, in the
+			// same atomic push: whoever reads the state can fetch the work.
+			specs = append(specs, "+"+u.new.String()+":"+u.name)
+			continue
+		}
 		if u.verify || u.unchecked || u.delete {
 			continue
 		}
@@ -141,8 +170,15 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 	}
 	if len(specs) > 0 {
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
-			if gitcmd.ExitCode(err) > 0 {
+			if pushLost(err) {
 				return fmt.Errorf("%w: arbiter %s moved first", errRace, s.arbiter)
+			}
+			if gitcmd.ExitCode(err) > 0 {
+				// Not answered: perhaps applied, perhaps not. Start over:
+				// catching up (which waits for the arbiter) brings the
+				// transition in if it got there, and the operation, applied
+				// again to that state, finds it done.
+				return fmt.Errorf("%w: push to %s failed: %v", errRace, s.arbiter, err)
 			}
 			return err
 		}

@@ -51,26 +51,50 @@ func (e *RemoteError) Error() string {
 
 func (e *RemoteError) Unwrap() error { return e.Err }
 
-// SyncRound fetches the remote's zerg refs into its tracking prefix,
-// merges every feature (after check) and the locks with the local state,
-// moves the local refs by compare-and-swap, then pushes the result with a
-// lease on the values fetched. done is false when either compare-and-swap
-// lost a race: the caller runs another round.
-//
-// The arbiter's catch-up is the same merge on a feature and the locks.
+// SyncOptions say what one SyncRound does.
+type SyncOptions struct {
+	Remote string
+	// Check judges each feature's incoming state before it merges; nil
+	// merges nothing that differs (the round fails closed).
+	Check IncomingCheck
+	// Arbiter is the catch-up of arbiter mode (sync.arbiter, rush
+	// --remote): only Feature's state and the locks are fetched and merged
+	// into the local refs, nothing is pushed (the transaction that follows
+	// pushes its own moves, with a lease on the values this round saw).
+	Arbiter bool
+	Feature string // with Arbiter: the feature the transaction is about, "" for the locks alone
+}
+
+// SyncRound is SyncRoundWith for a whole sync of remote.
 func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingCheck) (report SyncReport, done bool, err error) {
+	report, _, done, err = s.SyncRoundWith(ctx, SyncOptions{Remote: remote, Check: check})
+	return report, done, err
+}
+
+// SyncRoundWith fetches the remote's zerg refs into its tracking prefix,
+// merges every feature (after the check) and the locks with the local
+// state, moves the local refs by compare-and-swap, then pushes the result
+// with a lease on the values fetched. done is false when either
+// compare-and-swap lost a race: the caller runs another round. fetched
+// holds the remote's values (relative to refs/zerg/) the merge was made
+// with: the arbiter's lease.
+func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncReport, fetched map[string]string, done bool, err error) {
+	remote := o.Remote
 	report = SyncReport{Remote: remote, Features: []SyncFeature{}, Pushed: []string{}}
 	prefix := TrackingPrefix(remote)
-	if _, err := s.git.Run(ctx, "fetch", "--quiet", "--no-tags", "--prune", remote, "+refs/zerg/*:"+prefix+"*"); err != nil {
-		return report, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
+	var remoteRefs, localRefs map[string]string
+	if o.Arbiter {
+		remoteRefs, localRefs, err = s.fetchFew(ctx, remote, o.Feature)
+	} else {
+		if _, err = s.git.Run(ctx, "fetch", "--quiet", "--no-tags", "--prune", remote, "+refs/zerg/*:"+prefix+"*"); err != nil {
+			return report, nil, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
+		}
+		if remoteRefs, err = s.refsUnder(ctx, prefix); err == nil {
+			localRefs, err = s.refsUnder(ctx, ZergPrefix)
+		}
 	}
-	remoteRefs, err := s.refsUnder(ctx, prefix)
 	if err != nil {
-		return report, false, err
-	}
-	localRefs, err := s.refsUnder(ctx, ZergPrefix)
-	if err != nil {
-		return report, false, err
+		return report, nil, false, err
 	}
 	newLocal := map[string]string{} // ref (relative to refs/zerg/) -> merged value
 	features := map[string]bool{}
@@ -91,14 +115,19 @@ func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingChec
 	for _, f := range sortedSet(features) {
 		rel := "features/" + f
 		l, r := hashOf(localRefs, rel), hashOf(remoteRefs, rel)
-		if check != nil {
-			if err := check(ctx, s, f, l, r); err != nil {
-				return report, false, err
+		if !r.IsZero() && r != l {
+			// State from elsewhere is judged before anything here acts on
+			// it, whichever way it came in.
+			if o.Check == nil {
+				return report, nil, false, fmt.Errorf("state of %s fetched from %s with nothing to check it", f, remote)
+			}
+			if err := o.Check(ctx, s, f, l, r); err != nil {
+				return report, nil, false, err
 			}
 		}
 		res, err := s.MergeFeature(ctx, f, l, r)
 		if err != nil {
-			return report, false, err
+			return report, nil, false, err
 		}
 		merged[f] = res.Commit
 		sf := SyncFeature{Feature: f, Result: res.Kind, Conflicts: []string{}}
@@ -111,7 +140,7 @@ func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingChec
 	// Locks: merged, then cleared of the locks whose claim was lost.
 	lres, err := s.MergeLocks(ctx, hashOf(localRefs, "locks"), hashOf(remoteRefs, "locks"), s.LockKeeper(merged))
 	if err != nil {
-		return report, false, err
+		return report, nil, false, err
 	}
 	if !lres.Commit.IsZero() {
 		newLocal["locks"] = lres.Commit.String()
@@ -133,10 +162,13 @@ func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingChec
 	if len(updates) > 0 {
 		if err := s.updateRefs(ctx, updates); err != nil {
 			if errors.Is(err, errRace) {
-				return report, false, nil // a local writer got there first
+				return report, remoteRefs, false, nil // a local writer got there first
 			}
-			return report, false, err
+			return report, remoteRefs, false, err
 		}
+	}
+	if o.Arbiter {
+		return report, remoteRefs, true, nil
 	}
 	// Then the remote, compare-and-swap on the values we fetched.
 	args := []string{"push", "--quiet", "--atomic", "--porcelain", remote}
@@ -158,18 +190,69 @@ func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingChec
 		report.Pushed = append(report.Pushed, ref)
 	}
 	if len(refspecs) == 0 {
-		return report, true, nil
+		return report, remoteRefs, true, nil
 	}
 	if _, err := s.git.Run(ctx, append(args, refspecs...)...); err != nil {
-		var ge *gitcmd.Error
-		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "stale info") || strings.Contains(ge.Stderr, "rejected") ||
-			strings.Contains(ge.Stderr, "failed to push")) {
-			return report, false, nil
+		if pushLost(err) {
+			return report, remoteRefs, false, nil
 		}
-		return report, false, &RemoteError{Op: "push", Remote: remote, Err: err}
+		return report, remoteRefs, false, &RemoteError{Op: "push", Remote: remote, Err: err}
 	}
 	sort.Strings(report.Pushed)
-	return report, true, nil
+	return report, remoteRefs, true, nil
+}
+
+// pushLost tells a push refused by a lease (someone pushed first) from a
+// push that did not get through.
+func pushLost(err error) bool {
+	var ge *gitcmd.Error
+	return errors.As(err, &ge) && (strings.Contains(ge.Stderr, "stale info") || strings.Contains(ge.Stderr, "rejected") ||
+		strings.Contains(ge.Stderr, "failed to push"))
+}
+
+// fetchFew fetches only the feature's state and the locks (one round
+// trip), and returns the remote's and the local values of those two refs.
+func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRefs, localRefs map[string]string, err error) {
+	prefix := TrackingPrefix(remote)
+	rels := []string{"locks"}
+	if feature != "" {
+		rels = append(rels, "features/"+feature)
+	}
+	var specs []string
+	for _, rel := range rels {
+		specs = append(specs, "+"+ZergPrefix+rel+":"+prefix+rel)
+	}
+	// A ref the remote does not have yet fails the batch: fetch what
+	// exists, one refspec at a time (the remote is reachable when one of
+	// them succeeds).
+	if _, ferr := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", remote}, specs...)...); ferr != nil {
+		ok := false
+		for _, sp := range specs {
+			if _, err := s.git.Run(ctx, "fetch", "--quiet", "--no-tags", remote, sp); err == nil {
+				ok = true
+			}
+		}
+		if !ok && !s.remoteEmpty(ctx, remote) {
+			return nil, nil, &RemoteError{Op: "fetch", Remote: remote, Err: ferr}
+		}
+	}
+	remoteRefs, localRefs = map[string]string{}, map[string]string{}
+	for _, rel := range rels {
+		if h, _ := s.ReadRef(prefix + rel); !h.IsZero() {
+			remoteRefs[rel] = h.String()
+		}
+		if h, _ := s.ReadRef(ZergPrefix + rel); !h.IsZero() {
+			localRefs[rel] = h.String()
+		}
+	}
+	return remoteRefs, localRefs, nil
+}
+
+// remoteEmpty reports whether remote answers and holds none of the
+// refs a fetch asked for (a new arbiter), rather than not answering.
+func (s *Store) remoteEmpty(ctx context.Context, remote string) bool {
+	_, err := s.git.Run(ctx, "ls-remote", "--exit-code", remote, ZergPrefix+"locks")
+	return gitcmd.ExitCode(err) == 2
 }
 
 // refsUnder lists refs under prefix, relative to it.

@@ -195,6 +195,11 @@ func appendTask(b []byte, t *Task, prefix string) []byte {
 		b = append(b, u...)
 		b = append(b, ",\n"...)
 	}
+	if t.Host != "" {
+		field("host")
+		b = appendString(b, t.Host)
+		b = append(b, ",\n"...)
+	}
 	field("verification")
 	b = append(b, "{\n"...)
 	b = append(b, in2...)

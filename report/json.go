@@ -41,6 +41,7 @@ type Task struct {
 	Reason              string       `json:"reason,omitempty"`
 	NotBefore           *time.Time   `json:"not_before,omitempty"`
 	Usage               *Usage       `json:"usage,omitempty"`
+	Host                string       `json:"host,omitempty"`
 	Verification        Verification `json:"verification"`
 	History             []Event      `json:"history,omitempty"`
 }
@@ -100,6 +101,7 @@ func TaskOf(t *state.Task, history bool) Task {
 		Level:               t.Level,
 		Status:              t.Status,
 		Worker:              t.Worker,
+		Host:                t.Host,
 		Attempts:            t.Attempts,
 		Commit:              t.Commit,
 		Base:                t.Base,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/view"
@@ -135,6 +136,9 @@ func taskLine(tw io.Writer, sn *view.Snapshot, t *state.Task) {
 	switch {
 	case t.Status == state.Claimed:
 		extra = "by " + t.Worker
+		if t.Host != "" && t.Host != gitstore.Hostname() {
+			extra += " on " + t.Host
+		}
 	case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
 		extra = t.Reason
 		if sn.HasLog(t) {

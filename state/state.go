@@ -101,6 +101,9 @@ type Task struct {
 	// a verified task with a PR is in review.
 	PR      int     `json:"pr,omitempty"`
 	History []Event `json:"history"`
+	// Host is the host of the worker holding (or last holding) the task:
+	// ZERG_HOST, else the machine's name.
+	Host string `json:"host,omitempty"`
 }
 
 // Issue is the forge issue the task carries out, 0 when none.

@@ -17,6 +17,7 @@ type rushOptions struct {
 	mode    string
 	resume  bool
 	epic    string
+	remote  string
 }
 
 func rushCmd(e *env) *cli.Command {
@@ -29,11 +30,15 @@ func rushCmd(e *env) *cli.Command {
 			"and the quality gates run on the result. container: the same, each worker command in\n" +
 			"`docker run` (image from workers.image). task: spawn nothing; print the ready batch\n" +
 			"with rendered prompts as JSON for an agent that drives claim/done itself.\n" +
+			"--remote REMOTE: each clone that runs the rush through REMOTE is a host of it; claims,\n" +
+			"leases and locks go through the remote, and each level merges once, on the host that\n" +
+			"sees it settled first.\n" +
 			"Exit 1 when the rush ends with blocked tasks, a merge conflict or a failed gate.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "workers", Aliases: []string{"n"}, Usage: "parallel workers (default workers.count)", Destination: &o.workers},
 			&cli.StringFlag{Name: "mode", Value: "subprocess", Usage: "subprocess, container or task", Destination: &o.mode},
 			&cli.BoolFlag{Name: "resume", Usage: "continue after a crash from the state in refs", Destination: &o.resume},
+			&cli.StringFlag{Name: "remote", Usage: "share the rush with the clones that run it through `REMOTE` (default rush.remote)", Destination: &o.remote},
 			&cli.StringFlag{Name: "epic", Usage: "run every feature of epic `NAME` in dependency order", Destination: &o.epic},
 		},
 		Action: func(c *cli.Context) error {
@@ -57,6 +62,9 @@ func runRush(e *env, o *rushOptions) error {
 	default:
 		return usageErr("rush: unknown mode %q (subprocess, container or task)", o.mode)
 	}
+	if o.remote != "" && (o.epic != "" || o.mode == engine.ModeTask) {
+		return usageErr("rush: --remote runs one feature in subprocess or container mode")
+	}
 	if o.epic != "" {
 		return runEpicRush(e, o)
 	}
@@ -79,7 +87,7 @@ func runRush(e *env, o *rushOptions) error {
 	g.Events = p.event
 	interrupts, stop := rushSignals(g, p)
 	defer stop()
-	res, err := g.Rush(engine.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
+	res, err := g.Rush(engine.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts})
 	if res != nil {
 		if res.Complete {
 			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, plural(res.Tasks, "task"),

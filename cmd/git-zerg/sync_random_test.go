@@ -24,6 +24,7 @@ type exportDoc struct {
 		ID      string `json:"id"`
 		Status  string `json:"status"`
 		Worker  string `json:"worker"`
+		Host    string `json:"host"`
 		History []struct {
 			Op     string `json:"op"`
 			Worker string `json:"worker"`

@@ -1,0 +1,407 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gitDaemon serves the bare repositories under base over git:// on a free
+// port of 127.0.0.1 until the test ends (or stop is called), and returns
+// the URL of base/name.
+type gitDaemon struct {
+	t    testing.TB
+	cmd  *exec.Cmd
+	env  []string
+	base string
+	port int
+}
+
+func startGitDaemon(t testing.TB, env []string, base string, port int) *gitDaemon {
+	t.Helper()
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	d := &gitDaemon{t: t, env: env, base: base, port: port}
+	d.cmd = exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+		"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+base, base)
+	d.cmd.Env = env
+	// `git daemon` is the git wrapper and the daemon proper its child: in a
+	// process group of their own, both go.
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.stop)
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if i > 200 {
+			t.Fatal("git daemon did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return d
+}
+
+func (d *gitDaemon) url(name string) string {
+	return fmt.Sprintf("git://127.0.0.1:%d/%s", d.port, name)
+}
+
+func (d *gitDaemon) stop() {
+	if d.cmd == nil {
+		return
+	}
+	syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	d.cmd.Wait()
+	d.cmd = nil
+}
+
+// levelGraph writes a graph of levels × width tasks: task L<l>-<i> writes
+// out/L<l>-<i>.txt and depends on L<l-1>-<i>.
+func levelGraph(t testing.TB, path, feature string, levels, width int) []string {
+	t.Helper()
+	type files struct {
+		Create []string `json:"create"`
+	}
+	type task struct {
+		ID           string            `json:"id"`
+		Title        string            `json:"title"`
+		Files        files             `json:"files"`
+		Dependencies []string          `json:"dependencies,omitempty"`
+		Verification map[string]string `json:"verification"`
+	}
+	g := struct {
+		Feature string `json:"feature"`
+		Tasks   []task `json:"tasks"`
+	}{Feature: feature}
+	var ids []string
+	for l := 1; l <= levels; l++ {
+		for i := 1; i <= width; i++ {
+			id := fmt.Sprintf("L%d-%02d", l, i)
+			tk := task{ID: id, Title: "write " + id, Files: files{Create: []string{"out/" + id + ".txt"}},
+				Verification: map[string]string{"command": "test -s out/" + id + ".txt"}}
+			if l > 1 {
+				tk.Dependencies = []string{fmt.Sprintf("L%d-%02d", l-1, i)}
+			}
+			g.Tasks = append(g.Tasks, tk)
+			ids = append(ids, id)
+		}
+	}
+	b, err := json.MarshalIndent(g, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// remoteRushSetup makes a bare remote served by git daemon and n clones
+// of it, each with the feature planned and its commands accepted.
+func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []string, d *gitDaemon, clones []string, ids []string) {
+	dir = t.TempDir()
+	env = gitEnv(dir)
+	base := filepath.Join(dir, "srv")
+	run(t, dir, env, "git", "init", "-q", "--bare", "-b", "main", filepath.Join(base, "remote.git"))
+	d = startGitDaemon(t, env, base, 0)
+	url := d.url("remote.git")
+	first := filepath.Join(dir, "h1")
+	run(t, dir, env, "git", "init", "-q", "-b", "main", first)
+	os.MkdirAll(filepath.Join(first, ".zerg"), 0o755)
+	os.WriteFile(filepath.Join(first, ".zerg", "config.toml"), []byte(config), 0o644)
+	os.WriteFile(filepath.Join(first, "worker.sh"), []byte(workerScript), 0o644)
+	ids = levelGraph(t, filepath.Join(first, "graph.json"), "rr", 4, 10)
+	run(t, first, env, "git", "add", "-A")
+	run(t, first, env, "git", "commit", "-q", "-m", "graph, worker and configuration")
+	run(t, first, env, "git", "remote", "add", "origin", url)
+	run(t, first, env, "git", "push", "-q", "origin", "main")
+	run(t, first, env, "git", "zerg", "plan", "--graph", "graph.json")
+	run(t, first, env, "git", "zerg", "sync")
+	clones = []string{first}
+	for i := 2; i <= n; i++ {
+		c := filepath.Join(dir, fmt.Sprintf("h%d", i))
+		run(t, dir, env, "git", "clone", "-q", url, c)
+		run(t, c, env, "git", "zerg", "sync")
+		run(t, c, env, "git", "zerg", "plan", "--accept", "--yes", "rr")
+		clones = append(clones, c)
+	}
+	return dir, env, d, clones, ids
+}
+
+// workerScript writes the task's file. With HANG set, the worker of a
+// task of level 2 (on host HANG_HOST, when set) says it started (a file in
+// $HANG) and waits for $HANG/go (at most a minute): a worker busy when its
+// host dies, or when the remote goes away.
+const workerScript = `mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
+case "$HANG:$ZERG_TASK" in
+?*:L2-*)
+  if [ -z "$HANG_HOST" ] || [ "$HANG_HOST" = "$ZERG_HOST" ]; then
+    : > "$HANG/started-$ZERG_TASK"
+    i=0
+    while [ ! -e "$HANG/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+  fi ;;
+esac
+`
+
+type rushRun struct {
+	out, errOut string
+	err         error
+}
+
+// startRush runs `git zerg rush --remote origin` in clone as host name.
+func startRush(ctx context.Context, env []string, clone, host string, extra ...string) (*exec.Cmd, *strings.Builder, *strings.Builder) {
+	// git-zerg itself, not through git: kill -9 must reach the rush.
+	cmd := exec.CommandContext(ctx, "git-zerg", append([]string{"rush", "--remote", "origin", "--workers", "2"}, extra...)...)
+	cmd.Dir = clone
+	cmd.Env = append(append([]string(nil), env...), "ZERG_HOST="+host)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, &stdout, &stderr
+}
+
+// TestRushRemote runs one rush on three hosts (clones of one remote served
+// by git daemon, two workers each) over 40 tasks in 4 levels: every task
+// is claimed, verified and merged exactly once, every host ends with the
+// same state and the same staging holding every task's file, and prints
+// the same summary.
+func TestRushRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three rushes over git daemon")
+	}
+	start := time.Now()
+	_, env, _, clones, ids := remoteRushSetup(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	runs := runHosts(t, ctx, env, clones, [][]string{nil, nil, nil}, [][]string{nil, nil, nil})
+	t.Logf("three hosts ran the rush in %s", time.Since(start).Round(time.Millisecond))
+	checkRemoteRush(t, env, clones, ids, runs, nil)
+}
+
+// checkRemoteRush checks what every host of a finished shared rush must
+// agree on.
+// retried names the tasks whose first claim's host died: their lease
+// expired once and they were claimed again.
+func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []rushRun, retried map[string]bool) {
+	t.Helper()
+	summary := regexp.MustCompile(`(?m)^rush rr complete: 40 tasks done, staging zerg/rr/staging at [0-9a-f]+$`)
+	for i, r := range runs {
+		if !summary.MatchString(r.out) || r.out != runs[0].out {
+			t.Errorf("host%d printed %q, host1 %q", i+1, r.out, runs[0].out)
+		}
+	}
+	var export, staging string
+	for i, c := range clones {
+		run(t, c, env, "git", "zerg", "fsck")
+		e := run(t, c, env, "git", "zerg", "export")
+		st := strings.TrimSpace(run(t, c, env, "git", "rev-parse", "zerg/rr/staging"))
+		if i == 0 {
+			export, staging = e, st
+		} else {
+			if e != export {
+				t.Errorf("host%d exports another state than host1", i+1)
+			}
+			if st != staging {
+				t.Errorf("host%d has staging %s, host1 %s", i+1, st, staging)
+			}
+		}
+	}
+	remote := strings.Fields(run(t, clones[0], env, "git", "ls-remote", "origin", "refs/heads/zerg/rr/staging"))
+	if len(remote) == 0 || remote[0] != staging {
+		t.Errorf("the remote's staging is %v, the hosts' %s", remote, staging)
+	}
+	files := strings.Fields(run(t, clones[0], env, "git", "ls-tree", "-r", "--name-only", staging, "out/"))
+	want := make([]string, len(ids))
+	for i, id := range ids {
+		want[i] = "out/" + id + ".txt"
+	}
+	sort.Strings(files)
+	if strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("staging holds %v, want every task's file", files)
+	}
+	var doc exportDoc
+	if err := json.Unmarshal([]byte(export), &doc); err != nil {
+		t.Fatal(err)
+	}
+	hosts := map[string]int{}
+	for _, tk := range doc.Tasks {
+		ops := map[string]int{}
+		for _, h := range tk.History {
+			ops[h.Op]++
+		}
+		claims, expiries := 1, 0
+		if retried[tk.ID] {
+			claims, expiries = 2, 1
+		}
+		if tk.Status != "done" || ops["done"] != 1 || ops["merge"] != 1 || ops["conflict"] != 0 ||
+			ops["claim"] != claims || ops["expire"] != expiries {
+			t.Errorf("%s: %s after %v", tk.ID, tk.Status, ops)
+		}
+		hosts[tk.Host]++
+	}
+	t.Logf("tasks per host: %v", hosts)
+	// One `done` per task in the log of every host.
+	for i, c := range clones {
+		done := map[string]int{}
+		for _, l := range strings.Split(run(t, c, env, "git", "zerg", "log"), "\n") {
+			// <commit> <time> done <task> (<worker>): verified <commit>[; then …]
+			if f := strings.Fields(l); len(f) >= 4 && f[2] == "done" {
+				done[f[3]]++
+			}
+		}
+		for _, id := range ids {
+			if done[id] != 1 {
+				t.Errorf("host%d: git zerg log has %d done for %s", i+1, done[id], id)
+			}
+		}
+	}
+}
+
+// runHosts starts `rush --remote origin` in each clone, host<i+1> with
+// envs[i] added, and waits for all of them.
+func runHosts(t *testing.T, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) []rushRun {
+	t.Helper()
+	return startHosts(t, ctx, env, clones, envs, extra)()
+}
+
+// startHosts is runHosts in two steps: start, then wait.
+func startHosts(t *testing.T, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) func() []rushRun {
+	t.Helper()
+	runs := make([]rushRun, len(clones))
+	var wg sync.WaitGroup
+	for i, c := range clones {
+		cmd, stdout, stderr := startRush(ctx, append(append([]string(nil), env...), envs[i]...), c, fmt.Sprintf("host%d", i+1), extra[i]...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := cmd.Wait()
+			runs[i] = rushRun{stdout.String(), stderr.String(), err}
+		}()
+	}
+	return func() []rushRun {
+		t.Helper()
+		wg.Wait()
+		for i, r := range runs {
+			if os.Getenv("ZERG_REMOTE_LOG") != "" {
+				t.Logf("host%d:\n%s", i+1, r.errOut)
+			}
+			if r.err != nil {
+				t.Fatalf("host%d: rush: %v\n%s%s", i+1, r.err, r.out, r.errOut)
+			}
+		}
+		return runs
+	}
+}
+
+// waitStarted waits (at most a minute) until n workers wait in hang, and
+// returns the tasks they hold; done reports a rush that ended.
+func waitStarted(t *testing.T, hang string, n int, done <-chan struct{}) map[string]bool {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		names, _ := filepath.Glob(filepath.Join(hang, "started-*"))
+		if len(names) >= n {
+			out := map[string]bool{}
+			for _, name := range names {
+				out[strings.TrimPrefix(filepath.Base(name), "started-")] = true
+			}
+			return out
+		}
+		select {
+		case <-done:
+			t.Fatal("the rush ended before its workers got to level 2")
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d workers started level 2 within a minute", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRushRemoteHostDies kills host1 with kill -9 while two of its workers
+// are busy: an hour later (the test clock; leases last 30 minutes) the
+// other hosts take its tasks, its work pushed before stays, and host1
+// rejoins with rush --resume; every task is still done exactly once.
+func TestRushRemoteHostDies(t *testing.T) {
+	if testing.Short() || os.Getenv("ZERG_REMOTE_FULL") == "" {
+		t.Skip("ZERG_REMOTE_FULL=1 runs the failure cases of rush --remote")
+	}
+	dir, env, _, clones, ids := remoteRushSetup(t, 3,
+		"[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n[locks]\nttl = \"30m\"\n[retry]\nbackoff = \"0s\"\n")
+	hang := filepath.Join(dir, "hang")
+	os.Mkdir(hang, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd, _, _ := startRush(ctx, append(append([]string(nil), env...), "HANG="+hang, "HANG_HOST=host1"), clones[0], "host1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	busy := waitStarted(t, hang, 2, exited)
+	cmd.Process.Kill()
+	<-exited
+	// The orphaned workers may end now: their host is gone.
+	os.WriteFile(filepath.Join(hang, "go"), []byte("go\n"), 0o644)
+	later := []string{"HANG=" + hang, "ZERG_CLOCK_OFFSET=1h"}
+	runs := runHosts(t, ctx, env, clones, [][]string{later, later, later}, [][]string{{"--resume"}, nil, nil})
+	// The tasks it held expired once and were claimed again.
+	checkRemoteRush(t, env, clones, ids, runs, busy)
+}
+
+// TestRushRemoteOutage stops the remote for 5 seconds in the middle of a
+// rush: the hosts wait for it, say so, and go on; nothing is lost and
+// nothing done twice.
+func TestRushRemoteOutage(t *testing.T) {
+	if testing.Short() || os.Getenv("ZERG_REMOTE_FULL") == "" {
+		t.Skip("ZERG_REMOTE_FULL=1 runs the failure cases of rush --remote")
+	}
+	dir, env, d, clones, ids := remoteRushSetup(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n")
+	hang := filepath.Join(dir, "hang")
+	os.Mkdir(hang, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	h := []string{"HANG=" + hang}
+	wait := startHosts(t, ctx, env, clones, [][]string{h, h, h}, [][]string{nil, nil, nil})
+	waitStarted(t, hang, 2, nil)
+	port := d.port
+	d.stop()
+	// host1's workers finish while the remote is away: their results wait
+	// for it.
+	os.WriteFile(filepath.Join(hang, "go"), []byte("go\n"), 0o644)
+	time.Sleep(5 * time.Second) // the outage itself
+	startGitDaemon(t, env, filepath.Join(dir, "srv"), port)
+	runs := wait()
+	checkRemoteRush(t, env, clones, ids, runs, nil)
+	said := false
+	for _, r := range runs {
+		said = said || strings.Contains(r.errOut, "does not answer")
+	}
+	if !said {
+		t.Error("no host said that the remote did not answer")
+	}
+}

@@ -1,0 +1,358 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// A rush shared through a remote (rush --remote, rush.remote) runs on each
+// clone that starts it, every clone a host. The remote is the arbiter of
+// every transition (claims, leases, done: sync.arbiter), so no task is
+// ever held by two hosts, and a verified task's pinned commit goes out in
+// the same push as the transition that names it. Each level starts from
+// the remote's staging; whichever host sees a level settled merges it,
+// runs the gates, and moves the remote's staging by compare-and-swap; a
+// host that loses that race takes the winner's staging instead of merging
+// again.
+
+// remotePoll is how often a host that waits for other hosts looks at the
+// remote's state.
+const remotePoll = 250 * time.Millisecond
+
+// hostWorker is a worker's name in the shared state: worker-<n> of each
+// host, told apart by the host's name.
+func hostWorker(name string) string {
+	host := strings.Map(func(c rune) rune {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+			return c
+		}
+		return '-'
+	}, gitstore.Hostname())
+	out := name + "." + strings.Trim(host, "-")
+	if len(out) > 64 {
+		out = out[:64]
+	}
+	return strings.TrimRight(out, ".-")
+}
+
+// poll catches up with the remote's state when the last look is older
+// than remotePoll.
+func (r *rush) poll(force bool) error {
+	if r.remote == "" || !force && time.Since(r.lastPoll) < remotePoll {
+		return nil
+	}
+	r.lastPoll = time.Now()
+	return r.s.CatchUp(r.g.ctx(), r.feature)
+}
+
+// syncStaging makes the local staging branch the remote's, and returns its
+// commit. The first host to get there publishes its own (from start,
+// HEAD when empty).
+func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
+	ref := r.mgr.StagingRef()
+	for try := 0; ; try++ {
+		var remoteTip string
+		err := r.remoteTry(func() (err error) {
+			remoteTip, err = r.s.FetchStaging(ctx, r.remote, r.feature, ref)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		local, err := r.mgr.EnsureStaging(ctx, start)
+		if err != nil {
+			return "", err
+		}
+		if remoteTip == "" {
+			var lost bool
+			err := r.remoteTry(func() (err error) {
+				lost, err = r.s.PushStaging(ctx, r.remote, ref, local, "")
+				return err
+			})
+			if err != nil {
+				return "", err
+			}
+			if lost && try < 3 {
+				continue // another host published first: take that one
+			}
+			return local, nil
+		}
+		if remoteTip != local {
+			if err := r.mgr.SetStaging(ctx, remoteTip, local); err != nil {
+				return "", err
+			}
+		}
+		return remoteTip, nil
+	}
+}
+
+// remoteMerge merges a settled level on this host unless another host
+// did: the level's verified work already in the remote's staging is
+// recorded done; the rest is merged here, gated, and pushed with a lease on
+// the staging it started from. A lost push means another host merged
+// first: its staging is taken and the round starts over (its work is the
+// same, so it is not merged twice).
+func (r *rush) remoteMerge(level int) (stop error, err error) {
+	ctx := r.g.ctx()
+	ref := r.mgr.StagingRef()
+	for round := 1; ; round++ {
+		if err := r.poll(true); err != nil {
+			return nil, err
+		}
+		tip, err := r.syncStaging(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		tasks, err := r.snapshot(r.s)
+		if err != nil {
+			return nil, err
+		}
+		var in, out []worktree.Pin
+		work := map[string]string{}
+		var last *state.Task // the level's last verification
+		for _, t := range tasks {
+			if t.Level != level || t.Status != state.Verified {
+				continue
+			}
+			if last == nil || lastAt(t).After(lastAt(last)) {
+				last = t
+			}
+			p := worktree.Pin{Task: t.ID(), Commit: t.Commit}
+			if r.inStaging(ctx, t.Commit, tip) {
+				in = append(in, p)
+			} else {
+				out = append(out, p)
+				work[PinRef(r.feature, t.ID())] = t.Commit
+			}
+		}
+		if len(out) == 0 {
+			if len(in) > 0 {
+				// Usually already recorded by the host that merged; its
+				// push also dropped the pins.
+				if err := r.g.recordMerged(in, pinIDs(in), tip); err != nil {
+					return nil, err
+				}
+			}
+			// Another host's gate record does not count here: the gates
+			// run on this machine once per tree.
+			return r.g.runQualityGates(r.mgr, true)
+		}
+		if round == 1 && last != nil && last.Host != gitstore.Hostname() && r.awaitMerge(level) {
+			continue // the host that settled the level merged it
+		}
+		if err := r.remoteTry(func() error { return r.s.FetchWork(ctx, r.remote, work) }); err != nil {
+			if round < 5 {
+				continue // merged and dropped meanwhile: the staging has it now
+			}
+			return nil, err
+		}
+		res, stop, err := r.g.mergeOnly(r.mgr, out)
+		if stop != nil || err != nil {
+			return stop, err
+		}
+		// Gated before it goes out: a staging that did not pass is never
+		// built on, here or elsewhere.
+		if stop, err := r.g.runQualityGates(r.mgr, false); stop != nil || err != nil {
+			return stop, err
+		}
+		var lost bool
+		err = r.remoteTry(func() (err error) {
+			lost, err = r.s.PushStaging(ctx, r.remote, ref, res.Tip, tip)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if lost {
+			if round >= 20 {
+				return nil, refused("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
+			}
+			r.g.note("level %d: another host merged it first; taking its staging", level)
+			continue
+		}
+		all := append(in, out...)
+		if err := r.g.recordMerged(all, pinIDs(all), res.Tip); err != nil {
+			return nil, err
+		}
+		// The gate record goes out for the record (it stands in for the
+		// gates only where it was made), with the pins dropped.
+		extra := map[string]string{}
+		if rec, _ := r.s.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
+			extra[gitstore.GatesRef(res.Tree)] = rec.String()
+		}
+		r.dropRemotePins(all, extra)
+		return nil, nil
+	}
+}
+
+// inStaging reports whether commit is in staging at tip.
+func (r *rush) inStaging(ctx context.Context, commit, tip string) bool {
+	if commit == "" {
+		return false
+	}
+	_, err := gitOf(r.s).Run(ctx, "merge-base", "--is-ancestor", commit, tip)
+	return err == nil || gitcmd.ExitCode(err) == -1
+}
+
+// dropRemotePins removes the pins of work now in staging from the remote,
+// in one push with refs (best effort: a pin left behind only keeps a
+// merged commit reachable).
+func (r *rush) dropRemotePins(pins []worktree.Pin, refs map[string]string) {
+	if refs == nil {
+		refs = map[string]string{}
+	}
+	for _, p := range pins {
+		refs[PinRef(r.feature, p.Task)] = ""
+	}
+	r.s.PushRefs(r.g.ctx(), r.remote, refs)
+}
+
+func pinIDs(pins []worktree.Pin) []string {
+	ids := make([]string, len(pins))
+	for i, p := range pins {
+		ids[i] = p.Task
+	}
+	return ids
+}
+
+// remoteTry runs a step that needs the remote, again with backoff (up to
+// gitstore.RemoteWait) while the remote does not answer, saying so. A
+// push that was not answered may have been applied: each step is a
+// compare-and-swap or a fetch, so doing it again is safe.
+func (r *rush) remoteTry(step func() error) error {
+	deadline := time.Now().Add(gitstore.RemoteWait)
+	wait := 250 * time.Millisecond
+	for {
+		err := step()
+		var re *gitstore.RemoteError
+		if !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		r.remoteWaiting(r.remote, re.Err, wait)
+		select {
+		case <-time.After(wait):
+		case <-r.stopCtx.Done():
+			return err
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
+
+// remoteWaiting says that the remote does not answer, once per wait.
+func (r *rush) remoteWaiting(remote string, err error, wait time.Duration) {
+	why := err.Error()
+	if i := strings.IndexByte(why, '\n'); i >= 0 {
+		why = why[:i]
+	}
+	r.g.note("remote %s does not answer (%s); trying again in %s", remote, why, wait.Round(time.Millisecond))
+}
+
+// expireStale takes back the claims whose lease ran out (a host that died
+// stops renewing them): the tasks go back to pending for any host.
+func (r *rush) expireStale() error {
+	tx, err := r.s.View(r.feature)
+	if err != nil {
+		return err
+	}
+	ws, err := tx.Workers()
+	if err != nil {
+		return err
+	}
+	now := r.g.now()
+	stale := false
+	for _, w := range ws {
+		if !now.Before(w.Expires) {
+			stale = true
+		}
+	}
+	if !stale {
+		return nil
+	}
+	var names []string
+	err = r.s.Update(r.g.ctx(), r.feature, r.g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if err := CheckStateAt(r.g.ctx(), r.s, r.feature, tx.Tip()); err != nil {
+			return nil, err
+		}
+		x := &txn{tx: tx, now: r.g.now().UTC(), policy: r.policy, ttl: r.ttl}
+		names, err = x.expireLeases()
+		if err != nil || len(names) == 0 {
+			return nil, err
+		}
+		sort.Strings(names)
+		return &gitstore.Message{Subject: "expire leases: " + strings.Join(names, ", "), Op: "expire", Reason: "leases ran out"}, nil
+	})
+	if err == nil && len(names) > 0 {
+		r.g.note("took back the claims of %s: their leases ran out", strings.Join(names, ", "))
+	}
+	return err
+}
+
+// mergeGrace is how long a host waits for the host that settled a level
+// to merge it before merging it itself: every host sees the level
+// settled, and all but one would merge, gate and push for nothing.
+const mergeGrace = 3 * time.Second
+
+// awaitMerge waits (up to mergeGrace) until the level's work is merged by
+// another host, and reports whether it was.
+func (r *rush) awaitMerge(level int) bool {
+	deadline := time.Now().Add(mergeGrace)
+	for time.Now().Before(deadline) {
+		select {
+		case <-time.After(remotePoll):
+		case <-r.stopCtx.Done():
+			return false
+		}
+		if r.poll(true) != nil {
+			return false
+		}
+		tasks, err := r.snapshot(r.s)
+		if err != nil {
+			return false
+		}
+		merged := true
+		for _, t := range tasks {
+			if t.Level == level && t.Status == state.Verified {
+				merged = false
+			}
+		}
+		if merged {
+			return true
+		}
+	}
+	return false
+}
+
+// lastAt is when the task's last transition happened.
+func lastAt(t *state.Task) time.Time {
+	if len(t.History) == 0 {
+		return time.Time{}
+	}
+	return t.History[len(t.History)-1].At
+}
+
+// heldBy is the task worker holds in the local state, nil when none.
+func heldBy(s *gitstore.Store, feature, worker string) *state.Task {
+	tx, err := s.View(feature)
+	if err != nil {
+		return nil
+	}
+	ws, err := tx.Workers()
+	if err != nil || ws[worker] == nil {
+		return nil
+	}
+	t, err := tx.Task(ws[worker].Task)
+	if err != nil || t.Status != state.Claimed || t.Worker != worker {
+		return nil
+	}
+	return t
+}

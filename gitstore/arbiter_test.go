@@ -1,0 +1,73 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// TestArbiterCatchUpIsCheckedSyncRound: an arbiter's catch-up is a
+// SyncRound in arbiter mode, so what it brings in goes through the
+// incoming check before anything merges: with no check it fails closed, a
+// refusal leaves the local state where it was, and a pass merges it and
+// lets the transition through the arbiter.
+func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
+	ctx := context.Background()
+	a := newRepo(t)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, a, "init", "-q", "--bare", remote)
+	b := filepath.Join(t.TempDir(), "b")
+	git(t, a, "clone", "-q", remote, b)
+	defer arbiterCheck.Store(arbiterCheck.Load())
+
+	sa, sb := openStore(t, a), openStore(t, b)
+	sa.SetArbiter(remote)
+	sb.SetArbiter(remote)
+	plan(t, sa, "f", tasks(2)) // nothing on the arbiter yet: nothing to check
+	tip := git(t, a, "rev-parse", FeatureRef("f"))
+	if got := strings.Fields(git(t, a, "ls-remote", remote, FeatureRef("f"))); len(got) == 0 || got[0] != tip {
+		t.Fatalf("the arbiter has %v, want the plan %s", got, tip)
+	}
+
+	SetIncomingCheck(nil)
+	if err := setStatus(sb, "f", "T000", state.Claimed); err == nil || !strings.Contains(err.Error(), "nothing to check it") {
+		t.Fatalf("catch-up without a check: %v, want it refused", err)
+	}
+	if h, _ := sb.ReadRef(FeatureRef("f")); !h.IsZero() {
+		t.Fatalf("refused state was merged: %s", h)
+	}
+
+	refusal := errors.New("refused by the check")
+	var calls []string
+	SetIncomingCheck(func(ctx context.Context, s *Store, feature string, local, remote plumbing.Hash) error {
+		calls = append(calls, feature+" "+remote.String())
+		return refusal
+	})
+	if err := setStatus(sb, "f", "T000", state.Claimed); !errors.Is(err, refusal) {
+		t.Fatalf("catch-up with a refusing check: %v", err)
+	}
+	if h, _ := sb.ReadRef(FeatureRef("f")); !h.IsZero() {
+		t.Fatalf("refused state was merged: %s", h)
+	}
+	if len(calls) != 1 || calls[0] != "f "+tip {
+		t.Fatalf("check called with %v, want the arbiter's tip %s once", calls, tip)
+	}
+
+	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	if err := setStatus(sb, "f", "T000", state.Claimed); err != nil {
+		t.Fatal(err)
+	}
+	mine := git(t, b, "rev-parse", FeatureRef("f"))
+	if got := strings.Fields(git(t, b, "ls-remote", remote, FeatureRef("f"))); len(got) == 0 || got[0] != mine {
+		t.Fatalf("the arbiter has %v, want the transition %s", got, mine)
+	}
+	if _, err := sb.catchUp(ctx, "f"); err != nil {
+		t.Fatal(err)
+	}
+}

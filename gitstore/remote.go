@@ -1,0 +1,130 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
+)
+
+// A host of a rush shared through a remote (rush --remote) fetches and
+// pushes only the refs each step needs: the feature's state and the locks
+// for a transition (the arbiter's catch-up), the staging branch and the
+// level's pinned work for a level merge.
+
+func init() {
+	// Clones on one machine, or machines that share a name (containers),
+	// are told apart by ZERG_HOST: the host that leases, locks and claims
+	// name.
+	if h := os.Getenv("ZERG_HOST"); h != "" {
+		hostCache = h
+	}
+}
+
+// Arbiter is the remote every update goes through, "" for none.
+func (s *Store) Arbiter() string { return s.arbiter }
+
+// CatchUp merges the arbiter's state of feature and its locks into the
+// local refs (checked as sync checks what it fetches), between
+// transactions: a host that waits sees what the others did.
+func (s *Store) CatchUp(ctx context.Context, feature string) error {
+	if s.arbiter == "" {
+		return nil
+	}
+	mu := s.processLock()
+	mu.Lock()
+	defer mu.Unlock()
+	_, err := s.catchUp(ctx, feature)
+	if errors.Is(err, errRace) {
+		return nil // a local writer moved first: the next look catches up
+	}
+	return err
+}
+
+// stagingTracking is where a remote's staging branch of feature is
+// fetched: not under the remote's tracking prefix, which a sync prunes.
+func stagingTracking(remote, feature string) string {
+	return "refs/zerg-staging/" + strings.TrimPrefix(TrackingPrefix(remote), "refs/zerg-remotes/") + feature
+}
+
+// FetchStaging fetches the remote's branch (a full ref name) and returns
+// its commit, "" when the remote has no such branch.
+func (s *Store) FetchStaging(ctx context.Context, remote, feature, branch string) (string, error) {
+	track := stagingTracking(remote, feature)
+	if _, err := s.git.Run(ctx, "fetch", "--quiet", "--no-tags", remote, "+"+branch+":"+track); err != nil {
+		var ge *gitcmd.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
+			return "", nil
+		}
+		return "", &RemoteError{Op: "fetch", Remote: remote, Err: err}
+	}
+	h, err := s.ReadRef(track)
+	if err != nil || h.IsZero() {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// PushStaging moves the remote's branch from old ("" for none yet) to
+// commit, by compare-and-swap. lost says another host moved it first.
+func (s *Store) PushStaging(ctx context.Context, remote, branch, commit, old string) (lost bool, err error) {
+	_, err = s.git.Run(ctx, "push", "--quiet", "--porcelain", "--no-verify", remote,
+		"--force-with-lease="+branch+":"+old, commit+":"+branch)
+	if err == nil {
+		return false, nil
+	}
+	if pushLost(err) {
+		return true, nil
+	}
+	return false, &RemoteError{Op: "push", Remote: remote, Err: err}
+}
+
+// FetchWork brings the commits of the named refs under refs/zerg/work/
+// from remote, those whose commit this repository lacks, into the remote's
+// tracking refs: the local pins stay what this host pinned.
+func (s *Store) FetchWork(ctx context.Context, remote string, refs map[string]string) error {
+	var specs []string
+	for ref, commit := range refs {
+		if !strings.HasPrefix(ref, WorkPrefix) || !plumbing.IsHash(commit) || s.hasObject(plumbing.NewHash(commit)) {
+			continue
+		}
+		specs = append(specs, "+"+ref+":"+TrackingPrefix(remote)+strings.TrimPrefix(ref, ZergPrefix))
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	if _, err := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", remote}, specs...)...); err != nil {
+		var ge *gitcmd.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
+			// Answered: the pin is gone (merged and dropped meanwhile).
+			return fmt.Errorf("fetch work from %s: %w", remote, err)
+		}
+		return &RemoteError{Op: "fetch", Remote: remote, Err: err}
+	}
+	return nil
+}
+
+// PushRefs pushes refs under refs/zerg/ that only keep commits reachable
+// (gate records; deletes as empty values), in one push that is not atomic:
+// one that fails does not hold back the others, and nothing depends on them.
+func (s *Store) PushRefs(ctx context.Context, remote string, refs map[string]string) {
+	var specs []string
+	for ref, commit := range refs {
+		if !strings.HasPrefix(ref, ZergPrefix) {
+			continue
+		}
+		if commit == "" {
+			specs = append(specs, ":"+ref)
+		} else {
+			specs = append(specs, "+"+commit+":"+ref)
+		}
+	}
+	if len(specs) > 0 {
+		s.git.Run(ctx, append([]string{"push", "--quiet", "--no-verify", remote}, specs...)...)
+	}
+}
