@@ -14,7 +14,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 		return err
 	}
 	e.printHooksWarning(e.startHooksWarning(g.Store)())
-	p := newProgress(e, "")
+	p := report.NewLive(e.stderr, e.errTTY)
 	// Several features run at once: every line says whose it is, and the
 	// live line, which can only show one level, is left out.
 	g.Events = func(ev engine.Event) {
@@ -26,14 +26,14 @@ func runEpicRush(e *env, o *rushOptions) error {
 		case engine.EvLevelEnd:
 			return
 		case engine.EvLevelMerged:
-			p.note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, report.ShortHash(ev.Text))
+			p.Note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, report.ShortHash(ev.Text))
 			return
 		case engine.EvNote:
 			if ev.Feature != "" {
 				ev.Text = ev.Feature + ": " + ev.Text
 			}
 		}
-		p.event(ev)
+		p.Event(ev)
 	}
 	interrupts, stop := rushSignals(g, p)
 	defer stop()

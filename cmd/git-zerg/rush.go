@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type rushOptions struct {
@@ -81,20 +82,20 @@ func runRush(e *env, o *rushOptions) error {
 			return err
 		}
 		// Task mode is for programs: its output is always the JSON document.
-		return writeJSON(e.stdout, batchOut(b))
+		return report.WriteJSON(e.stdout, batchOut(b))
 	}
-	p := newProgress(e, g.Feature)
-	g.Events = p.event
+	p := report.NewLive(e.stderr, e.errTTY)
+	g.Events = p.Event
 	interrupts, stop := rushSignals(g, p)
 	defer stop()
 	res, err := g.Rush(engine.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts})
 	if res != nil {
 		if res.Complete {
-			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, plural(res.Tasks, "task"),
-				res.Staging, shortHash(res.Tip))
+			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, report.Plural(res.Tasks, "task"),
+				res.Staging, report.ShortHash(res.Tip))
 			fmt.Fprintf(e.stderr, "to finish: git merge %s (into your branch), then git zerg cleanup\n", res.Staging)
 		} else {
-			fmt.Fprintf(e.stdout, "rush %s ended: %s\n", res.Feature, countsLine(res.Counts))
+			fmt.Fprintf(e.stdout, "rush %s ended: %s\n", res.Feature, engine.CountsLine(res.Counts))
 		}
 	}
 	return err
@@ -114,7 +115,7 @@ type taskModeJSON struct {
 }
 
 type batchTask struct {
-	taskJSON
+	report.Task
 	SuggestedWorker string `json:"suggested_worker"`
 	Prompt          string `json:"prompt"`
 }
@@ -123,7 +124,7 @@ func batchOut(b *engine.TaskBatch) taskModeJSON {
 	out := taskModeJSON{Feature: b.Feature, Complete: b.Complete, Level: b.Level, Workers: b.Workers, Counts: b.Counts,
 		Batch: []batchTask{}, Waiting: b.Waiting}
 	for _, t := range b.Batch {
-		out.Batch = append(out.Batch, batchTask{taskOut(t.Task, false), t.SuggestedWorker, t.Prompt})
+		out.Batch = append(out.Batch, batchTask{report.TaskOf(t.Task, false), t.SuggestedWorker, t.Prompt})
 	}
 	return out
 }
@@ -134,10 +135,10 @@ func batchOut(b *engine.TaskBatch) taskModeJSON {
 // here, and the engine ends them in order (their work saved, their claims
 // given back). stop undoes it all once the rush returned, after the last
 // notifications went out.
-func rushSignals(g *engine.Engine, p *progress) (interrupts <-chan struct{}, stop func()) {
+func rushSignals(g *engine.Engine, p *report.Live) (interrupts <-chan struct{}, stop func()) {
 	n := engine.NewNotifier(g.Config.Notify.Command)
 	if n != nil {
-		n.Failed = func(note engine.Notification, why string) { p.note("notify %s failed: %s", note.Event, why) }
+		n.Failed = func(note engine.Notification, why string) { p.Note("notify %s failed: %s", note.Event, why) }
 		g.Events = n.Sink(g.Events)
 	}
 	sigs := make(chan os.Signal, 2)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -76,6 +75,3 @@ func runStatus(e *env, all bool) error {
 		AfterHead: func() { e.printEpicReview(sn.Feature) },
 	})
 }
-
-func roundDur(d time.Duration) string { return report.RoundDur(d) }
-func shortHash(h string) string       { return report.ShortHash(h) }

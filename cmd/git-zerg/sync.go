@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/report"
 )
 
 type syncOptions struct {
@@ -83,7 +84,7 @@ func runSync(e *env, o *syncOptions) error {
 		for _, f := range res.Features {
 			out.Features = append(out.Features, syncFeatureJSON(f))
 		}
-		return writeJSON(e.stdout, out)
+		return report.WriteJSON(e.stdout, out)
 	}
 	for _, f := range res.Features {
 		line := fmt.Sprintf("%s: %s", f.Feature, f.Result)
@@ -92,7 +93,7 @@ func runSync(e *env, o *syncOptions) error {
 		}
 		fmt.Fprintln(e.stdout, printable.String(line))
 	}
-	fmt.Fprintf(e.stdout, "synced with %s: %s pushed\n", res.Remote, plural(len(res.Pushed), "ref"))
+	fmt.Fprintf(e.stdout, "synced with %s: %s pushed\n", res.Remote, report.Plural(len(res.Pushed), "ref"))
 	return nil
 }
 
@@ -107,7 +108,7 @@ func runSyncForge(e *env) error {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, res)
+		return report.WriteJSON(e.stdout, res)
 	}
 	for _, c := range res.Changes {
 		fmt.Fprintf(e.stdout, "%s %s: %s\n", c.Task, c.To, printable.String(c.Reason))
@@ -115,6 +116,6 @@ func runSyncForge(e *env) error {
 	for _, s := range res.Skipped {
 		fmt.Fprintln(e.stderr, "skipped "+printable.String(s))
 	}
-	fmt.Fprintf(e.stdout, "synced %s with the forge: %s\n", res.Feature, plural(len(res.Changes), "change"))
+	fmt.Fprintf(e.stdout, "synced %s with the forge: %s\n", res.Feature, report.Plural(len(res.Changes), "change"))
 	return nil
 }
