@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	forgeapi "github.com/git-zerg/git-zerg/forge"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 // The forge side of the engine: which forge repository a feature's issues
@@ -78,4 +79,25 @@ func closesLines(issues []int) string {
 		fmt.Fprintf(&b, "Closes #%d\n", n)
 	}
 	return b.String()
+}
+
+// forgeTasks is the forge's client and the feature's tasks, what every
+// command that reconciles the two starts from.
+func (g *Engine) forgeTasks() (*forgeapi.Client, []*state.Task, error) {
+	c, err := g.Forge()
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := g.View()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !tx.Exists() {
+		return nil, nil, NotPlanned(g.Feature)
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, tasks, nil
 }

@@ -63,18 +63,7 @@ func (g *Engine) Ship() (*ShipResult, error) {
 		return nil, &Error{Kind: Usage, What: "no review configured", Why: "forge.review is not set",
 			Hint: `set [forge] review = "task" (a pull request per task) or "feature" in .zerg/config.toml`}
 	}
-	c, err := g.Forge()
-	if err != nil {
-		return nil, err
-	}
-	tx, err := g.View()
-	if err != nil {
-		return nil, err
-	}
-	if !tx.Exists() {
-		return nil, NotPlanned(g.Feature)
-	}
-	tasks, err := tx.Tasks()
+	c, tasks, err := g.forgeTasks()
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +76,7 @@ func (g *Engine) Ship() (*ShipResult, error) {
 	if err := g.landMerged(tasks, res); err != nil {
 		return res, err
 	}
-	tx, err = g.View()
+	tx, err := g.View()
 	if err != nil {
 		return res, err
 	}

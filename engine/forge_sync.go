@@ -37,18 +37,7 @@ type ForgeChange struct {
 //     closed elsewhere"), so that its dependents go on; a claimed one is
 //     left to its worker.
 func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
-	c, err := g.Forge()
-	if err != nil {
-		return nil, err
-	}
-	tx, err := g.View()
-	if err != nil {
-		return nil, err
-	}
-	if !tx.Exists() {
-		return nil, NotPlanned(g.Feature)
-	}
-	tasks, err := tx.Tasks()
+	c, tasks, err := g.forgeTasks()
 	if err != nil {
 		return nil, err
 	}
