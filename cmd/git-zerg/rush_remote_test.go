@@ -118,7 +118,13 @@ func levelGraph(t testing.TB, path, feature string, levels, width int) []string 
 
 // remoteRushSetup makes a bare remote served by git daemon and n clones
 // of it, each with the feature planned and its commands accepted.
-func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []string, d *gitDaemon, clones []string, ids []string) {
+func remoteRushSetup(t testing.TB, n int, config string) (dir string, env []string, d *gitDaemon, clones []string, ids []string) {
+	return remoteRushSetupGraph(t, n, config, 4, 10)
+}
+
+// remoteRushSetupGraph is remoteRushSetup over a graph of the given levels
+// and width.
+func remoteRushSetupGraph(t testing.TB, n int, config string, levels, width int) (dir string, env []string, d *gitDaemon, clones []string, ids []string) {
 	dir = t.TempDir()
 	env = gitEnv(dir)
 	base := filepath.Join(dir, "srv")
@@ -130,7 +136,7 @@ func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []stri
 	os.MkdirAll(filepath.Join(first, ".zerg"), 0o755)
 	os.WriteFile(filepath.Join(first, ".zerg", "config.toml"), []byte(config), 0o644)
 	os.WriteFile(filepath.Join(first, "worker.sh"), []byte(workerScript), 0o644)
-	ids = levelGraph(t, filepath.Join(first, "graph.json"), "rr", 4, 10)
+	ids = levelGraph(t, filepath.Join(first, "graph.json"), "rr", levels, width)
 	run(t, first, env, "git", "add", "-A")
 	run(t, first, env, "git", "commit", "-q", "-m", "graph, worker and configuration")
 	run(t, first, env, "git", "remote", "add", "origin", url)
@@ -148,11 +154,13 @@ func remoteRushSetup(t *testing.T, n int, config string) (dir string, env []stri
 	return dir, env, d, clones, ids
 }
 
-// workerScript writes the task's file. With HANG set, the worker of a
+// workerScript writes the task's file, after TASK_SECONDS of work when
+// set (the speed benchmark's tasks). With HANG set, the worker of a
 // task of level 2 (on host HANG_HOST, when set) says it started (a file in
 // $HANG) and waits for $HANG/go (at most a minute): a worker busy when its
 // host dies, or when the remote goes away.
-const workerScript = `mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
+const workerScript = `[ -z "$TASK_SECONDS" ] || sleep "$TASK_SECONDS"
+mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
 case "$HANG:$ZERG_TASK" in
 ?*:L2-*)
   if [ -z "$HANG_HOST" ] || [ "$HANG_HOST" = "$ZERG_HOST" ]; then
@@ -279,13 +287,13 @@ func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []ru
 
 // runHosts starts `rush --remote origin` in each clone, host<i+1> with
 // envs[i] added, and waits for all of them.
-func runHosts(t *testing.T, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) []rushRun {
+func runHosts(t testing.TB, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) []rushRun {
 	t.Helper()
 	return startHosts(t, ctx, env, clones, envs, extra)()
 }
 
 // startHosts is runHosts in two steps: start, then wait.
-func startHosts(t *testing.T, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) func() []rushRun {
+func startHosts(t testing.TB, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) func() []rushRun {
 	t.Helper()
 	runs := make([]rushRun, len(clones))
 	var wg sync.WaitGroup
@@ -404,4 +412,34 @@ func TestRushRemoteOutage(t *testing.T) {
 	if !said {
 		t.Error("no host said that the remote did not answer")
 	}
+}
+
+// BenchmarkRushRemote: 60 tasks of one second each (3 levels of 20), run
+// by one host with two workers, then by three hosts with two workers each,
+// on the same kind of remote (git daemon): x-one-host is how many times
+// faster the three hosts finish. Run with
+//
+//	go test -run '^$' -bench RushRemote -benchtime 1x ./cmd/git-zerg/
+func BenchmarkRushRemote(b *testing.B) {
+	config := "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n"
+	timed := func(hosts int) time.Duration {
+		b.StopTimer()
+		_, env, _, clones, _ := remoteRushSetupGraph(b, hosts, config, 3, 20)
+		env = append(env, "TASK_SECONDS=1")
+		none := make([][]string, hosts)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		b.StartTimer()
+		start := time.Now()
+		runHosts(b, ctx, env, clones, none, none)
+		return time.Since(start)
+	}
+	var one, three time.Duration
+	for i := 0; i < b.N; i++ {
+		one += timed(1)
+		three += timed(3)
+	}
+	b.ReportMetric(one.Seconds()/float64(b.N), "s-one-host")
+	b.ReportMetric(three.Seconds()/float64(b.N), "s-three-hosts")
+	b.ReportMetric(one.Seconds()/three.Seconds(), "x-one-host")
 }
