@@ -338,14 +338,25 @@ func (m *merger) mergeTask(name string, base, a, b object.TreeEntry) (object.Tre
 		winner, loser, lostEvents = tbb, ta, newA
 	}
 	merged := winner.Clone()
-	if len(lostEvents) > 0 {
-		first := lostEvents[0]
+	// The losing side may itself be a merge that recorded a loser: those
+	// conflict events go along, or a third concurrent claim would vanish.
+	var own []state.Event
+	for _, ev := range lostEvents {
+		if ev.Op != conflictOp {
+			own = append(own, ev)
+			continue
+		}
+		ev.Clock, ev.From, ev.To = m.clock, merged.Status, merged.Status
+		merged.History = append(merged.History, ev)
+	}
+	if len(own) > 0 {
+		first := own[0]
 		merged.History = append(merged.History, state.Event{
 			Clock: m.clock, At: first.At, Op: conflictOp, From: merged.Status, To: merged.Status,
 			Worker: first.Worker,
-			Reason: fmt.Sprintf("lost to a concurrent %s: %s", describe(newEvents(winner, n)), describe(lostEvents)),
+			Reason: fmt.Sprintf("lost to a concurrent %s: %s", describe(newEvents(winner, n)), describe(own)),
 		})
-		m.conflicts = append(m.conflicts, Conflict{Task: name, Winner: describe(newEvents(winner, n)), Loser: describe(lostEvents)})
+		m.conflicts = append(m.conflicts, Conflict{Task: name, Winner: describe(newEvents(winner, n)), Loser: describe(own)})
 	}
 	_ = loser
 	h, err := m.s.writeJSON(merged)

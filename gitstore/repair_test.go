@@ -370,3 +370,82 @@ func TestReadRepairsPastLockedRef(t *testing.T) {
 		t.Error("the first repair succeeded on a locked ref: the test does not test the retry")
 	}
 }
+
+// TestTripleClaimAllRecorded: three writers claim T000 from the same
+// state while git undoes each update in turn (each read before the others
+// wrote); after the repair the task has one holder and the history holds
+// every acknowledged claim: the winner's, and the two others as conflicts.
+func TestTripleClaimAllRecorded(t *testing.T) {
+	dir := newRepo(t)
+	ctx := context.Background()
+	plan(t, openStore(t, dir), "f", tasks(2))
+	x := git(t, dir, "rev-parse", FeatureRef("f"))
+	undo := func() {
+		rollBack(t, dir, map[string]string{FeatureRef("f"): x})
+		os.Remove(filepath.Join(dir, ".git", filepath.FromSlash(LocksRef)))
+	}
+	ws := make([]*Store, 3)
+	for i := range ws {
+		ws[i] = openStore(t, dir)
+		ws[i].procKey = fmt.Sprintf("w%d", i+1)
+	}
+	t0 := time.Now()
+	claim := func(i int) error {
+		return ws[i].Update(ctx, "f", time.Now, claimTx(fmt.Sprintf("w%d", i+1), "T000", func() time.Time { return t0.Add(time.Duration(i) * time.Millisecond) }))
+	}
+	// w3 reads; before it writes, w2 reads; before w2 writes, w1 claims
+	// and git undoes it; then w2's claim lands and is undone; then w3's.
+	played := 0
+	ws[1].beforeCommit = func() {
+		if played == 1 {
+			played++
+			if err := claim(0); err != nil {
+				t.Fatal(err)
+			}
+			undo()
+		}
+	}
+	ws[2].beforeCommit = func() {
+		if played == 0 {
+			played++
+			if err := claim(1); err != nil {
+				t.Fatal(err)
+			}
+			undo()
+		}
+	}
+	if err := claim(2); err != nil {
+		t.Fatal(err)
+	}
+	if played != 2 {
+		t.Fatalf("the race was played %d times of 2", played)
+	}
+	r := openStore(t, dir)
+	r.procKey = "reader"
+	tx, err := r.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tx.Task("T000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, ev := range tk.History {
+		switch ev.Op {
+		case "claim":
+			seen[ev.Worker] = true
+		case conflictOp:
+			for _, w := range []string{"w1", "w2", "w3"} {
+				if strings.Contains(ev.Reason, "claim by "+w) && !strings.Contains(ev.Reason, "concurrent claim by "+w+" ") {
+					seen[w] = true
+				}
+			}
+		}
+	}
+	for _, w := range []string{"w1", "w2", "w3"} {
+		if !seen[w] {
+			t.Errorf("the claim by %s is not in the history: %+v", w, tk.History)
+		}
+	}
+}
