@@ -29,7 +29,11 @@ type Error struct {
 	What string
 	Why  string
 	Hint string
+	// Err is the error this one stands for, when callers may look for it.
+	Err error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Why == "" {

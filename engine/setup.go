@@ -48,10 +48,10 @@ func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	// before it writes anything, not halfway through.
 	loc, err := hooks.Locate(ctx, git)
 	if err != nil {
-		return "", err
+		return "", hooksError(err)
 	}
 	if loc.Relative {
-		return "", &hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir}
+		return "", hooksError(&hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir})
 	}
 	return v, nil
 }
@@ -95,4 +95,32 @@ func WriteConfig(top string) (wrote bool, err error) {
 		return false, err
 	}
 	return true, f.Close()
+}
+
+// ChangeHooks installs the hooks, running git-zerg at binary ("" for this
+// executable), or uninstalls them. The changes made come back even when
+// it fails part way.
+func ChangeHooks(ctx context.Context, s *gitstore.Store, uninstall bool, binary string) ([]hooks.Change, error) {
+	var changes []hooks.Change
+	var err error
+	if uninstall {
+		changes, err = hooks.UninstallIn(ctx, s)
+	} else {
+		changes, err = hooks.InstallIn(ctx, s, binary)
+	}
+	return changes, hooksError(err)
+}
+
+// hooksError refuses an install that would put hooks where not every
+// worktree runs them, or over a hook that is not git-zerg's.
+func hooksError(err error) error {
+	var hp *hooks.HooksPathError
+	switch {
+	case errors.As(err, &hp):
+		return &Error{Kind: Refused, What: "hooks install refused", Why: err.Error(), Hint: hp.Hint(), Err: err}
+	case errors.Is(err, hooks.ErrConflict):
+		return &Error{Kind: Refused, What: "hooks install refused", Why: err.Error(),
+			Hint: "look at both files, keep one (or merge them), then install again", Err: err}
+	}
+	return err
 }

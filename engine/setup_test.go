@@ -65,7 +65,9 @@ func TestCheckSetup(t *testing.T) {
 	}
 	run(t, g.Store.Top, "git", "config", "core.hooksPath", ".githooks")
 	var hp *hooks.HooksPathError
-	if _, err := CheckSetup(ctx, g.Store); !errors.As(err, &hp) || hp.HooksPath != ".githooks" {
+	var refused *Error
+	if _, err := CheckSetup(ctx, g.Store); !errors.As(err, &hp) || hp.HooksPath != ".githooks" ||
+		!errors.As(err, &refused) || refused.Kind != Refused || refused.Hint != hp.Hint() {
 		t.Errorf("relative core.hooksPath: %v", err)
 	}
 	bare := filepath.Join(t.TempDir(), "bare.git")

@@ -87,26 +87,9 @@ func changeHooks(e *env, uninstall bool, binary string) error {
 	if err != nil {
 		return err
 	}
-	var changes []hooks.Change
-	if uninstall {
-		changes, err = hooks.UninstallIn(e.ctx, s)
-	} else {
-		changes, err = hooks.InstallIn(e.ctx, s, binary)
-	}
+	changes, err := engine.ChangeHooks(e.ctx, s, uninstall, binary)
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
-	}
-	return hooksInstallError(err)
-}
-
-func hooksInstallError(err error) error {
-	var hp *hooks.HooksPathError
-	switch {
-	case errors.As(err, &hp):
-		return &cliError{code: exitRefused, what: "hooks install refused", why: err.Error(), hint: hp.Hint()}
-	case errors.Is(err, hooks.ErrConflict):
-		return &cliError{code: exitRefused, what: "hooks install refused", why: err.Error(),
-			hint: "look at both files, keep one (or merge them), then install again"}
 	}
 	return err
 }
@@ -172,7 +155,7 @@ func runInit(e *env) error {
 	}
 	v, err := engine.CheckSetup(e.ctx, s)
 	if err != nil {
-		return hooksInstallError(err)
+		return err
 	}
 	fmt.Fprintf(e.stdout, "%s: ok (%d.%d or later needed), worktrees: ok\n", v, engine.MinGit[0], engine.MinGit[1])
 	if wrote, err := engine.WriteConfig(s.Top); err != nil {
