@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/cmdline"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 )
 
@@ -45,12 +45,8 @@ func (e *env) Store() (*gitstore.Store, error) {
 	if dir == "" {
 		dir = "."
 	}
-	s, err := gitstore.Open(e.ctx, dir)
+	s, err := engine.OpenStore(e.ctx, dir)
 	if err != nil {
-		if errors.Is(err, gitstore.ErrNotRepo) {
-			return nil, &cliError{code: exitUsage, what: "not in a git repository", why: dir,
-				hint: "run git zerg inside a repository, or give -C DIR"}
-		}
 		return nil, err
 	}
 	e.store = s
@@ -101,11 +97,10 @@ var needsWorkTree = map[string]bool{
 // repository at all is left for the command to report.
 func (e *env) checkWorkTree(name string) error {
 	s, err := e.Store()
-	if err != nil || s.Top != "" {
+	if err != nil {
 		return nil
 	}
-	return &cliError{code: exitUsage, what: name + " needs a work tree (this is a bare repository)",
-		hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
+	return engine.CheckWorkTree(s, name)
 }
 
 // prepareCommand gives every command the same usage-error handling and a
