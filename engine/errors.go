@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/hooks"
 )
 
 // Kind says what sort of failure an Error is; the command line turns each
@@ -68,15 +70,21 @@ func NotPlanned(feature string) error {
 func NoTask(feature, id string) error { return usageErr("no task %q in feature %s", id, feature) }
 
 // Classify is err as an Error for people: itself when it is one, else by
-// what it is (a gate's refusal, a state error, a git failure), else a
-// failure saying err.
+// what it is (a gate's refusal, a hook's, a state error, a git failure),
+// else a failure saying err.
 func Classify(err error) *Error {
 	var ref *gates.Refusal
 	var ge *gitcmd.Error
 	var ee *Error
+	var hr *hooks.Refusal
+	var hi *hooks.InputError
 	switch {
 	case errors.As(err, &ee):
 		return ee
+	case errors.As(err, &hi):
+		return &Error{Kind: Usage, What: err.Error()}
+	case errors.As(err, &hr):
+		return &Error{Kind: Failed, What: hr.What, Why: hr.Why, Hint: hr.Hint}
 	case errors.As(err, &ref):
 		what := ref.Op
 		if ref.Task != "" {
@@ -116,4 +124,13 @@ func CheckWorkTree(s *gitstore.Store, name string) error {
 	}
 	return &Error{Kind: Usage, What: name + " needs a work tree (this is a bare repository)",
 		Hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
+}
+
+// HookRun is a run of a git hook in dir: the user is who commits or pushes,
+// unless a worker's branch says otherwise.
+func HookRun(ctx context.Context, dir string, open func() (*gitstore.Store, error), now time.Time) hooks.Run {
+	return hooks.Run{Dir: dir, Open: open, Now: now.UTC(), Owner: func() string {
+		s, _ := open()
+		return (&Engine{Ctx: ctx, Store: s}).UserIdentity()
+	}, WorkerOwner: Owner}
 }

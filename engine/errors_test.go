@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/hooks"
 )
 
 // Classify gives every error the kind its exit code comes from.
@@ -24,6 +25,8 @@ func TestClassify(t *testing.T) {
 		{gitstore.ErrNotFound, Usage, gitstore.ErrNotFound.Error()},
 		{gitstore.ErrExists, Refused, gitstore.ErrExists.Error()},
 		{gitstore.ErrContention, Refused, "state update lost"},
+		{&hooks.InputError{Err: errors.New("bad line")}, Usage, "bad line"},
+		{&hooks.Refusal{What: "commit refused", Why: "2 staged paths"}, Failed, "commit refused (2 staged paths)"},
 		{errors.New("plain"), Failed, "plain"},
 	} {
 		if got := Classify(c.err); got.Kind != c.kind || got.Error()[:len(c.what)] != c.what {

@@ -111,10 +111,7 @@ func runHooksStatus(e *env) error {
 
 // hookRun is a run of a git hook in the directory git-zerg runs in.
 func (e *env) hookRun() hooks.Run {
-	return hooks.Run{Dir: e.workDir(), Open: e.Store, Now: e.now().UTC(), Owner: func() string {
-		s, _ := e.Store()
-		return (&engine.Engine{Ctx: e.ctx, Store: s}).UserIdentity()
-	}, WorkerOwner: engine.Owner}
+	return engine.HookRun(e.ctx, e.workDir(), e.Store, e.now())
 }
 
 // workDir is the directory git-zerg runs in (-C).
@@ -132,20 +129,15 @@ func runHookPrePush(e *env, remote, url string) error {
 }
 
 // hookRefusal prints each problem of a refused commit or push on its own
-// line, and the refusal as exit 1.
+// line; the refusal itself is exit 1.
 func hookRefusal(e *env, err error) error {
 	var r *hooks.Refusal
-	var ie *hooks.InputError
-	switch {
-	case errors.As(err, &ie):
-		return usageErr("%v", err)
-	case !errors.As(err, &r):
-		return err
+	if errors.As(err, &r) {
+		for _, p := range r.Problems {
+			fmt.Fprintf(e.stderr, "git-zerg: %s\n", printable.String(p.String()))
+		}
 	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(e.stderr, "git-zerg: %s\n", printable.String(p.String()))
-	}
-	return &cliError{code: exitFailed, what: r.What, why: r.Why, hint: r.Hint}
+	return err
 }
 
 func runInit(e *env) error {
