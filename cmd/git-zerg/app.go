@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -164,12 +163,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	u, err := cmdline.Run(e.ctx, newApp(e), args)
 	if u != nil {
-		what, hint := fmt.Sprintf("unknown command %q", u.Name), "git zerg help lists the commands"
-		if u.Parent != "" {
-			what = fmt.Sprintf("%s: unknown command %q", u.Parent, u.Name)
-			hint = "git zerg help " + u.Parent + " lists its commands"
-		}
-		return exitError(stderr, &cliError{code: exitUsage, what: what + u.Suggestion, hint: hint})
+		what, hint := u.Message("git zerg")
+		return exitError(stderr, &cliError{code: exitUsage, what: what, hint: hint})
 	}
 	if err != nil {
 		return exitError(stderr, err)
