@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -124,13 +123,4 @@ func CheckWorkTree(s *gitstore.Store, name string) error {
 	}
 	return &Error{Kind: Usage, What: name + " needs a work tree (this is a bare repository)",
 		Hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
-}
-
-// HookRun is a run of a git hook in dir: the user is who commits or pushes,
-// unless a worker's branch says otherwise.
-func HookRun(ctx context.Context, dir string, open func() (*gitstore.Store, error), now time.Time) hooks.Run {
-	return hooks.Run{Dir: dir, Open: open, Now: now.UTC(), Owner: func() string {
-		s, _ := open()
-		return (&Engine{Ctx: ctx, Store: s}).UserIdentity()
-	}, WorkerOwner: Owner}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -123,4 +124,31 @@ func hooksError(err error) error {
 			Hint: "look at both files, keep one (or merge them), then install again", Err: err}
 	}
 	return err
+}
+
+// HookRun is a run of a git hook in dir: the user is who commits or pushes,
+// unless a worker's branch says otherwise.
+func HookRun(ctx context.Context, dir string, open func() (*gitstore.Store, error), now time.Time) hooks.Run {
+	return hooks.Run{Dir: dir, Open: open, Now: now.UTC(), Owner: func() string {
+		s, _ := open()
+		return (&Engine{Ctx: ctx, Store: s}).UserIdentity()
+	}, WorkerOwner: Owner}
+}
+
+// HookGateSet is the gate set of the configuration the pre-push hook runs
+// under: a pass recorded for another set does not let staging out. An
+// unreadable configuration matches no record, so the push is refused
+// rather than let through on gates nobody can name.
+func HookGateSet(open func() (*gitstore.Store, error)) func() string {
+	return func() string {
+		s, err := open()
+		if err != nil {
+			return ""
+		}
+		cfg, err := LoadConfig(s)
+		if err != nil {
+			return ""
+		}
+		return hooks.GateSet(cfg.Gates)
+	}
 }

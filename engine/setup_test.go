@@ -107,3 +107,19 @@ func TestStageHead(t *testing.T) {
 		t.Fatalf("staging ahead of HEAD: %v", err)
 	}
 }
+
+// The pre-push hook's gate set is the configuration's, and none when the
+// repository or its configuration cannot be read.
+func TestHookGateSet(t *testing.T) {
+	g, _ := newEngine(t, twoTasks, nil)
+	cfg, err := LoadConfig(g.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := HookGateSet(func() (*gitstore.Store, error) { return g.Store, nil })(); got != hooks.GateSet(cfg.Gates) {
+		t.Errorf("gate set %q, want %q", got, hooks.GateSet(cfg.Gates))
+	}
+	if got := HookGateSet(func() (*gitstore.Store, error) { return nil, errors.New("no repo") })(); got != "" {
+		t.Errorf("no repository: %q", got)
+	}
+}

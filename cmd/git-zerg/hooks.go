@@ -125,7 +125,7 @@ func (e *env) workDir() string {
 func runHookPreCommit(e *env) error { return hookRefusal(e, e.hookRun().CheckCommit(e.ctx)) }
 
 func runHookPrePush(e *env, remote, url string) error {
-	return hookRefusal(e, e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, e.gateSet))
+	return hookRefusal(e, e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, engine.HookGateSet(e.Store)))
 }
 
 // hookRefusal prints each problem of a refused commit or push on its own
