@@ -103,6 +103,17 @@ func Live(ctx context.Context, src *Source, feature string, stdin io.Reader, std
 	return w.Run(ctx, in, out, syncs)
 }
 
+// SyncWith shows the outcome of each of y's rounds on the page; warn is
+// told of each that failed.
+func (sv *Server) SyncWith(ctx context.Context, y *Syncer, warn func(error)) {
+	go y.Every(ctx, func(err error) {
+		sv.SetSync(err, y.Now())
+		if err != nil {
+			warn(err)
+		}
+	})
+}
+
 // CheckAddr refuses an address serve cannot listen on, and one other
 // machines could reach unless public; it tells whether addr is loopback.
 func CheckAddr(addr string, public bool) (loopback bool, err error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -211,12 +212,10 @@ func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
 }
 
 func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
-	name := o.name
-	if name == "" {
-		var err error
-		if name, err = e.resolveFeature(); err != nil {
-			return err
-		}
+	// The feature named, else the current one.
+	name, err := engine.ResolveFeature(cmp.Or(o.name, e.feature), e.Store)
+	if err != nil {
+		return err
 	}
 	tasks, err := engine.Commands(s, name)
 	if err != nil {

@@ -74,12 +74,7 @@ func runServe(e *env, o *serveOptions) error {
 	if !loopback {
 		fmt.Fprintf(e.stderr, "git-zerg: warning: serving on %s: anyone who can reach it can read the state, the task history and the workers' output\n", l.Addr())
 	}
-	go y.Every(ctx, func(err error) {
-		sv.SetSync(err, e.now())
-		if err != nil {
-			fmt.Fprintf(e.stderr, "git-zerg: serve: %v\n", err)
-		}
-	})
+	sv.SyncWith(ctx, y, func(err error) { fmt.Fprintf(e.stderr, "git-zerg: serve: %v\n", err) })
 	fmt.Fprintf(e.stdout, "serving %s on http://%s/\n", feature, l.Addr())
 	return sv.Serve(l)
 }
