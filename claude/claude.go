@@ -18,6 +18,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitstore"
 )
 
 //go:embed templates/*
@@ -255,4 +258,24 @@ func writeAtomic(name string, data []byte) error {
 		os.Remove(tmp)
 	}
 	return werr
+}
+
+// InstallIn installs the agent-driven mode in the work tree of s, or takes
+// it out. A bare repository has no tree to put it in, and a settings file
+// that cannot be merged must be fixed by hand first: both are usage
+// errors, and nothing is written.
+func InstallIn(s *gitstore.Store, uninstall bool) ([]Change, error) {
+	if s.Top == "" {
+		return nil, &engine.Error{Kind: engine.Usage, What: "install-commands needs a work tree (this is a bare repository)"}
+	}
+	do := Install
+	if uninstall {
+		do = Uninstall
+	}
+	changes, err := do(s.Top)
+	if errors.Is(err, ErrSettings) {
+		return nil, &engine.Error{Kind: engine.Usage, What: "install-commands: nothing written", Why: err.Error(),
+			Hint: "fix .claude/settings.json (Claude Code reads it as one JSON object), then run it again", Err: err}
+	}
+	return changes, err
 }

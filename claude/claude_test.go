@@ -11,6 +11,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitstore"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -271,10 +274,22 @@ func TestSettingsRefused(t *testing.T) {
 			if _, err := Uninstall(top); !errors.Is(err, ErrSettings) {
 				t.Fatalf("uninstall: %v, want ErrSettings", err)
 			}
+			var ee *engine.Error
+			if _, err := InstallIn(&gitstore.Store{Top: top}, false); !errors.As(err, &ee) || ee.Kind != engine.Usage || !errors.Is(err, ErrSettings) {
+				t.Fatalf("InstallIn: %v, want a usage error", err)
+			}
 			if got := tree(t, top); len(got) != 1 || !bytes.Equal(got[SettingsPath], orig) {
 				t.Errorf("files changed: %v", got)
 			}
 		})
+	}
+}
+
+// TestInstallInBare: a bare repository has no work tree to install in.
+func TestInstallInBare(t *testing.T) {
+	var ee *engine.Error
+	if _, err := InstallIn(&gitstore.Store{}, false); !errors.As(err, &ee) || ee.Kind != engine.Usage {
+		t.Fatalf("InstallIn: %v, want a usage error", err)
 	}
 }
 

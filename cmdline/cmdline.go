@@ -170,6 +170,18 @@ var flagInMessage = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`)
 // "flag provided but not defined: --wrkers", not "-wrkers".
 func LongFlags(msg string) string { return flagInMessage.ReplaceAllString(msg, "$1--$2") }
 
+// CommandName is the full name of the command c runs ("gates run"), from
+// its context chain.
+func CommandName(c *cli.Context) string {
+	name := c.Command.Name
+	for _, p := range c.Lineage()[1:] {
+		if p.Command != nil && p.Command.Name != "" && p.Command.Name != c.App.Name {
+			name = p.Command.Name + " " + name
+		}
+	}
+	return name
+}
+
 // Version is the module version `go install` recorded, else the commit
 // the binary was built from.
 func Version() string {

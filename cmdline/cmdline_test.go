@@ -2,8 +2,10 @@ package cmdline
 
 import (
 	"errors"
+	"io"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -90,6 +92,20 @@ func TestVersion(t *testing.T) {
 	} {
 		if got := version(&c.bi); got != c.want {
 			t.Errorf("version(%+v) = %q, want %q", c.bi, got, c.want)
+		}
+	}
+}
+
+func TestCommandName(t *testing.T) {
+	for args, want := range map[string]string{"prog hooks install": "hooks install", "prog claim": "claim"} {
+		app := testApp()
+		app.Writer, app.ErrWriter = io.Discard, io.Discard
+		got := ""
+		set := func(c *cli.Context) error { got = CommandName(c); return nil }
+		app.Commands[0].Action = set
+		app.Commands[1].Subcommands[0].Action = set
+		if err := app.Run(strings.Fields(args)); err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", args, got, err, want)
 		}
 	}
 }

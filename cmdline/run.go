@@ -3,6 +3,7 @@ package cmdline
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -18,6 +19,15 @@ type Unknown struct {
 	Parent string
 	// Suggestion is "; did you mean install?", or "".
 	Suggestion string
+}
+
+// Message is the line that reports u and the hint under it; prog is how
+// the program is run ("git zerg").
+func (u *Unknown) Message(prog string) (what, hint string) {
+	if u.Parent == "" {
+		return fmt.Sprintf("unknown command %q", u.Name) + u.Suggestion, prog + " help lists the commands"
+	}
+	return fmt.Sprintf("%s: unknown command %q", u.Parent, u.Name) + u.Suggestion, prog + " help " + u.Parent + " lists its commands"
 }
 
 // Run runs app on args, flags after arguments honoured (Reorder). A

@@ -37,6 +37,17 @@ func TestRunUnknown(t *testing.T) {
 	}
 }
 
+func TestUnknownMessage(t *testing.T) {
+	what, hint := (&Unknown{Name: "stauts", Suggestion: "; did you mean status?"}).Message("prog")
+	if what != `unknown command "stauts"; did you mean status?` || hint != "prog help lists the commands" {
+		t.Errorf("top level: %q, %q", what, hint)
+	}
+	what, hint = (&Unknown{Name: "x", Parent: "hooks"}).Message("prog")
+	if what != `hooks: unknown command "x"` || hint != "prog help hooks lists its commands" {
+		t.Errorf("subcommand: %q, %q", what, hint)
+	}
+}
+
 func TestIsTerminal(t *testing.T) {
 	f, err := os.Create(t.TempDir() + "/f")
 	if err != nil {

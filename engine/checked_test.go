@@ -165,6 +165,10 @@ func TestCheckState(t *testing.T) {
 	if err := g.CheckState(); err != nil {
 		t.Fatal(err)
 	}
+	// A feature not planned has no state to doubt.
+	if err := (&Engine{Ctx: g.Ctx, Store: g.Store, Feature: "none"}).CheckState(); err != nil {
+		t.Fatalf("unplanned: %v", err)
+	}
 	good := g.tip(t)
 	if _, ok := writtenHere(g.Store, "f", good, plumbing.ZeroHash); !ok {
 		t.Error("the engine's own history is not recognized as written here")

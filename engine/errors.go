@@ -1,6 +1,16 @@
 package engine
 
-import "fmt"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/hooks"
+)
 
 // Kind says what sort of failure an Error is; the command line turns each
 // kind into its exit code, and nothing below it knows about exit codes.
@@ -29,7 +39,11 @@ type Error struct {
 	What string
 	Why  string
 	Hint string
+	// Err is the error this one stands for, when callers may look for it.
+	Err error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Why == "" {
@@ -53,3 +67,60 @@ func NotPlanned(feature string) error {
 
 // NoTask is the error for a task id the feature does not have.
 func NoTask(feature, id string) error { return usageErr("no task %q in feature %s", id, feature) }
+
+// Classify is err as an Error for people: itself when it is one, else by
+// what it is (a gate's refusal, a hook's, a state error, a git failure),
+// else a failure saying err.
+func Classify(err error) *Error {
+	var ref *gates.Refusal
+	var ge *gitcmd.Error
+	var ee *Error
+	var hr *hooks.Refusal
+	var hi *hooks.InputError
+	switch {
+	case errors.As(err, &ee):
+		return ee
+	case errors.As(err, &hi):
+		return &Error{Kind: Usage, What: err.Error()}
+	case errors.As(err, &hr):
+		return &Error{Kind: Failed, What: hr.What, Why: hr.Why, Hint: hr.Hint}
+	case errors.As(err, &ref):
+		what := ref.Op
+		if ref.Task != "" {
+			what += " " + ref.Task
+		}
+		return &Error{Kind: Refused, What: what + " refused", Why: strings.Join(ref.Reasons, "; ")}
+	case errors.Is(err, gitstore.ErrNotRepo):
+		return &Error{Kind: Usage, What: "not in a git repository", Why: err.Error()}
+	case errors.Is(err, gitstore.ErrNotFound):
+		return &Error{Kind: Usage, What: err.Error()}
+	case errors.Is(err, gitstore.ErrExists):
+		return &Error{Kind: Refused, What: err.Error(), Hint: "use --force to replace it"}
+	case errors.Is(err, gitstore.ErrContention):
+		return &Error{Kind: Refused, What: "state update lost", Why: err.Error()}
+	case errors.As(err, &ge):
+		return &Error{Kind: Failed, What: "git failed", Why: ge.Error()}
+	}
+	return &Error{Kind: Failed, What: err.Error()}
+}
+
+// OpenStore opens the repository around dir; outside one it is a usage
+// error that says where to run.
+func OpenStore(ctx context.Context, dir string) (*gitstore.Store, error) {
+	s, err := gitstore.Open(ctx, dir)
+	if errors.Is(err, gitstore.ErrNotRepo) {
+		return nil, &Error{Kind: Usage, What: "not in a git repository", Why: dir,
+			Hint: "run git zerg inside a repository, or give -C DIR", Err: err}
+	}
+	return s, err
+}
+
+// CheckWorkTree refuses a bare repository to the command named, which
+// works in a work tree.
+func CheckWorkTree(s *gitstore.Store, name string) error {
+	if s.Top != "" {
+		return nil
+	}
+	return &Error{Kind: Usage, What: name + " needs a work tree (this is a bare repository)",
+		Hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
+}

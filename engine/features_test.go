@@ -132,6 +132,17 @@ func TestManualLocks(t *testing.T) {
 	if locks, err := g.Locks(); err != nil || len(locks) != 0 {
 		t.Fatalf("an expired lock is listed: %v %v", locks, err)
 	}
+	wantKind(t, CheckLock([]string{"a"}, -time.Second), Usage, "--ttl must be positive")
+	wantKind(t, CheckLock([]string{"a", "a"}, 0), Usage, `path "a" given twice`)
+	taken, err := g.LockAs("w2", []string{"src/"}, "", 0)
+	if err != nil || len(taken) != 1 || taken[0].Owner != Owner("w2") || !taken[0].Expires.Equal(taken[0].Created.Add(time.Duration(cfg.Locks.TTL))) {
+		t.Fatalf("LockAs: %v %v", taken, err)
+	}
+	_, err = g.UnlockAs("w1", []string{"src/"}, false)
+	wantKind(t, err, Refused, "unlock src/ refused")
+	if broken, err := g.UnlockAs("w1", []string{"src/"}, true); err != nil || len(broken) != 1 {
+		t.Fatalf("UnlockAs --force: %v %v", broken, err)
+	}
 }
 
 func TestOpenLog(t *testing.T) {

@@ -244,3 +244,29 @@ func (g *Engine) DistrustCommands() error {
 	}
 	return err
 }
+
+// IssuesFeature is the feature planned from issues: the name given, else
+// the label, else the milestone.
+func IssuesFeature(name, label, milestone string) (string, error) {
+	for _, n := range []string{label, milestone} {
+		if name == "" {
+			name = n
+		}
+	}
+	if name == "" {
+		return "", usageErr("plan --from-issues: name the feature (plan --from-issues FEATURE, or --label / --milestone)")
+	}
+	return name, CheckFeatureName(name)
+}
+
+// IssuesVerdict refuses a graph built from issues that have problems, or
+// warnings under strict: nothing is planned then.
+func IssuesVerdict(name string, probs, warns []IssueProblem, strict bool) error {
+	if len(probs) > 0 {
+		return usageErr("cannot plan %s from issues (%s)", name, Plural(len(probs), "problem"))
+	}
+	if strict && len(warns) > 0 {
+		return usageErr("cannot plan %s from issues (%s under --strict)", name, Plural(len(warns), "warning"))
+	}
+	return nil
+}

@@ -26,6 +26,14 @@ type ShipResult struct {
 	Refused []string  // why a task could not move, one line each
 }
 
+// Verdict refuses a ship that left tasks behind, each named in Refused.
+func (r *ShipResult) Verdict() error {
+	if len(r.Refused) > 0 {
+		return refused("ship refused for "+Plural(len(r.Refused), "task"), "each named above")
+	}
+	return nil
+}
+
 // Shipped is one task and its pull request.
 type Shipped struct {
 	Task   string `json:"task"`

@@ -37,6 +37,40 @@ type FsckReport struct {
 	SeenFile string
 }
 
+// FsckFeatures checks each feature in turn, passing each report to each as
+// it is made.
+func (g *Engine) FsckFeatures(features []string, each func(*FsckReport)) ([]*FsckReport, error) {
+	var rs []*FsckReport
+	for _, feature := range features {
+		f := *g
+		f.Feature = feature
+		r, err := f.Fsck()
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+		each(r)
+	}
+	return rs, nil
+}
+
+// FsckVerdict fails when any report has a problem, naming the features
+// that have them.
+func FsckVerdict(rs []*FsckReport) error {
+	total := 0
+	var bad []string
+	for _, r := range rs {
+		if len(r.Problems) > 0 {
+			total += len(r.Problems)
+			bad = append(bad, r.Feature)
+		}
+	}
+	if total > 0 {
+		return failed("fsck found "+Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
+	}
+	return nil
+}
+
 // Fsck replays the feature's state history and reports every transition
 // the gates would have refused, and a state ref moved back by hand.
 func (g *Engine) Fsck() (*FsckReport, error) {

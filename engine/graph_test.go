@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-zerg/git-zerg/levels"
 )
 
 func TestCheckGraph(t *testing.T) {
@@ -67,5 +69,45 @@ func TestCheckFeatureName(t *testing.T) {
 	wantKind(t, err, Usage, `bad feature name "a b"`)
 	if strings.Count(err.Error(), `"a b"`) != 1 {
 		t.Fatalf("the name said twice: %v", err)
+	}
+}
+
+func TestIssuesFeature(t *testing.T) {
+	for _, c := range [][4]string{{"n", "l", "m", "n"}, {"", "l", "m", "l"}, {"", "", "m", "m"}} {
+		if got, err := IssuesFeature(c[0], c[1], c[2]); err != nil || got != c[3] {
+			t.Errorf("IssuesFeature%q = %q, %v", c[:3], got, err)
+		}
+	}
+	_, err := IssuesFeature("", "", "")
+	wantKind(t, err, Usage, "name the feature")
+	_, err = IssuesFeature("", "a b", "")
+	wantKind(t, err, Usage, `bad feature name "a b"`)
+	probs := []IssueProblem{{}}
+	wantKind(t, IssuesVerdict("f", probs, nil, false), Usage, "cannot plan f from issues (1 problem)")
+	if err := IssuesVerdict("f", nil, probs, false); err != nil {
+		t.Fatalf("warnings without --strict: %v", err)
+	}
+	wantKind(t, IssuesVerdict("f", nil, probs, true), Usage, "(1 warning under --strict)")
+}
+
+// PlanCurrent makes the planned feature the current one, and names the
+// staging branch an earlier plan left.
+func TestPlanCurrent(t *testing.T) {
+	g, _ := newEngine(t, twoTasks, nil)
+	plan, problems := levels.Load([]byte(twoTasks))
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	g.Feature = "again"
+	res, err := g.PlanCurrent(plan, false)
+	if err != nil || res.StagingTip != "" || g.Store.CurrentFeature() != "again" {
+		t.Fatalf("%+v %v, current %q", res, err, g.Store.CurrentFeature())
+	}
+	run(t, g.Store.Top, "git", "branch", res.Staging)
+	if res, err = g.PlanCurrent(plan, true); err != nil || res.StagingTip == "" || res.Staging != "zerg/again/staging" {
+		t.Fatalf("an old staging branch: %+v %v", res, err)
+	}
+	if missing := RequiredIssues(g.Store, plan); len(missing) != 0 {
+		t.Fatalf("issues required without the configuration asking: %v", missing)
 	}
 }

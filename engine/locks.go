@@ -127,6 +127,37 @@ func CheckPaths(paths []string) error {
 	return nil
 }
 
+// CheckLock validates what lock is given before anything is read: the
+// paths, and a lease that is not negative.
+func CheckLock(paths []string, ttl time.Duration) error {
+	if err := CheckPaths(paths); err != nil {
+		return err
+	}
+	if ttl < 0 {
+		return usageErr("--ttl must be positive")
+	}
+	return nil
+}
+
+// LockAs takes manual locks on paths for worker on this host, else (worker
+// "") the user, for ttl, else the configured lease.
+func (g *Engine) LockAs(worker string, paths []string, reason string, ttl time.Duration) ([]state.Lock, error) {
+	owner, err := g.LockOwner(worker)
+	if err != nil {
+		return nil, err
+	}
+	return g.Lock(paths, owner, reason, g.LockTTL(ttl))
+}
+
+// UnlockAs drops the locks on paths as worker (or the user), as Unlock.
+func (g *Engine) UnlockAs(worker string, paths []string, force bool) ([]string, error) {
+	who, err := g.LockOwner(worker)
+	if err != nil {
+		return nil, err
+	}
+	return g.Unlock(paths, who, force)
+}
+
 // LockOwner is who takes or removes a lock by hand: the worker on this
 // host, as claim and done name it, else (worker "") the user.
 func (g *Engine) LockOwner(worker string) (string, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 // PlanResult is what planning a feature stored.
@@ -17,6 +18,9 @@ type PlanResult struct {
 	Levels   [][]string
 	Replaced bool   // an earlier plan of the feature was replaced (force)
 	Commit   string // the feature's state commit
+	// Staging is the staging branch an earlier plan of this name left, the
+	// rush's base instead of HEAD; StagingTip its commit ("" for none).
+	Staging, StagingTip string
 }
 
 // Plan stores a valid graph's plan as the feature's initial state, every
@@ -84,6 +88,23 @@ func (g *Engine) Plan(plan *levels.Plan, force bool) (*PlanResult, error) {
 		return nil, err
 	}
 	res.Commit = tip.String()
+	return res, nil
+}
+
+// PlanCurrent plans as Plan does, makes the feature the current one, and
+// tells of a staging branch an earlier plan of its name left.
+func (g *Engine) PlanCurrent(plan *levels.Plan, force bool) (*PlanResult, error) {
+	res, err := g.Plan(plan, force)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Store.SetCurrentFeature(g.Feature); err != nil {
+		return nil, err
+	}
+	res.Staging = worktree.StagingBranch(g.Feature)
+	if tip, _ := g.Store.ReadRef("refs/heads/" + res.Staging); !tip.IsZero() {
+		res.StagingTip = tip.String()
+	}
 	return res, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -48,10 +49,10 @@ func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	// before it writes anything, not halfway through.
 	loc, err := hooks.Locate(ctx, git)
 	if err != nil {
-		return "", err
+		return "", hooksError(err)
 	}
 	if loc.Relative {
-		return "", &hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir}
+		return "", hooksError(&hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir})
 	}
 	return v, nil
 }
@@ -95,4 +96,59 @@ func WriteConfig(top string) (wrote bool, err error) {
 		return false, err
 	}
 	return true, f.Close()
+}
+
+// ChangeHooks installs the hooks, running git-zerg at binary ("" for this
+// executable), or uninstalls them. The changes made come back even when
+// it fails part way.
+func ChangeHooks(ctx context.Context, s *gitstore.Store, uninstall bool, binary string) ([]hooks.Change, error) {
+	var changes []hooks.Change
+	var err error
+	if uninstall {
+		changes, err = hooks.UninstallIn(ctx, s)
+	} else {
+		changes, err = hooks.InstallIn(ctx, s, binary)
+	}
+	return changes, hooksError(err)
+}
+
+// hooksError refuses an install that would put hooks where not every
+// worktree runs them, or over a hook that is not git-zerg's.
+func hooksError(err error) error {
+	var hp *hooks.HooksPathError
+	switch {
+	case errors.As(err, &hp):
+		return &Error{Kind: Refused, What: "hooks install refused", Why: err.Error(), Hint: hp.Hint(), Err: err}
+	case errors.Is(err, hooks.ErrConflict):
+		return &Error{Kind: Refused, What: "hooks install refused", Why: err.Error(),
+			Hint: "look at both files, keep one (or merge them), then install again", Err: err}
+	}
+	return err
+}
+
+// HookRun is a run of a git hook in dir: the user is who commits or pushes,
+// unless a worker's branch says otherwise.
+func HookRun(ctx context.Context, dir string, open func() (*gitstore.Store, error), now time.Time) hooks.Run {
+	return hooks.Run{Dir: dir, Open: open, Now: now.UTC(), Owner: func() string {
+		s, _ := open()
+		return (&Engine{Ctx: ctx, Store: s}).UserIdentity()
+	}, WorkerOwner: Owner}
+}
+
+// HookGateSet is the gate set of the configuration the pre-push hook runs
+// under: a pass recorded for another set does not let staging out. An
+// unreadable configuration matches no record, so the push is refused
+// rather than let through on gates nobody can name.
+func HookGateSet(open func() (*gitstore.Store, error)) func() string {
+	return func() string {
+		s, err := open()
+		if err != nil {
+			return ""
+		}
+		cfg, err := LoadConfig(s)
+		if err != nil {
+			return ""
+		}
+		return hooks.GateSet(cfg.Gates)
+	}
 }

@@ -65,7 +65,9 @@ func TestCheckSetup(t *testing.T) {
 	}
 	run(t, g.Store.Top, "git", "config", "core.hooksPath", ".githooks")
 	var hp *hooks.HooksPathError
-	if _, err := CheckSetup(ctx, g.Store); !errors.As(err, &hp) || hp.HooksPath != ".githooks" {
+	var refused *Error
+	if _, err := CheckSetup(ctx, g.Store); !errors.As(err, &hp) || hp.HooksPath != ".githooks" ||
+		!errors.As(err, &refused) || refused.Kind != Refused || refused.Hint != hp.Hint() {
 		t.Errorf("relative core.hooksPath: %v", err)
 	}
 	bare := filepath.Join(t.TempDir(), "bare.git")
@@ -103,5 +105,21 @@ func TestStageHead(t *testing.T) {
 	var ee *Error
 	if err := g.StageHead(); !errors.As(err, &ee) || ee.Kind != Refused || !strings.Contains(ee.Why, "HEAD lacks") {
 		t.Fatalf("staging ahead of HEAD: %v", err)
+	}
+}
+
+// The pre-push hook's gate set is the configuration's, and none when the
+// repository or its configuration cannot be read.
+func TestHookGateSet(t *testing.T) {
+	g, _ := newEngine(t, twoTasks, nil)
+	cfg, err := LoadConfig(g.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := HookGateSet(func() (*gitstore.Store, error) { return g.Store, nil })(); got != hooks.GateSet(cfg.Gates) {
+		t.Errorf("gate set %q, want %q", got, hooks.GateSet(cfg.Gates))
+	}
+	if got := HookGateSet(func() (*gitstore.Store, error) { return nil, errors.New("no repo") })(); got != "" {
+		t.Errorf("no repository: %q", got)
 	}
 }

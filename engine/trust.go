@@ -84,6 +84,17 @@ func Commands(s *gitstore.Store, feature string) ([]*state.Task, error) {
 	return tx.Tasks()
 }
 
+// RequiredIssues are MissingIssues under the configuration of s. A
+// configuration that cannot be read is reported by the commands that run
+// on it; planning never needed one, and still plans.
+func RequiredIssues(s *gitstore.Store, plan *levels.Plan) []levels.Problem {
+	cfg, err := LoadConfig(s)
+	if err != nil {
+		return nil
+	}
+	return MissingIssues(cfg, plan)
+}
+
 // MissingIssues are the problems of a plan whose tasks lack the issue the
 // configuration asks each to have (none when it asks for none).
 func MissingIssues(cfg *config.Config, plan *levels.Plan) []levels.Problem {

@@ -176,3 +176,61 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	}
 	return nil
 }
+
+// Program is what a program knows of its own words, in the terms it knows
+// them: Source is built from it.
+type Program struct {
+	// SetFlag is as in Source.
+	SetFlag func(name, value string)
+	// Values are the values of the flags that take one of a few.
+	Values map[string][]string
+	// FeatureFlag names the flag whose values are the features; commands
+	// whose arguments name a FEATURE complete them too.
+	FeatureFlag string
+	Features    func() []string
+	// Tasks lists the tasks the command named acts on, for commands whose
+	// arguments name a TASK.
+	Tasks func(cmd string) []Candidate
+	// Completion names the command whose argument is a shell.
+	Completion string
+}
+
+// Source is the completion source of p.
+func (p Program) Source() Source {
+	features := func() (out []Candidate) {
+		if p.Features != nil {
+			for _, f := range p.Features() {
+				out = append(out, Candidate{Value: f, Desc: "feature"})
+			}
+		}
+		return out
+	}
+	return Source{
+		SetFlag: p.SetFlag,
+		FlagValues: func(name string) []Candidate {
+			if name == p.FeatureFlag {
+				return features()
+			}
+			var out []Candidate
+			for _, v := range p.Values[name] {
+				out = append(out, Candidate{Value: v})
+			}
+			return out
+		},
+		Args: func(cmd *cli.Command) (out []Candidate) {
+			switch {
+			case cmd.Name == p.Completion:
+				for _, sh := range Shells {
+					out = append(out, Candidate{Value: sh})
+				}
+			case strings.Contains(cmd.ArgsUsage, "TASK"):
+				if p.Tasks != nil {
+					out = p.Tasks(cmd.Name)
+				}
+			case strings.Contains(cmd.ArgsUsage, "FEATURE"):
+				out = features()
+			}
+			return out
+		},
+	}
+}

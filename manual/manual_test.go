@@ -75,6 +75,36 @@ func TestComplete(t *testing.T) {
 	}
 }
 
+func TestProgramSource(t *testing.T) {
+	src := Program{
+		Values:      map[string][]string{"mode": {"fast", "slow"}},
+		FeatureFlag: "feature",
+		Features:    func() []string { return []string{"f1", "f2"} },
+		Tasks:       func(cmd string) []Candidate { return []Candidate{{"T1", cmd}} },
+		Completion:  "completion",
+	}.Source()
+	app := testApp()
+	app.Commands = append(app.Commands,
+		&cli.Command{Name: "completion", ArgsUsage: "bash|zsh|fish"},
+		&cli.Command{Name: "switch", ArgsUsage: "FEATURE"})
+	for _, c := range []struct {
+		words []string
+		cur   string
+		want  string
+	}{
+		{[]string{"claim"}, "", "T1"},
+		{[]string{"claim", "--mode"}, "", "fast slow"},
+		{[]string{"--feature"}, "", "f1 f2"},
+		{[]string{"switch"}, "f", "f1 f2"},
+		{[]string{"completion"}, "", strings.Join(Shells, " ")},
+		{[]string{"hooks", "install"}, "", ""},
+	} {
+		if got := values(Complete(app, src, c.words, c.cur)); got != c.want {
+			t.Errorf("Complete(%q, %q) = %q, want %q", c.words, c.cur, got, c.want)
+		}
+	}
+}
+
 func TestWrite(t *testing.T) {
 	cands := []Candidate{{"a:b", "two\n words"}}
 	for shell, want := range map[string]string{"zsh": "a\\:b:two words\n", "fish": "a:b\ttwo words\n", "bash": "a:b\n"} {

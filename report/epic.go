@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 // EpicPlan is what `epic plan --json` prints.
@@ -255,5 +256,52 @@ func EpicRushText(w io.Writer, res *engine.EpicRushResult) {
 		fmt.Fprintf(w, "rush of epic %s complete: %s done\n", res.Epic, Plural(done, "feature"))
 	} else {
 		fmt.Fprintf(w, "rush of epic %s ended: %d/%d features done\n", res.Epic, done, len(res.Features))
+	}
+}
+
+// EpicBumpText says what `epic bump` did: the new version and the
+// features it sent back to review.
+func EpicBumpText(w io.Writer, name string, res *engine.BumpResult) {
+	fmt.Fprintf(w, "epic %s is now v%d", name, res.Epic.Version)
+	if len(res.Review) > 0 {
+		fmt.Fprintf(w, "; needs review: %s", strings.Join(res.Review, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+// EpicApproveText says what `epic approve` did, and what is left to review.
+func EpicApproveText(w io.Writer, name string, ep *state.Epic, features []string) {
+	fmt.Fprintf(w, "approved %s in epic %s v%d", strings.Join(features, ", "), name, ep.Version)
+	if len(ep.Review) > 0 {
+		var left []string
+		for _, r := range ep.Review {
+			left = append(left, r.Feature)
+		}
+		fmt.Fprintf(w, "; still to review: %s", strings.Join(left, ", "))
+	}
+	fmt.Fprintln(w)
+}
+
+// EpicEvents prints a rush of an epic's events on p. Several features run
+// at once: every line says whose it is, and the live line, which can only
+// show one level, is left out.
+func EpicEvents(p *Live) func(engine.Event) {
+	return func(ev engine.Event) {
+		switch ev.Type {
+		case engine.EvProgress:
+			return
+		case engine.EvTransition:
+			ev.Task = ev.Feature + "/" + ev.Task
+		case engine.EvLevelEnd:
+			return
+		case engine.EvLevelMerged:
+			p.Note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, ShortHash(ev.Text))
+			return
+		case engine.EvNote:
+			if ev.Feature != "" {
+				ev.Text = ev.Feature + ": " + ev.Text
+			}
+		}
+		p.Event(ev)
 	}
 }

@@ -6,6 +6,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 
@@ -215,4 +216,30 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// TasksOf are tasks as --json prints them, [] for none.
+func TasksOf(ts []*state.Task) []Task {
+	out := []Task{}
+	for _, t := range ts {
+		out = append(out, TaskOf(t, false))
+	}
+	return out
+}
+
+// WriteTransition prints the tasks a transition left: each as "<id>
+// <status>", or as JSON, one task as an object and several as an array.
+func WriteTransition(w io.Writer, ts []*state.Task, asJSON bool) error {
+	if asJSON && len(ts) == 1 {
+		return WriteJSON(w, TaskOf(ts[0], false))
+	}
+	if asJSON {
+		return WriteJSON(w, TasksOf(ts))
+	}
+	for _, t := range ts {
+		if _, err := fmt.Fprintf(w, "%s %s\n", t.ID(), t.Status); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 )
 
@@ -41,4 +42,14 @@ func ProblemsText[P fmt.Stringer](w io.Writer, file string, errs, warns []P) {
 	for _, p := range warns {
 		fmt.Fprintf(w, "%swarning: %s\n", pre, printable.String(p.String()))
 	}
+}
+
+// ValidateOf is the document of `validate --json` on file: plan is nil when
+// the graph could not be levelled.
+func ValidateOf(file string, plan *levels.Plan, errs, warns []levels.Problem, valid bool) Validate {
+	out := Validate{File: file, Valid: valid, Levels: [][]string{}, Errors: ProblemsOf(errs), Warnings: ProblemsOf(warns)}
+	if plan != nil {
+		out.Feature, out.Tasks, out.Levels = plan.Graph.Feature, len(plan.Graph.Tasks), plan.Levels
+	}
+	return out
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/cmdline"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 )
 
@@ -45,12 +44,8 @@ func (e *env) Store() (*gitstore.Store, error) {
 	if dir == "" {
 		dir = "."
 	}
-	s, err := gitstore.Open(e.ctx, dir)
+	s, err := engine.OpenStore(e.ctx, dir)
 	if err != nil {
-		if errors.Is(err, gitstore.ErrNotRepo) {
-			return nil, &cliError{code: exitUsage, what: "not in a git repository", why: dir,
-				hint: "run git zerg inside a repository, or give -C DIR"}
-		}
 		return nil, err
 	}
 	e.store = s
@@ -101,11 +96,10 @@ var needsWorkTree = map[string]bool{
 // repository at all is left for the command to report.
 func (e *env) checkWorkTree(name string) error {
 	s, err := e.Store()
-	if err != nil || s.Top != "" {
+	if err != nil {
 		return nil
 	}
-	return &cliError{code: exitUsage, what: name + " needs a work tree (this is a bare repository)",
-		hint: "run it in a clone: git clone " + s.GitDir + " DIR"}
+	return engine.CheckWorkTree(s, name)
 }
 
 // prepareCommand gives every command the same usage-error handling and a
@@ -169,12 +163,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	u, err := cmdline.Run(e.ctx, newApp(e), args)
 	if u != nil {
-		what, hint := fmt.Sprintf("unknown command %q", u.Name), "git zerg help lists the commands"
-		if u.Parent != "" {
-			what = fmt.Sprintf("%s: unknown command %q", u.Parent, u.Name)
-			hint = "git zerg help " + u.Parent + " lists its commands"
-		}
-		return exitError(stderr, &cliError{code: exitUsage, what: what + u.Suggestion, hint: hint})
+		what, hint := u.Message("git zerg")
+		return exitError(stderr, &cliError{code: exitUsage, what: what, hint: hint})
 	}
 	if err != nil {
 		return exitError(stderr, err)

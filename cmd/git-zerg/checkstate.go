@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitstore"
 )
 
 // checkState refuses to report on a feature whose state was changed
@@ -17,9 +16,6 @@ func (e *env) checkState() error {
 	if err != nil {
 		return err
 	}
-	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
-	if err != nil || tip.IsZero() {
-		return err // an unplanned feature is the snapshot's to report
-	}
-	return engine.CheckStateAt(e.ctx, s, feature, tip)
+	// An unplanned feature passes: it is the snapshot's to report.
+	return (&engine.Engine{Ctx: e.ctx, Store: s, Feature: feature}).CheckState()
 }

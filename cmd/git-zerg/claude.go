@@ -37,18 +37,8 @@ func runInstallCommands(e *env, uninstall bool) error {
 	if err != nil {
 		return err
 	}
-	if s.Top == "" {
-		return usageErr("install-commands needs a work tree (this is a bare repository)")
-	}
-	do := claude.Install
-	if uninstall {
-		do = claude.Uninstall
-	}
-	changes, err := do(s.Top)
-	if errors.Is(err, claude.ErrSettings) {
-		return &cliError{code: exitUsage, what: "install-commands: nothing written", why: err.Error(),
-			hint: "fix .claude/settings.json (Claude Code reads it as one JSON object), then run it again"}
-	} else if err != nil {
+	changes, err := claude.InstallIn(s, uninstall)
+	if err != nil {
 		return err
 	}
 	if e.json {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/git-zerg/git-zerg/cmdline"
 )
 
 func commands(e *env) []*cli.Command {
@@ -56,13 +58,7 @@ func commands(e *env) []*cli.Command {
 // args checks the number of arguments: at least min, at most max (-1: any).
 func args(c *cli.Context, min, max int) ([]string, error) {
 	a := c.Args().Slice()
-	// The full name of a subcommand ("gates run"), from its context chain.
-	name := c.Command.Name
-	for _, p := range c.Lineage()[1:] {
-		if p.Command != nil && p.Command.Name != "" && p.Command.Name != c.App.Name {
-			name = p.Command.Name + " " + name
-		}
-	}
+	name := cmdline.CommandName(c)
 	usage := strings.TrimSpace("usage: git zerg " + name + " " + c.Command.ArgsUsage)
 	switch {
 	case len(a) < min:

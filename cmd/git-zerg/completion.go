@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -11,8 +10,7 @@ import (
 )
 
 // The man page and shell completion come from the command tree (package
-// manual); what only git zerg knows is here: the values of its flags, its
-// features and which tasks each command acts on.
+// manual).
 
 func manCmd(e *env) *cli.Command {
 	return &cli.Command{
@@ -74,14 +72,10 @@ func completeCmd(e *env) *cli.Command {
 	}
 }
 
-// flagValues are the values of flags that take one of a few.
-var flagValues = map[string][]string{
-	"mode":   {"subprocess", "container", "task"},
-	"format": {"text", "mermaid", "dot", "json"},
-}
-
+// completion is what only git zerg knows of its words: the values of its
+// flags, its features and which tasks each command acts on.
 func (e *env) completion() manual.Source {
-	return manual.Source{
+	return manual.Program{
 		SetFlag: func(name, value string) {
 			switch name {
 			case "C":
@@ -90,43 +84,28 @@ func (e *env) completion() manual.Source {
 				e.feature = value
 			}
 		},
-		FlagValues: func(name string) []manual.Candidate {
-			if name == "feature" {
-				return e.completionFeatures()
+		Values: map[string][]string{
+			"mode":   {"subprocess", "container", "task"},
+			"format": {"text", "mermaid", "dot", "json"},
+		},
+		FeatureFlag: "feature",
+		Features: func() []string {
+			s, err := e.Store()
+			if err != nil {
+				return nil
 			}
-			var out []manual.Candidate
-			for _, v := range flagValues[name] {
-				out = append(out, manual.Candidate{Value: v})
+			fs, _ := s.Features()
+			return fs
+		},
+		Tasks: func(cmd string) (out []manual.Candidate) {
+			if _, tx, _, err := e.view(); err == nil {
+				tasks, _ := tx.Tasks()
+				for _, t := range engine.TasksFor(cmd, tasks) {
+					out = append(out, manual.Candidate{Value: t.ID(), Desc: string(t.Status) + ": " + t.Spec.Title})
+				}
 			}
 			return out
 		},
-		Args: func(cmd *cli.Command) (out []manual.Candidate) {
-			switch {
-			case cmd.Name == "completion":
-				for _, sh := range manual.Shells {
-					out = append(out, manual.Candidate{Value: sh})
-				}
-			case strings.Contains(cmd.ArgsUsage, "TASK"):
-				if _, tx, _, err := e.view(); err == nil {
-					tasks, _ := tx.Tasks()
-					for _, t := range engine.TasksFor(cmd.Name, tasks) {
-						out = append(out, manual.Candidate{Value: t.ID(), Desc: string(t.Status) + ": " + t.Spec.Title})
-					}
-				}
-			case strings.Contains(cmd.ArgsUsage, "FEATURE"):
-				out = e.completionFeatures()
-			}
-			return out
-		},
-	}
-}
-
-func (e *env) completionFeatures() (out []manual.Candidate) {
-	if s, err := e.Store(); err == nil {
-		fs, _ := s.Features()
-		for _, f := range fs {
-			out = append(out, manual.Candidate{Value: f, Desc: "feature"})
-		}
-	}
-	return out
+		Completion: "completion",
+	}.Source()
 }

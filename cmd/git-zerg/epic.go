@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -139,11 +138,7 @@ func runEpicBump(e *env, name string, frozen []string, set bool) error {
 		}
 		return report.WriteJSON(e.stdout, report.EpicStatusOf(st))
 	}
-	fmt.Fprintf(e.stdout, "epic %s is now v%d", name, res.Epic.Version)
-	if len(res.Review) > 0 {
-		fmt.Fprintf(e.stdout, "; needs review: %s", strings.Join(res.Review, ", "))
-	}
-	fmt.Fprintln(e.stdout)
+	report.EpicBumpText(e.stdout, name, res)
 	return nil
 }
 
@@ -156,15 +151,7 @@ func runEpicApprove(e *env, name string, features []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "approved %s in epic %s v%d", strings.Join(features, ", "), name, ep.Version)
-	if len(ep.Review) > 0 {
-		var left []string
-		for _, r := range ep.Review {
-			left = append(left, r.Feature)
-		}
-		fmt.Fprintf(e.stdout, "; still to review: %s", strings.Join(left, ", "))
-	}
-	fmt.Fprintln(e.stdout)
+	report.EpicApproveText(e.stdout, name, ep, features)
 	return nil
 }
 

@@ -15,26 +15,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 	}
 	e.printHooksWarning(e.startHooksWarning(g.Store)())
 	p := report.NewLive(e.stderr, e.errTTY)
-	// Several features run at once: every line says whose it is, and the
-	// live line, which can only show one level, is left out.
-	g.Events = func(ev engine.Event) {
-		switch ev.Type {
-		case engine.EvProgress:
-			return
-		case engine.EvTransition:
-			ev.Task = ev.Feature + "/" + ev.Task
-		case engine.EvLevelEnd:
-			return
-		case engine.EvLevelMerged:
-			p.Note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, report.ShortHash(ev.Text))
-			return
-		case engine.EvNote:
-			if ev.Feature != "" {
-				ev.Text = ev.Feature + ": " + ev.Text
-			}
-		}
-		p.Event(ev)
-	}
+	g.Events = report.EpicEvents(p)
 	interrupts, stop := rushSignals(g, p)
 	defer stop()
 	res, err := g.RushEpic(o.epic, engine.EpicRushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})

@@ -7,9 +7,6 @@ import (
 	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gates"
-	"github.com/git-zerg/git-zerg/gitcmd"
-	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/printable"
 )
 
@@ -82,28 +79,6 @@ var kindCode = map[engine.Kind]int{
 }
 
 func classify(err error) *cliError {
-	var ref *gates.Refusal
-	var ge *gitcmd.Error
-	var ee *engine.Error
-	switch {
-	case errors.As(err, &ee):
-		return &cliError{code: kindCode[ee.Kind], what: ee.What, why: ee.Why, hint: ee.Hint}
-	case errors.As(err, &ref):
-		what := ref.Op
-		if ref.Task != "" {
-			what += " " + ref.Task
-		}
-		return &cliError{code: exitRefused, what: what + " refused", why: strings.Join(ref.Reasons, "; ")}
-	case errors.Is(err, gitstore.ErrNotRepo):
-		return &cliError{code: exitUsage, what: "not in a git repository", why: err.Error()}
-	case errors.Is(err, gitstore.ErrNotFound):
-		return &cliError{code: exitUsage, what: err.Error()}
-	case errors.Is(err, gitstore.ErrExists):
-		return &cliError{code: exitRefused, what: err.Error(), hint: "use --force to replace it"}
-	case errors.Is(err, gitstore.ErrContention):
-		return &cliError{code: exitRefused, what: "state update lost", why: err.Error()}
-	case errors.As(err, &ge):
-		return &cliError{code: exitFailed, what: "git failed", why: ge.Error()}
-	}
-	return &cliError{code: exitFailed, what: err.Error()}
+	ee := engine.Classify(err)
+	return &cliError{code: kindCode[ee.Kind], what: ee.What, why: ee.Why, hint: ee.Hint}
 }

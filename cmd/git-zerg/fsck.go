@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
@@ -52,28 +50,15 @@ func runFsck(e *env, o *fsckOptions) error {
 		}
 		features = []string{f}
 	}
-	var rs []*engine.FsckReport
-	total := 0
-	var bad []string
-	for _, feature := range features {
-		r, err := (&engine.Engine{Ctx: e.ctx, Store: s, Feature: feature, Now: e.now}).Fsck()
-		if err != nil {
-			return err
-		}
-		rs = append(rs, r)
-		if len(r.Problems) > 0 {
-			total += len(r.Problems)
-			bad = append(bad, feature)
-		}
-		report.FsckText(e.stdout, e.stderr, r, e.json)
+	g := &engine.Engine{Ctx: e.ctx, Store: s, Now: e.now}
+	rs, err := g.FsckFeatures(features, func(r *engine.FsckReport) { report.FsckText(e.stdout, e.stderr, r, e.json) })
+	if err != nil {
+		return err
 	}
 	if e.json {
 		if err := report.WriteJSON(e.stdout, report.FsckOf(rs)); err != nil {
 			return err
 		}
 	}
-	if total > 0 {
-		return failed("fsck found "+report.Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
-	}
-	return nil
+	return engine.FsckVerdict(rs)
 }

@@ -87,26 +87,9 @@ func changeHooks(e *env, uninstall bool, binary string) error {
 	if err != nil {
 		return err
 	}
-	var changes []hooks.Change
-	if uninstall {
-		changes, err = hooks.UninstallIn(e.ctx, s)
-	} else {
-		changes, err = hooks.InstallIn(e.ctx, s, binary)
-	}
+	changes, err := engine.ChangeHooks(e.ctx, s, uninstall, binary)
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
-	}
-	return hooksInstallError(err)
-}
-
-func hooksInstallError(err error) error {
-	var hp *hooks.HooksPathError
-	switch {
-	case errors.As(err, &hp):
-		return &cliError{code: exitRefused, what: "hooks install refused", why: err.Error(), hint: hp.Hint()}
-	case errors.Is(err, hooks.ErrConflict):
-		return &cliError{code: exitRefused, what: "hooks install refused", why: err.Error(),
-			hint: "look at both files, keep one (or merge them), then install again"}
 	}
 	return err
 }
@@ -128,10 +111,7 @@ func runHooksStatus(e *env) error {
 
 // hookRun is a run of a git hook in the directory git-zerg runs in.
 func (e *env) hookRun() hooks.Run {
-	return hooks.Run{Dir: e.workDir(), Open: e.Store, Now: e.now().UTC(), Owner: func() string {
-		s, _ := e.Store()
-		return (&engine.Engine{Ctx: e.ctx, Store: s}).UserIdentity()
-	}, WorkerOwner: engine.Owner}
+	return engine.HookRun(e.ctx, e.workDir(), e.Store, e.now())
 }
 
 // workDir is the directory git-zerg runs in (-C).
@@ -145,24 +125,19 @@ func (e *env) workDir() string {
 func runHookPreCommit(e *env) error { return hookRefusal(e, e.hookRun().CheckCommit(e.ctx)) }
 
 func runHookPrePush(e *env, remote, url string) error {
-	return hookRefusal(e, e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, e.gateSet))
+	return hookRefusal(e, e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, engine.HookGateSet(e.Store)))
 }
 
 // hookRefusal prints each problem of a refused commit or push on its own
-// line, and the refusal as exit 1.
+// line; the refusal itself is exit 1.
 func hookRefusal(e *env, err error) error {
 	var r *hooks.Refusal
-	var ie *hooks.InputError
-	switch {
-	case errors.As(err, &ie):
-		return usageErr("%v", err)
-	case !errors.As(err, &r):
-		return err
+	if errors.As(err, &r) {
+		for _, p := range r.Problems {
+			fmt.Fprintf(e.stderr, "git-zerg: %s\n", printable.String(p.String()))
+		}
 	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(e.stderr, "git-zerg: %s\n", printable.String(p.String()))
-	}
-	return &cliError{code: exitFailed, what: r.What, why: r.Why, hint: r.Hint}
+	return err
 }
 
 func runInit(e *env) error {
@@ -172,7 +147,7 @@ func runInit(e *env) error {
 	}
 	v, err := engine.CheckSetup(e.ctx, s)
 	if err != nil {
-		return hooksInstallError(err)
+		return err
 	}
 	fmt.Fprintf(e.stdout, "%s: ok (%d.%d or later needed), worktrees: ok\n", v, engine.MinGit[0], engine.MinGit[1])
 	if wrote, err := engine.WriteConfig(s.Top); err != nil {

@@ -76,21 +76,14 @@ func locksCmd(e *env) *cli.Command {
 }
 
 func runLock(e *env, paths []string, o *lockOptions) error {
-	if err := engine.CheckPaths(paths); err != nil {
+	if err := engine.CheckLock(paths, o.ttl); err != nil {
 		return err
-	}
-	if o.ttl < 0 {
-		return usageErr("--ttl must be positive")
 	}
 	g, err := e.repoEngine()
 	if err != nil {
 		return err
 	}
-	owner, err := g.LockOwner(o.worker)
-	if err != nil {
-		return err
-	}
-	taken, err := g.Lock(paths, owner, o.reason, g.LockTTL(o.ttl))
+	taken, err := g.LockAs(o.worker, paths, o.reason, o.ttl)
 	if err != nil {
 		return err
 	}
@@ -111,12 +104,7 @@ func runUnlock(e *env, paths []string, o *lockOptions) error {
 	if err != nil {
 		return err
 	}
-	g := &engine.Engine{Ctx: e.ctx, Store: s, Now: e.now}
-	who, err := g.LockOwner(o.worker)
-	if err != nil {
-		return err
-	}
-	broken, err := g.Unlock(paths, who, o.force)
+	broken, err := (&engine.Engine{Ctx: e.ctx, Store: s, Now: e.now}).UnlockAs(o.worker, paths, o.force)
 	if err != nil {
 		return err
 	}

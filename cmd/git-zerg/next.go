@@ -44,9 +44,5 @@ func runNext(e *env) error {
 		}
 		return nil
 	}
-	out := []report.Task{}
-	for _, t := range tasks {
-		out = append(out, report.TaskOf(t, false))
-	}
-	return report.WriteJSON(e.stdout, out)
+	return report.WriteJSON(e.stdout, report.TasksOf(tasks))
 }

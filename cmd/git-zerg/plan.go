@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
-	"github.com/git-zerg/git-zerg/worktree"
 )
 
 type validateOptions struct {
@@ -58,11 +58,7 @@ func runValidate(e *env, o *validateOptions) error {
 		return err
 	}
 	if e.json {
-		out := report.Validate{File: file, Valid: err == nil, Levels: [][]string{}, Errors: report.ProblemsOf(errs), Warnings: report.ProblemsOf(warns)}
-		if plan != nil {
-			out.Feature, out.Tasks, out.Levels = plan.Graph.Feature, len(plan.Graph.Tasks), plan.Levels
-		}
-		if werr := report.WriteJSON(e.stdout, out); werr != nil {
+		if werr := report.WriteJSON(e.stdout, report.ValidateOf(file, plan, errs, warns, err == nil)); werr != nil {
 			return werr
 		}
 		if err != nil {
@@ -180,8 +176,11 @@ func runPlan(e *env, o *planOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := e.requireIssues(engine.GraphName(file), plan); err != nil {
-		return err
+	// Tasks without the issue the configuration asks for are named, each
+	// with its place, as the graph's own problems are.
+	if missing := engine.RequiredIssues(s, plan); len(missing) > 0 {
+		report.ProblemsText(e.stderr, engine.GraphName(file), missing, nil)
+		return &engine.GraphError{File: engine.GraphName(file), Errs: missing}
 	}
 	name := o.name
 	if name == "" {
@@ -195,51 +194,28 @@ func runPlan(e *env, o *planOptions) error {
 
 // storePlan stores a checked plan as the feature's first state and says so.
 func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
-	s, name := g.Store, g.Feature
-	res, err := g.Plan(plan, force)
+	res, err := g.PlanCurrent(plan, force)
 	if err != nil {
-		return err
-	}
-	if err := s.SetCurrentFeature(name); err != nil {
 		return err
 	}
 	// A staging branch left by an earlier plan of this name is where the
 	// rush will build: say so, since HEAD is what one would expect.
-	if tip, _ := s.ReadRef("refs/heads/" + worktree.StagingBranch(name)); !tip.IsZero() {
+	if res.StagingTip != "" {
 		fmt.Fprintf(e.stderr, "note: %s exists (%s): the rush builds on it, not on HEAD; git branch -D %s starts afresh\n",
-			worktree.StagingBranch(name), report.ShortHash(tip.String()), worktree.StagingBranch(name))
+			res.Staging, report.ShortHash(res.StagingTip), res.Staging)
 	}
 	if e.json {
-		return report.WriteJSON(e.stdout, report.Plan{Feature: name, Tasks: res.Tasks, Levels: plan.Levels, Warnings: report.ProblemsOf(plan.Warnings), Commit: res.Commit})
+		return report.WriteJSON(e.stdout, report.Plan{Feature: res.Feature, Tasks: res.Tasks, Levels: plan.Levels, Warnings: report.ProblemsOf(plan.Warnings), Commit: res.Commit})
 	}
-	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", name, report.Plural(res.Tasks, "task"), report.Plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", res.Feature, report.Plural(res.Tasks, "task"), report.Plural(len(plan.Levels), "level"))
 	return nil
 }
 
-// requireIssues refuses a plan whose tasks lack an issue when the
-// configuration asks for one, naming every such task.
-func (e *env) requireIssues(file string, plan *levels.Plan) error {
-	// A configuration plan cannot read is reported by the commands that
-	// run on it; plan itself never needed one, and still plans.
-	cfg, err := e.config()
-	if err != nil {
-		return nil
-	}
-	missing := engine.MissingIssues(cfg, plan)
-	if len(missing) == 0 {
-		return nil
-	}
-	report.ProblemsText(e.stderr, file, missing, nil)
-	return &engine.GraphError{File: file, Errs: missing}
-}
-
 func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
-	name := o.name
-	if name == "" {
-		var err error
-		if name, err = e.resolveFeature(); err != nil {
-			return err
-		}
+	// The feature named, else the current one.
+	name, err := engine.ResolveFeature(cmp.Or(o.name, e.feature), e.Store)
+	if err != nil {
+		return err
 	}
 	tasks, err := engine.Commands(s, name)
 	if err != nil {

@@ -19,16 +19,8 @@ func runPlanFromIssues(e *env, o *planOptions) error {
 	if err != nil {
 		return err
 	}
-	name := o.name
-	for _, n := range []string{o.label, o.milestone} {
-		if name == "" {
-			name = n
-		}
-	}
-	if name == "" {
-		return usageErr("plan --from-issues: name the feature (plan --from-issues FEATURE, or --label / --milestone)")
-	}
-	if err := engine.CheckFeatureName(name); err != nil {
+	name, err := engine.IssuesFeature(o.name, o.label, o.milestone)
+	if err != nil {
 		return err
 	}
 	g := &engine.Engine{Ctx: e.ctx, Store: s, Config: cfg, Feature: name, Now: e.now}
@@ -37,11 +29,8 @@ func runPlanFromIssues(e *env, o *planOptions) error {
 		return err
 	}
 	report.ProblemsText(e.stderr, "", probs, warns)
-	if len(probs) > 0 {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s)", name, report.Plural(len(probs), "problem"))}
-	}
-	if o.strict && len(warns) > 0 {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("cannot plan %s from issues (%s under --strict)", name, report.Plural(len(warns), "warning"))}
+	if err := engine.IssuesVerdict(name, probs, warns, o.strict); err != nil {
+		return err
 	}
 	if err := e.storePlan(g, plan, o.force); err != nil {
 		return err

@@ -45,18 +45,13 @@ func serveCmd(e *env) *cli.Command {
 }
 
 func runServe(e *env, o *serveOptions) error {
-	if o.sync < 0 {
-		return usageErr("--sync must not be negative")
-	}
-	host, _, err := net.SplitHostPort(o.addr)
+	y, err := e.syncer(&o.watchOptions)
 	if err != nil {
-		return usageErr("bad --addr %q (%v)", o.addr, err)
+		return err
 	}
-	loopback := host != "" && view.LoopbackHost(host)
-	if !loopback && !o.public {
-		return &cliError{code: exitUsage, what: fmt.Sprintf("serve: %s is not a loopback address", o.addr),
-			why:  "every machine that reaches it could read the state and the workers' output",
-			hint: "give --public to serve it anyway, or --addr 127.0.0.1:PORT"}
+	loopback, err := view.CheckAddr(o.addr, o.public)
+	if err != nil {
+		return err
 	}
 	s, err := e.Store()
 	if err != nil {
@@ -79,12 +74,7 @@ func runServe(e *env, o *serveOptions) error {
 	if !loopback {
 		fmt.Fprintf(e.stderr, "git-zerg: warning: serving on %s: anyone who can reach it can read the state, the task history and the workers' output\n", l.Addr())
 	}
-	go e.syncEvery(ctx, &o.watchOptions, func(err error) {
-		sv.SetSync(err, e.now())
-		if err != nil {
-			fmt.Fprintf(e.stderr, "git-zerg: serve: %v\n", err)
-		}
-	})
+	sv.SyncWith(ctx, y, func(err error) { fmt.Fprintf(e.stderr, "git-zerg: serve: %v\n", err) })
 	fmt.Fprintf(e.stdout, "serving %s on http://%s/\n", feature, l.Addr())
 	return sv.Serve(l)
 }

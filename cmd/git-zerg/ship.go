@@ -42,8 +42,5 @@ func runShip(e *env) error {
 	if err != nil {
 		return err
 	}
-	if len(res.Refused) > 0 {
-		return refused("ship refused for "+report.Plural(len(res.Refused), "task"), "each named above")
-	}
-	return nil
+	return res.Verdict()
 }

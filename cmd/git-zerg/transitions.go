@@ -107,22 +107,7 @@ func retryCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if len(ts) == 1 {
-				return e.printTask(ts[0], nil)
-			}
-			if e.json {
-				out := make([]any, len(ts))
-				for i, t := range ts {
-					out[i] = report.TaskOf(t, false)
-				}
-				return report.WriteJSON(e.stdout, out)
-			}
-			for _, t := range ts {
-				if err := e.printTask(t, nil); err != nil {
-					return err
-				}
-			}
-			return nil
+			return report.WriteTransition(e.stdout, ts, e.json)
 		}),
 	}
 }
@@ -156,9 +141,5 @@ func (e *env) printTask(t *state.Task, err error) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		return report.WriteJSON(e.stdout, report.TaskOf(t, false))
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s %s\n", t.ID(), t.Status)
-	return err
+	return report.WriteTransition(e.stdout, []*state.Task{t}, e.json)
 }

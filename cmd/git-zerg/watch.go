@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/view"
 )
@@ -52,15 +50,21 @@ func watchCmd(e *env) *cli.Command {
 	}
 }
 
+// syncer is the background sync the flags ask for.
+func (e *env) syncer(o *watchOptions) (*view.Syncer, error) {
+	y := &view.Syncer{Store: e.Store, Config: e.config, Now: e.now, Interval: o.sync, Remote: o.remote}
+	return y, y.Check()
+}
+
 func runWatch(e *env, o *watchOptions) error {
-	if o.sync < 0 {
-		return usageErr("--sync must not be negative")
+	y, err := e.syncer(o)
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if o.once && o.sync > 0 {
-		// Once means the state as the remote has it now.
-		if err := e.syncOnce(o); err != nil {
+		if err := y.Once(e.ctx); err != nil {
 			return err
 		}
 	}
@@ -70,77 +74,17 @@ func runWatch(e *env, o *watchOptions) error {
 	}
 	s, _ := e.Store()
 	src := view.NewSource(s, e.now)
-	if o.once {
-		sn, err := src.Snapshot(feature)
-		if err != nil {
-			return err
-		}
-		if e.json {
-			return report.WriteJSON(e.stdout, sn)
-		}
-		return view.WriteText(e.stdout, sn, e.now())
-	}
-	out, _ := e.stdout.(*os.File)
-	in := view.Keyboard(e.stdin)
-	if !e.isTTY || out == nil || in == nil {
-		go e.syncEvery(ctx, o, func(err error) {
-			if err != nil {
-				fmt.Fprintf(e.stderr, "git-zerg: watch: %v\n", err)
-			}
+	if !o.once {
+		return view.Live(ctx, src, feature, e.stdin, e.stdout, e.isTTY, y, func(err error) {
+			fmt.Fprintf(e.stderr, "git-zerg: watch: %v\n", err)
 		})
-		return view.RunPlain(ctx, src, feature, e.stdout)
 	}
-	if in != os.Stdin {
-		defer in.Close()
-	}
-	w := view.NewWatch(src, feature)
-	// The view reads its sync outcome when it draws; the store it reads
-	// with is not the one sync writes with.
-	syncs := make(chan error, 1)
-	go e.syncEvery(ctx, o, func(err error) {
-		select {
-		case syncs <- err:
-		default:
-		}
-	})
-	return w.Run(ctx, in, out, syncs)
-}
-
-// syncEvery runs `git zerg sync` in the background at the --sync interval
-// (none without it), on a store of its own so the view's reads never wait
-// for a fetch.
-func (e *env) syncEvery(ctx context.Context, o *watchOptions, report func(error)) {
-	if o.sync <= 0 {
-		return
-	}
-	g, err := e.syncEngine(ctx)
-	if err != nil {
-		report(err)
-		return
-	}
-	view.SyncEvery(ctx, o.sync, func() error {
-		_, err := g.Sync(o.remote, 5)
-		return err
-	}, report)
-}
-
-func (e *env) syncOnce(o *watchOptions) error {
-	g, err := e.syncEngine(e.ctx)
+	sn, err := src.Snapshot(feature)
 	if err != nil {
 		return err
 	}
-	_, err = g.Sync(o.remote, 5)
-	return err
-}
-
-func (e *env) syncEngine(ctx context.Context) (*engine.Engine, error) {
-	cfg, err := e.config()
-	if err != nil {
-		return nil, err
+	if e.json {
+		return report.WriteJSON(e.stdout, sn)
 	}
-	s, err := e.Store()
-	if err != nil {
-		return nil, err
-	}
-	return engine.BackgroundSync(ctx, s, cfg, e.now)
+	return view.WriteText(e.stdout, sn, e.now())
 }
