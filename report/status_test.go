@@ -5,34 +5,19 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/storetest"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/view"
 )
 
-func newStore(t *testing.T) *gitstore.Store {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("HOME", dir)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}, {"-C", dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "i"}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	s, err := gitstore.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func newStore(t *testing.T) *gitstore.Store { return storetest.New(t) }
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"reflect"
 	"regexp"
 	"strings"
@@ -15,26 +14,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/storetest"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
 
-func newStore(t *testing.T) *gitstore.Store {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("HOME", dir)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, args := range [][]string{{"init", "-q", "-b", "main", dir}, {"-C", dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "i"}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	s, err := gitstore.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func newStore(t *testing.T) *gitstore.Store { return storetest.New(t) }
 
 // planThree plans T1 and T2, then T3 after both; the title of T2 tries
 // to retitle the terminal.
