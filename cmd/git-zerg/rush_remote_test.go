@@ -49,15 +49,14 @@ func startGitDaemon(t testing.TB, env []string, base string, port int) *gitDaemo
 		t.Fatal(err)
 	}
 	t.Cleanup(d.stop)
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+	if err := waitUntil(func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
 			c.Close()
-			break
 		}
-		if i > 200 {
-			t.Fatal("git daemon did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
+	}); err != nil {
+		t.Fatalf("git daemon did not start: %v", err)
 	}
 	return d
 }
@@ -401,7 +400,9 @@ func TestRushRemoteOutage(t *testing.T) {
 	// host1's workers finish while the remote is away: their results wait
 	// for it.
 	os.WriteFile(filepath.Join(hang, "go"), []byte("go\n"), 0o644)
-	time.Sleep(5 * time.Second) // the outage itself
+	// The outage the scenario is about: the remote away for five seconds of
+	// real time, which the hosts' backoff spans.
+	time.Sleep(5 * time.Second)
 	startGitDaemon(t, env, filepath.Join(dir, "srv"), port)
 	runs := wait()
 	checkRemoteRush(t, env, clones, ids, runs, nil)

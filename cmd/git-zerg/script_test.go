@@ -19,10 +19,12 @@ var update = flag.Bool("update", false, "update testscript archives from actual 
 
 // TestMain registers git-zerg as a program of the test binary, so scripts
 // run `exec git zerg ...` exactly as users do, and hooks installed by a
-// script find it on PATH too.
+// script find it on PATH too; and waitfor, which scripts and the workers
+// they start run to wait for an event instead of sleeping.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"git-zerg": func() { clock = offsetClock(); os.Exit(process()) },
+		"waitfor":  func() { os.Exit(waitforMain()) },
 	})
 }
 
@@ -164,25 +166,19 @@ func offsetClock() func() time.Time {
 	return func() time.Time { return time.Now().Add(d) }
 }
 
-// waitfile FILE...: wait until every FILE exists and is not empty, at most
-// 20 seconds, so a
-// script can act once a background process reached a point (never by
-// sleeping for a guessed time).
+// waitfile FILE...: wait until every FILE exists and is not empty (at
+// most waitBound), so a script can act once a background process reached
+// a point (never by sleeping for a guessed time).
 func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: waitfile FILE...")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, f := range args {
-		for {
-			if fi, err := os.Stat(ts.MkAbs(f)); err == nil && fi.Size() > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				ts.Fatalf("waitfile: %s did not appear within 20s", f)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+	abs := make([]string, len(args))
+	for i, f := range args {
+		abs[i] = ts.MkAbs(f)
+	}
+	if err := waitUntil(func() bool { return filesReady(abs) }); err != nil {
+		ts.Fatalf("waitfile %s: %v", strings.Join(args, " "), err)
 	}
 }
 
