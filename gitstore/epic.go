@@ -179,20 +179,7 @@ func (s *Store) EpicLog(name string) ([]Entry, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("epic %q: %w", name, ErrNotFound)
 	}
-	var out []Entry
-	for h := tip; !h.IsZero(); {
-		c, err := s.readCommit(h)
-		if err != nil {
-			return nil, err
-		}
-		e := Entry{Hash: h, When: c.Committer.When, Message: ParseMessage(c.Message)}
-		if len(c.ParentHashes) > 0 {
-			e.Parent = c.ParentHashes[0]
-		}
-		out = append(out, e)
-		h = e.Parent
-	}
-	return out, nil
+	return s.firstParents(tip, 0)
 }
 
 // hasEpics answers, without listing every ref, whether any epic may exist:

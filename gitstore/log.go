@@ -36,6 +36,12 @@ func (s *Store) Log(feature string, limit int) ([]Entry, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("feature %q: %w", feature, ErrNotFound)
 	}
+	return s.firstParents(tip, limit)
+}
+
+// firstParents is the history of a state ref from tip along first
+// parents, newest first, at most limit entries (all when limit <= 0).
+func (s *Store) firstParents(tip plumbing.Hash, limit int) ([]Entry, error) {
 	var out []Entry
 	for h := tip; !h.IsZero() && (limit <= 0 || len(out) < limit); {
 		c, err := s.readCommit(h)
