@@ -1007,11 +1007,15 @@ func commitIdentity() []string {
 // the feature — not only in the slots this rush will use — so that nothing
 // is lost and a later cleanup has nothing to refuse.
 func (r *rush) rescueLeftovers(ctx context.Context, tip string) error {
+	before := time.Now()
 	ws, err := r.mgr.List(ctx)
 	if err != nil {
 		return err
 	}
 	for _, w := range ws {
+		for _, p := range r.mgr.DropStaleLocks(w, before) {
+			r.g.note("%s: removed %s, left by a git process of a rush that was killed", w.Name, p)
+		}
 		if _, err := os.Stat(w.Dir); err != nil || w.Interrupted {
 			continue // gone (git worktree prune's business) or never used (Add rebuilds it)
 		}

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
@@ -547,6 +548,36 @@ func (m *Manager) dropStaleBranchLock(err error, ref string) bool {
 		return false
 	}
 	return os.Remove(match[1]) == nil
+}
+
+// DropStaleLocks removes the index and HEAD lock files that a git killed
+// with its rush (kill -9 in the middle of `add -A` or `reset`) left in
+// worker w's worktree, so the next rush can save and reset it. Only locks
+// older than before are taken: the caller holds the feature's rush marker
+// from then on, so an older lock belongs to a process of a dead rush, and
+// a newer one (a person's `git status` in that worktree) is left alone.
+// It returns the files removed.
+func (m *Manager) DropStaleLocks(w Worker, before time.Time) []string {
+	gitdir := filepath.Join(w.Dir, ".git")
+	if b, err := os.ReadFile(gitdir); err == nil {
+		// A linked worktree's .git is a file naming its private directory.
+		d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+		if !ok {
+			return nil
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(w.Dir, d)
+		}
+		gitdir = d
+	}
+	var removed []string
+	for _, name := range []string{"index.lock", "HEAD.lock"} {
+		p := filepath.Join(gitdir, name)
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().Before(before) && os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
 }
 
 // add does Add's git work: find or create the worktree, check it, reset it.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
@@ -688,4 +689,35 @@ func TestStaleBranchLock(t *testing.T) {
 	if m.dropStaleBranchLock(errors.New("fatal: Unable to create '"+filepath.Join(top, ".git", "refs", "heads", "main.lock")+"': File exists."), "refs/heads/zerg/"+m.Feature+"/worker-1") {
 		t.Fatal("dropped the lock of another ref")
 	}
+}
+
+// TestDropStaleLocks: the index lock a killed git left in a worker's
+// worktree is removed and git works there again; a lock taken after the
+// caller began (a person's git in that worktree) is kept.
+func TestDropStaleLocks(t *testing.T) {
+	_, m := newRepo(t)
+	ctx := context.Background()
+	if _, err := m.EnsureStaging(ctx, "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := m.Add(ctx, 1, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := git(t, w.Dir, "rev-parse", "--path-format=absolute", "--git-path", "index.lock")
+	write(t, w.Dir, "new.txt", "x\n")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&gitcmd.Runner{Dir: w.Dir}).Run(ctx, "add", "-A"); err == nil {
+		t.Fatal("git add with a lock in place succeeded; the test sets up nothing")
+	}
+	old := time.Now().Add(-time.Hour)
+	if got := m.DropStaleLocks(*w, old); len(got) != 0 {
+		t.Fatalf("a lock newer than the start was removed: %v", got)
+	}
+	if got := m.DropStaleLocks(*w, time.Now().Add(time.Hour)); len(got) != 1 || got[0] != lock {
+		t.Fatalf("DropStaleLocks = %v, want [%s]", got, lock)
+	}
+	git(t, w.Dir, "add", "-A")
 }
