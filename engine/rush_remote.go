@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -105,11 +104,24 @@ func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
 func (r *rush) remoteMerge(level int) (stop error, err error) {
 	ctx := r.g.ctx()
 	ref := r.mgr.StagingRef()
+	polled := false
 	for round := 1; ; round++ {
-		if err := r.poll(true); err != nil {
-			return nil, err
+		// The first round goes on what this host knows: it saw the level
+		// settled, and only this level's merge moves the staging it
+		// started from. Had another host merged first, the lease on the
+		// staging push says so, and the next round asks the remote.
+		var tip string
+		var err error
+		if round == 1 {
+			tip, err = r.mgr.EnsureStaging(ctx, "")
+		} else {
+			if !polled {
+				if err := r.poll(true); err != nil {
+					return nil, err
+				}
+			}
+			tip, err = r.syncStaging(ctx, "")
 		}
-		tip, err := r.syncStaging(ctx, "")
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +132,8 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		var in, out []worktree.Pin
 		work := map[string]string{}
 		var last *state.Task // the level's last verification
+		var verified []*state.Task
+		var commits []string
 		for _, t := range tasks {
 			if t.Level != level || t.Status != state.Verified {
 				continue
@@ -127,8 +141,16 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			if last == nil || lastAt(t).After(lastAt(last)) {
 				last = t
 			}
+			verified = append(verified, t)
+			commits = append(commits, t.Commit)
+		}
+		merged, err := r.s.InHistory(ctx, tip, commits)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range verified {
 			p := worktree.Pin{Task: t.ID(), Commit: t.Commit}
-			if r.inStaging(ctx, t.Commit, tip) {
+			if merged[t.Commit] {
 				in = append(in, p)
 			} else {
 				out = append(out, p)
@@ -143,11 +165,13 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 					return nil, err
 				}
 			}
+			r.levelSynced = round > 1
 			// Another host's gate record does not count here: the gates
 			// run on this machine once per tree.
 			return r.g.runQualityGates(r.mgr, true)
 		}
 		if round == 1 && last != nil && last.Host != gitstore.Hostname() && r.awaitMerge(level) {
+			polled = true
 			continue // the host that settled the level merged it
 		}
 		if err := r.remoteTry(func() error { return r.s.FetchWork(ctx, r.remote, work) }); err != nil {
@@ -184,24 +208,21 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		if err := r.g.recordMerged(all, pinIDs(all), res.Tip); err != nil {
 			return nil, err
 		}
+		r.levelSynced = true // the remote's staging and state are this host's own
 		// The gate record goes out for the record (it stands in for the
 		// gates only where it was made), with the pins dropped.
 		extra := map[string]string{}
 		if rec, _ := r.s.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
 			extra[gitstore.GatesRef(res.Tree)] = rec.String()
 		}
-		r.dropRemotePins(all, extra)
+		// Nobody waits for this push: it goes on while the next level starts.
+		r.background.Add(1)
+		go func() {
+			defer r.background.Done()
+			r.dropRemotePins(all, extra)
+		}()
 		return nil, nil
 	}
-}
-
-// inStaging reports whether commit is in staging at tip.
-func (r *rush) inStaging(ctx context.Context, commit, tip string) bool {
-	if commit == "" {
-		return false
-	}
-	_, err := gitOf(r.s).Run(ctx, "merge-base", "--is-ancestor", commit, tip)
-	return err == nil || gitcmd.ExitCode(err) == -1
 }
 
 // dropRemotePins removes the pins of work now in staging from the remote,
@@ -302,13 +323,17 @@ func (r *rush) expireStale() error {
 // settled, and all but one would merge, gate and push for nothing.
 const mergeGrace = 3 * time.Second
 
+// mergePoll is how often a host waiting for another host's level merge
+// looks: every host waits on it, so it is shorter than remotePoll.
+const mergePoll = 100 * time.Millisecond
+
 // awaitMerge waits (up to mergeGrace) until the level's work is merged by
 // another host, and reports whether it was.
 func (r *rush) awaitMerge(level int) bool {
 	deadline := time.Now().Add(mergeGrace)
 	for time.Now().Before(deadline) {
 		select {
-		case <-time.After(remotePoll):
+		case <-time.After(mergePoll):
 		case <-r.stopCtx.Done():
 			return false
 		}

@@ -44,6 +44,12 @@ type rush struct {
 	// when this host last looked at its state.
 	remote   string
 	lastPoll time.Time
+	// levelSynced: the level merge just ended with this host holding the
+	// remote's state and staging, so the next level starts on them without
+	// asking again. background holds pushes nobody waits for (done before
+	// the rush ends).
+	levelSynced bool
+	background  sync.WaitGroup
 
 	result *RushResult
 
@@ -163,6 +169,7 @@ func (r *rush) run() error {
 	s.Persistent = true // hundreds of transitions: one update-ref process for all
 	ctx := r.g.ctx()
 	defer func() {
+		r.background.Wait()
 		// What the rush kept in memory, for the commands that come next.
 		s.WriteCache(r.feature)
 		s.WriteIndex(r.feature)
@@ -238,7 +245,9 @@ func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
 // error (exit 1); err is a failure of the tool.
 func (r *rush) runLevel(level int) (stop error, err error) {
 	ctx := r.g.ctx()
-	if r.remote != "" {
+	synced := r.levelSynced
+	r.levelSynced = false
+	if r.remote != "" && !synced {
 		// Every host starts the level from the remote's state and staging.
 		if err := r.poll(true); err != nil {
 			return nil, err
@@ -581,10 +590,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 			return runErr
 		}
 		then := &next
-		if r.stopping() || r.remote != "" {
-			// With other hosts, the next claim is a transition of its own:
-			// chained to each done, the busiest host would take every task
-			// before another host's claim got through.
+		if r.stopping() {
 			then = nil
 		}
 		if t, err = r.settle(ctx, s, t, w, res, then); err != nil || t == nil {

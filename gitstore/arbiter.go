@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -116,6 +117,59 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 	}
 }
 
+// arbiterSeen remembers, for each repository, arbiter and feature, what
+// this process last knew the arbiter to hold (caught up with, or pushed
+// itself) and where the local refs were then. While the local refs are
+// still there, an update skips the catch-up and pushes at once with a
+// lease on those values: the lease refuses the push if the arbiter moved
+// meanwhile, and the update then catches up and starts over. A rush's
+// transitions thus cost one push instead of a fetch and a push, and
+// nothing is decided on a state the arbiter no longer holds. A one-off
+// command knows nothing yet and always catches up first.
+var arbiterSeen sync.Map // seenKey -> seen
+
+type seen struct {
+	view        arbiterView
+	feat, locks plumbing.Hash // the local refs when view was right
+}
+
+func (s *Store) seenKey(feature string) string {
+	key := s.CommonDir
+	if s.procKey != "" {
+		key = s.procKey
+	}
+	return key + "\x00" + s.arbiter + "\x00" + feature
+}
+
+// fresh returns what the arbiter holds, when this process knows it
+// without asking: the local refs are where they were when it last knew.
+func (s *Store) fresh(feature string) (arbiterView, bool) {
+	v, ok := arbiterSeen.Load(s.seenKey(feature))
+	if !ok {
+		return arbiterView{}, false
+	}
+	sn := v.(seen)
+	locks, err := s.ReadRef(LocksRef)
+	if err != nil || locks != sn.locks {
+		return arbiterView{}, false
+	}
+	if feature != "" {
+		if feat, err := s.ReadRef(FeatureRef(feature)); err != nil || feat != sn.feat {
+			return arbiterView{}, false
+		}
+	}
+	return sn.view, true
+}
+
+// remember records that the arbiter holds v and the local refs are now at
+// the given values.
+func (s *Store) remember(feature string, v arbiterView, feat, locks plumbing.Hash) {
+	arbiterSeen.Store(s.seenKey(feature), seen{view: v, feat: feat, locks: locks})
+}
+
+// forget drops what remember recorded: the next update catches up.
+func (s *Store) forget(feature string) { arbiterSeen.Delete(s.seenKey(feature)) }
+
 func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, error) {
 	var v arbiterView
 	var check IncomingCheck
@@ -137,9 +191,28 @@ func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, e
 		v.feature = hash("features/" + feature)
 	}
 	if !done {
+		s.forget(feature)
 		return v, errRace
 	}
+	s.rememberLocal(feature, v)
 	return v, nil
+}
+
+// rememberLocal remembers v with the local refs as they are now.
+func (s *Store) rememberLocal(feature string, v arbiterView) {
+	locks, err := s.ReadRef(LocksRef)
+	if err != nil {
+		s.forget(feature)
+		return
+	}
+	var feat plumbing.Hash
+	if feature != "" {
+		if feat, err = s.ReadRef(FeatureRef(feature)); err != nil {
+			s.forget(feature)
+			return
+		}
+	}
+	s.remember(feature, v, feat, locks)
 }
 
 // publish makes a transaction's ref moves happen on the arbiter first,
@@ -148,14 +221,24 @@ func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, e
 // local was touched. When the local refs moved meanwhile (another process
 // of this machine), the transition still holds — it is on the arbiter —
 // and catching up merges it in.
-func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) error {
-	args := []string{"push", "--quiet", "--atomic", "--porcelain", s.arbiter}
+func (s *Store) publish(ctx context.Context, feature string, v arbiterView, moved []refUpdate) error {
+	// --no-verify: a transition is not the person's push, and their
+	// pre-push hook (a test suite) must not run for each one.
+	args := []string{"push", "--quiet", "--atomic", "--porcelain", "--no-verify", s.arbiter}
 	var specs []string
 	for _, u := range moved {
 		if u.unchecked && !u.delete {
 			// Pinned work goes with the transition that names it, in the
 			// same atomic push: whoever reads the state can fetch the work.
 			specs = append(specs, "+"+u.new.String()+":"+u.name)
+			continue
+		}
+		if u.verify && u.name == LocksRef && !v.locks.IsZero() {
+			// The decision read the locks without changing them: the push
+			// holds only while the arbiter's locks are still the ones read
+			// (pushing their own value changes nothing there).
+			args = append(args, "--force-with-lease="+LocksRef+":"+v.locks.String())
+			specs = append(specs, v.locks.String()+":"+LocksRef)
 			continue
 		}
 		if u.verify || u.unchecked || u.delete {
@@ -170,6 +253,7 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 	}
 	if len(specs) > 0 {
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
+			s.forget(feature)
 			if pushLost(err) {
 				return fmt.Errorf("%w: arbiter %s moved first", errRace, s.arbiter)
 			}
@@ -185,18 +269,24 @@ func (s *Store) publish(ctx context.Context, v arbiterView, moved []refUpdate) e
 	}
 	if err := s.updateRefs(ctx, moved); err != nil {
 		if !errors.Is(err, errRace) {
+			s.forget(feature)
 			return err
-		}
-		feature := ""
-		for _, u := range moved {
-			if f, ok := strings.CutPrefix(u.name, FeaturePrefix); ok {
-				feature = f
-			}
 		}
 		if _, err := s.catchUp(ctx, feature); err != nil {
 			return fmt.Errorf("the arbiter has the transition, but this machine could not catch up: %w", err)
 		}
+		return nil
 	}
+	for _, u := range moved {
+		switch {
+		case u.verify || u.unchecked || u.delete:
+		case u.name == LocksRef:
+			v.locks = u.new
+		case u.name == FeatureRef(feature):
+			v.feature = u.new
+		}
+	}
+	s.rememberLocal(feature, v)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -90,4 +91,37 @@ func (s *Store) commitTree(h plumbing.Hash) (*object.Tree, error) {
 		return nil, err
 	}
 	return s.readTree(c.TreeHash)
+}
+
+// InHistory reports which of commits are in tip's history (tip included),
+// in one git process however many there are, where asking git once per
+// commit costs a process each (a level merge asks about every task). A
+// commit this repository lacks is in no local history.
+func (s *Store) InHistory(ctx context.Context, tip string, commits []string) (map[string]bool, error) {
+	in := map[string]bool{}
+	var asked []string
+	for _, c := range commits {
+		if !plumbing.IsHash(c) || !s.hasObject(plumbing.NewHash(c)) {
+			continue
+		}
+		asked = append(asked, c)
+	}
+	if len(asked) == 0 {
+		return in, nil
+	}
+	// rev-list prints what the commits reach and tip does not: a commit
+	// is printed itself exactly when tip does not reach it, and the walk
+	// stops where the commits' history joins tip's.
+	out, err := s.git.Run(ctx, append(append([]string{"rev-list"}, asked...), "--not", tip)...)
+	if err != nil {
+		return nil, err
+	}
+	printed := map[string]bool{}
+	for _, l := range strings.Fields(string(out)) {
+		printed[l] = true
+	}
+	for _, c := range asked {
+		in[c] = !printed[c]
+	}
+	return in, nil
 }

@@ -56,7 +56,7 @@ func stagingTracking(remote, feature string) string {
 // its commit, "" when the remote has no such branch.
 func (s *Store) FetchStaging(ctx context.Context, remote, feature, branch string) (string, error) {
 	track := stagingTracking(remote, feature)
-	if _, err := s.git.Run(ctx, "fetch", "--quiet", "--no-tags", remote, "+"+branch+":"+track); err != nil {
+	if _, err := s.git.Run(ctx, fetchArgs(remote, "+"+branch+":"+track)...); err != nil {
 		var ge *gitcmd.Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
 			return "", nil
@@ -98,7 +98,7 @@ func (s *Store) FetchWork(ctx context.Context, remote string, refs map[string]st
 	if len(specs) == 0 {
 		return nil
 	}
-	if _, err := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", remote}, specs...)...); err != nil {
+	if _, err := s.git.Run(ctx, fetchArgs(remote, specs...)...); err != nil {
 		var ge *gitcmd.Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
 			// Answered: the pin is gone (merged and dropped meanwhile).
@@ -127,4 +127,12 @@ func (s *Store) PushRefs(ctx context.Context, remote string, refs map[string]str
 	if len(specs) > 0 {
 		s.git.Run(ctx, append([]string{"push", "--quiet", "--no-verify", remote}, specs...)...)
 	}
+}
+
+// fetchArgs is the command line of every fetch of state and work: quiet,
+// no tags, and none of the side work a fetch does for a person (FETCH_HEAD,
+// a background maintenance process): a rush fetches hundreds of times, and
+// the fetched refs are all it wants.
+func fetchArgs(remote string, specs ...string) []string {
+	return append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-maintenance", remote}, specs...)
 }

@@ -86,7 +86,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 	if o.Arbiter {
 		remoteRefs, localRefs, err = s.fetchFew(ctx, remote, o.Feature)
 	} else {
-		if _, err = s.git.Run(ctx, "fetch", "--quiet", "--no-tags", "--prune", remote, "+refs/zerg/*:"+prefix+"*"); err != nil {
+		if _, err = s.git.Run(ctx, append(fetchArgs(remote, "+refs/zerg/*:"+prefix+"*"), "--prune")...); err != nil {
 			return report, nil, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
 		}
 		if remoteRefs, err = s.refsUnder(ctx, prefix); err == nil {
@@ -171,7 +171,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		return report, remoteRefs, true, nil
 	}
 	// Then the remote, compare-and-swap on the values we fetched.
-	args := []string{"push", "--quiet", "--atomic", "--porcelain", remote}
+	args := []string{"push", "--quiet", "--atomic", "--porcelain", "--no-verify", remote}
 	var refspecs []string
 	all := map[string]string{}
 	for rel, h := range localRefs {
@@ -225,10 +225,10 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRef
 	// A ref the remote does not have yet fails the batch: fetch what
 	// exists, one refspec at a time (the remote is reachable when one of
 	// them succeeds).
-	if _, ferr := s.git.Run(ctx, append([]string{"fetch", "--quiet", "--no-tags", remote}, specs...)...); ferr != nil {
+	if _, ferr := s.git.Run(ctx, fetchArgs(remote, specs...)...); ferr != nil {
 		ok := false
 		for _, sp := range specs {
-			if _, err := s.git.Run(ctx, "fetch", "--quiet", "--no-tags", remote, sp); err == nil {
+			if _, err := s.git.Run(ctx, fetchArgs(remote, sp)...); err == nil {
 				ok = true
 			}
 		}

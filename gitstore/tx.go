@@ -548,7 +548,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	}
 	tx.moved = updates
 	if s.arbiter != "" {
-		return s.publish(ctx, tx.view, updates)
+		return s.publish(ctx, tx.feature, tx.view, updates)
 	}
 	return s.updateRefs(ctx, updates)
 }
@@ -800,9 +800,12 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 	for {
 		var view arbiterView
 		if s.arbiter != "" {
-			v, err := s.catchUp(ctx, feature)
-			if err != nil && !errors.Is(err, errRace) {
-				return err
+			v, ok := s.fresh(feature)
+			if !ok {
+				var err error
+				if v, err = s.catchUp(ctx, feature); err != nil && !errors.Is(err, errRace) {
+					return err
+				}
 			}
 			view = v
 		}

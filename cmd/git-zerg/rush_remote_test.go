@@ -312,8 +312,14 @@ func startHosts(t testing.TB, ctx context.Context, env []string, clones []string
 		t.Helper()
 		wg.Wait()
 		for i, r := range runs {
-			if os.Getenv("ZERG_REMOTE_LOG") != "" {
-				t.Logf("host%d:\n%s", i+1, r.errOut)
+			// ZERG_REMOTE_LOG=DIR keeps each host's progress in DIR (a
+			// benchmark's log is cut short); any other value logs it.
+			if dir := os.Getenv("ZERG_REMOTE_LOG"); dir != "" {
+				if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+					os.WriteFile(filepath.Join(dir, fmt.Sprintf("host%d-of-%d.log", i+1, len(runs))), []byte(r.errOut), 0o644)
+				} else {
+					t.Logf("host%d:\n%s", i+1, r.errOut)
+				}
 			}
 			if r.err != nil {
 				t.Fatalf("host%d: rush: %v\n%s%s", i+1, r.err, r.out, r.errOut)
