@@ -71,3 +71,67 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestArbiterPushesOnWhatItKnows: a process that knows what the arbiter
+// holds (it pushed it) pushes its next transition without fetching first;
+// when another machine moved the arbiter meanwhile, the lease refuses that
+// push, and the update catches up and goes through on the arbiter's state,
+// losing neither transition.
+func TestArbiterPushesOnWhatItKnows(t *testing.T) {
+	a := newRepo(t)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, a, "init", "-q", "--bare", remote)
+	b := filepath.Join(t.TempDir(), "b")
+	git(t, a, "clone", "-q", remote, b)
+	defer arbiterCheck.Store(arbiterCheck.Load())
+	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+
+	sa, sb := openStore(t, a), openStore(t, b)
+	sa.SetArbiter(remote)
+	sb.SetArbiter(remote)
+	plan(t, sa, "f", tasks(3))
+	tracking := TrackingPrefix(remote) + "features/f"
+	fetched := func() string {
+		h, _ := sa.ReadRef(tracking)
+		return h.String()
+	}
+	if err := setStatus(sa, "f", "T000", state.Claimed); err != nil {
+		t.Fatal(err)
+	}
+	before := fetched()
+	if err := setStatus(sa, "f", "T001", state.Claimed); err != nil {
+		t.Fatal(err)
+	}
+	if got := fetched(); got != before {
+		t.Fatalf("the second transition fetched (tracking ref %s, was %s); it should have pushed on what it knew", got, before)
+	}
+	if got, want := strings.Fields(git(t, a, "ls-remote", remote, FeatureRef("f")))[0], git(t, a, "rev-parse", FeatureRef("f")); got != want {
+		t.Fatalf("the arbiter has %s, this machine %s", got, want)
+	}
+
+	// Another machine moves the arbiter: what a knows is stale now.
+	if err := setStatus(sb, "f", "T002", state.Claimed); err != nil {
+		t.Fatal(err)
+	}
+	if err := setStatus(sa, "f", "T000", state.Verified); err != nil {
+		t.Fatal(err)
+	}
+	tip := strings.Fields(git(t, a, "ls-remote", remote, FeatureRef("f")))[0]
+	if local := git(t, a, "rev-parse", FeatureRef("f")); local != tip {
+		t.Fatalf("the arbiter has %s, this machine %s", tip, local)
+	}
+	want := map[string]state.Status{"T000": state.Verified, "T001": state.Claimed, "T002": state.Claimed}
+	tx, err := sa.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, st := range want {
+		tk, err := tx.Task(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Status != st {
+			t.Errorf("%s is %s on the arbiter's state, want %s", id, tk.Status, st)
+		}
+	}
+}

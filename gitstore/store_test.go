@@ -615,3 +615,34 @@ func TestStaleLockRemoved(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestInHistory: which of several commits a tip's history holds, asked in
+// one git process; a commit the repository lacks is in none.
+func TestInHistory(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	commit := func(msg string) string {
+		git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", msg)
+		return git(t, dir, "rev-parse", "HEAD")
+	}
+	root := git(t, dir, "rev-parse", "HEAD")
+	c1 := commit("one")
+	git(t, dir, "checkout", "-q", "-b", "side", root)
+	side := commit("side")
+	git(t, dir, "checkout", "-q", "main")
+	c2 := commit("two")
+	missing := strings.Repeat("ab", 20)
+	got, err := s.InHistory(context.Background(), c2, []string{root, c1, c2, side, missing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{root: true, c1: true, c2: true, side: false}
+	if len(got) != len(want) {
+		t.Fatalf("InHistory = %v, want %v", got, want)
+	}
+	for c, in := range want {
+		if got[c] != in {
+			t.Errorf("%s in history: %v, want %v", c, got[c], in)
+		}
+	}
+}
