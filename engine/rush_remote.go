@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -58,13 +59,23 @@ func (r *rush) poll(force bool) error {
 // commit. The first host to get there publishes its own (from start,
 // HEAD when empty).
 func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
+	return r.syncStagingFrom(ctx, start, "")
+}
+
+// syncStagingFrom is syncStaging with the remote's staging already
+// fetched at fetched ("" to fetch it).
+func (r *rush) syncStagingFrom(ctx context.Context, start, fetched string) (string, error) {
 	ref := r.mgr.StagingRef()
 	for try := 0; ; try++ {
-		var remoteTip string
-		err := r.remoteTry(func() (err error) {
-			remoteTip, err = r.s.FetchStaging(ctx, r.remote, r.feature, ref)
-			return err
-		})
+		remoteTip := fetched
+		fetched = ""
+		err := error(nil)
+		if remoteTip == "" {
+			err = r.remoteTry(func() (err error) {
+				remoteTip, err = r.s.FetchStaging(ctx, r.remote, r.feature, ref)
+				return err
+			})
+		}
 		if err != nil {
 			return "", err
 		}
@@ -104,7 +115,7 @@ func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
 func (r *rush) remoteMerge(level int) (stop error, err error) {
 	ctx := r.g.ctx()
 	ref := r.mgr.StagingRef()
-	polled := false
+	polled, fetched := false, ""
 	for round := 1; ; round++ {
 		// The first round goes on what this host knows: it saw the level
 		// settled, and only this level's merge moves the staging it
@@ -120,7 +131,8 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 					return nil, err
 				}
 			}
-			tip, err = r.syncStaging(ctx, "")
+			tip, err = r.syncStagingFrom(ctx, "", fetched)
+			polled, fetched = false, ""
 		}
 		if err != nil {
 			return nil, err
@@ -170,9 +182,11 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			// run on this machine once per tree.
 			return r.g.runQualityGates(r.mgr, true)
 		}
-		if round == 1 && last != nil && last.Host != gitstore.Hostname() && r.awaitMerge(level) {
-			polled = true
-			continue // the host that settled the level merged it
+		if round == 1 && last != nil && last.Host != gitstore.Hostname() {
+			if ok, staging := r.awaitMerge(level); ok {
+				polled, fetched = true, staging
+				continue // the host that settled the level merged it
+			}
 		}
 		if err := r.remoteTry(func() error { return r.s.FetchWork(ctx, r.remote, work) }); err != nil {
 			if round < 5 {
@@ -328,21 +342,43 @@ const mergeGrace = 3 * time.Second
 const mergePoll = 100 * time.Millisecond
 
 // awaitMerge waits (up to mergeGrace) until the level's work is merged by
-// another host, and reports whether it was.
-func (r *rush) awaitMerge(level int) bool {
+// another host, and reports whether it was, with the remote's staging
+// fetched beside the state: the next level starts one fetch sooner. The
+// merge moves the staging before the state, so it is nearly always the
+// merged one; when the two fetches crossed that moment, the level's work
+// is not all in it, and the next round asks again.
+func (r *rush) awaitMerge(level int) (bool, string) {
+	ctx := r.g.ctx()
+	// A store of its own for the second fetch: go-git storage is not
+	// shared between goroutines.
+	other, err := gitstore.Open(ctx, r.s.Top)
+	if err != nil {
+		return false, ""
+	}
+	defer other.Close()
 	deadline := time.Now().Add(mergeGrace)
 	for time.Now().Before(deadline) {
 		select {
 		case <-time.After(mergePoll):
 		case <-r.stopCtx.Done():
-			return false
+			return false, ""
 		}
-		if r.poll(true) != nil {
-			return false
+		var staging string
+		var serr error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			staging, serr = other.FetchStaging(ctx, r.remote, r.feature, r.mgr.StagingRef())
+		}()
+		perr := r.poll(true)
+		wg.Wait()
+		if perr != nil {
+			return false, ""
 		}
 		tasks, err := r.snapshot(r.s)
 		if err != nil {
-			return false
+			return false, ""
 		}
 		merged := true
 		for _, t := range tasks {
@@ -351,10 +387,13 @@ func (r *rush) awaitMerge(level int) bool {
 			}
 		}
 		if merged {
-			return true
+			if serr != nil {
+				staging = ""
+			}
+			return true, staging
 		}
 	}
-	return false
+	return false, ""
 }
 
 // lastAt is when the task's last transition happened.

@@ -218,14 +218,22 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRef
 	if feature != "" {
 		rels = append(rels, "features/"+feature)
 	}
-	var specs []string
+	var specs, tips []string
 	for _, rel := range rels {
 		specs = append(specs, "+"+ZergPrefix+rel+":"+prefix+rel)
+		// The remote's state is nearly all here already: offering only
+		// these refs' commits as common ground ends the negotiation in one
+		// exchange, where every local ref would be offered otherwise.
+		for _, ref := range []string{ZergPrefix + rel, prefix + rel} {
+			if h, _ := s.ReadRef(ref); !h.IsZero() {
+				tips = append(tips, "--negotiation-tip="+h.String())
+			}
+		}
 	}
 	// A ref the remote does not have yet fails the batch: fetch what
 	// exists, one refspec at a time (the remote is reachable when one of
 	// them succeeds).
-	if _, ferr := s.git.Run(ctx, fetchArgs(remote, specs...)...); ferr != nil {
+	if _, ferr := s.git.Run(ctx, append(fetchArgs(remote, specs...), tips...)...); ferr != nil {
 		ok := false
 		for _, sp := range specs {
 			if _, err := s.git.Run(ctx, fetchArgs(remote, sp)...); err == nil {
