@@ -247,6 +247,9 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	ctx := r.g.ctx()
 	synced := r.levelSynced
 	r.levelSynced = false
+	if synced {
+		r.lastPoll = time.Now() // the level's first idle look is this one
+	}
 	if r.remote != "" && !synced {
 		// Every host starts the level from the remote's state and staging.
 		if err := r.poll(true); err != nil {
@@ -294,8 +297,10 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	var firstErr error
 	for {
 		// A host with tasks running catches up with each of their
-		// transitions; an idle one looks at the remote now and then.
-		if len(running) == 0 && r.remote != "" {
+		// transitions; an idle one looks at the remote now and then,
+		// unless what it holds already says the level is settled (no
+		// other host can undo that): then it merges at once.
+		if len(running) == 0 && r.remote != "" && !levelSettled(tasks, level) {
 			if err := r.poll(false); err != nil {
 				return nil, err
 			}
@@ -415,6 +420,22 @@ func hopeless(tasks []*state.Task, level int) string {
 }
 
 // levelDone: every task of the level is done (or blocked) already.
+// levelSettled reports whether every task of the level is verified, done
+// or blocked: nothing of it runs any more.
+func levelSettled(tasks []*state.Task, level int) bool {
+	for _, t := range tasks {
+		if t.Level != level {
+			continue
+		}
+		switch t.Status {
+		case state.Verified, state.Done, state.Blocked:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func levelDone(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
 		if t.Level == level && t.Status != state.Done && t.Status != state.Blocked {
