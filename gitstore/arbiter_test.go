@@ -12,6 +12,23 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
+// arbiterPair makes two clones a and b of one bare remote, each with a
+// store whose arbiter is that remote; the incoming check in force before
+// is restored when the test ends.
+func arbiterPair(t *testing.T) (a, b, remote string, sa, sb *Store) {
+	a = newRepo(t)
+	remote = filepath.Join(t.TempDir(), "remote.git")
+	git(t, a, "init", "-q", "--bare", remote)
+	b = filepath.Join(t.TempDir(), "b")
+	git(t, a, "clone", "-q", remote, b)
+	saved := arbiterCheck.Load()
+	t.Cleanup(func() { arbiterCheck.Store(saved) })
+	sa, sb = openStore(t, a), openStore(t, b)
+	sa.SetArbiter(remote)
+	sb.SetArbiter(remote)
+	return a, b, remote, sa, sb
+}
+
 // TestArbiterCatchUpIsCheckedSyncRound: an arbiter's catch-up is a
 // SyncRound in arbiter mode, so what it brings in goes through the
 // incoming check before anything merges: with no check it fails closed, a
@@ -19,16 +36,7 @@ import (
 // lets the transition through the arbiter.
 func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 	ctx := context.Background()
-	a := newRepo(t)
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	git(t, a, "init", "-q", "--bare", remote)
-	b := filepath.Join(t.TempDir(), "b")
-	git(t, a, "clone", "-q", remote, b)
-	defer arbiterCheck.Store(arbiterCheck.Load())
-
-	sa, sb := openStore(t, a), openStore(t, b)
-	sa.SetArbiter(remote)
-	sb.SetArbiter(remote)
+	a, b, remote, sa, sb := arbiterPair(t)
 	plan(t, sa, "f", tasks(2)) // nothing on the arbiter yet: nothing to check
 	tip := git(t, a, "rev-parse", FeatureRef("f"))
 	if got := strings.Fields(git(t, a, "ls-remote", remote, FeatureRef("f"))); len(got) == 0 || got[0] != tip {
@@ -78,17 +86,8 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 // push, and the update catches up and goes through on the arbiter's state,
 // losing neither transition.
 func TestArbiterPushesOnWhatItKnows(t *testing.T) {
-	a := newRepo(t)
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	git(t, a, "init", "-q", "--bare", remote)
-	b := filepath.Join(t.TempDir(), "b")
-	git(t, a, "clone", "-q", remote, b)
-	defer arbiterCheck.Store(arbiterCheck.Load())
+	a, _, remote, sa, sb := arbiterPair(t)
 	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
-
-	sa, sb := openStore(t, a), openStore(t, b)
-	sa.SetArbiter(remote)
-	sb.SetArbiter(remote)
 	plan(t, sa, "f", tasks(3))
 	tracking := TrackingPrefix(remote) + "features/f"
 	fetched := func() string {
