@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -132,5 +133,59 @@ func TestArbiterPushesOnWhatItKnows(t *testing.T) {
 		if tk.Status != st {
 			t.Errorf("%s is %s on the arbiter's state, want %s", id, tk.Status, st)
 		}
+	}
+}
+
+// TestArbiterLeaseOnLocksRead: a transition decided on the locks it read
+// (a claim that checks the files are free) without changing them goes
+// through only while the arbiter's locks are the ones read: when another
+// machine took a lock meanwhile, the push is refused and the decision is
+// made again on the arbiter's locks.
+func TestArbiterLeaseOnLocksRead(t *testing.T) {
+	_, _, _, sa, sb := arbiterPair(t)
+	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	plan(t, sa, "f", tasks(3))
+	ctx := context.Background()
+	lock := func(s *Store, path string) {
+		t.Helper()
+		err := s.Update(ctx, "", time.Now, func(tx *Tx) (*Message, error) {
+			locks, err := tx.Locks()
+			if err != nil {
+				return nil, err
+			}
+			tx.SetLocks(append(locks, state.Lock{Path: path, Owner: "o", Expires: time.Now().Add(time.Hour)}))
+			return &Message{Subject: "lock " + path, Op: "lock"}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := -1
+	claim := func(id string) {
+		t.Helper()
+		err := sa.Update(ctx, "f", time.Now, func(tx *Tx) (*Message, error) {
+			locks, err := tx.Locks()
+			if err != nil {
+				return nil, err
+			}
+			seen = len(locks)
+			tk, err := tx.Task(id)
+			if err != nil {
+				return nil, err
+			}
+			c := tk.Clone()
+			c.Record(state.Event{Op: "test", To: state.Claimed})
+			return &Message{Subject: "claim " + id, Op: "test", Task: id}, tx.Put(c)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock(sa, "a.txt")
+	claim("T000") // sa knows the arbiter's state from here on
+	lock(sb, "b.txt")
+	claim("T001")
+	if seen != 2 {
+		t.Fatalf("the claim that went through saw %d locks; the arbiter holds 2", seen)
 	}
 }
