@@ -189,3 +189,33 @@ func TestArbiterLeaseOnLocksRead(t *testing.T) {
 		t.Fatalf("the claim that went through saw %d locks; the arbiter holds 2", seen)
 	}
 }
+
+// TestArbiterCatchUpBringsWork: catching up with the arbiter brings the
+// work other machines pinned with their transitions, so that the level
+// merge has every verified commit without a fetch of its own.
+func TestArbiterCatchUpBringsWork(t *testing.T) {
+	a, b, remote, sa, sb := arbiterPair(t)
+	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	plan(t, sa, "f", tasks(2))
+	git(t, b, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "work of T000")
+	work := git(t, b, "rev-parse", "HEAD")
+	err := sb.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
+		tk, err := tx.Task("T000")
+		if err != nil {
+			return nil, err
+		}
+		c := tk.Clone()
+		c.Record(state.Event{Op: "test", To: state.Verified})
+		tx.SetRef(WorkRef("f", "T000"), work)
+		return &Message{Subject: "verify T000", Op: "test", Task: "T000"}, tx.Put(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.catchUp(context.Background(), "f"); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, a, "rev-parse", TrackingPrefix(remote)+"work/f/T000"); got != work {
+		t.Fatalf("tracking ref of the pin is %s, want %s", got, work)
+	}
+}

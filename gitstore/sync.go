@@ -210,30 +210,31 @@ func pushLost(err error) bool {
 		strings.Contains(ge.Stderr, "failed to push"))
 }
 
-// fetchFew fetches only the feature's state and the locks (one round
-// trip), and returns the remote's and the local values of those two refs.
+// fetchFew fetches only the feature's state, the locks and the feature's
+// pinned work (one round trip), and returns the remote's and the local
+// values of the first two.
 func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRefs, localRefs map[string]string, err error) {
 	prefix := TrackingPrefix(remote)
 	rels := []string{"locks"}
 	if feature != "" {
 		rels = append(rels, "features/"+feature)
 	}
-	var specs, tips []string
+	var specs []string
 	for _, rel := range rels {
 		specs = append(specs, "+"+ZergPrefix+rel+":"+prefix+rel)
-		// The remote's state is nearly all here already: offering only
-		// these refs' commits as common ground ends the negotiation in one
-		// exchange, where every local ref would be offered otherwise.
-		for _, ref := range []string{ZergPrefix + rel, prefix + rel} {
-			if h, _ := s.ReadRef(ref); !h.IsZero() {
-				tips = append(tips, "--negotiation-tip="+h.String())
-			}
-		}
+	}
+	if feature != "" {
+		// The other machines' verified work comes along (a pattern, which
+		// fails nothing when there is none): the level merge then has it
+		// and fetches nothing more, in a rush where every machine waits for
+		// that merge.
+		work := WorkPrefix + feature + "/"
+		specs = append(specs, "+"+work+"*:"+prefix+strings.TrimPrefix(work, ZergPrefix)+"*")
 	}
 	// A ref the remote does not have yet fails the batch: fetch what
 	// exists, one refspec at a time (the remote is reachable when one of
 	// them succeeds).
-	if _, ferr := s.git.Run(ctx, append(fetchArgs(remote, specs...), tips...)...); ferr != nil {
+	if _, ferr := s.git.Run(ctx, fetchArgs(remote, specs...)...); ferr != nil {
 		ok := false
 		for _, sp := range specs {
 			if _, err := s.git.Run(ctx, fetchArgs(remote, sp)...); err == nil {
