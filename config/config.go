@@ -87,6 +87,9 @@ type Rush struct {
 	// Remote, when set, makes every rush of this clone one host of a rush
 	// spread over the clones of that remote (rush --remote).
 	Remote string `toml:"remote"`
+	// RemoteWait is how long such a rush waits for a remote that does not
+	// answer, trying again with backoff, before it stops.
+	RemoteWait Duration `toml:"remote_wait"`
 }
 
 // Budget stops a rush once the agents' reported spending reaches a limit;
@@ -178,6 +181,7 @@ func Default() *Config {
 		},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
+		Rush:  Rush{RemoteWait: Duration(10 * time.Minute)},
 		Forge: Forge{Base: "main"},
 	}
 }

@@ -61,7 +61,8 @@ type rawSync struct {
 }
 
 type rawRush struct {
-	Remote any `toml:"remote"`
+	Remote     any `toml:"remote"`
+	RemoteWait any `toml:"remote_wait"`
 }
 
 type rawBudget struct {
@@ -301,6 +302,7 @@ func (p *parser) rush(prim toml.Primitive, r *Rush) {
 	if p.str("rush.remote", raw.Remote, &r.Remote) && strings.HasPrefix(r.Remote, "-") {
 		p.errorf("rush.remote", "not a remote name or URL: %q", r.Remote)
 	}
+	p.duration("rush.remote_wait", raw.RemoteWait, &r.RemoteWait, false)
 }
 
 func (p *parser) budget(prim toml.Primitive, b *Budget) {

@@ -50,6 +50,9 @@ arbiter = ""
 # Remote a rush is shared through, e.g. "origin": each clone that runs the rush
 # is a host claiming through it; empty runs the rush on this machine alone.
 remote = ""
+# How long such a rush waits for a remote that does not answer (trying again
+# with backoff) before it stops.
+remote_wait = "10m"
 
 [budget]
 # Stop claiming once the agents' reported cost reaches this many dollars; 0 is no limit.

@@ -77,6 +77,7 @@ func Classify(err error) *Error {
 	var ee *Error
 	var hr *hooks.Refusal
 	var hi *hooks.InputError
+	var re *gitstore.RemoteError
 	switch {
 	case errors.As(err, &ee):
 		return ee
@@ -98,6 +99,8 @@ func Classify(err error) *Error {
 		return &Error{Kind: Refused, What: err.Error(), Hint: "use --force to replace it"}
 	case errors.Is(err, gitstore.ErrContention):
 		return &Error{Kind: Refused, What: "state update lost", Why: err.Error()}
+	case errors.As(err, &re):
+		return &Error{Kind: Failed, What: re.What(), Why: re.Reason()}
 	case errors.As(err, &ge):
 		return &Error{Kind: Failed, What: "git failed", Why: ge.Error()}
 	}

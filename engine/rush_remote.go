@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -261,11 +262,11 @@ func pinIDs(pins []worktree.Pin) []string {
 }
 
 // remoteTry runs a step that needs the remote, again with backoff (up to
-// gitstore.RemoteWait) while the remote does not answer, saying so. A
+// rush.remote_wait) while the remote does not answer, saying so. A
 // push that was not answered may have been applied: each step is a
 // compare-and-swap or a fetch, so doing it again is safe.
 func (r *rush) remoteTry(step func() error) error {
-	deadline := time.Now().Add(gitstore.RemoteWait)
+	deadline := time.Now().Add(r.remoteWait())
 	wait := 250 * time.Millisecond
 	for {
 		err := step()
@@ -283,9 +284,21 @@ func (r *rush) remoteTry(step func() error) error {
 	}
 }
 
+// remoteWait is how long the rush waits for a remote that does not answer.
+func (r *rush) remoteWait() time.Duration {
+	if r.cfg != nil && r.cfg.Rush.RemoteWait > 0 {
+		return time.Duration(r.cfg.Rush.RemoteWait)
+	}
+	return gitstore.RemoteWait
+}
+
 // remoteWaiting says that the remote does not answer, once per wait.
 func (r *rush) remoteWaiting(remote string, err error, wait time.Duration) {
 	why := err.Error()
+	var ge *gitcmd.Error
+	if errors.As(err, &ge) {
+		why = ge.Reason() // the command line is not the person's
+	}
 	if i := strings.IndexByte(why, '\n'); i >= 0 {
 		why = why[:i]
 	}

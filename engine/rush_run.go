@@ -558,6 +558,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	s.Persistent = true
 	if r.remote != "" {
 		s.SetArbiter(r.remote)
+		s.SetArbiterWait(r.remoteWait())
 	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {

@@ -42,7 +42,7 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 		report, done, err := g.Store.SyncRound(g.ctx(), remote, CheckIncoming)
 		var re *gitstore.RemoteError
 		if errors.As(err, &re) {
-			return nil, &Error{Kind: Failed, What: "cannot " + re.Op + map[string]string{"fetch": " from ", "push": " to "}[re.Op] + remote, Why: re.Err.Error()}
+			return nil, &Error{Kind: Failed, What: re.What(), Why: re.Reason()}
 		}
 		if err != nil {
 			return nil, err

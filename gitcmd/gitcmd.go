@@ -44,6 +44,22 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
 }
 
+// Reason is what git said went wrong, for a person: its first message
+// line without the "fatal: " or "error: " in front, or the exit status.
+// Error also names the command, which a person did not type.
+func (e *Error) Reason() string {
+	for _, l := range strings.Split(e.Stderr, "\n") {
+		l = strings.TrimSpace(l)
+		for _, p := range []string{"fatal: ", "error: "} {
+			l = strings.TrimPrefix(l, p)
+		}
+		if l != "" {
+			return l
+		}
+	}
+	return fmt.Sprintf("exit status %d", e.Code)
+}
+
 // ExitCode returns the exit code of a git failure, or -1 when err is not one.
 func ExitCode(err error) int {
 	var ge *Error

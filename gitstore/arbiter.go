@@ -29,6 +29,17 @@ import (
 // SetArbiter makes every state update of this store go through remote.
 func (s *Store) SetArbiter(remote string) { s.arbiter = remote }
 
+// SetArbiterWait sets how long an update waits for an arbiter that does
+// not answer (RemoteWait when zero).
+func (s *Store) SetArbiterWait(d time.Duration) { s.arbiterWait = d }
+
+func (s *Store) remoteWait() time.Duration {
+	if s.arbiterWait > 0 {
+		return s.arbiterWait
+	}
+	return RemoteWait
+}
+
 var remoteNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // TrackingPrefix is where a remote's zerg refs are fetched: a namespace of
@@ -81,7 +92,8 @@ var arbiterCheck atomic.Pointer[IncomingCheck]
 func SetIncomingCheck(c IncomingCheck) { arbiterCheck.Store(&c) }
 
 // RemoteWait bounds how long an update waits for an arbiter that does not
-// answer, trying again with backoff, before it fails.
+// answer, trying again with backoff, before it fails, unless the store says
+// otherwise (SetArbiterWait: rush.remote_wait).
 var RemoteWait = 10 * time.Minute
 
 // remoteWaitNote, when set, is told each time an update waits for the
@@ -98,7 +110,7 @@ func OnRemoteWait(f func(remote string, err error, wait time.Duration)) { remote
 // is tried again with backoff, up to RemoteWait: nothing is decided
 // without it. A one-off command fails at once instead.
 func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
-	deadline := time.Now().Add(RemoteWait)
+	deadline := time.Now().Add(s.remoteWait())
 	wait := 250 * time.Millisecond
 	for {
 		v, err := s.catchUpOnce(ctx, feature)

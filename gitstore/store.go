@@ -106,8 +106,10 @@ type Store struct {
 	// procKey stands in for the common dir as the in-process lock's key, so
 	// a test can play a second process.
 	procKey string
-	// arbiter is the remote every update must reach (sync.arbiter).
-	arbiter string
+	// arbiter is the remote every update must reach (sync.arbiter), and
+	// arbiterWait how long an update waits for it (0: RemoteWait).
+	arbiter     string
+	arbiterWait time.Duration
 }
 
 // Open finds the repository containing dir.

@@ -42,11 +42,25 @@ type RemoteError struct {
 }
 
 func (e *RemoteError) Error() string {
+	return fmt.Sprintf("%s: %s", e.What(), e.Reason())
+}
+
+// What says which remote could not be reached and for what.
+func (e *RemoteError) What() string {
 	dir := "from"
 	if e.Op == "push" {
 		dir = "to"
 	}
-	return fmt.Sprintf("cannot %s %s %s: %v", e.Op, dir, e.Remote, e.Err)
+	return fmt.Sprintf("cannot %s %s %s", e.Op, dir, e.Remote)
+}
+
+// Reason is what git said, without the command line.
+func (e *RemoteError) Reason() string {
+	var ge *gitcmd.Error
+	if errors.As(e.Err, &ge) {
+		return ge.Reason()
+	}
+	return e.Err.Error()
 }
 
 func (e *RemoteError) Unwrap() error { return e.Err }
