@@ -21,7 +21,7 @@ type benchRepo struct {
 	env              []string
 }
 
-func newBenchRepo(b *testing.B, tasks int) *benchRepo {
+func newBenchRepo(b testing.TB, tasks int) *benchRepo {
 	b.Helper()
 	dir := b.TempDir()
 	r := &benchRepo{dir: dir, repo: filepath.Join(dir, "repo"), graph: filepath.Join(dir, "graph.json"), env: gitEnv(dir)}
