@@ -126,7 +126,7 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	if s.Top != "" {
 		s.git.Dir = s.Top
 	}
-	s.objs = filesystem.NewStorageWithOptions(repositoryFS(s.GitDir, s.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{})
+	s.objs = filesystem.NewStorageWithOptions(repositoryFS(s.GitDir, s.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{MaxOpenDescriptors: 16})
 	return s, nil
 }
 
