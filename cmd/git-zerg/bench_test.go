@@ -22,7 +22,7 @@ type benchRepo struct {
 	env              []string
 }
 
-func newBenchRepo(b *testing.B, tasks int) *benchRepo {
+func newBenchRepo(b testing.TB, tasks int) *benchRepo {
 	b.Helper()
 	dir := b.TempDir()
 	bin := realBinary(b)
