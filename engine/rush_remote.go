@@ -368,7 +368,7 @@ func (r *rush) awaitMerge(level int) (bool, string) {
 	if err != nil {
 		return false, ""
 	}
-	defer other.Close()
+	defer other.Drop()
 	deadline := time.Now().Add(mergeGrace)
 	for time.Now().Before(deadline) {
 		select {

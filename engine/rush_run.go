@@ -555,6 +555,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 	if err != nil {
 		return err
 	}
+	defer s.Drop()
 	s.Persistent = true
 	if r.remote != "" {
 		s.SetArbiter(r.remote)
@@ -1011,6 +1012,7 @@ func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (st
 	if err != nil {
 		return "", err
 	}
+	defer ws.Drop()
 	return HeadCommit(ws)
 }
 

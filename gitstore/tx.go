@@ -703,6 +703,15 @@ type refPipe struct {
 	p  *gitcmd.Pipe
 }
 
+// Drop closes the pack files a store keeps open, for a store of one task
+// or one look that is used no more. Unlike Close it leaves the
+// update-ref process the repository's stores share.
+func (s *Store) Drop() error {
+	s.packMu.Lock()
+	defer s.packMu.Unlock()
+	return s.objs.Close()
+}
+
 // Close ends the long-lived `git update-ref --stdin` of a Persistent
 // store, so that no git process outlives the command.
 func (s *Store) Close() error {

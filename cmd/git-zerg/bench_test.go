@@ -38,7 +38,7 @@ func newBenchRepo(b testing.TB, tasks int) *benchRepo {
 // own and returns it: the test binary, which stands in for git-zerg in the
 // tests, also carries the tests and the testing package and starts
 // slower, and benchmarks time what users run.
-func realBinary(b *testing.B) string {
+func realBinary(b testing.TB) string {
 	b.Helper()
 	dir := b.TempDir()
 	if out, err := exec.Command("go", "build", "-o", dir, ".").CombinedOutput(); err != nil {

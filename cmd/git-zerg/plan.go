@@ -198,15 +198,6 @@ func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
 	if err != nil {
 		return err
 	}
-	// This process holds every task it just wrote: the task index and the
-	// task cache built from them now cost little (0.8 s at 100,000 tasks),
-	// where the next command (status, next, claim; status --json) would
-	// read every task back from git to build them (10 s). Best effort:
-	// without them the next command builds them.
-	if tx, err := g.Store.View(res.Feature); err == nil {
-		tx.Index()
-	}
-	g.Store.WriteCache(res.Feature)
 	// A staging branch left by an earlier plan of this name is where the
 	// rush will build: say so, since HEAD is what one would expect.
 	if res.StagingTip != "" {
