@@ -444,6 +444,10 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			if err := tx.loadTasksTree(); err != nil {
 				return err
 			}
+			encoded, err := tx.encodeDirty()
+			if err != nil {
+				return err
+			}
 			for name, sh := range tx.shards {
 				if len(sh.dirty) == 0 {
 					continue
@@ -453,12 +457,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 				}
 				fresh := make(map[string][]byte, len(sh.dirty))
 				for id := range sh.dirty {
-					data, err := encodeJSON(sh.tasks[id])
-					if err != nil {
-						return err
-					}
-					sh.e.setBlob(id, b.blob(data))
-					fresh[id] = data
+					e := encoded[id]
+					sh.e.setBlob(id, b.add(e.hash, plumbing.BlobObject, e.data))
+					fresh[id] = e.data
 				}
 				h, err := b.tree(sh.e)
 				if err != nil {
@@ -551,6 +552,38 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		return s.publish(ctx, tx.feature, tx.view, updates)
 	}
 	return s.updateRefs(ctx, updates)
+}
+
+// encodeDirty encodes the changed tasks and hashes their blobs, shared out
+// between the processors when there are many (a plan writes them all).
+func (tx *Tx) encodeDirty() (map[string]batchObject, error) {
+	var ids []string
+	var ts []*state.Task
+	for _, sh := range tx.shards {
+		for id := range sh.dirty {
+			ids, ts = append(ids, id), append(ts, sh.tasks[id])
+		}
+	}
+	objs := make([]batchObject, len(ts))
+	const chunk = 256
+	err := parallel((len(ts)+chunk-1)/chunk, func(c int) error {
+		for i := c * chunk; i < min((c+1)*chunk, len(ts)); i++ {
+			data, err := encodeJSON(ts[i])
+			if err != nil {
+				return err
+			}
+			objs[i] = batchObject{hash: blobHash(data), typ: plumbing.BlobObject, data: data}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]batchObject, len(ts))
+	for i, id := range ids {
+		out[id] = objs[i]
+	}
+	return out, nil
 }
 
 func (tx *Tx) tasksDirty() bool {
