@@ -42,7 +42,7 @@ type memo struct {
 	// the bytes written: a plan writes every task of the feature, and
 	// most processes end before reading any of them back.
 	written map[plumbing.Hash]writtenShard
-	values map[plumbing.Hash]any           // lock and lease blobs, task indexes by tasks tree
+	values  map[plumbing.Hash]any // lock and lease blobs, task indexes by tasks tree
 	// indexes is the latest index of each feature, to bring forward.
 	indexes map[string]*Index
 
