@@ -27,8 +27,11 @@ const packAbove = 64
 // writePack writes objects as one pack through `git index-pack`, which
 // checks every object, writes the index beside it and puts both in place
 // the way git's own fetches do. Objects are not deltified: they are
-// small, and a plan's are written once. Compressing them is most of the
-// work, shared out in chunks between the processors.
+// small, and a plan's are written once. Nor are they compressed (zlib
+// level 0, which every git reads): deflating a 500-byte task costs 20 to
+// 40 µs, nearly all of it per stream: at 10,000 tasks a third of a plan,
+// to make its pack 40% smaller. The entries are built on every processor,
+// in chunks.
 func (s *Store) writePack(objs []batchObject) error {
 	var head bytes.Buffer
 	head.WriteString("PACK")
@@ -67,8 +70,8 @@ const packChunk = 512
 // packEntries is the pack entries of objects, one after the other.
 func packEntries(objs []batchObject) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
+	zw := zlibStored.Get().(*zlib.Writer)
+	defer zlibStored.Put(zw)
 	for _, o := range objs {
 		writePackHeader(&buf, o.typ, len(o.data))
 		zw.Reset(&buf)
