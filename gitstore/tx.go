@@ -568,7 +568,7 @@ func (tx *Tx) encodeDirty() (map[string]batchObject, error) {
 	const chunk = 256
 	err := parallel((len(ts)+chunk-1)/chunk, func(c int) error {
 		for i := c * chunk; i < min((c+1)*chunk, len(ts)); i++ {
-			data, err := encodeJSON(ts[i])
+			data, err := encodeTask(ts[i])
 			if err != nil {
 				return err
 			}
