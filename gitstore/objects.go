@@ -281,9 +281,19 @@ func (b *batch) tree(e entries) (plumbing.Hash, error) { return b.object(sortedT
 // flush writes the objects that do not exist yet: as loose objects, or
 // as one pack when there are many.
 func (b *batch) flush() error {
+	// A plan's objects are all new, each looked for in a failed stat: at
+	// 100,000 tasks a fifth of a second, shared out between the processors.
+	const chunk = 1024
+	have := make([]bool, len(b.objs))
+	parallel((len(b.objs)+chunk-1)/chunk, func(c int) error {
+		for i := c * chunk; i < min((c+1)*chunk, len(b.objs)); i++ {
+			have[i] = b.s.hasLoose(b.objs[i].hash)
+		}
+		return nil
+	})
 	var missing []batchObject
-	for _, o := range b.objs {
-		if !b.s.hasLoose(o.hash) {
+	for i, o := range b.objs {
+		if !have[i] {
 			missing = append(missing, o)
 		}
 	}
