@@ -208,6 +208,9 @@ func (d *decoder) object(raw json.RawMessage, place, want string) (map[string]js
 		d.add(place, "want %s, got %s", want, k)
 		return nil, false
 	}
+	if m, ok := splitObject(raw); ok {
+		return m, true
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		d.add(place, "%v", err)
@@ -259,10 +262,12 @@ func (d *decoder) strs(raw json.RawMessage, place string, lenient bool) []string
 		d.add(place, "want an array of strings, got %s", k)
 		return nil
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		d.add(place, "%v", err)
-		return nil
+	elems, ok := splitArray(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			d.add(place, "%v", err)
+			return nil
+		}
 	}
 	var out []string
 	for i, e := range elems {
@@ -459,9 +464,11 @@ func decodeGraph(data []byte) (*Graph, []Problem, []Problem) {
 		if k := kind(v); k != "array" {
 			d.add("tasks", "want an array of tasks, got %s", k)
 		} else {
-			var elems []json.RawMessage
-			if err := json.Unmarshal(v, &elems); err != nil {
-				d.add("tasks", "%v", err)
+			elems, ok := splitArray(v)
+			if !ok {
+				if err := json.Unmarshal(v, &elems); err != nil {
+					d.add("tasks", "%v", err)
+				}
 			}
 			g.Tasks = d.tasks(elems)
 		}
