@@ -221,6 +221,12 @@ type batch struct {
 	s    *Store
 	objs []batchObject
 	seen map[plumbing.Hash]bool
+	// loose are the objects written loose even with the others in a pack:
+	// a feature's commit, root tree, clock and meta, which the next
+	// transaction reads first. Reading one from a pack makes go-git load
+	// every pack's index, and each plan leaves a pack: tens of
+	// milliseconds each at 10,000 tasks.
+	loose map[plumbing.Hash]bool
 }
 
 type batchObject struct {
@@ -256,6 +262,16 @@ func blobHash(data []byte) plumbing.Hash {
 	var out plumbing.Hash
 	h.Sum(out[:0])
 	return out
+}
+
+// keepLoose has the objects written loose, whatever else is packed.
+func (b *batch) keepLoose(hs ...plumbing.Hash) {
+	if b.loose == nil {
+		b.loose = map[plumbing.Hash]bool{}
+	}
+	for _, h := range hs {
+		b.loose[h] = true
+	}
 }
 
 func (b *batch) json(v any) (plumbing.Hash, error) {
@@ -299,7 +315,18 @@ func (b *batch) flush() error {
 	}
 	b.objs = nil
 	if len(missing) > packAbove {
-		return b.s.writePack(missing)
+		var packed, loose []batchObject
+		for _, o := range missing {
+			if b.loose[o.hash] {
+				loose = append(loose, o)
+			} else {
+				packed = append(packed, o)
+			}
+		}
+		if err := b.s.writePack(packed); err != nil {
+			return err
+		}
+		missing = loose
 	}
 	for _, o := range missing {
 		if err := b.s.writeLoose(o.hash, o.typ, o.data); err != nil {

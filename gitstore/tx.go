@@ -437,9 +437,11 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 				return err
 			}
 			root.setBlob("feature.json", h)
+			b.keepLoose(h)
 		}
 		h := b.blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
 		root.setBlob("clock", h)
+		b.keepLoose(h)
 		if tx.tasksDirty() {
 			if err := tx.loadTasksTree(); err != nil {
 				return err
@@ -507,6 +509,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err != nil {
 			return err
 		}
+		b.keepLoose(th, ch)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
 	}
 	if tx.locksDirty {
