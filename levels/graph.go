@@ -571,9 +571,8 @@ func (t *Task) MarshalJSON() ([]byte, error) {
 }
 
 // marshalKnown is MarshalJSON for a task without keys of its own, nearly
-// every one: its keys are known, and written in their sorted order instead
-// of collected and sorted, which took most of the time storing a plan's
-// tasks took.
+// every one: its keys are known and written in their sorted order, where
+// collecting and sorting them was most of the cost of encoding a task.
 func (t *Task) marshalKnown() []byte {
 	w := newObjectWriter()
 	w.open()
