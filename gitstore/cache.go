@@ -227,8 +227,8 @@ func (s *Store) readTask(blob plumbing.Hash) (*state.Task, error) {
 
 // memoShard remembers a shard written by a transaction, so that the next
 // one reads nothing: the tasks it did not change are those of the shard it
-// was built from, the others are decoded from the bytes written (what a
-// reader would get, to the time zone).
+// was built from, the others are decoded from the bytes written when first
+// asked for.
 func (s *Store) memoShard(old, tree plumbing.Hash, fresh map[string][]byte) {
 	m := s.memo()
 	var tasks []*state.Task
@@ -238,20 +238,13 @@ func (s *Store) memoShard(old, tree plumbing.Hash, fresh map[string][]byte) {
 			return
 		}
 	}
-	out := make([]*state.Task, 0, len(tasks)+len(fresh))
+	kept := make([]*state.Task, 0, len(tasks))
 	for _, t := range tasks {
 		if _, changed := fresh[t.ID()]; !changed {
-			out = append(out, t)
+			kept = append(kept, t)
 		}
 	}
-	for _, data := range fresh {
-		var t state.Task
-		if json.Unmarshal(data, &t) != nil {
-			return
-		}
-		out = append(out, &t)
-	}
-	m.putShard(tree, out)
+	m.putWritten(tree, kept, fresh)
 }
 
 // WriteCache writes the feature's cache file from the memo: what a

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,11 @@ type memo struct {
 	// Decoded state, never changed once stored: handed out as copies.
 	tasks  map[plumbing.Hash]*state.Task   // task blob -> task
 	shards map[plumbing.Hash][]*state.Task // shard tree -> its tasks
-	values map[plumbing.Hash]any           // lock and lease blobs, task indexes by tasks tree
+	// written holds shards a transaction wrote, their new tasks still as
+	// the bytes written: a plan writes every task of the feature, and
+	// most processes end before reading any of them back.
+	written map[plumbing.Hash]writtenShard
+	values  map[plumbing.Hash]any // lock and lease blobs, task indexes by tasks tree
 	// indexes is the latest index of each feature, to bring forward.
 	indexes map[string]*Index
 
@@ -98,6 +103,7 @@ func (m *memo) putObject(h plumbing.Hash, o memoObject) {
 func (m *memo) reset() {
 	m.objs, m.size, m.present = map[plumbing.Hash]memoObject{}, 0, map[plumbing.Hash]bool{}
 	m.tasks, m.shards, m.values = map[plumbing.Hash]*state.Task{}, map[plumbing.Hash][]*state.Task{}, map[plumbing.Hash]any{}
+	m.written = map[plumbing.Hash]writtenShard{}
 }
 
 // presentLimit bounds the hashes known to exist (20 bytes and a map entry
@@ -149,10 +155,21 @@ func (m *memo) putTask(blob plumbing.Hash, t *state.Task) {
 	m.tasks[blob] = c
 }
 
+// writtenShard is a shard as a transaction wrote it: the tasks it kept
+// from the shard it was built from, and the others as encoded.
+type writtenShard struct {
+	kept  []*state.Task
+	fresh map[string][]byte
+}
+
 func (m *memo) shard(tree plumbing.Hash) ([]*state.Task, bool) {
 	m.mu.Lock()
 	ts, ok := m.shards[tree]
+	w, isWritten := m.written[tree]
 	m.mu.Unlock()
+	if !ok && isWritten {
+		ts, ok = m.decodeWritten(tree, w)
+	}
 	if !ok {
 		return nil, false
 	}
@@ -161,6 +178,40 @@ func (m *memo) shard(tree plumbing.Hash) ([]*state.Task, bool) {
 		out[i] = copyTask(t)
 	}
 	return out, true
+}
+
+// decodeWritten decodes a written shard's new tasks from the bytes written
+// (what a reader would get, to the time zone) and keeps the result.
+func (m *memo) decodeWritten(tree plumbing.Hash, w writtenShard) ([]*state.Task, bool) {
+	out := make([]*state.Task, 0, len(w.kept)+len(w.fresh))
+	out = append(out, w.kept...)
+	for _, data := range w.fresh {
+		var t state.Task
+		if json.Unmarshal(data, &t) != nil {
+			m.mu.Lock()
+			delete(m.written, tree)
+			m.mu.Unlock()
+			return nil, false
+		}
+		out = append(out, &t)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.written[tree]; ok {
+		delete(m.written, tree)
+		m.shards[tree] = out
+	}
+	return out, true
+}
+
+// putWritten remembers a shard written: kept are the caller's to give.
+func (m *memo) putWritten(tree plumbing.Hash, kept []*state.Task, fresh map[string][]byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.shards[tree]; ok {
+		return
+	}
+	m.written[tree] = writtenShard{kept: kept, fresh: fresh}
 }
 
 func (m *memo) putShard(tree plumbing.Hash, tasks []*state.Task) {

@@ -7,8 +7,9 @@ import (
 )
 
 // TestPlanWritesOnePack: a plan's many objects go to one pack, which git
-// reads as its own (fsck) and a fresh process reads back; a transition
-// after it writes loose objects as before.
+// reads as its own (fsck) and a fresh process reads back, but for the four
+// the next transaction reads first (commit, root tree, clock, meta), kept
+// loose; a transition after it writes loose objects as before.
 func TestPlanWritesOnePack(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
@@ -19,8 +20,15 @@ func TestPlanWritesOnePack(t *testing.T) {
 		t.Fatalf("%d packs after the plan, want 1", len(packs))
 	}
 	loose, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
-	if len(loose) != len(before) {
-		t.Fatalf("%d loose objects beside the pack, %d before the plan", len(loose), len(before))
+	if len(loose) != len(before)+4 {
+		t.Fatalf("%d loose objects beside the pack, %d before the plan, want 4 more", len(loose), len(before))
+	}
+	tip := git(t, dir, "rev-parse", FeatureRef("f"))
+	for _, rev := range []string{tip, tip + "^{tree}", tip + ":clock", tip + ":feature.json"} {
+		h := git(t, dir, "rev-parse", rev)
+		if _, err := os.Stat(filepath.Join(dir, ".git", "objects", h[:2], h[2:])); err != nil {
+			t.Errorf("%s is not loose: %v", rev, err)
+		}
 	}
 	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
 

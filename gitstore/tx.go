@@ -437,11 +437,17 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 				return err
 			}
 			root.setBlob("feature.json", h)
+			b.keepLoose(h)
 		}
 		h := b.blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
 		root.setBlob("clock", h)
+		b.keepLoose(h)
 		if tx.tasksDirty() {
 			if err := tx.loadTasksTree(); err != nil {
+				return err
+			}
+			encoded, err := tx.encodeDirty()
+			if err != nil {
 				return err
 			}
 			for name, sh := range tx.shards {
@@ -453,12 +459,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 				}
 				fresh := make(map[string][]byte, len(sh.dirty))
 				for id := range sh.dirty {
-					data, err := encodeJSON(sh.tasks[id])
-					if err != nil {
-						return err
-					}
-					sh.e.setBlob(id, b.blob(data))
-					fresh[id] = data
+					e := encoded[id]
+					sh.e.setBlob(id, b.add(e.hash, plumbing.BlobObject, e.data))
+					fresh[id] = e.data
 				}
 				h, err := b.tree(sh.e)
 				if err != nil {
@@ -506,6 +509,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err != nil {
 			return err
 		}
+		b.keepLoose(th, ch)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
 	}
 	if tx.locksDirty {
@@ -551,6 +555,38 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		return s.publish(ctx, tx.feature, tx.view, updates)
 	}
 	return s.updateRefs(ctx, updates)
+}
+
+// encodeDirty encodes the changed tasks and hashes their blobs, shared out
+// between the processors when there are many (a plan writes them all).
+func (tx *Tx) encodeDirty() (map[string]batchObject, error) {
+	var ids []string
+	var ts []*state.Task
+	for _, sh := range tx.shards {
+		for id := range sh.dirty {
+			ids, ts = append(ids, id), append(ts, sh.tasks[id])
+		}
+	}
+	objs := make([]batchObject, len(ts))
+	const chunk = 256
+	err := parallel((len(ts)+chunk-1)/chunk, func(c int) error {
+		for i := c * chunk; i < min((c+1)*chunk, len(ts)); i++ {
+			data, err := encodeTask(ts[i])
+			if err != nil {
+				return err
+			}
+			objs[i] = batchObject{hash: blobHash(data), typ: plumbing.BlobObject, data: data}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]batchObject, len(ts))
+	for i, id := range ids {
+		out[id] = objs[i]
+	}
+	return out, nil
 }
 
 func (tx *Tx) tasksDirty() bool {

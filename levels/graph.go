@@ -13,9 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -205,6 +208,9 @@ func (d *decoder) object(raw json.RawMessage, place, want string) (map[string]js
 		d.add(place, "want %s, got %s", want, k)
 		return nil, false
 	}
+	if m, ok := splitObject(raw); ok {
+		return m, true
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		d.add(place, "%v", err)
@@ -256,10 +262,12 @@ func (d *decoder) strs(raw json.RawMessage, place string, lenient bool) []string
 		d.add(place, "want an array of strings, got %s", k)
 		return nil
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
-		d.add(place, "%v", err)
-		return nil
+	elems, ok := splitArray(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			d.add(place, "%v", err)
+			return nil
+		}
 	}
 	var out []string
 	for i, e := range elems {
@@ -456,19 +464,52 @@ func decodeGraph(data []byte) (*Graph, []Problem, []Problem) {
 		if k := kind(v); k != "array" {
 			d.add("tasks", "want an array of tasks, got %s", k)
 		} else {
-			var elems []json.RawMessage
-			if err := json.Unmarshal(v, &elems); err != nil {
-				d.add("tasks", "%v", err)
+			elems, ok := splitArray(v)
+			if !ok {
+				if err := json.Unmarshal(v, &elems); err != nil {
+					d.add("tasks", "%v", err)
+				}
 			}
-			g.Tasks = make([]*Task, 0, len(elems))
-			for i, e := range elems {
-				g.Tasks = append(g.Tasks, d.task(e, index("tasks", i)))
-			}
+			g.Tasks = d.tasks(elems)
 		}
 	}
 	g.Extra = extras(m, func(k string) bool { return k == "feature" || k == "tasks" })
 	d.unknownKeys(m, "", graphObject)
 	return g, d.probs, d.warns
+}
+
+// taskChunk is how many tasks one goroutine decodes at a time.
+const taskChunk = 512
+
+// tasks decodes a graph's tasks, chunks of them on every processor: at
+// 10,000 tasks decoding is most of the time checking a graph takes. The
+// problems come out in the order of the tasks, as from one decoder.
+func (d *decoder) tasks(elems []json.RawMessage) []*Task {
+	tasks := make([]*Task, len(elems))
+	chunks := make([]decoder, (len(elems)+taskChunk-1)/taskChunk)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(chunks)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= len(chunks) {
+					return
+				}
+				for i := c * taskChunk; i < min((c+1)*taskChunk, len(elems)); i++ {
+					tasks[i] = chunks[c].task(elems[i], index("tasks", i))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range chunks {
+		d.probs = append(d.probs, c.probs...)
+		d.warns = append(d.warns, c.warns...)
+	}
+	return tasks
 }
 
 // position turns a byte offset into "line L, column C" (both 1-based,
@@ -523,6 +564,124 @@ func (g *Graph) UnmarshalJSON(data []byte) error {
 // fields (id, title, files, dependencies, verification) are written even
 // when empty because ZERG expects them.
 func (t *Task) MarshalJSON() ([]byte, error) {
+	if len(t.Extra) == 0 && len(t.Files.Extra) == 0 && len(t.Verification.Extra) == 0 {
+		return t.marshalKnown(), nil
+	}
+	return t.marshalAny()
+}
+
+// marshalKnown is MarshalJSON for a task without keys of its own, nearly
+// every one: its keys are known and written in their sorted order, where
+// collecting and sorting them was most of the cost of encoding a task.
+func (t *Task) marshalKnown() []byte {
+	w := newObjectWriter()
+	w.open()
+	if len(t.AcceptanceCriteria) > 0 {
+		w.key("acceptance_criteria").strs(t.AcceptanceCriteria)
+	}
+	if len(t.Context) > 0 {
+		w.key("context").strs(t.Context)
+	}
+	w.key("dependencies").strs(t.Dependencies)
+	if t.Description != "" {
+		w.key("description").str(t.Description)
+	}
+	w.key("files").open()
+	w.key("create").strs(t.Files.Create)
+	w.key("modify").strs(t.Files.Modify)
+	w.key("read").strs(t.Files.Read)
+	w.close()
+	w.key("id").str(t.ID)
+	if t.Issue != 0 {
+		w.key("issue").int(t.Issue)
+	}
+	if t.Level != 0 {
+		w.key("level").int(t.Level)
+	}
+	if t.Risk != "" {
+		w.key("risk").str(t.Risk)
+	}
+	if len(t.SoftDependencies) > 0 {
+		w.key("soft_dependencies").strs(t.SoftDependencies)
+	}
+	w.key("title").str(t.Title)
+	w.key("verification").open()
+	w.key("command").str(t.Verification.Command)
+	if t.Verification.TimeoutSeconds != 0 {
+		w.key("timeout_seconds").int(t.Verification.TimeoutSeconds)
+	}
+	w.close()
+	w.close()
+	return w.buf.Bytes()
+}
+
+// objectWriter writes compact JSON as marshalObject does, HTML escaping
+// off. Keys are plain names, written as they are.
+type objectWriter struct {
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	first bool
+}
+
+func newObjectWriter() *objectWriter {
+	w := &objectWriter{}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	return w
+}
+
+func (w *objectWriter) open() {
+	w.buf.WriteByte('{')
+	w.first = true
+}
+
+func (w *objectWriter) close() {
+	w.buf.WriteByte('}')
+	w.first = false
+}
+
+func (w *objectWriter) key(k string) *objectWriter {
+	if !w.first {
+		w.buf.WriteByte(',')
+	}
+	w.first = false
+	w.buf.WriteByte('"')
+	w.buf.WriteString(k)
+	w.buf.WriteString(`":`)
+	return w
+}
+
+func (w *objectWriter) int(n int) { w.buf.WriteString(strconv.Itoa(n)) }
+
+// str writes a string as it is when encoding/json would (printable ASCII
+// but for quote and backslash), else through encoding/json.
+func (w *objectWriter) str(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			w.enc.Encode(s)                 // a string never fails
+			w.buf.Truncate(w.buf.Len() - 1) // Encode appends a newline
+			return
+		}
+	}
+	w.buf.WriteByte('"')
+	w.buf.WriteString(s)
+	w.buf.WriteByte('"')
+}
+
+// strs writes a list of strings, nil as empty.
+func (w *objectWriter) strs(ss []string) {
+	w.buf.WriteByte('[')
+	for i, s := range ss {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		w.str(s)
+	}
+	w.buf.WriteByte(']')
+}
+
+// marshalAny is MarshalJSON for a task with keys of its own, merged in.
+func (t *Task) marshalAny() ([]byte, error) {
 	files, err := marshalObject(map[string]any{
 		"create": nonNil(t.Files.Create),
 		"modify": nonNil(t.Files.Modify),

@@ -55,8 +55,14 @@ func (r *benchRepo) zerg(b *testing.B, args ...string) {
 	}
 }
 
+// BenchmarkPlan also plans 100,000 tasks with ZERG_BENCH_100K=1: too long
+// for every run of -bench ., the size a plan is meant to scale to.
 func BenchmarkPlan(b *testing.B) {
-	for _, n := range benchSizes {
+	sizes := benchSizes
+	if os.Getenv("ZERG_BENCH_100K") == "1" {
+		sizes = append(sizes[:len(sizes):len(sizes)], 100000)
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			r := newBenchRepo(b, n)
 			b.ResetTimer()
