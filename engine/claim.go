@@ -71,6 +71,66 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 	return claimed, why, err
 }
 
+// ClaimAll claims the best ready task for each request's worker, in
+// order, in one transaction: the workers of a rush over several machines
+// that start together cost the remote one push, not one each. It stops at
+// the first request the gate refuses (nothing more is ready for it); the
+// tasks it returns are those claimed, in the requests' order.
+func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
+	policy, ttl := g.Policy(), g.TTL()
+	for i := range reqs {
+		reqs[i].policy, reqs[i].ttl = policy, ttl
+		if reqs[i].Task != "" || reqs[i].Base == "" {
+			return nil, usageErr("ClaimAll claims the best ready task from a given base")
+		}
+	}
+	var claimed []*state.Task
+	err := g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
+		if !x.tx.Exists() {
+			return nil, NotPlanned(g.Feature)
+		}
+		claimed = claimed[:0]
+		ws, err := x.tx.Workers()
+		if err != nil {
+			return nil, err
+		}
+		var msg *gitstore.Message
+		for _, r := range reqs {
+			if w, ok := ws[r.Worker]; ok {
+				// A push that got no answer may have reached the remote:
+				// the worker holds its task already, and goes on with it.
+				if t, err := x.tx.Task(w.Task); err == nil && t.Status == state.Claimed && t.Worker == r.Worker {
+					claimed = append(claimed, t)
+					continue
+				}
+			}
+			t, _, cm, err := x.claim(r)
+			var ref *gates.Refusal
+			if errors.As(err, &ref) || err == nil && t == nil {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			claimed = append(claimed, t)
+			if msg == nil {
+				msg = cm
+			} else {
+				msg.Subject += "; then " + cm.Subject
+			}
+		}
+		if msg == nil {
+			// Expired leases found on the way are still worth recording.
+			msg = &gitstore.Message{Subject: "expire leases in " + g.Feature, Op: "expire"}
+		}
+		return msg, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
 // claim runs the claim gate and records pending → claimed within a
 // transaction: on its own, or right after a worker's previous task settled,
 // so that a rush's worker moves on in one state commit instead of two.

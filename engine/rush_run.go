@@ -313,6 +313,23 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			return nil, err
 		}
 		r.g.emit(Event{Type: EvProgress, Level: level, Tasks: tasks})
+		if firstErr == nil && len(free) > 1 && !r.stopping() && r.remote != "" {
+			// Workers that start together (a level's start) claim in one
+			// transaction: one push to the remote for this host, where one
+			// each would queue behind the other hosts' pushes.
+			claimed, err := r.claimTogether(tasks, level, free, tip)
+			if err != nil {
+				firstErr = err
+			}
+			for _, t := range claimed {
+				slot := free[len(free)-1]
+				free = free[:len(free)-1]
+				running[t.ID()] = slot
+				go func(t *state.Task, slot int) {
+					results <- slotResult{slot: slot, task: t.ID(), err: r.runTask(t.ID(), slot, tip, level, t)}
+				}(t, slot)
+			}
+		}
 		if firstErr == nil && len(free) > 0 && !r.stopping() {
 			for _, t := range r.policy.ReadyOrder(tasks, r.g.now()) {
 				if len(free) == 0 {
@@ -325,7 +342,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 				free = free[:len(free)-1]
 				running[t.ID()] = slot
 				go func(id string, slot int) {
-					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level)}
+					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
 				}(t.ID(), slot)
 			}
 		}
@@ -549,7 +566,7 @@ func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err err
 // runTask runs one task on a slot to a settled state: claimed, worked on
 // (with checkpoints), committed, checked and verified — or failed or
 // blocked. Errors returned are the tool's own.
-func (r *rush) runTask(id string, slot int, tip string, level int) error {
+func (r *rush) runTask(id string, slot int, tip string, level int, held *state.Task) error {
 	ctx := r.g.ctx()
 	s, err := gitstore.Open(ctx, r.s.Top) // a store per goroutine: go-git storage is not shared
 	if err != nil {
@@ -573,7 +590,10 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		req.Task = ""
 		req.Only = func(t *state.Task) bool { return t.Level == level }
 	}
-	t, _, err := r.with(s).Claim(req)
+	t := held
+	if t == nil {
+		t, _, err = r.with(s).Claim(req)
+	}
 	if err != nil && r.remote != "" {
 		// A claim whose push got no answer may have reached the remote: the
 		// retry then finds the worker holding it, and goes on with it.
@@ -624,6 +644,35 @@ func (r *rush) runTask(id string, slot int, tip string, level int) error {
 		}
 	}
 	return nil
+}
+
+// claimTogether claims, in one transaction, a task of the level for each
+// free slot that a ready task is there for (the slots from the end of
+// free, as the scheduler hands them out), and returns the tasks claimed in
+// that order. Fewer than two: nothing, and the slots claim on their own.
+func (r *rush) claimTogether(tasks []*state.Task, level int, free []int, tip string) ([]*state.Task, error) {
+	ready := 0
+	for _, t := range r.policy.ReadyOrder(tasks, r.g.now()) {
+		if t.Level == level {
+			ready++
+		}
+	}
+	n := min(ready, len(free))
+	if n < 2 {
+		return nil, nil
+	}
+	only := func(t *state.Task) bool { return t.Level == level }
+	reqs := make([]ClaimRequest, n)
+	for i := range reqs {
+		slot := free[len(free)-1-i]
+		reqs[i] = ClaimRequest{Worker: hostWorker(workerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, Only: only, inWorktree: true}
+	}
+	claimed, err := r.g.ClaimAll(reqs)
+	var ref *gates.Refusal
+	if errors.As(err, &ref) {
+		return nil, nil
+	}
+	return claimed, err
 }
 
 // refuse blocks a claimed task before its worker runs, and returns the
