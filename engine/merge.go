@@ -139,16 +139,29 @@ func (g *Engine) mergeOnly(mgr *worktree.Manager, pins []worktree.Pin) (res work
 // recordMerged records verified → done for the tasks of merged whose pin
 // is in pins, now in staging at tip.
 func (g *Engine) recordMerged(pins []worktree.Pin, merged []string, tip string) error {
+	_, err := g.recordMergedPushing(pins, merged, tip, nil)
+	return err
+}
+
+// recordMergedPushing is recordMerged whose push to the arbiter also moves
+// the staging there (also, when set): pushed says it did. The caller
+// handles review mode, which records nothing.
+func (g *Engine) recordMergedPushing(pins []worktree.Pin, merged []string, tip string, also *gitstore.RefMove) (pushed bool, err error) {
 	s, feature, policy := g.Store, g.Feature, g.Policy()
 	if g.reviewMode() != "" {
 		// Under review a task is done only once its pull request is merged
 		// (ship, sync --forge): staging has its work, the task stays
 		// verified, and what depends on it waits.
 		g.note("%s merged into staging, verified: done once reviewed (git zerg ship)", strings.Join(merged, ", "))
-		return nil
+		return false, nil
 	}
 	var ids []string
-	err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+	var last *gitstore.Tx
+	err = s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		last = tx
+		if also != nil {
+			tx.PushAlso(*also)
+		}
 		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
 			return nil, err
 		}
@@ -181,14 +194,14 @@ func (g *Engine) recordMerged(pins []worktree.Pin, merged []string, tip string) 
 			Op: "merge", Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	// Only what this call recorded: another host may have recorded the
 	// rest.
 	for _, id := range ids {
 		g.transition(id, "done (merged into staging "+ShortHash(tip)+")")
 	}
-	return nil
+	return last != nil && last.Pushed(), nil
 }
 
 // fastMerge merges a level's work in-process when it is what a level's

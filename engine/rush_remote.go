@@ -204,11 +204,25 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		if stop, err := r.g.runQualityGates(r.mgr, false); stop != nil || err != nil {
 			return stop, err
 		}
+		all := append(in, out...)
 		var lost bool
-		err = r.remoteTry(func() (err error) {
-			lost, err = r.s.PushStaging(ctx, r.remote, ref, res.Tip, tip)
-			return err
-		})
+		if r.g.reviewMode() == "" {
+			// The staging and the level's tasks recorded done go out in one
+			// atomic push, leased on the staging this merge started from:
+			// the other hosts see both at once, one push sooner.
+			var pushed bool
+			pushed, err = r.g.recordMergedPushing(all, pinIDs(all), res.Tip, &gitstore.RefMove{Ref: ref, Old: tip, New: res.Tip})
+			if errors.Is(err, gitstore.ErrRemoteRefMoved) {
+				err = nil
+			}
+			lost = err == nil && !pushed
+		} else {
+			// Under review nothing is recorded done: the staging goes alone.
+			err = r.remoteTry(func() (err error) {
+				lost, err = r.s.PushStaging(ctx, r.remote, ref, res.Tip, tip)
+				return err
+			})
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -216,12 +230,8 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			if round >= 20 {
 				return nil, refused("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
 			}
-			r.g.note("level %d: another host merged it first; taking its staging", level)
+			r.g.note("level %d: the remote moved while this host merged it; looking again", level)
 			continue
-		}
-		all := append(in, out...)
-		if err := r.g.recordMerged(all, pinIDs(all), res.Tip); err != nil {
-			return nil, err
 		}
 		r.levelSynced = true // the remote's staging and state are this host's own
 		// The gate record goes out for the record (it stands in for the

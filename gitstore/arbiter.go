@@ -233,7 +233,7 @@ func (s *Store) rememberLocal(feature string, v arbiterView) {
 // local was touched. When the local refs moved meanwhile (another process
 // of this machine), the transition still holds — it is on the arbiter —
 // and catching up merges it in.
-func (s *Store) publish(ctx context.Context, feature string, v arbiterView, moved []refUpdate) error {
+func (s *Store) publish(ctx context.Context, feature string, v arbiterView, moved []refUpdate, also []RefMove) error {
 	// --no-verify: a transition is not the person's push, and their
 	// pre-push hook (a test suite) must not run for each one.
 	args := []string{"push", "--quiet", "--atomic", "--porcelain", "--no-verify", s.arbiter}
@@ -263,9 +263,18 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 		args = append(args, "--force-with-lease="+u.name+":"+lease)
 		specs = append(specs, u.new.String()+":"+u.name)
 	}
+	for _, m := range also {
+		args = append(args, "--force-with-lease="+m.Ref+":"+m.Old)
+		specs = append(specs, m.New+":"+m.Ref)
+	}
 	if len(specs) > 0 {
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
 			s.forget(feature)
+			if len(also) > 0 && pushLost(err) {
+				// Whichever lease failed, the caller decides again on what
+				// the arbiter holds now (its ref may be another host's).
+				return fmt.Errorf("%w: %s", ErrRemoteRefMoved, s.arbiter)
+			}
 			if pushLost(err) {
 				return fmt.Errorf("%w: arbiter %s moved first", errRace, s.arbiter)
 			}

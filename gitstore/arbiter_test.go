@@ -219,3 +219,74 @@ func TestArbiterCatchUpBringsWork(t *testing.T) {
 		t.Fatalf("tracking ref of the pin is %s, want %s", got, work)
 	}
 }
+
+// TestArbiterPushAlso: a transition can move another ref on the arbiter in
+// its own push, by compare-and-swap: both arrive, or neither; a refused
+// push ends the update with ErrRemoteRefMoved and changes nothing here or
+// there; a transition with nothing to record pushes nothing.
+func TestArbiterPushAlso(t *testing.T) {
+	a, _, remote, sa, _ := arbiterPair(t)
+	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	plan(t, sa, "f", tasks(3))
+	ctx := context.Background()
+	head := git(t, a, "rev-parse", "HEAD")
+	const ref = "refs/heads/zerg/f/staging"
+	remoteAt := func(name string) string {
+		f := strings.Fields(git(t, a, "ls-remote", remote, name))
+		if len(f) == 0 {
+			return ""
+		}
+		return f[0]
+	}
+	move := func(id string, m RefMove) (bool, error) {
+		var last *Tx
+		err := sa.Update(ctx, "f", time.Now, func(tx *Tx) (*Message, error) {
+			last = tx
+			tx.PushAlso(m)
+			if id == "" {
+				return nil, nil
+			}
+			tk, err := tx.Task(id)
+			if err != nil {
+				return nil, err
+			}
+			c := tk.Clone()
+			c.Record(state.Event{Op: "test", To: state.Claimed})
+			return &Message{Subject: "claim " + id, Op: "test", Task: id}, tx.Put(c)
+		})
+		return last != nil && last.Pushed(), err
+	}
+
+	pushed, err := move("T000", RefMove{Ref: ref, Old: "", New: head})
+	if err != nil || !pushed {
+		t.Fatalf("first move: pushed %v, %v", pushed, err)
+	}
+	if got := remoteAt(ref); got != head {
+		t.Fatalf("the arbiter's %s is %q, want %s", ref, got, head)
+	}
+	state1 := remoteAt(FeatureRef("f"))
+	if local := git(t, a, "rev-parse", FeatureRef("f")); state1 != local {
+		t.Fatalf("the arbiter has the state %s, this machine %s", state1, local)
+	}
+
+	// A stale lease on the other ref: nothing moves, here or there.
+	git(t, a, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "next")
+	next := git(t, a, "rev-parse", "HEAD")
+	stale := strings.Repeat("1", 40)
+	if _, err := move("T001", RefMove{Ref: ref, Old: stale, New: next}); !errors.Is(err, ErrRemoteRefMoved) {
+		t.Fatalf("stale lease: %v, want ErrRemoteRefMoved", err)
+	}
+	if got := remoteAt(FeatureRef("f")); got != state1 {
+		t.Fatalf("the refused push moved the arbiter's state to %s", got)
+	}
+	if got := remoteAt(ref); got != head {
+		t.Fatalf("the refused push moved the arbiter's %s to %s", ref, got)
+	}
+	if local := git(t, a, "rev-parse", FeatureRef("f")); local != state1 {
+		t.Fatalf("the refused push moved the local state to %s", local)
+	}
+
+	if pushed, err := move("", RefMove{Ref: ref, Old: head, New: head}); err != nil || pushed {
+		t.Fatalf("nothing to record: pushed %v, %v", pushed, err)
+	}
+}

@@ -55,7 +55,33 @@ type Tx struct {
 	// extra refs moved in the same transaction (pins of verified work),
 	// without a compare-and-swap: they only keep commits reachable.
 	extra []refUpdate
+
+	// also: refs moved on the arbiter only, in the transition's own push
+	// (PushAlso); pushed says that push went through.
+	also   []RefMove
+	pushed bool
 }
+
+// RefMove is a ref moved by compare-and-swap from Old ("" for none) to New.
+type RefMove struct{ Ref, Old, New string }
+
+// ErrRemoteRefMoved: a transaction's push carried a ref moved on the
+// arbiter (PushAlso) and was refused. Nothing of it happened; the caller
+// looks at the arbiter again rather than this update trying on its own.
+var ErrRemoteRefMoved = errors.New("the arbiter's ref moved")
+
+// PushAlso makes the push that takes this transaction to the arbiter move
+// m.Ref there too, by compare-and-swap, atomically with the state: the
+// level's tasks recorded done and the staging that holds their work reach
+// the other hosts together, in one push instead of two. The local ref is
+// the caller's to move. A refused push ends the update with
+// ErrRemoteRefMoved; Pushed says whether the push went through (a
+// transaction that changed nothing pushes nothing).
+func (tx *Tx) PushAlso(m RefMove) { tx.also = append(tx.also, m) }
+
+// Pushed reports whether this transaction reached the arbiter with the
+// refs PushAlso gave it.
+func (tx *Tx) Pushed() bool { return tx.pushed }
 
 // SetRef moves another ref with the state, in the same transaction; an
 // empty commit deletes it. Used for refs that keep work reachable.
@@ -552,7 +578,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	}
 	tx.moved = updates
 	if s.arbiter != "" {
-		return s.publish(ctx, tx.feature, tx.view, updates)
+		err := s.publish(ctx, tx.feature, tx.view, updates, tx.also)
+		tx.pushed = err == nil
+		return err
 	}
 	return s.updateRefs(ctx, updates)
 }
