@@ -169,13 +169,7 @@ func TestArbiterLeaseOnLocksRead(t *testing.T) {
 				return nil, err
 			}
 			seen = len(locks)
-			tk, err := tx.Task(id)
-			if err != nil {
-				return nil, err
-			}
-			c := tk.Clone()
-			c.Record(state.Event{Op: "test", To: state.Claimed})
-			return &Message{Subject: "claim " + id, Op: "test", Task: id}, tx.Put(c)
+			return putStatus(tx, id, state.Claimed)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -200,14 +194,8 @@ func TestArbiterCatchUpBringsWork(t *testing.T) {
 	git(t, b, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "work of T000")
 	work := git(t, b, "rev-parse", "HEAD")
 	err := sb.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
-		tk, err := tx.Task("T000")
-		if err != nil {
-			return nil, err
-		}
-		c := tk.Clone()
-		c.Record(state.Event{Op: "test", To: state.Verified})
 		tx.SetRef(WorkRef("f", "T000"), work)
-		return &Message{Subject: "verify T000", Op: "test", Task: "T000"}, tx.Put(c)
+		return putStatus(tx, "T000", state.Verified)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -246,13 +234,7 @@ func TestArbiterPushAlso(t *testing.T) {
 			if id == "" {
 				return nil, nil
 			}
-			tk, err := tx.Task(id)
-			if err != nil {
-				return nil, err
-			}
-			c := tk.Clone()
-			c.Record(state.Event{Op: "test", To: state.Claimed})
-			return &Message{Subject: "claim " + id, Op: "test", Task: id}, tx.Put(c)
+			return putStatus(tx, id, state.Claimed)
 		})
 		return last != nil && last.Pushed(), err
 	}

@@ -84,14 +84,19 @@ func planB(t testing.TB, s *Store, feature string, ts []*state.Task) {
 
 func setStatus(s *Store, feature, id string, st state.Status) error {
 	return s.Update(context.Background(), feature, time.Now, func(tx *Tx) (*Message, error) {
-		tk, err := tx.Task(id)
-		if err != nil {
-			return nil, err
-		}
-		c := tk.Clone()
-		c.Record(state.Event{Op: "test", To: st})
-		return &Message{Subject: "set " + id, Op: "test", Task: id}, tx.Put(c)
+		return putStatus(tx, id, st)
 	})
+}
+
+// putStatus records task id moving to st within tx.
+func putStatus(tx *Tx, id string, st state.Status) (*Message, error) {
+	tk, err := tx.Task(id)
+	if err != nil {
+		return nil, err
+	}
+	c := tk.Clone()
+	c.Record(state.Event{Op: "test", To: st})
+	return &Message{Subject: "set " + id, Op: "test", Task: id}, tx.Put(c)
 }
 
 func TestCreateViewUpdate(t *testing.T) {

@@ -46,19 +46,30 @@ func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		m[key] = json.RawMessage(raw[i:end:end])
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
+		var done bool
+		if i, done, ok = afterValue(raw, end, '}'); !ok {
 			return nil, false
+		} else if done {
+			return m, true
 		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-			continue
-		case '}':
-			return m, skipSpace(raw, i+1) == len(raw)
-		}
-		return nil, false
 	}
+}
+
+// afterValue reads what follows a member or element ending at end: a
+// comma (the next one starts at i) or the closing byte, which must end raw
+// (done).
+func afterValue(raw []byte, end int, closing byte) (i int, done, ok bool) {
+	i = skipSpace(raw, end)
+	if i >= len(raw) {
+		return 0, false, false
+	}
+	switch raw[i] {
+	case ',':
+		return skipSpace(raw, i+1), false, true
+	case closing:
+		return 0, true, skipSpace(raw, i+1) == len(raw)
+	}
+	return 0, false, false
 }
 
 // splitArray splits an array checked for syntax into its elements.
@@ -78,18 +89,12 @@ func splitArray(raw []byte) ([]json.RawMessage, bool) {
 			return nil, false
 		}
 		elems = append(elems, json.RawMessage(raw[i:end:end]))
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
+		var done bool
+		if i, done, ok = afterValue(raw, end, ']'); !ok {
 			return nil, false
+		} else if done {
+			return elems, true
 		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-			continue
-		case ']':
-			return elems, skipSpace(raw, i+1) == len(raw)
-		}
-		return nil, false
 	}
 }
 
