@@ -252,7 +252,7 @@ func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) 
 		return nil, old, 0, nil
 	}
 	for _, c := range breaks(from, entries, tip) {
-		if !s.hasObject(c) {
+		if !s.hasObject(c) && !s.gitHasObject(ctx, c) {
 			continue // pruned long ago: nothing left to restore
 		}
 		in, err := s.IsAncestor(ctx, c, tip)
@@ -505,4 +505,13 @@ func (s *Store) RollbacksOf(ref string) ([]Rollback, error) {
 		rbs = append(rbs, rb)
 	}
 	return rbs, nil
+}
+
+// gitHasObject asks git whether the object exists. The in-process answer
+// can say no for a moment while `git repack -a -d` replaces the packs
+// under it; taken for "pruned long ago", that no would let the check pass
+// an undone update by for good.
+func (s *Store) gitHasObject(ctx context.Context, h plumbing.Hash) bool {
+	_, err := s.git.Run(ctx, "cat-file", "-e", h.String())
+	return err == nil
 }
