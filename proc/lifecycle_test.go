@@ -42,7 +42,7 @@ func TestLeftoverChildDoesNotHoldRun(t *testing.T) {
 func TestLeftoverIgnoringTerm(t *testing.T) {
 	const grace = 300 * time.Millisecond
 	res, err := Run(context.Background(), Spec{
-		Command: "(trap '' TERM; exec sleep 300) & echo child $!",
+		Command: termIgnoringLeftover(t),
 		Grace:   grace,
 		Started: func(p int) { cleanupGroup(t, p) },
 	})
@@ -56,6 +56,16 @@ func TestLeftoverIgnoringTerm(t *testing.T) {
 		t.Errorf("took %v with a grace of %v", res.Duration, grace)
 	}
 	gone(t, pidsIn(t, res.Tail, "child")...)
+}
+
+// termIgnoringLeftover is a command that leaves a child ignoring SIGTERM
+// behind. It exits only once the child has set its trap (told through a
+// fifo, so the wait is bounded by the child's own start): a child still
+// starting when the SIGTERM comes would die of it and the test would prove
+// nothing.
+func termIgnoringLeftover(t *testing.T) string {
+	fifo := filepath.Join(t.TempDir(), "ready")
+	return fmt.Sprintf("mkfifo %[1]s; (trap '' TERM; echo ready > %[1]s; exec sleep 300) & read x < %[1]s; echo child $!", fifo)
 }
 
 // TestOutputBeforeExitKept: all the output written before the main process
@@ -274,7 +284,7 @@ func TestManyRunsLeaveNothing(t *testing.T) {
 	commands := []Spec{
 		{Command: "sleep 300 & echo child $!"},
 		{Command: "sleep 300 & echo child $!; sleep 300", Timeout: 50 * time.Millisecond},
-		{Command: "(trap '' TERM; exec sleep 300) & echo child $!", Grace: 50 * time.Millisecond},
+		{Command: termIgnoringLeftover(t), Grace: 50 * time.Millisecond},
 		{Command: "trap '' TERM; (sleep 300 & echo child $!; wait) & echo child $!; wait",
 			Timeout: 50 * time.Millisecond, Grace: 50 * time.Millisecond},
 	}
