@@ -176,6 +176,13 @@ func TestAcknowledgedSurviveMaintenance(t *testing.T) {
 		t.Errorf("%d operations failed beside maintenance:\n%v", len(errs), errors.Join(errs...))
 	}
 	if len(lost) > 0 {
+		// ZERG_LOST_DUMP=DIR keeps the repository for a look at its
+		// reflogs: t.TempDir goes with the test.
+		if d := os.Getenv("ZERG_LOST_DUMP"); d != "" {
+			if err := exec.Command("cp", "-a", dir, d).Run(); err == nil {
+				t.Logf("repository kept in %s", d)
+			}
+		}
 		t.Errorf("%d acknowledged updates lost: %s", len(lost), strings.Join(lost, ", "))
 	}
 	// What fsck reports: nothing is left undone once the state was read.

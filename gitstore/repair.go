@@ -406,11 +406,19 @@ func (s *Store) behind(ctx context.Context, ref string, tip plumbing.Hash) bool 
 	if rec.IsZero() || rec == tip || tip.IsZero() {
 		return false
 	}
-	if _, err := s.readCommit(rec); err != nil {
-		return false
+	if _, err := s.readCommit(rec); err == nil {
+		if ok, err := s.IsAncestor(ctx, rec, tip); err == nil {
+			return !ok
+		}
 	}
-	ok, err := s.IsAncestor(ctx, rec, tip)
-	return err == nil && !ok
+	// This process could not answer: the commit is gone (pruned long
+	// ago: nothing to build on), or it could not see it for a moment
+	// while `git repack -a -d` replaced the packs. Taken for gone, the
+	// latter let a writer build on a state without its own last update,
+	// and the merge-back then counted that update a lost conflict. git
+	// answers both.
+	_, err := s.git.Run(ctx, "merge-base", "--is-ancestor", rec.String(), tip.String())
+	return gitcmd.ExitCode(err) == 1
 }
 
 // recorded returns the last value the reflog says ref was set to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -447,5 +448,54 @@ func TestTripleClaimAllRecorded(t *testing.T) {
 		if !seen[w] {
 			t.Errorf("the claim by %s is not in the history: %+v", w, tk.History)
 		}
+	}
+}
+
+// TestBehindAsksGitWhenUnsure: a writer must not build on a state that
+// lacks the last update the reflog records, even when this process cannot
+// read that update's commit for a moment (git repack -a -d replacing the
+// packs under it): that once let a writer's own last update be merged back
+// later as a lost conflict. The commit here is visible to git alone, through
+// an object directory only its environment names.
+func TestBehindAsksGitWhenUnsure(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(1))
+	ref := FeatureRef("f")
+	tip := git(t, dir, "rev-parse", ref)
+	elsewhere := filepath.Join(t.TempDir(), "objects")
+	gitWith := func(env []string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	env := []string{"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_OBJECT_DIRECTORY=" + elsewhere, "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(dir, ".git", "objects")}
+	os.MkdirAll(elsewhere, 0o755)
+	undone := gitWith(env, "commit-tree", "-p", tip, "-m", "an update git undid", tip+"^{tree}")
+	// The reflog records the update; the ref is back at tip.
+	line := fmt.Sprintf("%s %s A U Thor <a@example.com> 1700000000 +0000\tgit-zerg: update\n", tip, undone)
+	f, err := os.OpenFile(filepath.Join(dir, ".git", "logs", filepath.FromSlash(ref)), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(line)
+	f.Close()
+
+	t.Setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", elsewhere)
+	fresh := openStore(t, dir)
+	if _, err := fresh.readCommit(plumbing.NewHash(undone)); err == nil {
+		t.Fatal("the process reads the commit itself: the test shows nothing")
+	}
+	if !fresh.behind(context.Background(), ref, plumbing.NewHash(tip)) {
+		t.Error("behind() = false for a tip without the update the reflog records, unreadable in process for a moment")
+	}
+	// A commit git no longer has either (pruned long ago) is not waited for.
+	os.RemoveAll(elsewhere)
+	if fresh.behind(context.Background(), ref, plumbing.NewHash(tip)) {
+		t.Error("behind() = true for an update whose commit is gone")
 	}
 }
