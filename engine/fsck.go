@@ -193,11 +193,7 @@ func (h *historyChecker) check(feature, tip, stop string) ([]gates.Problem, erro
 	// Every commit of the history, not only first parents: after a sync,
 	// the other machine's transitions are commits on a second parent, and
 	// they are replayed like ours. Oldest first, each after its parents.
-	args := []string{"rev-list", "--topo-order", "--reverse", tip}
-	if stop != "" {
-		args = append(args, "^"+stop)
-	}
-	lines, err := gitOf(h.s).Fields(h.ctx, '\n', append(args, "--")...)
+	lines, err := h.s.Between(h.ctx, tip, stop)
 	if err != nil {
 		return nil, fmt.Errorf("feature %s: %w", feature, err)
 	}

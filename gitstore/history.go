@@ -20,29 +20,36 @@ import (
 // ancestorWalkLimit bounds the in-process walk before asking git.
 const ancestorWalkLimit = 256
 
-// IsAncestor reports whether a is an ancestor of b (or b itself).
-func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
+// ancestorWithin reports whether a is an ancestor of b (or b itself) as
+// far as a walk of at most limit commits back from b can tell: false may
+// mean "farther back". A catch-up's merge asks it before git merge-base:
+// the two tips of a state are nearly always a few transitions apart on
+// one line, and a rush catches up dozens of times a level.
+func (s *Store) ancestorWithin(a, b plumbing.Hash, limit int) bool {
+	yes, _, _ := s.walkToAncestor(a, b, limit)
+	return yes
+}
+
+// walkToAncestor walks back from b, at most limit commits, looking for a;
+// known is false when the walk ran out first.
+func (s *Store) walkToAncestor(a, b plumbing.Hash, limit int) (yes, known bool, err error) {
 	if a == b {
-		return true, nil
+		return true, true, nil
 	}
 	seen := map[plumbing.Hash]bool{b: true}
 	queue := []plumbing.Hash{b}
 	for n := 0; len(queue) > 0; n++ {
-		if n >= ancestorWalkLimit {
-			_, err := s.git.Run(ctx, "merge-base", "--is-ancestor", a.String(), b.String())
-			if gitcmd.ExitCode(err) == 1 {
-				return false, nil
-			}
-			return err == nil, err
+		if n >= limit {
+			return false, false, nil
 		}
 		c, err := s.readCommit(queue[0])
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		queue = queue[1:]
 		for _, p := range c.ParentHashes {
 			if p == a {
-				return true, nil
+				return true, true, nil
 			}
 			if !seen[p] {
 				seen[p] = true
@@ -50,7 +57,52 @@ func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error
 			}
 		}
 	}
-	return false, nil
+	return false, true, nil
+}
+
+// Between lists the commits of tip's history that stop's lacks (stop ""
+// for all), oldest first and each after its parents, as git rev-list
+// --topo-order --reverse does. A line of commits with one parent each is
+// walked in-process, which is what a catch-up's check meets; anything
+// else (merges, long runs) asks git.
+func (s *Store) Between(ctx context.Context, tip, stop string) ([]string, error) {
+	if stop != "" && plumbing.IsHash(tip) && plumbing.IsHash(stop) {
+		var line []string
+		h, end := plumbing.NewHash(tip), plumbing.NewHash(stop)
+		for n := 0; n < ancestorWalkLimit && h != end; n++ {
+			c, err := s.readCommit(h)
+			if err != nil || len(c.ParentHashes) != 1 {
+				line = nil
+				break
+			}
+			line = append(line, h.String())
+			h = c.ParentHashes[0]
+		}
+		if h == end {
+			for i, j := 0, len(line)-1; i < j; i, j = i+1, j-1 {
+				line[i], line[j] = line[j], line[i]
+			}
+			return line, nil
+		}
+	}
+	args := []string{"rev-list", "--topo-order", "--reverse", tip}
+	if stop != "" {
+		args = append(args, "^"+stop)
+	}
+	return s.git.Fields(ctx, '\n', append(args, "--")...)
+}
+
+// IsAncestor reports whether a is an ancestor of b (or b itself).
+func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error) {
+	yes, known, err := s.walkToAncestor(a, b, ancestorWalkLimit)
+	if err != nil || known {
+		return yes, err
+	}
+	_, err = s.git.Run(ctx, "merge-base", "--is-ancestor", a.String(), b.String())
+	if gitcmd.ExitCode(err) == 1 {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // ChangedPaths lists the paths whose content differs between two commits,

@@ -651,3 +651,44 @@ func TestInHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestBetweenAgreesWithGit: the in-process walk of a line of commits gives
+// what git rev-list --topo-order --reverse gives, and histories with
+// merges (which it leaves to git) do too; so does the merge of two tips a
+// few commits apart, which skips git merge-base.
+func TestBetweenAgreesWithGit(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	commit := func(msg string) string {
+		git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", msg)
+		return git(t, dir, "rev-parse", "HEAD")
+	}
+	c1, c2, c3 := commit("1"), commit("2"), commit("3")
+	git(t, dir, "checkout", "-q", "-b", "side", c1)
+	s1 := commit("s1")
+	git(t, dir, "checkout", "-q", "-")
+	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "merge", "-q", "--no-ff", "-m", "m", "side")
+	m := git(t, dir, "rev-parse", "HEAD")
+	c4 := commit("4")
+	ctx := context.Background()
+	for _, tc := range [][2]string{{c3, c1}, {c3, c3}, {c2, c1}, {c4, c1}, {c4, c3}, {c4, s1}, {m, c3}, {c3, ""}, {c1, c3}} {
+		got, err := s.Between(ctx, tc[0], tc[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"rev-list", "--topo-order", "--reverse", tc[0]}
+		if tc[1] != "" {
+			args = append(args, "^"+tc[1])
+		}
+		if want := git(t, dir, args...); strings.Join(got, "\n") != want {
+			t.Errorf("Between(%.7s, %.7s) = %q, git says %q", tc[0], tc[1], got, want)
+		}
+	}
+	h := plumbing.NewHash
+	for _, tc := range []struct{ local, remote, base string }{{c1, c3, c1}, {c3, c1, c1}, {c3, s1, c1}, {m, c3, c3}} {
+		_, base, _, _, err := s.trivialMerge(ctx, h(tc.local), h(tc.remote))
+		if err != nil || base != h(tc.base) {
+			t.Errorf("merge base of %.7s and %.7s = %s, %v; want %.7s", tc.local, tc.remote, base, err, tc.base)
+		}
+	}
+}

@@ -245,19 +245,25 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRef
 		work := WorkPrefix + feature + "/"
 		specs = append(specs, "+"+work+"*:"+prefix+strings.TrimPrefix(work, ZergPrefix)+"*")
 	}
-	// A ref the remote does not have yet fails the batch: fetch what
-	// exists, one refspec at a time (the remote is reachable when one of
-	// them succeeds).
-	if _, ferr := s.git.Run(ctx, fetchArgs(remote, specs...)...); ferr != nil {
-		ok := false
-		for _, sp := range specs {
-			if _, err := s.git.Run(ctx, fetchArgs(remote, sp)...); err == nil {
-				ok = true
-			}
+	// A ref the remote does not have yet (no lock taken there yet) fails
+	// the batch, naming it: the batch goes again without it, one round
+	// trip more per missing ref rather than one per ref.
+	var ferr error
+	for len(specs) > 0 {
+		_, err := s.git.Run(ctx, fetchArgs(remote, specs...)...)
+		if err == nil {
+			ferr = nil
+			break
 		}
-		if !ok && !s.remoteEmpty(ctx, remote) {
-			return nil, nil, &RemoteError{Op: "fetch", Remote: remote, Err: ferr}
+		ferr = err
+		rest := withoutMissing(specs, err)
+		if len(rest) == len(specs) {
+			break
 		}
+		specs = rest
+	}
+	if ferr != nil && !s.remoteEmpty(ctx, remote) {
+		return nil, nil, &RemoteError{Op: "fetch", Remote: remote, Err: ferr}
 	}
 	remoteRefs, localRefs = map[string]string{}, map[string]string{}
 	for _, rel := range rels {
@@ -269,6 +275,29 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRef
 		}
 	}
 	return remoteRefs, localRefs, nil
+}
+
+// withoutMissing drops from specs the refspec whose source a failed fetch
+// says the remote lacks ("couldn't find remote ref <name>").
+func withoutMissing(specs []string, err error) []string {
+	var ge *gitcmd.Error
+	if !errors.As(err, &ge) {
+		return specs
+	}
+	_, after, ok := strings.Cut(ge.Stderr, "couldn't find remote ref ")
+	if !ok {
+		return specs
+	}
+	name, _, _ := strings.Cut(after, "\n")
+	name = strings.TrimSpace(name)
+	var out []string
+	for _, sp := range specs {
+		src, _, _ := strings.Cut(strings.TrimPrefix(sp, "+"), ":")
+		if src != name {
+			out = append(out, sp)
+		}
+	}
+	return out
 }
 
 // remoteEmpty reports whether remote answers and holds none of the
