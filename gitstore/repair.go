@@ -398,51 +398,27 @@ var healWait = time.Sleep
 // 30 ms in all, longer than a pack-refs holds its lock.
 const healAttempts = 6
 
-// behind reports whether tip lacks the last value the reflog records for
-// ref: read after a pack-refs undid an update, a transaction must not
-// build on it.
-func (s *Store) behind(ctx context.Context, ref string, tip plumbing.Hash) bool {
-	rec := s.recorded(ref)
-	if rec.IsZero() || rec == tip || tip.IsZero() {
-		return false
+// lacksUpdates says what of the refs tx read misses an update their
+// reflogs record (nil when nothing): a transaction must not build on such a
+// state. Not only the last update counts: git can undo several in a row,
+// and a compare-and-swap against the undone value then succeeds.
+func (s *Store) lacksUpdates(ctx context.Context, tx *Tx) error {
+	lacks := func(ref string, tip plumbing.Hash) error {
+		lost, err := s.check(ctx, ref, tip)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		if len(lost) > 0 {
+			return fmt.Errorf("%s lacks %s, undone by a concurrent ref update", ref, short(lost[0]))
+		}
+		return nil
 	}
-	if _, err := s.readCommit(rec); err == nil {
-		if ok, err := s.IsAncestor(ctx, rec, tip); err == nil {
-			return !ok
+	if tx.feature != "" {
+		if err := lacks(FeatureRef(tx.feature), tx.featTip); err != nil {
+			return err
 		}
 	}
-	// This process could not answer: the commit is gone (pruned long
-	// ago: nothing to build on), or it could not see it for a moment
-	// while `git repack -a -d` replaced the packs. Taken for gone, the
-	// latter let a writer build on a state without its own last update,
-	// and the merge-back then counted that update a lost conflict. git
-	// answers both.
-	_, err := s.git.Run(ctx, "merge-base", "--is-ancestor", rec.String(), tip.String())
-	return gitcmd.ExitCode(err) == 1
-}
-
-// recorded returns the last value the reflog says ref was set to.
-func (s *Store) recorded(ref string) plumbing.Hash {
-	f, err := os.Open(s.reflogPath(ref))
-	if err != nil {
-		return plumbing.ZeroHash
-	}
-	defer f.Close()
-	// Only the last line matters, and a reflog grows with every transition.
-	const tail = 1024
-	buf := make([]byte, tail)
-	fi, err := f.Stat()
-	if err != nil {
-		return plumbing.ZeroHash
-	}
-	off := max(fi.Size()-tail, 0)
-	n, _ := f.ReadAt(buf, off)
-	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
-	fields := strings.Fields(lines[len(lines)-1])
-	if len(fields) < 2 || !plumbing.IsHash(fields[1]) {
-		return plumbing.ZeroHash
-	}
-	return plumbing.NewHash(fields[1])
+	return lacks(LocksRef, tx.locksTip)
 }
 
 // Rollback is an update a state ref's reflog records whose commit the ref

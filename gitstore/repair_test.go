@@ -451,13 +451,13 @@ func TestTripleClaimAllRecorded(t *testing.T) {
 	}
 }
 
-// TestBehindAsksGitWhenUnsure: a writer must not build on a state that
-// lacks the last update the reflog records, even when this process cannot
+// TestLacksUpdatesAsksGitWhenUnsure: a writer must not build on a state
+// that lacks an update the reflog records, even when this process cannot
 // read that update's commit for a moment (git repack -a -d replacing the
-// packs under it): that once let a writer's own last update be merged back
-// later as a lost conflict. The commit here is visible to git alone, through
-// an object directory only its environment names.
-func TestBehindAsksGitWhenUnsure(t *testing.T) {
+// packs under it): built on, the writer's own last update would later be
+// merged back as a lost conflict. The commit here is visible to git alone,
+// through an object directory only its environment names.
+func TestLacksUpdatesAsksGitWhenUnsure(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
 	plan(t, s, "f", tasks(1))
@@ -490,12 +490,47 @@ func TestBehindAsksGitWhenUnsure(t *testing.T) {
 	if _, err := fresh.readCommit(plumbing.NewHash(undone)); err == nil {
 		t.Fatal("the process reads the commit itself: the test shows nothing")
 	}
-	if !fresh.behind(context.Background(), ref, plumbing.NewHash(tip)) {
-		t.Error("behind() = false for a tip without the update the reflog records, unreadable in process for a moment")
+	tx, err := fresh.begin("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.lacksUpdates(context.Background(), tx); err == nil {
+		t.Error("lacksUpdates = nil for a tip without the update the reflog records, unreadable in process for a moment")
 	}
 	// A commit git no longer has either (pruned long ago) is not waited for.
 	os.RemoveAll(elsewhere)
-	if fresh.behind(context.Background(), ref, plumbing.NewHash(tip)) {
-		t.Error("behind() = true for an update whose commit is gone")
+	if err := openStore(t, dir).lacksUpdates(context.Background(), tx); err != nil {
+		t.Errorf("lacksUpdates = %v for an update whose commit is gone", err)
+	}
+}
+
+// TestWriterWaitsForEveryUndoneUpdate: after git undid w1's claim and w2
+// built on the undone state, the reflog's last entry is w2's and the tip
+// holds it: a writer that looked at that entry alone (as it did) built on
+// a state without w1's claim whenever its own repair lost the race, and
+// the merge-back then counted w1's claim a lost conflict. The check a
+// writer makes before building looks at every entry since its checkpoint.
+func TestWriterWaitsForEveryUndoneUpdate(t *testing.T) {
+	dir := newRepo(t)
+	lost := doubleClaim(t, dir)
+	r := openStore(t, dir)
+	r.procKey = "writer"
+	tx, err := r.begin("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.lacksUpdates(context.Background(), tx)
+	if err == nil || !strings.Contains(err.Error(), short(lost)) {
+		t.Fatalf("lacksUpdates = %v, want w1's undone claim %s named", err, short(lost))
+	}
+	// Once repaired, the state read holds it and the writer may build.
+	if err := r.repairAll(context.Background(), "f"); err != nil {
+		t.Fatal(err)
+	}
+	if tx, err = r.begin("f"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.lacksUpdates(context.Background(), tx); err != nil {
+		t.Errorf("after the repair, lacksUpdates = %v", err)
 	}
 }

@@ -889,12 +889,19 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 		if err != nil {
 			return err
 		}
-		if (feature != "" && s.behind(ctx, FeatureRef(feature), tx.featTip)) || s.behind(ctx, LocksRef, tx.locksTip) {
-			// Undone under us between the repair and the read: again.
+		if err := s.lacksUpdates(ctx, tx); err != nil {
+			// An update git undid is not in what was read: the repair lost
+			// its compare-and-swap, or git undid one after it. Building on
+			// this state would make this transition win over the undone one
+			// when it is merged back (a writer's own last update among
+			// them), so the repair goes again first.
 			if time.Now().After(deadline) {
-				return ErrContention
+				return fmt.Errorf("%w (%v)", ErrContention, err)
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Duration(rand.Int64N(int64(wait))) + 200*time.Microsecond)
+			if wait < 64*time.Millisecond {
+				wait *= 2
+			}
 			continue
 		}
 		tx.view = view
