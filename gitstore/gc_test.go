@@ -133,10 +133,6 @@ func lostUpdates(t *testing.T, dir string, acked []ackedUpdate) []string {
 // and `git repack -a -d`: every update acknowledged must be in the final
 // state, and no read or write may fail because git moved refs or objects.
 func TestAcknowledgedSurviveMaintenance(t *testing.T) {
-	if os.Getenv("ZERG_MAINTENANCE_RACE") == "" {
-		// Known to fail now and then: see README, "Known weakness".
-		t.Skip("ZERG_MAINTENANCE_RACE=1 runs it: beside back-to-back pack-refs and repack loops, an acknowledged update is still lost in about one run in nine")
-	}
 	writers, updates := 6, 40
 	if testing.Short() {
 		writers, updates = 3, 12
