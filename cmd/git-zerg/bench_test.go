@@ -41,7 +41,10 @@ func newBenchRepo(b testing.TB, tasks int) *benchRepo {
 func realBinary(b testing.TB) string {
 	b.Helper()
 	dir := b.TempDir()
-	if out, err := exec.Command("go", "build", "-o", dir, ".").CombinedOutput(); err != nil {
+	// Built as README installs it: static, no dynamic loader at start.
+	build := exec.Command("go", "build", "-o", dir, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	return dir

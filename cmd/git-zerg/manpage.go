@@ -41,7 +41,7 @@ func runInstallMan(e *env, c *cli.Context, o *installManOptions) error {
 		bin, err := exec.LookPath("git-zerg")
 		if err != nil {
 			return &cliError{code: exitUsage, what: "install-man: git-zerg is not on PATH", why: err.Error(),
-				hint: "install it first (go install ./cmd/git-zerg puts it in $(go env GOPATH)/bin), or give --dir DIR"}
+				hint: "install it first (CGO_ENABLED=0 go install ./cmd/git-zerg puts it in $(go env GOPATH)/bin), or give --dir DIR"}
 		}
 		if bin, err = filepath.Abs(bin); err != nil {
 			return err
