@@ -277,6 +277,9 @@ const packMovesFollowed = 5
 func (s *Store) readPacked(h plumbing.Hash) (memoObject, error) {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
+	if o, err := s.readDirect(h, 0); !errors.Is(err, errNotInPacks) {
+		return o, err
+	}
 	obj, err := s.objs.EncodedObject(plumbing.AnyObject, h)
 	if err != nil {
 		return memoObject{}, err
@@ -304,6 +307,7 @@ func (s *Store) packsMoved() bool {
 	if names == s.packsSeen {
 		return false
 	}
+	s.dropDirectPacks()
 	s.objs.Reindex()
 	// Load now, to know what was loaded: a pack deleted, or a pack
 	// whose index is not written yet, fails go-git's load half way, and
@@ -317,10 +321,8 @@ func (s *Store) packsMoved() bool {
 	return true
 }
 
-// packNames lists the pack files go-git reads, one name a line: a pack's
-// name is the hash of its content, so equal lists are equal packs.
-func (s *Store) packNames() string {
-	var b strings.Builder
+// objectDirs are the repository's object directory and its alternates'.
+func (s *Store) objectDirs() []string {
 	dirs := []string{filepath.Join(s.CommonDir, "objects")}
 	if alt, err := os.ReadFile(filepath.Join(s.CommonDir, "objects", "info", "alternates")); err == nil {
 		for _, line := range strings.Split(string(alt), "\n") {
@@ -332,7 +334,14 @@ func (s *Store) packNames() string {
 			}
 		}
 	}
-	for _, d := range dirs {
+	return dirs
+}
+
+// packNames lists the pack files go-git reads, one name a line: a pack's
+// name is the hash of its content, so equal lists are equal packs.
+func (s *Store) packNames() string {
+	var b strings.Builder
+	for _, d := range s.objectDirs() {
 		es, _ := os.ReadDir(filepath.Join(d, "pack"))
 		b.WriteString(d)
 		b.WriteByte('\n')
@@ -392,7 +401,10 @@ func (s *Store) hasObject(h plumbing.Hash) bool {
 		return true
 	}
 	s.packMu.Lock()
-	err := s.objs.HasEncodedObject(h)
+	var err error
+	if !s.hasDirect(h) {
+		err = s.objs.HasEncodedObject(h)
+	}
 	s.packMu.Unlock()
 	if err == nil {
 		s.memo().markPresent(h)

@@ -90,6 +90,10 @@ type Store struct {
 	// packsSeen are the packs it was last told to load (see packsMoved).
 	packMu    sync.Mutex
 	packsSeen string
+	// packs are read directly (packread.go) once listed; packsMoved
+	// lists them again.
+	packs       []*packFile
+	packsLoaded bool
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.

@@ -773,6 +773,7 @@ type refPipe struct {
 func (s *Store) Drop() error {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
+	s.dropDirectPacks()
 	return s.objs.Close()
 }
 

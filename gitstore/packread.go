@@ -1,0 +1,263 @@
+package gitstore
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// Packed objects are read here, their index searched where it lies: go-git
+// decodes a pack's whole index into maps on first use (and a map from
+// offsets to names on the first delta), which made a transition's first
+// read of a packed tree cost more than the rest of the transition at
+// 10,000 tasks (a plan is one pack). A pack this reader cannot take (an
+// index of another version) is left to go-git.
+
+// packFile is one pack: its index (version 2) in memory as read, and the
+// pack opened on first use.
+type packFile struct {
+	path  string // the .pack
+	idx   []byte
+	count int
+	pack  *os.File
+	bases map[int64]memoObject // delta bases already resolved, by offset
+}
+
+// errNotInPacks says no pack this reader knows holds the object.
+var errNotInPacks = errors.New("not in the packs read directly")
+
+const (
+	idxHeader   = 8
+	idxFanout   = 256 * 4
+	maxBaseMemo = 256
+)
+
+func openPackIndex(idxPath string) (*packFile, error) {
+	b, err := os.ReadFile(idxPath)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < idxHeader+idxFanout || !bytes.Equal(b[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(b[4:8]) != 2 {
+		return nil, fmt.Errorf("%s: not a version 2 pack index", idxPath)
+	}
+	n := int(binary.BigEndian.Uint32(b[idxHeader+255*4:]))
+	// names, CRCs, offsets, the two checksums; large offsets between.
+	if len(b) < idxHeader+idxFanout+n*28+40 {
+		return nil, fmt.Errorf("%s: truncated pack index", idxPath)
+	}
+	return &packFile{path: strings.TrimSuffix(idxPath, ".idx") + ".pack", idx: b, count: n}, nil
+}
+
+// find returns the object's offset in the pack.
+func (p *packFile) find(h plumbing.Hash) (int64, bool) {
+	fan := p.idx[idxHeader:]
+	lo := 0
+	if h[0] > 0 {
+		lo = int(binary.BigEndian.Uint32(fan[(int(h[0])-1)*4:]))
+	}
+	hi := int(binary.BigEndian.Uint32(fan[int(h[0])*4:]))
+	names := p.idx[idxHeader+idxFanout:]
+	for lo < hi {
+		mid := (lo + hi) / 2
+		switch c := bytes.Compare(names[mid*20:mid*20+20], h[:]); {
+		case c == 0:
+			return p.offset(mid), true
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, false
+}
+
+func (p *packFile) offset(i int) int64 {
+	offs := p.idx[idxHeader+idxFanout+p.count*24:]
+	o := binary.BigEndian.Uint32(offs[i*4:])
+	if o&0x80000000 == 0 {
+		return int64(o)
+	}
+	large := offs[p.count*4:]
+	j := int(o & 0x7fffffff)
+	if len(large) < (j+1)*8 {
+		return -1
+	}
+	return int64(binary.BigEndian.Uint64(large[j*8:]))
+}
+
+// read returns the object at off, its deltas applied; lookup finds a base
+// named by hash (REF_DELTA).
+func (p *packFile) read(off int64, lookup func(plumbing.Hash) (memoObject, error), depth int) (memoObject, error) {
+	if o, ok := p.bases[off]; ok {
+		return o, nil
+	}
+	if depth > 4096 || off < 12 {
+		return memoObject{}, fmt.Errorf("%s: bad object offset %d", p.path, off)
+	}
+	if p.pack == nil {
+		f, err := os.Open(p.path)
+		if err != nil {
+			return memoObject{}, err
+		}
+		p.pack = f
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
+	c, err := r.ReadByte()
+	if err != nil {
+		return memoObject{}, err
+	}
+	typ := plumbing.ObjectType((c >> 4) & 7)
+	size := int64(c & 0x0f)
+	for shift := 4; c&0x80 != 0; shift += 7 {
+		if c, err = r.ReadByte(); err != nil {
+			return memoObject{}, err
+		}
+		size |= int64(c&0x7f) << shift
+	}
+	var base memoObject
+	switch typ {
+	case plumbing.OFSDeltaObject:
+		c, err := r.ReadByte()
+		if err != nil {
+			return memoObject{}, err
+		}
+		rel := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if c, err = r.ReadByte(); err != nil {
+				return memoObject{}, err
+			}
+			rel = (rel+1)<<7 | int64(c&0x7f)
+		}
+		if base, err = p.read(off-rel, lookup, depth+1); err != nil {
+			return memoObject{}, err
+		}
+	case plumbing.REFDeltaObject:
+		var bh plumbing.Hash
+		if _, err := io.ReadFull(r, bh[:]); err != nil {
+			return memoObject{}, err
+		}
+		if base, err = lookup(bh); err != nil {
+			return memoObject{}, err
+		}
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+	default:
+		return memoObject{}, fmt.Errorf("%s: object type %d at %d", p.path, typ, off)
+	}
+	data, err := inflate(r, size)
+	if err != nil {
+		return memoObject{}, fmt.Errorf("%s: object at %d: %w", p.path, off, err)
+	}
+	o := memoObject{typ: typ, data: data}
+	if base.typ != plumbing.InvalidObject {
+		if o.data, err = packfile.PatchDelta(base.data, data); err != nil {
+			return memoObject{}, fmt.Errorf("%s: delta at %d: %w", p.path, off, err)
+		}
+		o.typ = base.typ
+		if p.bases == nil {
+			p.bases = map[int64]memoObject{}
+		}
+		if len(p.bases) < maxBaseMemo {
+			// The base is likely the base of the next object read too.
+			p.bases[off] = o
+		}
+	}
+	return o, nil
+}
+
+func inflate(r io.Reader, size int64) ([]byte, error) {
+	var zr io.ReadCloser
+	var err error
+	if v := zlibReaders.Get(); v != nil {
+		zr = v.(io.ReadCloser)
+		err = zr.(zlib.Resetter).Reset(r, nil)
+	} else {
+		zr, err = zlib.NewReader(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer zlibReaders.Put(zr)
+	data := make([]byte, size)
+	if _, err := io.ReadFull(zr, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func (p *packFile) close() {
+	if p.pack != nil {
+		p.pack.Close()
+	}
+}
+
+// directPacks returns the packs this reader takes, loading their indexes
+// on first use. Called with packMu held.
+func (s *Store) directPacks() []*packFile {
+	if s.packsLoaded {
+		return s.packs
+	}
+	s.packsLoaded = true
+	for _, d := range s.objectDirs() {
+		names, _ := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
+		for _, name := range names {
+			if p, err := openPackIndex(name); err == nil {
+				s.packs = append(s.packs, p)
+			}
+		}
+	}
+	return s.packs
+}
+
+// dropDirectPacks forgets the packs: the next read lists them again.
+// Called with packMu held.
+func (s *Store) dropDirectPacks() {
+	for _, p := range s.packs {
+		p.close()
+	}
+	s.packs, s.packsLoaded = nil, false
+}
+
+// readDirect reads a packed object through the packs' indexes in place.
+// Called with packMu held.
+func (s *Store) readDirect(h plumbing.Hash, depth int) (memoObject, error) {
+	for _, p := range s.directPacks() {
+		off, ok := p.find(h)
+		if !ok {
+			continue
+		}
+		return p.read(off, func(b plumbing.Hash) (memoObject, error) {
+			if o, ok := s.memo().object(b); ok {
+				return o, nil
+			}
+			if o, err := s.readLoose(b); err == nil {
+				return o, nil
+			}
+			if depth > 64 {
+				return memoObject{}, fmt.Errorf("delta base %s: chain too long", b)
+			}
+			return s.readDirect(b, depth+1)
+		}, 0)
+	}
+	return memoObject{}, errNotInPacks
+}
+
+// hasDirect reports whether a pack read directly holds the object.
+// Called with packMu held.
+func (s *Store) hasDirect(h plumbing.Hash) bool {
+	for _, p := range s.directPacks() {
+		if _, ok := p.find(h); ok {
+			return true
+		}
+	}
+	return false
+}
