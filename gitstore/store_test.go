@@ -621,15 +621,19 @@ func TestStaleLockRemoved(t *testing.T) {
 	}
 }
 
+// emptyCommit commits nothing on dir's HEAD and returns the commit.
+func emptyCommit(t *testing.T, dir, msg string) string {
+	t.Helper()
+	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", msg)
+	return git(t, dir, "rev-parse", "HEAD")
+}
+
 // TestInHistory: which of several commits a tip's history holds, asked in
 // one git process; a commit the repository lacks is in none.
 func TestInHistory(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
-	commit := func(msg string) string {
-		git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", msg)
-		return git(t, dir, "rev-parse", "HEAD")
-	}
+	commit := func(msg string) string { return emptyCommit(t, dir, msg) }
 	root := git(t, dir, "rev-parse", "HEAD")
 	c1 := commit("one")
 	git(t, dir, "checkout", "-q", "-b", "side", root)
@@ -659,10 +663,7 @@ func TestInHistory(t *testing.T) {
 func TestBetweenAgreesWithGit(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
-	commit := func(msg string) string {
-		git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", msg)
-		return git(t, dir, "rev-parse", "HEAD")
-	}
+	commit := func(msg string) string { return emptyCommit(t, dir, msg) }
 	c1, c2, c3 := commit("1"), commit("2"), commit("3")
 	git(t, dir, "checkout", "-q", "-b", "side", c1)
 	s1 := commit("s1")
