@@ -31,6 +31,7 @@ type packFile struct {
 	count int
 	pack  *os.File
 	bases map[int64]memoObject // delta bases already resolved, by offset
+	br    *bufio.Reader        // reused: reads hold packMu
 }
 
 // errNotInPacks says no pack this reader knows holds the object.
@@ -111,7 +112,11 @@ func (p *packFile) read(off int64, lookup func(plumbing.Hash) (memoObject, error
 		}
 		p.pack = f
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(p.pack, off, 1<<62), 4096)
+	if p.br == nil {
+		p.br = bufio.NewReaderSize(nil, 4096)
+	}
+	r := p.br
+	r.Reset(io.NewSectionReader(p.pack, off, 1<<62))
 	c, err := r.ReadByte()
 	if err != nil {
 		return memoObject{}, err
@@ -124,7 +129,9 @@ func (p *packFile) read(off int64, lookup func(plumbing.Hash) (memoObject, error
 		}
 		size |= int64(c&0x7f) << shift
 	}
-	var base memoObject
+	// The base is read after this object's data: reading it reuses the
+	// reader.
+	baseOff, baseName := int64(-1), plumbing.ZeroHash
 	switch typ {
 	case plumbing.OFSDeltaObject:
 		c, err := r.ReadByte()
@@ -138,15 +145,9 @@ func (p *packFile) read(off int64, lookup func(plumbing.Hash) (memoObject, error
 			}
 			rel = (rel+1)<<7 | int64(c&0x7f)
 		}
-		if base, err = p.read(off-rel, lookup, depth+1); err != nil {
-			return memoObject{}, err
-		}
+		baseOff = off - rel
 	case plumbing.REFDeltaObject:
-		var bh plumbing.Hash
-		if _, err := io.ReadFull(r, bh[:]); err != nil {
-			return memoObject{}, err
-		}
-		if base, err = lookup(bh); err != nil {
+		if _, err := io.ReadFull(r, baseName[:]); err != nil {
 			return memoObject{}, err
 		}
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
@@ -156,6 +157,16 @@ func (p *packFile) read(off int64, lookup func(plumbing.Hash) (memoObject, error
 	data, err := inflate(r, size)
 	if err != nil {
 		return memoObject{}, fmt.Errorf("%s: object at %d: %w", p.path, off, err)
+	}
+	var base memoObject
+	switch typ {
+	case plumbing.OFSDeltaObject:
+		base, err = p.read(baseOff, lookup, depth+1)
+	case plumbing.REFDeltaObject:
+		base, err = lookup(baseName)
+	}
+	if err != nil {
+		return memoObject{}, err
 	}
 	o := memoObject{typ: typ, data: data}
 	if base.typ != plumbing.InvalidObject {
