@@ -129,6 +129,11 @@ func (p *packFile) read(off int64, lookup func(plumbing.Hash) (memoObject, error
 		}
 		size |= int64(c&0x7f) << shift
 	}
+	if size < 0 || size > 1<<32 {
+		// Not a state object, nor a tree or commit anyone makes: a
+		// damaged pack, which must not make this process allocate it.
+		return memoObject{}, fmt.Errorf("%s: object at %d claims %d bytes", p.path, off, size)
+	}
 	// The base is read after this object's data: reading it reuses the
 	// reader.
 	baseOff, baseName := int64(-1), plumbing.ZeroHash
