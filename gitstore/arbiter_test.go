@@ -272,3 +272,34 @@ func TestArbiterPushAlso(t *testing.T) {
 		t.Fatalf("nothing to record: pushed %v, %v", pushed, err)
 	}
 }
+
+// TestFetchDropsOnlyTheMissingRef: a catch-up's batch fetch that fails
+// because the remote lacks one ref (no lock taken there yet) goes again
+// without that refspec alone, as git's own error names it.
+func TestFetchDropsOnlyTheMissingRef(t *testing.T) {
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, filepath.Dir(remote), "init", "-q", "--bare", remote)
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	plan(t, s, "f", tasks(1))
+	git(t, dir, "push", "-q", remote, FeatureRef("f"))
+	specs := []string{
+		"+" + LocksRef + ":refs/zerg-remotes/r/locks",
+		"+" + FeatureRef("f") + ":refs/zerg-remotes/r/features/f",
+		"+" + WorkPrefix + "f/*:refs/zerg-remotes/r/work/f/*",
+	}
+	_, err := s.git.Run(context.Background(), fetchArgs(remote, specs...)...)
+	if err == nil {
+		t.Fatal("the fetch of a ref the remote lacks succeeded: the test shows nothing")
+	}
+	rest := withoutMissing(specs, err)
+	if len(rest) != 2 || rest[0] != specs[1] || rest[1] != specs[2] {
+		t.Fatalf("withoutMissing = %q, want the locks refspec alone dropped (git said %v)", rest, err)
+	}
+	if _, err := s.git.Run(context.Background(), fetchArgs(remote, rest...)...); err != nil {
+		t.Fatalf("the fetch without it: %v", err)
+	}
+	if got := withoutMissing(rest, errors.New("unable to connect")); len(got) != len(rest) {
+		t.Error("an error that names no ref dropped refspecs")
+	}
+}

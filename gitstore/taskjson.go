@@ -23,20 +23,11 @@ func encodeTask(t *state.Task) ([]byte, error) {
 	w.key("spec")
 	sp := t.Spec
 	w.open('{')
-	if len(sp.AcceptanceCriteria) > 0 {
-		w.key("acceptance_criteria")
-		w.strs(sp.AcceptanceCriteria)
-	}
-	if len(sp.Context) > 0 {
-		w.key("context")
-		w.strs(sp.Context)
-	}
+	w.optStrs("acceptance_criteria", sp.AcceptanceCriteria)
+	w.optStrs("context", sp.Context)
 	w.key("dependencies")
 	w.strs(sp.Dependencies)
-	if sp.Description != "" {
-		w.key("description")
-		w.str(sp.Description)
-	}
+	w.optStr("description", sp.Description)
 	w.key("files")
 	w.open('{')
 	w.key("create")
@@ -48,32 +39,17 @@ func encodeTask(t *state.Task) ([]byte, error) {
 	w.close('}')
 	w.key("id")
 	w.str(sp.ID)
-	if sp.Issue != 0 {
-		w.key("issue")
-		w.int(int64(sp.Issue))
-	}
-	if sp.Level != 0 {
-		w.key("level")
-		w.int(int64(sp.Level))
-	}
-	if sp.Risk != "" {
-		w.key("risk")
-		w.str(sp.Risk)
-	}
-	if len(sp.SoftDependencies) > 0 {
-		w.key("soft_dependencies")
-		w.strs(sp.SoftDependencies)
-	}
+	w.optInt("issue", int64(sp.Issue))
+	w.optInt("level", int64(sp.Level))
+	w.optStr("risk", sp.Risk)
+	w.optStrs("soft_dependencies", sp.SoftDependencies)
 	w.key("title")
 	w.str(sp.Title)
 	w.key("verification")
 	w.open('{')
 	w.key("command")
 	w.str(sp.Verification.Command)
-	if sp.Verification.TimeoutSeconds != 0 {
-		w.key("timeout_seconds")
-		w.int(int64(sp.Verification.TimeoutSeconds))
-	}
+	w.optInt("timeout_seconds", int64(sp.Verification.TimeoutSeconds))
 	w.close('}')
 	w.close('}')
 
@@ -95,10 +71,7 @@ func encodeTask(t *state.Task) ([]byte, error) {
 		return encodeJSON(t)
 	}
 	w.optStr("reason", t.Reason)
-	if t.PR != 0 {
-		w.key("pr")
-		w.int(int64(t.PR))
-	}
+	w.optInt("pr", int64(t.PR))
 	w.key("history")
 	if t.History == nil {
 		w.buf = append(w.buf, "null"...)
@@ -122,10 +95,7 @@ func encodeTask(t *state.Task) ([]byte, error) {
 			w.optStr("worker", e.Worker)
 			w.optStr("commit", e.Commit)
 			w.optStr("reason", e.Reason)
-			if e.PR != 0 {
-				w.key("pr")
-				w.int(int64(e.PR))
-			}
+			w.optInt("pr", int64(e.PR))
 			w.close('}')
 		}
 		w.close(']')
@@ -230,6 +200,13 @@ func (w *indentWriter) optStr(k, v string) {
 	if v != "" {
 		w.key(k)
 		w.str(v)
+	}
+}
+
+func (w *indentWriter) optInt(k string, v int64) {
+	if v != 0 {
+		w.key(k)
+		w.int(v)
 	}
 }
 
