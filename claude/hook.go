@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-zerg/git-zerg/config"
@@ -90,7 +91,7 @@ type Verdict struct {
 	Reason, Why string
 }
 
-var taskModeWorker = regexp.MustCompile(`^w[0-9]+$`)
+var taskModeWorker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^w[0-9]+$`) }) // compiled on first use, not at every start
 
 // Run decides at one stop of a session. It never keeps a session that does
 // not drive a rush: a worker's session, a repository without a planned
@@ -299,7 +300,7 @@ func (h StopHook) facts(s *gitstore.Store, tx *gitstore.Tx, feature string) (Sto
 		return f, err
 	}
 	for _, t := range tasks {
-		if t.Status == state.Claimed && taskModeWorker.MatchString(t.Worker) && t.Owner == engine.Owner(t.Worker) {
+		if t.Status == state.Claimed && taskModeWorker().MatchString(t.Worker) && t.Owner == engine.Owner(t.Worker) {
 			f.Claimed = append(f.Claimed, TaskRef{ID: t.ID(), Worker: t.Worker, Level: t.Level})
 		}
 		if t.Status != state.Done && t.Status != state.Blocked && (f.Level == 0 || t.Level < f.Level) {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -124,12 +125,12 @@ func TakesValue(f cli.Flag) bool {
 
 // undefinedFlag finds the flag name in the flag package's error for a
 // flag that does not exist.
-var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(\S+)`)
+var undefinedFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(\S+)`) }) // compiled on first use, not at every start
 
 // FlagSuggestion is "; did you mean --workers?" when err is the flag
 // package's error for a mistyped flag of flags, else "".
 func FlagSuggestion(err error, flags []cli.Flag) string {
-	m := undefinedFlag.FindStringSubmatch(err.Error())
+	m := undefinedFlag().FindStringSubmatch(err.Error())
 	if m == nil {
 		return ""
 	}
@@ -164,11 +165,11 @@ func CommandSuggestion(name string, cmds []*cli.Command) string {
 
 // flagInMessage finds a long flag as Go's flag package writes it in its
 // errors, with one dash.
-var flagInMessage = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`)
+var flagInMessage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`) }) // compiled on first use, not at every start
 
 // LongFlags writes the long flags of a parse error as users type them:
 // "flag provided but not defined: --wrkers", not "-wrkers".
-func LongFlags(msg string) string { return flagInMessage.ReplaceAllString(msg, "$1--$2") }
+func LongFlags(msg string) string { return flagInMessage().ReplaceAllString(msg, "$1--$2") }
 
 // CommandName is the full name of the command c runs ("gates run"), from
 // its context chain.

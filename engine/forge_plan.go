@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -40,8 +41,11 @@ type IssueBlock struct {
 }
 
 var (
-	dependsLine = regexp.MustCompile(`(?im)^\s*depends\s+on\s*:?\s*(#\d+(?:\s*(?:,|and)?\s*#\d+)*)\s*\.?\s*$`)
-	issueRef    = regexp.MustCompile(`#(\d+)`)
+	// Compiled on first use, not at every start.
+	dependsLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?im)^\s*depends\s+on\s*:?\s*(#\d+(?:\s*(?:,|and)?\s*#\d+)*)\s*\.?\s*$`)
+	})
+	issueRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) })
 )
 
 // IssueTaskID is the task id of issue n.
@@ -62,8 +66,8 @@ func (p IssueProblem) String() string {
 
 // parseIssueBody finds the block and the dependencies of an issue body.
 func parseIssueBody(body string) (blk IssueBlock, deps []int, probs []string) {
-	for _, m := range dependsLine.FindAllStringSubmatch(body, -1) {
-		for _, r := range issueRef.FindAllStringSubmatch(m[1], -1) {
+	for _, m := range dependsLine().FindAllStringSubmatch(body, -1) {
+		for _, r := range issueRef().FindAllStringSubmatch(m[1], -1) {
 			n, _ := strconv.Atoi(r[1])
 			deps = append(deps, n)
 		}

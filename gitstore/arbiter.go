@@ -40,13 +40,13 @@ func (s *Store) remoteWait() time.Duration {
 	return RemoteWait
 }
 
-var remoteNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var remoteNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }) // compiled on first use, not at every start
 
 // TrackingPrefix is where a remote's zerg refs are fetched: a namespace of
 // their own, so that fetching never touches local state.
 func TrackingPrefix(remote string) string {
 	name := remote
-	if !remoteNameRe.MatchString(remote) || strings.Contains(remote, "..") {
+	if !remoteNameRe().MatchString(remote) || strings.Contains(remote, "..") {
 		sum := sha1.Sum([]byte(remote))
 		name = "url-" + hex.EncodeToString(sum[:6])
 	}

@@ -701,7 +701,7 @@ func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 // every update for good.
 const staleLock = 5 * time.Second
 
-var lockExists = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+var lockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }) // compiled on first use, not at every start
 
 // clearStaleLock removes the lock file a failed update names when it is
 // one of ours (under refs/zerg/, or packed-refs.lock, which every
@@ -713,7 +713,7 @@ func (s *Store) clearStaleLock(err error) {
 	if !errors.As(err, &ge) {
 		return
 	}
-	m := lockExists.FindStringSubmatch(ge.Stderr)
+	m := lockExists().FindStringSubmatch(ge.Stderr)
 	if m == nil {
 		return
 	}

@@ -25,7 +25,7 @@ func BenchmarkPreCommitHook(b *testing.B) {
 	}
 	tmp := b.TempDir()
 	bin := filepath.Join(tmp, "bin", "git-zerg")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/git-zerg")
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, "../cmd/git-zerg")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as README installs it
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Epic is an epic file: features, each its own task graph, that depend on
@@ -56,32 +57,36 @@ func (e *Epic) Feature(name string) *EpicFeature {
 }
 
 var (
-	epicObject = newObject(
-		field{name: "$schema", desc: "The schema the file follows, for editors; not read."},
-		field{name: "name", required: true, schema: ref("name"),
-			desc: "Epic name; the epic is stored under refs/zerg/epics/<name>."},
-		field{name: "version", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
-			desc: "Version of the frozen paths (default 1); git zerg epic bump makes the next one."},
-		field{name: "features", required: true, schema: obj{"type": "array", "minItems": 1, "items": ref("feature")},
-			desc: "The features, each its own task graph."},
-		field{name: "frozen", schema: obj{"type": []string{"array", "null"}, "items": ref("path")},
-			desc: "Paths no task of the epic may own or change (shared interfaces)."},
-	)
-	epicFeatureObject = newObject(
-		field{name: "name", required: true, schema: ref("name"),
-			desc: "Feature name; the feature is planned under it, whatever its graph's \"feature\" says."},
-		field{name: "graph", required: true, schema: obj{"type": "string", "minLength": 1},
-			desc: "Path of the feature's task graph, relative to the epic file."},
-		field{name: "dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
-			desc: "Features that must be complete first; the feature starts from their staging branches."},
-		field{name: "soft_dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
-			desc: "Related features that are not waited for; the feature may start from the base branch."},
-	)
+	epicObject = sync.OnceValue(func() *object {
+		return newObject(
+			field{name: "$schema", desc: "The schema the file follows, for editors; not read."},
+			field{name: "name", required: true, schema: ref("name"),
+				desc: "Epic name; the epic is stored under refs/zerg/epics/<name>."},
+			field{name: "version", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
+				desc: "Version of the frozen paths (default 1); git zerg epic bump makes the next one."},
+			field{name: "features", required: true, schema: obj{"type": "array", "minItems": 1, "items": ref("feature")},
+				desc: "The features, each its own task graph."},
+			field{name: "frozen", schema: obj{"type": []string{"array", "null"}, "items": ref("path")},
+				desc: "Paths no task of the epic may own or change (shared interfaces)."},
+		)
+	})
+	epicFeatureObject = sync.OnceValue(func() *object {
+		return newObject(
+			field{name: "name", required: true, schema: ref("name"),
+				desc: "Feature name; the feature is planned under it, whatever its graph's \"feature\" says."},
+			field{name: "graph", required: true, schema: obj{"type": "string", "minLength": 1},
+				desc: "Path of the feature's task graph, relative to the epic file."},
+			field{name: "dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
+				desc: "Features that must be complete first; the feature starts from their staging branches."},
+			field{name: "soft_dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
+				desc: "Related features that are not waited for; the feature may start from the base branch."},
+		)
+	})
 )
 
 // EpicSchema returns a JSON Schema (draft 2020-12) of an epic file.
 func EpicSchema() []byte {
-	s := epicObject.schema("object")
+	s := epicObject().schema("object")
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["title"] = "git zerg epic"
 	s["description"] = "Features that depend on features, and the paths frozen for all of them. Rules across the file (unknown or cyclic dependencies, graphs, frozen paths owned by tasks) are epic plan's."
@@ -91,7 +96,7 @@ func EpicSchema() []byte {
 		panic(err)
 	}
 	defs := g["$defs"].(obj)
-	s["$defs"] = obj{"feature": epicFeatureObject.schema("object"), "name": defs["name"], "path": defs["path"]}
+	s["$defs"] = obj{"feature": epicFeatureObject().schema("object"), "name": defs["name"], "path": defs["path"]}
 	out, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		panic(err) // the tables are constant
@@ -132,8 +137,8 @@ func ParseEpic(data []byte) (*Epic, []Problem, []Problem) {
 			}
 		}
 	}
-	e.Extra = extras(m, epicObject.isKnown)
-	d.unknownKeys(m, "", epicObject)
+	e.Extra = extras(m, epicObject().isKnown)
+	d.unknownKeys(m, "", epicObject())
 	errs := d.probs
 	errs = append(errs, validateEpic(e)...)
 	return e, errs, d.warns
@@ -157,7 +162,7 @@ func (d *decoder) epicFeature(raw json.RawMessage, place string) *EpicFeature {
 	if v, ok := m["soft_dependencies"]; ok {
 		f.SoftDependencies = d.strs(v, join(place, "soft_dependencies"), false)
 	}
-	d.unknownKeys(m, place, epicFeatureObject)
+	d.unknownKeys(m, place, epicFeatureObject())
 	return f
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // field is one key of an object in a task graph. The decoder's list of
@@ -50,73 +51,83 @@ func ref(def string) obj { return obj{"$ref": "#/$defs/" + def} }
 // string, or null.
 var stringList = obj{"type": []string{"array", "string", "null"}, "items": obj{"type": "string"}}
 
+// The key tables are built on first use: package initialisation is paid by
+// every start of the program, a hook's included.
 var (
-	graphObject = newObject(
-		field{name: "$schema", desc: "The schema the file follows, for editors; not read."},
-		field{name: "feature", required: true, schema: ref("name"),
-			desc: "Feature name: the branch names of the rush are made from it."},
-		field{name: "tasks", required: true, schema: obj{"type": "array", "minItems": 1, "items": ref("task")},
-			desc: "The tasks, in the order that breaks ties between tasks that would write the same files."},
-		field{name: "total_tasks", schema: obj{"type": []string{"integer", "null"}},
-			desc: "ZERG: number of tasks. A count that disagrees with the tasks is a warning."},
-		field{name: "max_parallelization", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
-			desc: "ZERG: most tasks in one level. More than there are tasks is a warning."},
-		field{name: "version", desc: "ZERG: graph format version; kept as is."},
-		field{name: "generated", desc: "ZERG: when the graph was written; kept as is."},
-		field{name: "estimated_duration_minutes", desc: "ZERG: kept as is."},
-		field{name: "critical_path", desc: "ZERG: task ids of the longest chain; kept as is."},
-		field{name: "critical_path_minutes", desc: "ZERG: kept as is."},
-		field{name: "levels", desc: "ZERG: its own level table; kept as is. git zerg computes the levels itself."},
-	)
-	taskObject = newObject(
-		field{name: "id", required: true, schema: ref("name"),
-			desc: "Unique task id; it becomes part of branch and ref names."},
-		field{name: "title", required: true, schema: obj{"type": "string", "pattern": `\S`},
-			desc: "One line saying what the task does."},
-		field{name: "description", schema: obj{"type": []string{"string", "null"}},
-			desc: "What the worker is told to do, in full."},
-		field{name: "level", schema: obj{"type": []string{"integer", "null"}, "minimum": 1, "maximum": maxLevel},
-			desc: "Earliest level to run at (1 is the first). The plan may run the task later, never earlier."},
-		field{name: "files", schema: ref("files"), desc: "Files the task creates, modifies and reads."},
-		field{name: "dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
-			desc: "Ids of tasks that must be done before this one starts."},
-		field{name: "soft_dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
-			desc: "Ids of tasks whose results help but are not required; they do not order the plan."},
-		field{name: "acceptance_criteria", schema: stringList, desc: "What the result must satisfy; given to the worker."},
-		field{name: "context", schema: stringList, desc: "Documents or sections the worker should read."},
-		field{name: "risk", schema: obj{"enum": []any{"low", "medium", "high", "critical", "", nil}},
-			desc: "high and critical tasks need `git zerg approve` before they can be claimed."},
-		field{name: "issue", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
-			desc: "The number of the forge issue (GitHub) the task carries out; forge.require_issue makes it required."},
-		field{name: "verification", required: true, schema: ref("verification"),
-			desc: "The command that decides whether the task is done."},
-		field{name: "estimate_minutes", desc: "ZERG: kept as is."},
-		field{name: "phase", desc: "ZERG: kept as is."},
-		field{name: "steps", desc: "ZERG: kept as is."},
-		field{name: "consumers", desc: "ZERG: kept as is."},
-		field{name: "integration_test", desc: "ZERG: kept as is."},
-		field{name: "status", desc: "ZERG: kept as is; git zerg keeps status in its own state."},
-		field{name: "critical_path", desc: "ZERG: kept as is."},
-		// The graph of `git zerg demo` tells its scripted worker what to
-		// write; the demo, of all graphs, must plan without warnings.
-		field{name: "demo", desc: "git zerg demo: the files its scripted worker writes."},
-		field{name: "demo_flaky_once", desc: "git zerg demo: the first attempt fails on purpose."},
-	)
-	filesObject = newObject(
-		field{name: "create", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task creates."},
-		field{name: "modify", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task changes."},
-		field{name: "read", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task only reads."},
-	)
-	verificationObject = newObject(
-		field{name: "command", required: true, schema: obj{
-			"type": "string", "pattern": `\S`,
-			// Raw control characters inside a class read the same in
-			// ECMA-262 and in Go's regexp.
-			"not": obj{"pattern": "[\x00-\x08\x0b-\x1f\x7f]"},
-		}, desc: "Shell command run in the task's worktree; exit 0 means done. No control characters but tab and newline."},
-		field{name: "timeout_seconds", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
-			desc: "Seconds the command may run."},
-	)
+	graphObject = sync.OnceValue(func() *object {
+		return newObject(
+			field{name: "$schema", desc: "The schema the file follows, for editors; not read."},
+			field{name: "feature", required: true, schema: ref("name"),
+				desc: "Feature name: the branch names of the rush are made from it."},
+			field{name: "tasks", required: true, schema: obj{"type": "array", "minItems": 1, "items": ref("task")},
+				desc: "The tasks, in the order that breaks ties between tasks that would write the same files."},
+			field{name: "total_tasks", schema: obj{"type": []string{"integer", "null"}},
+				desc: "ZERG: number of tasks. A count that disagrees with the tasks is a warning."},
+			field{name: "max_parallelization", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
+				desc: "ZERG: most tasks in one level. More than there are tasks is a warning."},
+			field{name: "version", desc: "ZERG: graph format version; kept as is."},
+			field{name: "generated", desc: "ZERG: when the graph was written; kept as is."},
+			field{name: "estimated_duration_minutes", desc: "ZERG: kept as is."},
+			field{name: "critical_path", desc: "ZERG: task ids of the longest chain; kept as is."},
+			field{name: "critical_path_minutes", desc: "ZERG: kept as is."},
+			field{name: "levels", desc: "ZERG: its own level table; kept as is. git zerg computes the levels itself."},
+		)
+	})
+	taskObject = sync.OnceValue(func() *object {
+		return newObject(
+			field{name: "id", required: true, schema: ref("name"),
+				desc: "Unique task id; it becomes part of branch and ref names."},
+			field{name: "title", required: true, schema: obj{"type": "string", "pattern": `\S`},
+				desc: "One line saying what the task does."},
+			field{name: "description", schema: obj{"type": []string{"string", "null"}},
+				desc: "What the worker is told to do, in full."},
+			field{name: "level", schema: obj{"type": []string{"integer", "null"}, "minimum": 1, "maximum": maxLevel},
+				desc: "Earliest level to run at (1 is the first). The plan may run the task later, never earlier."},
+			field{name: "files", schema: ref("files"), desc: "Files the task creates, modifies and reads."},
+			field{name: "dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
+				desc: "Ids of tasks that must be done before this one starts."},
+			field{name: "soft_dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
+				desc: "Ids of tasks whose results help but are not required; they do not order the plan."},
+			field{name: "acceptance_criteria", schema: stringList, desc: "What the result must satisfy; given to the worker."},
+			field{name: "context", schema: stringList, desc: "Documents or sections the worker should read."},
+			field{name: "risk", schema: obj{"enum": []any{"low", "medium", "high", "critical", "", nil}},
+				desc: "high and critical tasks need `git zerg approve` before they can be claimed."},
+			field{name: "issue", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
+				desc: "The number of the forge issue (GitHub) the task carries out; forge.require_issue makes it required."},
+			field{name: "verification", required: true, schema: ref("verification"),
+				desc: "The command that decides whether the task is done."},
+			field{name: "estimate_minutes", desc: "ZERG: kept as is."},
+			field{name: "phase", desc: "ZERG: kept as is."},
+			field{name: "steps", desc: "ZERG: kept as is."},
+			field{name: "consumers", desc: "ZERG: kept as is."},
+			field{name: "integration_test", desc: "ZERG: kept as is."},
+			field{name: "status", desc: "ZERG: kept as is; git zerg keeps status in its own state."},
+			field{name: "critical_path", desc: "ZERG: kept as is."},
+			// The graph of `git zerg demo` tells its scripted worker what to
+			// write; the demo, of all graphs, must plan without warnings.
+			field{name: "demo", desc: "git zerg demo: the files its scripted worker writes."},
+			field{name: "demo_flaky_once", desc: "git zerg demo: the first attempt fails on purpose."},
+		)
+	})
+	filesObject = sync.OnceValue(func() *object {
+		return newObject(
+			field{name: "create", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task creates."},
+			field{name: "modify", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task changes."},
+			field{name: "read", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task only reads."},
+		)
+	})
+	verificationObject = sync.OnceValue(func() *object {
+		return newObject(
+			field{name: "command", required: true, schema: obj{
+				"type": "string", "pattern": `\S`,
+				// Raw control characters inside a class read the same in
+				// ECMA-262 and in Go's regexp.
+				"not": obj{"pattern": "[\x00-\x08\x0b-\x1f\x7f]"},
+			}, desc: "Shell command run in the task's worktree; exit 0 means done. No control characters but tab and newline."},
+			field{name: "timeout_seconds", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
+				desc: "Seconds the command may run."},
+		)
+	})
 )
 
 // The rules of checkPath that a regular expression can state; a glob's
@@ -156,14 +167,14 @@ func (o *object) schema(types any) obj {
 // rules across the graph (unknown dependencies, cycles, duplicate ids,
 // overlapping files) are validate's alone.
 func Schema() []byte {
-	s := graphObject.schema("object")
+	s := graphObject().schema("object")
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["title"] = "git zerg task graph"
 	s["description"] = "A feature as tasks, with the files each one writes and the command that verifies it. Unknown keys are kept but warned about; keys starting with x- are yours."
 	s["$defs"] = obj{
-		"task":         taskObject.schema("object"),
-		"files":        filesObject.schema([]string{"object", "null"}),
-		"verification": verificationObject.schema("object"),
+		"task":         taskObject().schema("object"),
+		"files":        filesObject().schema([]string{"object", "null"}),
+		"verification": verificationObject().schema("object"),
 		"name": obj{
 			"description": "Letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters; no \"..\", no \".\" or \".lock\" at the end, as git ref names require.",
 			"type":        "string", "maxLength": maxIDLen, "pattern": idPattern, "not": obj{"pattern": idNotPattern},

@@ -18,9 +18,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Page is the man page of app, section 1.
-func Page(app *cli.App) (string, error) { return app.ToManWithSection(1) }
-
 // Dir is the man directory man-db maps the directory of the binary bin to.
 // man-db adds, for each directory of PATH, the man directory of its prefix
 // (<prefix>/bin → <prefix>/share/man, else <prefix>/man): a page installed

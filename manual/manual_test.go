@@ -171,3 +171,35 @@ func TestInstall(t *testing.T) {
 		t.Fatalf("under a file: %v", err)
 	}
 }
+
+func TestPage(t *testing.T) {
+	app := testApp()
+	app.Usage = "run things"
+	app.Commands[0].Description = "First line,\nsame paragraph.\n\n  git x claim T1\n.dot at the start\n"
+	app.Commands[0].Flags = append(app.Commands[0].Flags, &cli.StringFlag{Name: "worker", Usage: "claim as `NAME`"})
+	page, err := Page(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		".TH GIT\\-X 1",
+		"git\\-x \\- run things\n",
+		".SS claim\n.nf\ngit zerg claim [flags] TASK\n.fi\n",
+		"First line,\nsame paragraph.\n",
+		".nf\n.RS 4\n  git x claim T1\n.RE\n.fi\n",
+		"\\&.dot at the start\n",
+		"\\fB\\-\\-worker\\fR \\fINAME\\fR\nclaim as NAME\n",
+		"\\fB\\-\\-force\\fR\neven so\n",
+		"\\fB\\-\\-feature\\fR, \\fB\\-f\\fR \\fIvalue\\fR\n",
+		".SS \"hooks install\"\n",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	for _, not := range []string{"secret", "hidden"} {
+		if strings.Contains(page, not) {
+			t.Errorf("page shows hidden %q", not)
+		}
+	}
+}

@@ -294,6 +294,14 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) out
 		killAt, giveUp     <-chan time.Time
 		handledStops       int
 		poll               = time.Millisecond
+		// resend repeats SIGTERM to what is left of the group once the
+		// main process is gone, at growing intervals: a child forked
+		// while the first signals were on their way can lose them (the
+		// shell's trap handler, still installed between fork and exec,
+		// takes the signal and the child then resets it). Without this,
+		// such a child would live until the grace ran out.
+		resend      <-chan time.Time
+		resendEvery = 50 * time.Millisecond
 	)
 	kill := func() {
 		if !killSent {
@@ -338,6 +346,9 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) out
 					signalGroup(h.pgid, syscall.SIGTERM)
 				}
 				term()
+				if termSent && !killSent {
+					resend = time.After(resendEvery)
+				}
 			}
 			tick = time.After(poll)
 			poll = min(2*poll, 20*time.Millisecond)
@@ -367,6 +378,13 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) out
 				term()
 			}
 			handledStops = stops
+		case <-resend:
+			resend = nil
+			if !killSent {
+				signalGroup(h.pgid, syscall.SIGTERM)
+				resendEvery = min(2*resendEvery, time.Second)
+				resend = time.After(resendEvery)
+			}
 		case <-killAt:
 			kill()
 		case <-giveUp:

@@ -535,7 +535,7 @@ func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error)
 // ("failed to read .git/worktrees/<name>/commondir").
 var worktreeMu sync.Mutex
 
-var branchLockExists = regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`)
+var branchLockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }) // compiled on first use, not at every start
 
 // dropStaleBranchLock removes the lock file of a worker branch that a git
 // killed with its rush (kill -9) left behind, when err says it is in the
@@ -543,7 +543,7 @@ var branchLockExists = regexp.MustCompile(`Unable to create '([^']+\.lock)': Fil
 // runs at a time on a host (its marker says so), so a lock on one of them
 // that the running rush did not take is a dead process's.
 func (m *Manager) dropStaleBranchLock(err error, ref string) bool {
-	match := branchLockExists.FindStringSubmatch(err.Error())
+	match := branchLockExists().FindStringSubmatch(err.Error())
 	if match == nil || !strings.HasSuffix(filepath.ToSlash(match[1]), "/"+ref+".lock") {
 		return false
 	}
