@@ -329,9 +329,10 @@ func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
 
 // WaitingForIndex is WaitingFor on the task index.
 func WaitingForIndex(ix *gitstore.Index, p gates.Policy, now time.Time) string {
-	items := make([]waiting, len(ix.Entries))
-	for i := range ix.Entries {
-		items[i] = waiting{id: ix.Entries[i].ID, r: Readiness(&ix.Entries[i])}
+	all := ix.All()
+	items := make([]waiting, len(all))
+	for i := range all {
+		items[i] = waiting{id: all[i].ID, r: Readiness(&all[i])}
 	}
 	return waitingFor(items, ix.Status, p, now)
 }

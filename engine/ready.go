@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"sort"
 	"time"
 
 	"github.com/git-zerg/git-zerg/gates"
@@ -13,14 +12,9 @@ import (
 // first, without decoding a task.
 func ReadyEntries(ix *gitstore.Index, p gates.Policy, now time.Time) []*gitstore.IndexEntry {
 	var out []*gitstore.IndexEntry
-	for i := range ix.Entries {
-		e := &ix.Entries[i]
-		if p.ReadyFacts(Readiness(e), ix.Status, now) {
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		return gates.Better(out[i].Level, out[i].Dependents, out[j].Level, out[j].Dependents)
+	readyBestFirst(ix, p, now, func(e *gitstore.IndexEntry) bool {
+		out = append(out, e)
+		return true
 	})
 	return out
 }
@@ -31,39 +25,16 @@ func Readiness(e *gitstore.IndexEntry) gates.Readiness {
 }
 
 // readyBestFirst calls yield with the ready entries, best first, until it
-// returns false. The first few are found by a scan each: a claim nearly
-// always takes the first, and sorting thousands of ready tasks to take one
-// would cost more than the rest of the choice.
+// returns false. The index proposes its candidates in that order (pending
+// or failed, dependencies done), reading only as many as are asked for;
+// the ready rule judges each.
 func readyBestFirst(ix *gitstore.Index, p gates.Policy, now time.Time, yield func(*gitstore.IndexEntry) bool) {
-	var ready []*gitstore.IndexEntry
-	for i := range ix.Entries {
-		e := &ix.Entries[i]
-		if p.ReadyFacts(Readiness(e), ix.Status, now) {
-			ready = append(ready, e)
+	ix.Candidates(func(e *gitstore.IndexEntry, status func(string) state.Status) bool {
+		if !p.ReadyFacts(Readiness(e), status, now) {
+			return true
 		}
-	}
-	for k := 0; k < 4 && len(ready) > 0; k++ {
-		best := 0
-		for i := 1; i < len(ready); i++ {
-			// Strictly better: among equals the earliest in plan order
-			// stays, as in the stable sort.
-			if gates.Better(ready[i].Level, ready[i].Dependents, ready[best].Level, ready[best].Dependents) {
-				best = i
-			}
-		}
-		if !yield(ready[best]) {
-			return
-		}
-		ready = append(ready[:best], ready[best+1:]...)
-	}
-	sort.SliceStable(ready, func(i, j int) bool {
-		return gates.Better(ready[i].Level, ready[i].Dependents, ready[j].Level, ready[j].Dependents)
+		return yield(e)
 	})
-	for _, e := range ready {
-		if !yield(e) {
-			return
-		}
-	}
 }
 
 // ReadyIn lists a feature snapshot's ready tasks, best first, from its

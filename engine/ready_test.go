@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -130,25 +129,5 @@ func TestReadyFromIndexIsReadyOrder(t *testing.T) {
 		if !seen[st] {
 			t.Errorf("no task was ever %s: the test did not test much", st)
 		}
-	}
-}
-
-// TestReadyBestFirstIsReadyEntries: the order claim tries candidates in is
-// ReadyEntries', past the few found by a scan.
-func TestReadyBestFirstIsReadyEntries(t *testing.T) {
-	ix := &gitstore.Index{}
-	rng := rand.New(rand.NewPCG(13, 3))
-	for i := 0; i < 50; i++ {
-		ix.Entries = append(ix.Entries, gitstore.IndexEntry{ID: fmt.Sprint(i), Status: state.Pending,
-			Level: 1 + rng.IntN(3), Dependents: rng.IntN(3)})
-	}
-	p, now := gates.DefaultPolicy, time.Now()
-	var got, want []string
-	readyBestFirst(ix, p, now, func(e *gitstore.IndexEntry) bool { got = append(got, e.ID); return true })
-	for _, e := range ReadyEntries(ix, p, now) {
-		want = append(want, e.ID)
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("best first %v\nReadyEntries %v", got, want)
 	}
 }

@@ -3,12 +3,12 @@ package gitstore
 import (
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -36,8 +36,6 @@ import (
 // The index only proposes: a claim still reads the task it chose and asks
 // the claim gate inside its transaction.
 
-const indexFormat = 1
-
 // IndexEntry is what the index keeps of one task.
 type IndexEntry struct {
 	ID string
@@ -54,29 +52,85 @@ type IndexEntry struct {
 	Spent      *state.Usage // nil when the agents reported nothing
 }
 
-// Index describes the tasks of one state of a feature, in plan order.
+// Index describes the tasks of one state of a feature, in plan order: an
+// encoding of every entry (the file, or what a rebuild encoded), and the
+// entries changed since. It is not changed once made: a transaction that
+// brings it forward makes another, sharing the encoding.
 type Index struct {
-	Format  int
-	Tasks   plumbing.Hash            // the tasks tree described
-	Meta    plumbing.Hash            // feature.json: levels and plan order
-	Shards  map[string]plumbing.Hash // shard name -> tree the entries of it came from
-	Entries []IndexEntry             // plan order
-	byID    map[string]int
+	Format int
+	Tasks  plumbing.Hash            // the tasks tree described
+	Meta   plumbing.Hash            // feature.json: levels and plan order
+	Shards map[string]plumbing.Hash // shard name -> tree the entries of it came from
+
+	f *indexFile
+	// over are the entries changed since f, by position; cand the
+	// candidacy (see index_file.go) of the entries it may have changed for.
+	over map[int32]IndexEntry
+	cand map[int32]bool
+	// stale counts the shards read since f was encoded.
+	stale int
+
+	allOnce sync.Once
+	all     []IndexEntry
+	idOnce  sync.Once
+	byID    map[string]int32
+}
+
+// Len is the number of tasks.
+func (ix *Index) Len() int { return ix.f.n }
+
+func (ix *Index) entryAt(p int32) IndexEntry {
+	if e, ok := ix.over[p]; ok {
+		return e
+	}
+	return ix.f.entry(p)
+}
+
+func (ix *Index) statusAt(p int32) state.Status {
+	if p < 0 {
+		return ""
+	}
+	if e, ok := ix.over[p]; ok {
+		return e.Status
+	}
+	return ix.f.status(p)
+}
+
+// All returns every entry, in plan order. Callers must not change them.
+func (ix *Index) All() []IndexEntry {
+	ix.allOnce.Do(func() {
+		ix.all = make([]IndexEntry, ix.f.n)
+		for p := range ix.all {
+			ix.all[p] = ix.entryAt(int32(p))
+		}
+	})
+	return ix.all
+}
+
+func (ix *Index) position(id string) (int32, bool) {
+	ix.idOnce.Do(func() {
+		ix.byID = make(map[string]int32, ix.f.n)
+		for p := int32(0); int(p) < ix.f.n; p++ {
+			ix.byID[ix.f.id(p)] = p
+		}
+	})
+	p, ok := ix.byID[id]
+	return p, ok
 }
 
 // Entry returns the entry of task id.
 func (ix *Index) Entry(id string) (*IndexEntry, bool) {
-	i, ok := ix.byID[id]
+	p, ok := ix.position(id)
 	if !ok {
 		return nil, false
 	}
-	return &ix.Entries[i], true
+	return &ix.All()[p], true
 }
 
 // Status is the status of task id, "" for an unknown id.
 func (ix *Index) Status(id string) state.Status {
-	if e, ok := ix.Entry(id); ok {
-		return e.Status
+	if p, ok := ix.position(id); ok {
+		return ix.statusAt(p)
 	}
 	return ""
 }
@@ -87,29 +141,74 @@ func (ix *Index) Counts() map[string]int {
 	for _, st := range state.Statuses {
 		out[string(st)] = 0
 	}
-	for i := range ix.Entries {
-		out[string(ix.Entries[i].Status)]++
+	for p := int32(0); int(p) < ix.f.n; p++ {
+		out[string(ix.statusAt(p))]++
 	}
 	return out
 }
 
-// Len is the number of tasks.
-func (ix *Index) Len() int { return len(ix.Entries) }
-
-func (ix *Index) link() {
-	ix.byID = make(map[string]int, len(ix.Entries))
-	for i := range ix.Entries {
-		ix.byID[ix.Entries[i].ID] = i
+// Candidates calls yield with the tasks that are pending or failed with
+// every dependency done, best first (gates.Better, then plan order), until
+// it returns false; status answers for the entry's dependencies. The ready
+// rule decides about the rest (attempts, backoff, approval): a claim looks
+// at the first few, whatever the size of the feature.
+func (ix *Index) Candidates(yield func(e *IndexEntry, status func(id string) state.Status) bool) {
+	// The changed candidates, sorted; the file's list, minus every entry
+	// whose candidacy may have changed, is sorted already.
+	var extra []int32
+	for p, ok := range ix.cand {
+		if ok {
+			extra = append(extra, p)
+		}
 	}
-}
-
-func (ix *Index) clone() *Index {
-	c := &Index{Format: ix.Format, Tasks: ix.Tasks, Meta: ix.Meta, Shards: make(map[string]plumbing.Hash, len(ix.Shards)),
-		Entries: append([]IndexEntry(nil), ix.Entries...), byID: ix.byID}
-	for k, v := range ix.Shards {
-		c.Shards[k] = v
+	entries := make(map[int32]*IndexEntry, len(extra)+4)
+	entry := func(p int32) *IndexEntry {
+		if e, ok := entries[p]; ok {
+			return e
+		}
+		e := ix.entryAt(p)
+		entries[p] = &e
+		return &e
 	}
-	return c
+	sort.Slice(extra, func(a, b int) bool { return better(entry(extra[a]), extra[a], entry(extra[b]), extra[b]) })
+	list := string(ix.f.cands)
+	next := func() (int32, bool) {
+		for list != "" {
+			var one string
+			one, list, _ = strings.Cut(list, ",")
+			v, err := strconv.ParseInt(one, 10, 32)
+			if err != nil {
+				return 0, false
+			}
+			if _, changed := ix.cand[int32(v)]; !changed {
+				return int32(v), true
+			}
+		}
+		return 0, false
+	}
+	base, more := next()
+	for more || len(extra) > 0 {
+		var p int32
+		if more && (len(extra) == 0 || better(entry(base), base, entry(extra[0]), extra[0])) {
+			p = base
+			base, more = next()
+		} else {
+			p, extra = extra[0], extra[1:]
+		}
+		e := entry(p)
+		deps := ix.f.deps(p)
+		status := func(id string) state.Status {
+			for _, d := range deps {
+				if d >= 0 && ix.f.id(d) == id {
+					return ix.statusAt(d)
+				}
+			}
+			return ix.Status(id)
+		}
+		if !yield(e, status) {
+			return
+		}
+	}
 }
 
 // IndexEntryOf is the index entry of a task.
@@ -164,33 +263,46 @@ func (tx *Tx) Index() (*Index, error) {
 	}
 	var ix *Index
 	var err error
-	changed := 0
 	if old != nil {
-		ix, changed, err = tx.refreshIndex(old, key)
+		ix, err = tx.refreshIndex(old, key)
 	}
 	if old == nil || errors.Is(err, errIndexRebuild) {
 		ix, err = tx.rebuildIndex(key)
-		changed = refreshMax
+		if err == nil && !tx.s.Persistent {
+			tx.s.saveIndex(tx.feature, ix)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	tx.s.setMemoIndex(tx.feature, ix)
-	if !tx.s.Persistent && changed > rewriteAfter {
-		tx.s.saveIndex(tx.feature, ix)
+	if ix.stale > rewriteIndexAfter {
+		// Encoded again, and written: the next reader brings forward
+		// only what changed after this.
+		if re := ix.encoded(); re != nil {
+			ix = re
+			if !tx.s.Persistent {
+				tx.s.saveIndex(tx.feature, ix)
+			}
+		}
 	}
+	tx.s.setMemoIndex(tx.feature, ix)
 	tx.index = ix
 	return ix, nil
 }
 
+// rewriteIndexAfter is how many shards an index may have brought forward
+// before it is encoded (and its file written) again: each costs a reader a
+// shard tree, and the encoding one pass over every entry.
+const rewriteIndexAfter = 16
+
 // refreshIndex brings old forward to the tasks tree key, reading again
 // only the entries of the shards that changed.
-func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, int, error) {
+func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, error) {
 	if old.Meta != tx.root["feature.json"].Hash {
-		return nil, 0, errIndexRebuild // another plan: other levels, another order
+		return nil, errIndexRebuild // another plan: other levels, another order
 	}
 	if old.Tasks == key {
-		return old, 0, nil
+		return old, nil
 	}
 	var changed []string
 	for name, te := range tx.tasksTree {
@@ -200,45 +312,99 @@ func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, int, error) {
 	}
 	for name := range old.Shards {
 		if _, ok := tx.tasksTree[name]; !ok {
-			return nil, 0, errIndexRebuild
+			return nil, errIndexRebuild
 		}
 	}
 	if len(changed) > refreshMax {
-		return nil, 0, errIndexRebuild
+		return nil, errIndexRebuild
 	}
-	ix := old.clone()
-	ix.Tasks = key
-	perShard := map[string]int{}
-	for i := range ix.Entries {
-		perShard[shardOf(ix.Entries[i].ID)]++
+	ix := &Index{Format: indexFormat, Tasks: key, Meta: old.Meta, Shards: make(map[string]plumbing.Hash, len(old.Shards)),
+		f: old.f, over: make(map[int32]IndexEntry, len(old.over)+2), cand: make(map[int32]bool, len(old.cand)+4),
+		stale: old.stale + len(changed)}
+	for k, v := range old.Shards {
+		ix.Shards[k] = v
 	}
+	for k, v := range old.over {
+		ix.over[k] = v
+	}
+	for k, v := range old.cand {
+		ix.cand[k] = v
+	}
+	var moved []int32
 	for _, name := range changed {
 		te := tx.tasksTree[name]
 		t, err := tx.s.readTree(te.Hash)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		if len(t.Entries) != perShard[name] {
-			return nil, 0, errIndexRebuild // a task added or removed: a new plan
+		raw, ok := ix.f.shardPos[name]
+		if !ok {
+			return nil, errIndexRebuild // a shard the plan had none in
 		}
-		for _, e := range t.Entries {
-			i, ok := ix.byID[e.Name]
-			if !ok {
-				return nil, 0, errIndexRebuild
-			}
-			if ix.Entries[i].Blob == e.Hash {
+		pos := positions(string(raw))
+		if len(t.Entries) != len(pos) {
+			return nil, errIndexRebuild // a task added or removed: a new plan
+		}
+		for j, e := range t.Entries {
+			p := pos[j]
+			cur := ix.entryBlob(p)
+			if cur == e.Hash {
 				continue
+			}
+			if ix.f.id(p) != e.Name {
+				return nil, errIndexRebuild
 			}
 			task, err := tx.s.readTask(e.Hash)
 			if err != nil {
-				return nil, 0, err
+				return nil, err
 			}
-			ix.Entries[i] = IndexEntryOf(task, e.Hash)
+			ne := IndexEntryOf(task, e.Hash)
+			if ne.ID != e.Name || !sameDeps(ix.f, p, ne.Deps) {
+				return nil, errIndexRebuild // dependencies are the plan's: this is not
+			}
+			ix.over[p] = ne
+			moved = append(moved, p)
 		}
 		ix.Shards[name] = te.Hash
 	}
-	return ix, len(changed), nil
+	// A task's candidacy changes with its own status and its
+	// dependencies': the moved entries and their dependents.
+	for _, p := range moved {
+		for _, q := range append([]int32{p}, ix.f.dependents(p)...) {
+			ix.cand[q] = candidate(ix.statusAt(q), ix.f.deps(q), ix.statusAt)
+		}
+	}
+	return ix, nil
 }
+
+// entryBlob is the task blob entry p was read from, without converting
+// the rest of it.
+func (ix *Index) entryBlob(p int32) plumbing.Hash {
+	if e, ok := ix.over[p]; ok {
+		return e.Blob
+	}
+	var h plumbing.Hash
+	if b := ix.f.rec(p).f[1]; len(b) == 40 {
+		hex.Decode(h[:], []byte(b))
+	}
+	return h
+}
+
+func sameDeps(f *indexFile, p int32, deps []string) bool {
+	ps := f.deps(p)
+	if len(ps) != len(deps) {
+		return false
+	}
+	for i, d := range ps {
+		if f.id(d) != deps[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// encoded is ix encoded again, every change folded in.
+func (ix *Index) encoded() *Index { return ix.encodedFrom(ix.All()) }
 
 // rebuildIndex reads every task (through the task cache).
 func (tx *Tx) rebuildIndex(key plumbing.Hash) (*Index, error) {
@@ -246,10 +412,9 @@ func (tx *Tx) rebuildIndex(key plumbing.Hash) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Format: indexFormat, Tasks: key, Meta: tx.root["feature.json"].Hash, Shards: make(map[string]plumbing.Hash, len(tx.tasksTree)),
-		Entries: make([]IndexEntry, 0, len(tasks))}
+	shards := make(map[string]plumbing.Hash, len(tx.tasksTree))
 	for name, te := range tx.tasksTree {
-		ix.Shards[name] = te.Hash
+		shards[name] = te.Hash
 		// Each entry names its blob, so that bringing the index forward
 		// reads only the tasks that changed: the shard trees cost one
 		// read each, once per plan.
@@ -259,11 +424,32 @@ func (tx *Tx) rebuildIndex(key plumbing.Hash) (*Index, error) {
 			}
 		}
 	}
+	entries := make([]IndexEntry, 0, len(tasks))
 	for _, t := range tasks {
-		ix.Entries = append(ix.Entries, IndexEntryOf(t, tx.shards[shardOf(t.ID())].e[t.ID()].Hash))
+		entries = append(entries, IndexEntryOf(t, tx.shards[shardOf(t.ID())].e[t.ID()].Hash))
 	}
-	ix.link()
+	ix := (&Index{Tasks: key, Meta: tx.root["feature.json"].Hash, Shards: shards}).encodedFrom(entries)
+	if ix == nil {
+		return nil, errIndexFile
+	}
 	return ix, nil
+}
+
+// encodedFrom is an index of entries, for ix's tasks tree, plan and
+// shards; it keeps entries as they are, so that a reader of every entry
+// (status) does not convert them back. nil when they cannot be encoded.
+func (ix *Index) encodedFrom(entries []IndexEntry) *Index {
+	data := encodeIndexFile(ix.Tasks, ix.Meta, ix.Shards, entries)
+	if data == nil {
+		return nil
+	}
+	f, tasks, meta, shards, err := parseIndexFile(data)
+	if err != nil {
+		return nil
+	}
+	out := &Index{Format: indexFormat, Tasks: tasks, Meta: meta, Shards: shards, f: f}
+	out.allOnce.Do(func() { out.all = entries })
+	return out
 }
 
 func (s *Store) readIndex(feature string) *Index {
@@ -271,203 +457,23 @@ func (s *Store) readIndex(feature string) *Index {
 	if err != nil {
 		return nil
 	}
-	ix, err := decodeIndex(b)
+	f, tasks, meta, shards, err := parseIndexFile(b)
 	if err != nil {
 		return nil
 	}
-	return ix
+	return &Index{Format: indexFormat, Tasks: tasks, Meta: meta, Shards: shards, f: f}
 }
 
 // saveIndex writes the file, best effort: without it a reader only
-// rebuilds.
+// rebuilds. Only an index with nothing changed since its encoding is
+// written as it is; any other is encoded again first.
 func (s *Store) saveIndex(feature string, ix *Index) {
-	if b := encodeIndex(ix); b != nil {
-		_ = writeFileAtomic(s.indexPath(feature), b)
-	}
-}
-
-// The file is lines of tab-separated fields, not gob: reading it is the
-// whole cost of choosing a task, and gob spends most of it on reflection
-// and on a time.Time decoder call per entry (25 ms at 10,000 tasks, against
-// a few for this).
-//
-//	zerg-index <format> <tasks tree> <feature.json>
-//	<shard> <tree>                      one line per shard, then an empty line
-//	<id> <blob or nothing> <status> <level> <dependents> <attempts> <not before, unix ns> <unapproved 0|1> <deps, comma-separated> <cost> <input> <output> <turns>
-
-// encodeIndex returns nil for state it cannot write: plans allow only
-// ids without separators, but state fetched from elsewhere is not trusted
-// to be a plan's.
-func encodeIndex(ix *Index) []byte {
-	for i := range ix.Entries {
-		e := &ix.Entries[i]
-		if strings.ContainsAny(e.ID, "\t\n,") || strings.ContainsAny(string(e.Status), "\t\n") {
-			return nil
-		}
-		for _, d := range e.Deps {
-			if strings.ContainsAny(d, "\t\n,") {
-				return nil
-			}
+	if ix.stale > 0 || len(ix.over) > 0 || len(ix.cand) > 0 {
+		if ix = ix.encoded(); ix == nil {
+			return
 		}
 	}
-	b := make([]byte, 0, 64*len(ix.Entries)+64*len(ix.Shards)+128)
-	b = fmt.Appendf(b, "zerg-index %d %s %s\n", indexFormat, ix.Tasks, ix.Meta)
-	names := make([]string, 0, len(ix.Shards))
-	for name := range ix.Shards {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		h := ix.Shards[name]
-		b = append(b, name...)
-		b = append(b, '\t')
-		b = hex.AppendEncode(b, h[:])
-		b = append(b, '\n')
-	}
-	b = append(b, '\n')
-	for i := range ix.Entries {
-		e := &ix.Entries[i]
-		b = append(b, e.ID...)
-		b = append(b, '\t')
-		if !e.Blob.IsZero() {
-			b = hex.AppendEncode(b, e.Blob[:])
-		}
-		b = append(b, '\t')
-		b = append(b, e.Status...)
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, int64(e.Level), 10)
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, int64(e.Dependents), 10)
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, int64(e.Attempts), 10)
-		b = append(b, '\t')
-		if !e.NotBefore.IsZero() {
-			b = strconv.AppendInt(b, e.NotBefore.UnixNano(), 10)
-		}
-		b = append(b, '\t')
-		if e.Unapproved {
-			b = append(b, '1')
-		} else {
-			b = append(b, '0')
-		}
-		b = append(b, '\t')
-		for j, d := range e.Deps {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, d...)
-		}
-		if e.Spent != nil {
-			b = append(b, '\t')
-			b = strconv.AppendFloat(b, e.Spent.CostUSD, 'g', -1, 64)
-			b = append(b, '\t')
-			b = strconv.AppendInt(b, e.Spent.InputTokens, 10)
-			b = append(b, '\t')
-			b = strconv.AppendInt(b, e.Spent.OutputTokens, 10)
-			b = append(b, '\t')
-			b = strconv.AppendInt(b, int64(e.Spent.Turns), 10)
-		}
-		b = append(b, '\n')
-	}
-	return b
-}
-
-var errIndexFile = errors.New("index file unreadable")
-
-func decodeIndex(data []byte) (*Index, error) {
-	// One string for the file: every id is a substring of it, not an
-	// allocation of its own.
-	s := string(data)
-	line, s, ok := strings.Cut(s, "\n")
-	head := strings.Fields(line)
-	if !ok || len(head) != 4 || head[0] != "zerg-index" || head[1] != strconv.Itoa(indexFormat) {
-		return nil, errIndexFile
-	}
-	ix := &Index{Format: indexFormat, Tasks: plumbing.NewHash(head[2]), Meta: plumbing.NewHash(head[3]),
-		Shards: map[string]plumbing.Hash{}}
-	for {
-		if line, s, ok = strings.Cut(s, "\n"); !ok {
-			return nil, errIndexFile
-		}
-		if line == "" {
-			break
-		}
-		name, h, ok := strings.Cut(line, "\t")
-		if !ok || len(h) != 40 {
-			return nil, errIndexFile
-		}
-		ix.Shards[name] = plumbing.NewHash(h)
-	}
-	ix.Entries = make([]IndexEntry, 0, strings.Count(s, "\n"))
-	var f [13]string
-	for s != "" {
-		if line, s, ok = strings.Cut(s, "\n"); !ok {
-			return nil, errIndexFile
-		}
-		n := 0
-		for more := true; more; n++ {
-			if n == len(f) {
-				return nil, errIndexFile
-			}
-			f[n], line, more = strings.Cut(line, "\t")
-		}
-		if n != 9 && n != 13 {
-			return nil, errIndexFile
-		}
-		e := IndexEntry{ID: f[0], Status: statusOf(f[2]), Unapproved: f[7] == "1"}
-		if f[1] != "" {
-			if len(f[1]) != 40 {
-				return nil, errIndexFile
-			}
-			if _, err := hex.Decode(e.Blob[:], []byte(f[1])); err != nil {
-				return nil, errIndexFile
-			}
-		}
-		var err error
-		if e.Level, err = strconv.Atoi(f[3]); err != nil {
-			return nil, errIndexFile
-		}
-		if e.Dependents, err = strconv.Atoi(f[4]); err != nil {
-			return nil, errIndexFile
-		}
-		if e.Attempts, err = strconv.Atoi(f[5]); err != nil {
-			return nil, errIndexFile
-		}
-		if f[6] != "" {
-			ns, err := strconv.ParseInt(f[6], 10, 64)
-			if err != nil {
-				return nil, errIndexFile
-			}
-			e.NotBefore = time.Unix(0, ns).UTC()
-		}
-		if f[8] != "" {
-			e.Deps = strings.Split(f[8], ",")
-		}
-		if n == 13 {
-			var err1, err2, err3, err4 error
-			e.Spent = &state.Usage{}
-			e.Spent.CostUSD, err1 = strconv.ParseFloat(f[9], 64)
-			e.Spent.InputTokens, err2 = strconv.ParseInt(f[10], 10, 64)
-			e.Spent.OutputTokens, err3 = strconv.ParseInt(f[11], 10, 64)
-			e.Spent.Turns, err4 = strconv.Atoi(f[12])
-			if err := errors.Join(err1, err2, err3, err4); err != nil {
-				return nil, errIndexFile
-			}
-		}
-		ix.Entries = append(ix.Entries, e)
-	}
-	ix.link()
-	return ix, nil
-}
-
-// statusOf returns the status named s, sharing the constant's string.
-func statusOf(s string) state.Status {
-	for _, st := range state.Statuses {
-		if string(st) == s {
-			return st
-		}
-	}
-	return state.Status(s)
+	_ = writeFileAtomic(s.indexPath(feature), ix.f.data)
 }
 
 // WriteIndex writes the feature's index file from what this process holds:

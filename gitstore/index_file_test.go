@@ -2,61 +2,185 @@ package gitstore
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"sort"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// TestIndexFileRoundTrip: what the file keeps reads back the same, and a
-// file cut short or of another format is refused, never half read.
-func TestIndexFileRoundTrip(t *testing.T) {
+func testIndex(t testing.TB, entries []IndexEntry) *Index {
+	t.Helper()
 	h := func(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
-	ix := &Index{Format: indexFormat, Tasks: h("tasks"), Meta: h("meta"),
-		Shards: map[string]plumbing.Hash{"0a": h("a"), "ff": h("b")},
-		Entries: []IndexEntry{
-			{ID: "T1", Blob: h("1"), Status: state.Pending, Level: 1, Dependents: 2},
-			{ID: "T2", Status: state.Failed, Level: 2, Deps: []string{"T1", "x.y-z"}, Attempts: 3,
-				NotBefore: time.Date(2026, 3, 1, 12, 0, 0, 5, time.UTC), Unapproved: true,
-				Spent: &state.Usage{CostUSD: 0.125, InputTokens: 10, OutputTokens: 20, Turns: 3}},
-		}}
-	ix.link()
-	b := encodeIndex(ix)
-	got, err := decodeIndex(b)
+	shards := map[string]plumbing.Hash{}
+	for i := range entries {
+		shards[shardOf(entries[i].ID)] = h(shardOf(entries[i].ID))
+	}
+	data := encodeIndexFile(h("tasks"), h("meta"), shards, entries)
+	f, tasks, meta, got, err := parseIndexFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, ix) {
-		t.Fatalf("read back\n%+v\nwrote\n%+v", got, ix)
+	if tasks != h("tasks") || meta != h("meta") || !reflect.DeepEqual(got, shards) {
+		t.Fatalf("header read back as %s %s %v", tasks, meta, got)
 	}
-	for _, cut := range []int{0, 10, len(b) / 2, len(b) - 1} {
-		if _, err := decodeIndex(b[:cut]); err == nil && cut < len(b)-1 {
-			t.Errorf("a file cut at %d of %d bytes was read", cut, len(b))
+	return &Index{Format: indexFormat, Tasks: tasks, Meta: meta, Shards: got, f: f}
+}
+
+// TestIndexFileRoundTrip: what the file keeps reads back the same, entry by
+// entry as a claim reads it and all at once; a file cut short or changed
+// anywhere is refused, never half read.
+func TestIndexFileRoundTrip(t *testing.T) {
+	h := func(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
+	entries := []IndexEntry{
+		{ID: "T1", Blob: h("1"), Status: state.Pending, Level: 1, Dependents: 2},
+		{ID: "x.y-z", Status: state.Done, Level: 1},
+		{ID: "T2", Status: state.Failed, Level: 2, Deps: []string{"T1", "x.y-z"}, Attempts: 3,
+			NotBefore: time.Date(2026, 3, 1, 12, 0, 0, 5, time.UTC), Unapproved: true,
+			Spent: &state.Usage{CostUSD: 0.125, InputTokens: 10, OutputTokens: 20, Turns: 3}},
+		// State made by hand may hold what no plan allows.
+		{ID: "odd\tid,with%seps\n", Status: state.Status("we\tird"), Level: 3, Deps: []string{"T2"}},
+	}
+	ix := testIndex(t, entries)
+	if ix.Len() != len(entries) {
+		t.Fatalf("%d entries, wrote %d", ix.Len(), len(entries))
+	}
+	for p := range entries {
+		if got := ix.entryAt(int32(p)); !reflect.DeepEqual(got, entries[p]) {
+			t.Errorf("entry %d read back\n%+v\nwrote\n%+v", p, got, entries[p])
+		}
+		if got := ix.Status(entries[p].ID); got != entries[p].Status {
+			t.Errorf("status of %q read back %q", entries[p].ID, got)
 		}
 	}
-	ix.Entries[0].ID = "T\t1"
-	if encodeIndex(ix) != nil {
-		t.Error("an id with a tab was written")
+	if !reflect.DeepEqual(ix.All(), entries) {
+		t.Errorf("all read back\n%+v\nwrote\n%+v", ix.All(), entries)
+	}
+	data := ix.f.data
+	for _, cut := range []int{0, 10, len(data) / 2, len(data) - 1} {
+		if _, _, _, _, err := parseIndexFile(data[:cut]); err == nil {
+			t.Errorf("a file cut at %d of %d bytes was read", cut, len(data))
+		}
+	}
+	for _, at := range []int{len(data) / 3, len(data) - 2} {
+		bad := append([]byte(nil), data...)
+		bad[at] ^= 1
+		if _, _, _, _, err := parseIndexFile(bad); err == nil {
+			t.Errorf("a file changed at byte %d was read", at)
+		}
 	}
 }
 
-func BenchmarkIndexDecode(b *testing.B) {
-	ix := &Index{Format: indexFormat, Shards: map[string]plumbing.Hash{}}
-	for i := 0; i < 10000; i++ {
-		e := IndexEntry{ID: fmt.Sprintf("T%04d", i), Status: state.Pending, Level: 1 + i%10/9, Dependents: i % 10 / 8}
+// TestCandidatesBestFirst: Candidates yields exactly the pending or failed
+// tasks whose dependencies are done, in the ready rule's order, from a
+// fresh encoding and after entries changed on top of it.
+func TestCandidatesBestFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 4))
+	statuses := []state.Status{state.Pending, state.Pending, state.Failed, state.Done, state.Done, state.Claimed, state.Blocked}
+	const n = 300
+	entries := make([]IndexEntry, n)
+	for i := range entries {
+		entries[i] = IndexEntry{ID: fmt.Sprintf("T%03d", i), Status: statuses[rng.IntN(len(statuses))],
+			Level: 1 + rng.IntN(4), Dependents: rng.IntN(3)}
+		for k := rng.IntN(3); k > 0 && i > 0; k-- {
+			entries[i].Deps = append(entries[i].Deps, fmt.Sprintf("T%03d", rng.IntN(i)))
+		}
+	}
+	ix := testIndex(t, entries)
+	check := func(when string, ix *Index, entries []IndexEntry) {
+		t.Helper()
+		status := map[string]state.Status{}
+		for _, e := range entries {
+			status[e.ID] = e.Status
+		}
+		var want []int
+		for i, e := range entries {
+			ok := e.Status == state.Pending || e.Status == state.Failed
+			for _, d := range e.Deps {
+				ok = ok && status[d] == state.Done
+			}
+			if ok {
+				want = append(want, i)
+			}
+		}
+		sort.SliceStable(want, func(a, b int) bool {
+			return gates.Better(entries[want[a]].Level, entries[want[a]].Dependents, entries[want[b]].Level, entries[want[b]].Dependents)
+		})
+		var got, wantIDs []string
+		ix.Candidates(func(e *IndexEntry, st func(string) state.Status) bool {
+			got = append(got, e.ID)
+			for _, d := range e.Deps {
+				if st(d) != status[d] {
+					t.Errorf("%s: status of %s's dependency %s is %s, not %s", when, e.ID, d, st(d), status[d])
+				}
+			}
+			return true
+		})
+		for _, i := range want {
+			wantIDs = append(wantIDs, entries[i].ID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(wantIDs) {
+			t.Fatalf("%s: candidates\n%v\nwant\n%v", when, got, wantIDs)
+		}
+	}
+	check("encoded", ix, entries)
+	// Changes on top, as refreshIndex makes them: the entry and its
+	// dependents judged again.
+	for step := 0; step < 200; step++ {
+		p := int32(rng.IntN(n))
+		entries[p].Status = statuses[rng.IntN(len(statuses))]
+		next := &Index{Format: indexFormat, Tasks: ix.Tasks, Meta: ix.Meta, Shards: ix.Shards, f: ix.f,
+			over: map[int32]IndexEntry{}, cand: map[int32]bool{}}
+		for k, v := range ix.over {
+			next.over[k] = v
+		}
+		for k, v := range ix.cand {
+			next.cand[k] = v
+		}
+		next.over[p] = entries[p]
+		for _, q := range append([]int32{p}, ix.f.dependents(p)...) {
+			next.cand[q] = candidate(next.statusAt(q), ix.f.deps(q), next.statusAt)
+		}
+		ix = next
+		check(fmt.Sprintf("step %d", step), ix, entries)
+		if step%50 == 49 {
+			ix = ix.encoded()
+			check(fmt.Sprintf("step %d, encoded again", step), ix, entries)
+		}
+	}
+}
+
+func BenchmarkIndexRead(b *testing.B) {
+	entries := make([]IndexEntry, 10000)
+	for i := range entries {
+		entries[i] = IndexEntry{ID: fmt.Sprintf("T%04d", i), Status: state.Pending, Level: 1 + i%10/9, Dependents: i % 10 / 8}
 		if i%10 == 9 {
-			e.Deps = []string{fmt.Sprintf("T%04d", i-1)}
+			entries[i].Deps = []string{fmt.Sprintf("T%04d", i-1)}
 		}
-		ix.Entries = append(ix.Entries, e)
 	}
-	data := encodeIndex(ix)
+	data := testIndex(b, entries).f.data
 	b.SetBytes(int64(len(data)))
-	for i := 0; i < b.N; i++ {
-		if _, err := decodeIndex(data); err != nil {
-			b.Fatal(err)
+	b.Run("first-candidate", func(b *testing.B) {
+		for b.Loop() {
+			f, _, _, _, err := parseIndexFile(data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			(&Index{f: f}).Candidates(func(*IndexEntry, func(string) state.Status) bool { return false })
 		}
-	}
+	})
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			f, _, _, _, err := parseIndexFile(data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			(&Index{f: f}).All()
+		}
+	})
 }

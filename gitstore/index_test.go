@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"sort"
 	"testing"
 	"time"
 
+	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -135,10 +137,45 @@ func checkIndex(t *testing.T, s *Store, when string) {
 	if ix.Len() != len(all) {
 		t.Fatalf("%s: index has %d tasks, the state %d", when, ix.Len(), len(all))
 	}
+	entries := ix.All()
 	for i, tk := range all {
-		want := IndexEntryOf(tk, ix.Entries[i].Blob)
-		if got := ix.Entries[i]; !reflect.DeepEqual(got, want) {
+		want := IndexEntryOf(tk, entries[i].Blob)
+		if got := entries[i]; !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: entry %d\n got %+v\nwant %+v", when, i, got, want)
 		}
+	}
+	// The candidates, as a claim reads them (without All), from the same
+	// index read afresh.
+	status := map[string]state.Status{}
+	for _, tk := range all {
+		status[tk.ID()] = tk.Status
+	}
+	var want []string
+	for _, tk := range all {
+		ok := tk.Status == state.Pending || tk.Status == state.Failed
+		for _, d := range tk.Deps() {
+			ok = ok && status[d] == state.Done
+		}
+		if ok {
+			want = append(want, tk.ID())
+		}
+	}
+	sort.SliceStable(want, func(a, b int) bool {
+		ea, _ := ix.Entry(want[a])
+		eb, _ := ix.Entry(want[b])
+		return gates.Better(ea.Level, ea.Dependents, eb.Level, eb.Dependents)
+	})
+	again, err := s.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := again.Index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	lazy.Candidates(func(e *IndexEntry, _ func(string) state.Status) bool { got = append(got, e.ID); return true })
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s: candidates\n%v\nwant\n%v", when, got, want)
 	}
 }

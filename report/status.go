@@ -135,8 +135,9 @@ func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (miss
 		cw = createCache(path, key)
 	}
 	var b []byte
-	for i := range ix.Entries {
-		en := &ix.Entries[i]
+	all := ix.All()
+	for i := range all {
+		en := &all[i]
 		elem, ok := c.next(en.ID, en.Blob)
 		if !ok {
 			// A task read alone costs a hundred times its share of the

@@ -150,8 +150,9 @@ func (sn *Snapshot) Spent() (state.Usage, error) {
 	if err != nil {
 		return total, err
 	}
-	for i := range ix.Entries {
-		total.Add(ix.Entries[i].Spent)
+	all := ix.All()
+	for i := range all {
+		total.Add(all[i].Spent)
 	}
 	return total, nil
 }
@@ -243,8 +244,9 @@ func (sn *Snapshot) Summarise(p *gates.Policy) (*Summary, error) {
 		}
 		su.Open = append(su.Open, Level{i + 1, counts})
 	}
-	for i := range ix.Entries {
-		switch en := &ix.Entries[i]; en.Status {
+	all := ix.All()
+	for i := range all {
+		switch en := &all[i]; en.Status {
 		case state.Claimed, state.Verified:
 			su.Active = append(su.Active, en.ID)
 		case state.Failed:

@@ -1,0 +1,420 @@
+package gitstore
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// The index file is read in part: a claim looks at the few entries that
+// changed since the file was written, their dependents, and the first
+// candidates of a list kept best first, never at every entry. So the file
+// holds, besides one line per task, what reaching an entry without reading
+// the others takes:
+//
+//	zerg-index 2 <tasks tree> <feature.json> <entries> <crc32c of what follows the first line>
+//	<shard> <tree> <positions of its entries, in the shard tree's order>   one line per shard
+//	(empty line)
+//	<offset of each entry's line, 8 hex digits each>
+//	<candidates: positions, best first>
+//	<id> <blob> <status> <level> <dependents> <attempts> <not before, unix ns> <unapproved 0|1> <dependency positions> <dependent positions> [<cost> <input> <output> <turns>]
+//
+// Fields are tab-separated, lists comma-separated; a position is an
+// entry's place in plan order. A candidate is a pending or failed task
+// whose dependencies are all done: the ready rule's facts that change only
+// with a task's own status or its dependencies', so that a claim brings the
+// list forward from the entries that changed and their dependents alone.
+// The other facts (attempts, backoff, approval) are the ready rule's to
+// judge, for each candidate as it comes.
+//
+// The checksum makes a damaged file a missing one (rebuilt), so that what
+// is read in part can be trusted to be what was written.
+
+const indexFormat = 2
+
+var errIndexFile = errors.New("index file unreadable")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// indexFile is one encoding of every entry, read in part.
+type indexFile struct {
+	data     []byte
+	n        int
+	shardPos map[string][]byte // the raw position list of each shard's line
+	offsets  []byte
+	cands    []byte
+	entries  []byte
+}
+
+// rec is one entry line, split but not converted.
+type rec struct {
+	f [14]string
+	n int
+}
+
+func (f *indexFile) line(p int32) string {
+	o := f.offset(p)
+	if o < 0 || o >= len(f.entries) {
+		return ""
+	}
+	rest := f.entries[o:]
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		rest = rest[:i]
+	}
+	return string(rest)
+}
+
+func (f *indexFile) offset(p int32) int {
+	if p < 0 || int(p) >= f.n {
+		return -1
+	}
+	v, err := strconv.ParseUint(string(f.offsets[8*p:8*p+8]), 16, 32)
+	if err != nil {
+		return -1
+	}
+	return int(v)
+}
+
+func (f *indexFile) rec(p int32) rec {
+	var r rec
+	line := f.line(p)
+	for more := true; more && r.n < len(r.f); r.n++ {
+		r.f[r.n], line, more = strings.Cut(line, "\t")
+	}
+	return r
+}
+
+// id, status and the position lists are read without converting the rest.
+func (f *indexFile) id(p int32) string {
+	id, _, _ := strings.Cut(f.line(p), "\t")
+	return unescapeField(id)
+}
+
+func (f *indexFile) status(p int32) state.Status { return statusOf(unescapeField(f.rec(p).f[2])) }
+func (f *indexFile) deps(p int32) []int32        { return positions(f.rec(p).f[8]) }
+func (f *indexFile) dependents(p int32) []int32  { return positions(f.rec(p).f[9]) }
+
+// entry converts line p; its dependencies are named by id, as the ready
+// rule reads them.
+func (f *indexFile) entry(p int32) IndexEntry {
+	r := f.rec(p)
+	e := IndexEntry{ID: unescapeField(r.f[0]), Status: statusOf(unescapeField(r.f[2])), Unapproved: r.f[7] == "1"}
+	if len(r.f[1]) == 40 {
+		hex.Decode(e.Blob[:], []byte(r.f[1]))
+	}
+	e.Level, _ = strconv.Atoi(r.f[3])
+	e.Dependents, _ = strconv.Atoi(r.f[4])
+	e.Attempts, _ = strconv.Atoi(r.f[5])
+	if r.f[6] != "" {
+		if ns, err := strconv.ParseInt(r.f[6], 10, 64); err == nil {
+			e.NotBefore = time.Unix(0, ns).UTC()
+		}
+	}
+	for _, d := range positions(r.f[8]) {
+		e.Deps = append(e.Deps, f.id(d))
+	}
+	if r.n == 14 {
+		e.Spent = &state.Usage{}
+		e.Spent.CostUSD, _ = strconv.ParseFloat(r.f[10], 64)
+		e.Spent.InputTokens, _ = strconv.ParseInt(r.f[11], 10, 64)
+		e.Spent.OutputTokens, _ = strconv.ParseInt(r.f[12], 10, 64)
+		e.Spent.Turns, _ = strconv.Atoi(r.f[13])
+	}
+	return e
+}
+
+func positions(s string) []int32 {
+	if s == "" {
+		return nil
+	}
+	out := make([]int32, 0, strings.Count(s, ",")+1)
+	for s != "" {
+		var one string
+		one, s, _ = strings.Cut(s, ",")
+		v, err := strconv.ParseInt(one, 10, 32)
+		if err != nil {
+			return out
+		}
+		out = append(out, int32(v))
+	}
+	return out
+}
+
+// parseIndexFile checks the whole file and splits it into its sections;
+// the entries are converted only when asked for.
+func parseIndexFile(data []byte) (*indexFile, plumbing.Hash, plumbing.Hash, map[string]plumbing.Hash, error) {
+	var zero plumbing.Hash
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, zero, zero, nil, errIndexFile
+	}
+	head := strings.Fields(string(data[:nl]))
+	if len(head) != 6 || head[0] != "zerg-index" || head[1] != strconv.Itoa(indexFormat) || len(head[2]) != 40 || len(head[3]) != 40 {
+		return nil, zero, zero, nil, errIndexFile
+	}
+	n, err1 := strconv.Atoi(head[4])
+	sum, err2 := strconv.ParseUint(head[5], 16, 32)
+	rest := data[nl+1:]
+	if err1 != nil || err2 != nil || n < 0 || crc32.Checksum(rest, castagnoli) != uint32(sum) {
+		return nil, zero, zero, nil, errIndexFile
+	}
+	f := &indexFile{data: data, n: n, shardPos: map[string][]byte{}}
+	shards := map[string]plumbing.Hash{}
+	for {
+		nl = bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			return nil, zero, zero, nil, errIndexFile
+		}
+		line := rest[:nl]
+		rest = rest[nl+1:]
+		if len(line) == 0 {
+			break
+		}
+		name, tail, ok1 := bytes.Cut(line, []byte{'\t'})
+		h, pos, ok2 := bytes.Cut(tail, []byte{'\t'})
+		if !ok1 || !ok2 || len(h) != 40 {
+			return nil, zero, zero, nil, errIndexFile
+		}
+		shards[string(name)] = plumbing.NewHash(string(h))
+		f.shardPos[string(name)] = pos
+	}
+	if nl = bytes.IndexByte(rest, '\n'); nl != 8*n {
+		return nil, zero, zero, nil, errIndexFile
+	}
+	f.offsets, rest = rest[:nl], rest[nl+1:]
+	if nl = bytes.IndexByte(rest, '\n'); nl < 0 {
+		return nil, zero, zero, nil, errIndexFile
+	}
+	f.cands, f.entries = rest[:nl], rest[nl+1:]
+	// Every offset in order and in the file, each at the start of a line:
+	// what is read in part later needs no check of its own.
+	last := -1
+	for p := int32(0); int(p) < n; p++ {
+		o := f.offset(p)
+		if o <= last || o >= len(f.entries) || (o > 0 && f.entries[o-1] != '\n') {
+			return nil, zero, zero, nil, errIndexFile
+		}
+		last = o
+	}
+	if n > 0 && f.entries[len(f.entries)-1] != '\n' || n == 0 && len(f.entries) != 0 {
+		return nil, zero, zero, nil, errIndexFile
+	}
+	return f, plumbing.NewHash(head[2]), plumbing.NewHash(head[3]), shards, nil
+}
+
+// encodeIndexFile encodes entries (plan order) with their shards. Ids and
+// statuses are escaped: plans allow no separators in ids, but state fetched
+// from elsewhere is not trusted to be a plan's.
+func encodeIndexFile(tasks, meta plumbing.Hash, shards map[string]plumbing.Hash, entries []IndexEntry) []byte {
+	n := len(entries)
+	byID := make(map[string]int32, n)
+	for i := range entries {
+		byID[entries[i].ID] = int32(i)
+	}
+	deps := make([][]int32, n)
+	dependents := make([][]int32, n)
+	shardPos := map[string][]int32{}
+	for i := range entries {
+		for _, d := range entries[i].Deps {
+			// A dependency outside the feature (only state made by hand
+			// has one) is never done: position -1.
+			j, ok := byID[d]
+			if !ok {
+				deps[i] = append(deps[i], -1)
+				continue
+			}
+			deps[i] = append(deps[i], j)
+			dependents[j] = append(dependents[j], int32(i))
+		}
+		sh := shardOf(entries[i].ID)
+		shardPos[sh] = append(shardPos[sh], int32(i))
+	}
+	status := func(p int32) state.Status {
+		if p < 0 {
+			return ""
+		}
+		return entries[p].Status
+	}
+	var cands []int32
+	for i := range entries {
+		if candidate(status(int32(i)), deps[i], status) {
+			cands = append(cands, int32(i))
+		}
+	}
+	sort.Slice(cands, func(a, b int) bool {
+		return better(&entries[cands[a]], cands[a], &entries[cands[b]], cands[b])
+	})
+
+	body := make([]byte, 0, 96*n+64*len(shards)+64)
+	names := make([]string, 0, len(shards))
+	for name := range shards {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		pos := shardPos[name]
+		// The shard tree lists its tasks by name: so does the line.
+		sort.Slice(pos, func(a, b int) bool { return entries[pos[a]].ID < entries[pos[b]].ID })
+		h := shards[name]
+		body = append(body, name...)
+		body = append(body, '\t')
+		body = hex.AppendEncode(body, h[:])
+		body = append(body, '\t')
+		body = appendPositions(body, pos)
+		body = append(body, '\n')
+	}
+	body = append(body, '\n')
+	offsetsAt := len(body)
+	body = append(body, make([]byte, 8*n)...)
+	body = append(body, '\n')
+	body = appendPositions(body, cands)
+	body = append(body, '\n')
+	start := len(body)
+	for i := range entries {
+		e := &entries[i]
+		off := len(body) - start
+		if off >= 1<<32 {
+			return nil
+		}
+		hexOffset(body[offsetsAt+8*i:offsetsAt+8*i+8], uint32(off))
+		body = appendEscaped(body, e.ID)
+		body = append(body, '\t')
+		if !e.Blob.IsZero() {
+			body = hex.AppendEncode(body, e.Blob[:])
+		}
+		body = append(body, '\t')
+		body = appendEscaped(body, string(e.Status))
+		body = append(body, '\t')
+		body = strconv.AppendInt(body, int64(e.Level), 10)
+		body = append(body, '\t')
+		body = strconv.AppendInt(body, int64(e.Dependents), 10)
+		body = append(body, '\t')
+		body = strconv.AppendInt(body, int64(e.Attempts), 10)
+		body = append(body, '\t')
+		if !e.NotBefore.IsZero() {
+			body = strconv.AppendInt(body, e.NotBefore.UnixNano(), 10)
+		}
+		body = append(body, '\t')
+		if e.Unapproved {
+			body = append(body, '1')
+		} else {
+			body = append(body, '0')
+		}
+		body = append(body, '\t')
+		body = appendPositions(body, deps[i])
+		body = append(body, '\t')
+		body = appendPositions(body, dependents[i])
+		if e.Spent != nil {
+			body = append(body, '\t')
+			body = strconv.AppendFloat(body, e.Spent.CostUSD, 'g', -1, 64)
+			body = append(body, '\t')
+			body = strconv.AppendInt(body, e.Spent.InputTokens, 10)
+			body = append(body, '\t')
+			body = strconv.AppendInt(body, e.Spent.OutputTokens, 10)
+			body = append(body, '\t')
+			body = strconv.AppendInt(body, int64(e.Spent.Turns), 10)
+		}
+		body = append(body, '\n')
+	}
+	head := "zerg-index " + strconv.Itoa(indexFormat) + " " + tasks.String() + " " + meta.String() + " " +
+		strconv.Itoa(n) + " " + strconv.FormatUint(uint64(crc32.Checksum(body, castagnoli)), 16) + "\n"
+	return append([]byte(head), body...)
+}
+
+func hexOffset(dst []byte, v uint32) {
+	const digits = "0123456789abcdef"
+	for i := 7; i >= 0; i-- {
+		dst[i] = digits[v&15]
+		v >>= 4
+	}
+}
+
+func appendPositions(b []byte, ps []int32) []byte {
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(p), 10)
+	}
+	return b
+}
+
+// candidate: pending or failed, every dependency done.
+func candidate(st state.Status, deps []int32, status func(int32) state.Status) bool {
+	if st != state.Pending && st != state.Failed {
+		return false
+	}
+	for _, d := range deps {
+		if status(d) != state.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// better orders candidates as the ready rule does: gates.Better, then plan
+// order.
+func better(a *IndexEntry, pa int32, b *IndexEntry, pb int32) bool {
+	if gates.Better(a.Level, a.Dependents, b.Level, b.Dependents) {
+		return true
+	}
+	if gates.Better(b.Level, b.Dependents, a.Level, a.Dependents) {
+		return false
+	}
+	return pa < pb
+}
+
+// Fields escape the separators (tab, newline, comma) and the escape
+// character itself; what a plan allows has none of them.
+func appendEscaped(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, "\t\n,%") {
+		return append(b, s...)
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\t', '\n', ',', '%':
+			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+func unescapeField(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// statusOf returns the status named s, sharing the constant's string.
+func statusOf(s string) state.Status {
+	for _, st := range state.Statuses {
+		if string(st) == s {
+			return st
+		}
+	}
+	return state.Status(s)
+}
