@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -275,15 +274,20 @@ func (tx *Tx) Index() (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ix.stale > rewriteIndexAfter {
-		// Encoded again, and written: the next reader brings forward
-		// only what changed after this.
+	switch {
+	case len(ix.over) > rebaseIndexAfter:
+		// Encoded again (and written): every reader converts each
+		// changed entry, the file's candidates list then misses many.
 		if re := ix.encoded(); re != nil {
 			ix = re
 			if !tx.s.Persistent {
 				tx.s.saveIndex(tx.feature, ix)
 			}
 		}
+	case ix.stale > rewriteIndexAfter && !tx.s.Persistent:
+		// The next reader brings forward only what changed after this.
+		tx.s.saveIndexDelta(tx.feature, ix)
+		ix.stale = 0
 	}
 	tx.s.setMemoIndex(tx.feature, ix)
 	tx.index = ix
@@ -291,9 +295,9 @@ func (tx *Tx) Index() (*Index, error) {
 }
 
 // rewriteIndexAfter is how many shards an index may have brought forward
-// before it is encoded (and its file written) again: each costs a reader a
-// shard tree, and the encoding one pass over every entry.
-const rewriteIndexAfter = 16
+// before its delta is written again: each costs the next reader a shard
+// tree, the delta a file creation.
+const rewriteIndexAfter = 8
 
 // refreshIndex brings old forward to the tasks tree key, reading again
 // only the entries of the shards that changed.
@@ -347,8 +351,7 @@ func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, error) {
 		}
 		for j, e := range t.Entries {
 			p := pos[j]
-			cur := ix.entryBlob(p)
-			if cur == e.Hash {
+			if ix.blobIs(p, e.Hash) {
 				continue
 			}
 			if ix.f.id(p) != e.Name {
@@ -377,17 +380,12 @@ func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, error) {
 	return ix, nil
 }
 
-// entryBlob is the task blob entry p was read from, without converting
-// the rest of it.
-func (ix *Index) entryBlob(p int32) plumbing.Hash {
+// blobIs tells whether entry p was read from blob h.
+func (ix *Index) blobIs(p int32, h plumbing.Hash) bool {
 	if e, ok := ix.over[p]; ok {
-		return e.Blob
+		return e.Blob == h
 	}
-	var h plumbing.Hash
-	if b := ix.f.rec(p).f[1]; len(b) == 40 {
-		hex.Decode(h[:], []byte(b))
-	}
-	return h
+	return ix.f.blobIs(p, h)
 }
 
 func sameDeps(f *indexFile, p int32, deps []string) bool {
@@ -443,25 +441,26 @@ func (ix *Index) encodedFrom(entries []IndexEntry) *Index {
 	if data == nil {
 		return nil
 	}
-	f, tasks, meta, shards, err := parseIndexFile(data)
+	f, err := parseIndexFile(data)
 	if err != nil {
 		return nil
 	}
-	out := &Index{Format: indexFormat, Tasks: tasks, Meta: meta, Shards: shards, f: f}
+	out := indexOf(f)
 	out.allOnce.Do(func() { out.all = entries })
 	return out
 }
 
 func (s *Store) readIndex(feature string) *Index {
-	b, err := os.ReadFile(s.indexPath(feature))
-	if err != nil {
+	f, err := mapFile(s.indexPath(feature), parseIndexFile)
+	if err != nil || f == nil {
 		return nil
 	}
-	f, tasks, meta, shards, err := parseIndexFile(b)
-	if err != nil {
-		return nil
-	}
-	return &Index{Format: indexFormat, Tasks: tasks, Meta: meta, Shards: shards, f: f}
+	return s.readIndexDelta(feature, indexOf(f))
+}
+
+// indexOf is the index of what f encodes, nothing changed since.
+func indexOf(f *indexFile) *Index {
+	return &Index{Format: indexFormat, Tasks: f.tasks, Meta: f.meta, Shards: f.shards, f: f}
 }
 
 // saveIndex writes the file, best effort: without it a reader only
@@ -473,7 +472,9 @@ func (s *Store) saveIndex(feature string, ix *Index) {
 			return
 		}
 	}
-	_ = writeFileAtomic(s.indexPath(feature), ix.f.data)
+	if writeFileAtomic(s.indexPath(feature), ix.f.data) == nil {
+		os.Remove(s.indexDeltaPath(feature)) // made on the file replaced
+	}
 }
 
 // WriteIndex writes the feature's index file from what this process holds:

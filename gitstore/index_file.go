@@ -48,12 +48,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // indexFile is one encoding of every entry, read in part.
 type indexFile struct {
-	data     []byte
-	n        int
-	shardPos map[string][]byte // the raw position list of each shard's line
-	offsets  []byte
-	cands    []byte
-	entries  []byte
+	data        []byte
+	tasks, meta plumbing.Hash
+	sum         string // the checksum, which names this encoding
+	shards      map[string]plumbing.Hash
+	n           int
+	shardPos    map[string][]byte // the raw position list of each shard's line
+	offsets     []byte
+	cands       []byte
+	entries     []byte
 }
 
 // rec is one entry line, split but not converted.
@@ -78,21 +81,40 @@ func (f *indexFile) offset(p int32) int {
 	if p < 0 || int(p) >= f.n {
 		return -1
 	}
-	v, err := strconv.ParseUint(string(f.offsets[8*p:8*p+8]), 16, 32)
-	if err != nil {
-		return -1
+	v := 0
+	for _, c := range f.offsets[8*p : 8*p+8] {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | int(c-'a'+10)
+		default:
+			return -1
+		}
 	}
-	return int(v)
+	return v
 }
 
-func (f *indexFile) rec(p int32) rec {
-	var r rec
-	line := f.line(p)
-	for more := true; more && r.n < len(r.f); r.n++ {
-		r.f[r.n], line, more = strings.Cut(line, "\t")
+// blobIs tells whether entry p was read from blob h, without converting
+// the entry.
+func (f *indexFile) blobIs(p int32, h plumbing.Hash) bool {
+	o := f.offset(p)
+	if o < 0 {
+		return false
 	}
-	return r
+	line := f.entries[o:]
+	tab := bytes.IndexByte(line, '\t')
+	if tab < 0 || len(line) < tab+41 {
+		return false
+	}
+	var got plumbing.Hash
+	if _, err := hex.Decode(got[:], line[tab+1:tab+41]); err != nil {
+		return false
+	}
+	return got == h
 }
+
+func (f *indexFile) rec(p int32) rec { return splitRec(f.line(p)) }
 
 // id, status and the position lists are read without converting the rest.
 func (f *indexFile) id(p int32) string {
@@ -108,6 +130,15 @@ func (f *indexFile) dependents(p int32) []int32  { return positions(f.rec(p).f[9
 // rule reads them.
 func (f *indexFile) entry(p int32) IndexEntry {
 	r := f.rec(p)
+	e := r.entry()
+	for _, d := range positions(r.f[8]) {
+		e.Deps = append(e.Deps, f.id(d))
+	}
+	return e
+}
+
+// entry converts the fields of a line but the position lists.
+func (r *rec) entry() IndexEntry {
 	e := IndexEntry{ID: unescapeField(r.f[0]), Status: statusOf(unescapeField(r.f[2])), Unapproved: r.f[7] == "1"}
 	if len(r.f[1]) == 40 {
 		hex.Decode(e.Blob[:], []byte(r.f[1]))
@@ -120,9 +151,6 @@ func (f *indexFile) entry(p int32) IndexEntry {
 			e.NotBefore = time.Unix(0, ns).UTC()
 		}
 	}
-	for _, d := range positions(r.f[8]) {
-		e.Deps = append(e.Deps, f.id(d))
-	}
 	if r.n == 14 {
 		e.Spent = &state.Usage{}
 		e.Spent.CostUSD, _ = strconv.ParseFloat(r.f[10], 64)
@@ -131,6 +159,57 @@ func (f *indexFile) entry(p int32) IndexEntry {
 		e.Spent.Turns, _ = strconv.Atoi(r.f[13])
 	}
 	return e
+}
+
+func splitRec(line string) rec {
+	var r rec
+	for more := true; more && r.n < len(r.f); r.n++ {
+		r.f[r.n], line, more = strings.Cut(line, "\t")
+	}
+	return r
+}
+
+// appendEntry encodes one entry line, its dependencies and dependents as
+// positions.
+func appendEntry(b []byte, e *IndexEntry, deps, dependents []int32) []byte {
+	b = appendEscaped(b, e.ID)
+	b = append(b, '\t')
+	if !e.Blob.IsZero() {
+		b = hex.AppendEncode(b, e.Blob[:])
+	}
+	b = append(b, '\t')
+	b = appendEscaped(b, string(e.Status))
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(e.Level), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(e.Dependents), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(e.Attempts), 10)
+	b = append(b, '\t')
+	if !e.NotBefore.IsZero() {
+		b = strconv.AppendInt(b, e.NotBefore.UnixNano(), 10)
+	}
+	b = append(b, '\t')
+	if e.Unapproved {
+		b = append(b, '1')
+	} else {
+		b = append(b, '0')
+	}
+	b = append(b, '\t')
+	b = appendPositions(b, deps)
+	b = append(b, '\t')
+	b = appendPositions(b, dependents)
+	if e.Spent != nil {
+		b = append(b, '\t')
+		b = strconv.AppendFloat(b, e.Spent.CostUSD, 'g', -1, 64)
+		b = append(b, '\t')
+		b = strconv.AppendInt(b, e.Spent.InputTokens, 10)
+		b = append(b, '\t')
+		b = strconv.AppendInt(b, e.Spent.OutputTokens, 10)
+		b = append(b, '\t')
+		b = strconv.AppendInt(b, int64(e.Spent.Turns), 10)
+	}
+	return append(b, '\n')
 }
 
 func positions(s string) []int32 {
@@ -150,30 +229,30 @@ func positions(s string) []int32 {
 	return out
 }
 
-// parseIndexFile checks the whole file and splits it into its sections;
-// the entries are converted only when asked for.
-func parseIndexFile(data []byte) (*indexFile, plumbing.Hash, plumbing.Hash, map[string]plumbing.Hash, error) {
-	var zero plumbing.Hash
+// parseIndexFile checks the file's checksum and splits it into its
+// sections; the entries are converted only when asked for, each access
+// bounded by the sections (the checksum says they are what was written).
+func parseIndexFile(data []byte) (*indexFile, error) {
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 {
-		return nil, zero, zero, nil, errIndexFile
+		return nil, errIndexFile
 	}
 	head := strings.Fields(string(data[:nl]))
 	if len(head) != 6 || head[0] != "zerg-index" || head[1] != strconv.Itoa(indexFormat) || len(head[2]) != 40 || len(head[3]) != 40 {
-		return nil, zero, zero, nil, errIndexFile
+		return nil, errIndexFile
 	}
 	n, err1 := strconv.Atoi(head[4])
 	sum, err2 := strconv.ParseUint(head[5], 16, 32)
 	rest := data[nl+1:]
 	if err1 != nil || err2 != nil || n < 0 || crc32.Checksum(rest, castagnoli) != uint32(sum) {
-		return nil, zero, zero, nil, errIndexFile
+		return nil, errIndexFile
 	}
-	f := &indexFile{data: data, n: n, shardPos: map[string][]byte{}}
-	shards := map[string]plumbing.Hash{}
+	f := &indexFile{data: data, n: n, shardPos: map[string][]byte{}, shards: map[string]plumbing.Hash{},
+		tasks: plumbing.NewHash(head[2]), meta: plumbing.NewHash(head[3]), sum: head[5]}
 	for {
 		nl = bytes.IndexByte(rest, '\n')
 		if nl < 0 {
-			return nil, zero, zero, nil, errIndexFile
+			return nil, errIndexFile
 		}
 		line := rest[:nl]
 		rest = rest[nl+1:]
@@ -183,33 +262,23 @@ func parseIndexFile(data []byte) (*indexFile, plumbing.Hash, plumbing.Hash, map[
 		name, tail, ok1 := bytes.Cut(line, []byte{'\t'})
 		h, pos, ok2 := bytes.Cut(tail, []byte{'\t'})
 		if !ok1 || !ok2 || len(h) != 40 {
-			return nil, zero, zero, nil, errIndexFile
+			return nil, errIndexFile
 		}
-		shards[string(name)] = plumbing.NewHash(string(h))
+		f.shards[string(name)] = plumbing.NewHash(string(h))
 		f.shardPos[string(name)] = pos
 	}
 	if nl = bytes.IndexByte(rest, '\n'); nl != 8*n {
-		return nil, zero, zero, nil, errIndexFile
+		return nil, errIndexFile
 	}
 	f.offsets, rest = rest[:nl], rest[nl+1:]
 	if nl = bytes.IndexByte(rest, '\n'); nl < 0 {
-		return nil, zero, zero, nil, errIndexFile
+		return nil, errIndexFile
 	}
 	f.cands, f.entries = rest[:nl], rest[nl+1:]
-	// Every offset in order and in the file, each at the start of a line:
-	// what is read in part later needs no check of its own.
-	last := -1
-	for p := int32(0); int(p) < n; p++ {
-		o := f.offset(p)
-		if o <= last || o >= len(f.entries) || (o > 0 && f.entries[o-1] != '\n') {
-			return nil, zero, zero, nil, errIndexFile
-		}
-		last = o
-	}
 	if n > 0 && f.entries[len(f.entries)-1] != '\n' || n == 0 && len(f.entries) != 0 {
-		return nil, zero, zero, nil, errIndexFile
+		return nil, errIndexFile
 	}
-	return f, plumbing.NewHash(head[2]), plumbing.NewHash(head[3]), shards, nil
+	return f, nil
 }
 
 // encodeIndexFile encodes entries (plan order) with their shards. Ids and
@@ -287,44 +356,7 @@ func encodeIndexFile(tasks, meta plumbing.Hash, shards map[string]plumbing.Hash,
 			return nil
 		}
 		hexOffset(body[offsetsAt+8*i:offsetsAt+8*i+8], uint32(off))
-		body = appendEscaped(body, e.ID)
-		body = append(body, '\t')
-		if !e.Blob.IsZero() {
-			body = hex.AppendEncode(body, e.Blob[:])
-		}
-		body = append(body, '\t')
-		body = appendEscaped(body, string(e.Status))
-		body = append(body, '\t')
-		body = strconv.AppendInt(body, int64(e.Level), 10)
-		body = append(body, '\t')
-		body = strconv.AppendInt(body, int64(e.Dependents), 10)
-		body = append(body, '\t')
-		body = strconv.AppendInt(body, int64(e.Attempts), 10)
-		body = append(body, '\t')
-		if !e.NotBefore.IsZero() {
-			body = strconv.AppendInt(body, e.NotBefore.UnixNano(), 10)
-		}
-		body = append(body, '\t')
-		if e.Unapproved {
-			body = append(body, '1')
-		} else {
-			body = append(body, '0')
-		}
-		body = append(body, '\t')
-		body = appendPositions(body, deps[i])
-		body = append(body, '\t')
-		body = appendPositions(body, dependents[i])
-		if e.Spent != nil {
-			body = append(body, '\t')
-			body = strconv.AppendFloat(body, e.Spent.CostUSD, 'g', -1, 64)
-			body = append(body, '\t')
-			body = strconv.AppendInt(body, e.Spent.InputTokens, 10)
-			body = append(body, '\t')
-			body = strconv.AppendInt(body, e.Spent.OutputTokens, 10)
-			body = append(body, '\t')
-			body = strconv.AppendInt(body, int64(e.Spent.Turns), 10)
-		}
-		body = append(body, '\n')
+		body = appendEntry(body, e, deps[i], dependents[i])
 	}
 	head := "zerg-index " + strconv.Itoa(indexFormat) + " " + tasks.String() + " " + meta.String() + " " +
 		strconv.Itoa(n) + " " + strconv.FormatUint(uint64(crc32.Checksum(body, castagnoli)), 16) + "\n"

@@ -22,14 +22,14 @@ func testIndex(t testing.TB, entries []IndexEntry) *Index {
 		shards[shardOf(entries[i].ID)] = h(shardOf(entries[i].ID))
 	}
 	data := encodeIndexFile(h("tasks"), h("meta"), shards, entries)
-	f, tasks, meta, got, err := parseIndexFile(data)
+	f, err := parseIndexFile(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tasks != h("tasks") || meta != h("meta") || !reflect.DeepEqual(got, shards) {
-		t.Fatalf("header read back as %s %s %v", tasks, meta, got)
+	if f.tasks != h("tasks") || f.meta != h("meta") || !reflect.DeepEqual(f.shards, shards) {
+		t.Fatalf("header read back as %s %s %v", f.tasks, f.meta, f.shards)
 	}
-	return &Index{Format: indexFormat, Tasks: tasks, Meta: meta, Shards: got, f: f}
+	return indexOf(f)
 }
 
 // TestIndexFileRoundTrip: what the file keeps reads back the same, entry by
@@ -63,14 +63,14 @@ func TestIndexFileRoundTrip(t *testing.T) {
 	}
 	data := ix.f.data
 	for _, cut := range []int{0, 10, len(data) / 2, len(data) - 1} {
-		if _, _, _, _, err := parseIndexFile(data[:cut]); err == nil {
+		if _, err := parseIndexFile(data[:cut]); err == nil {
 			t.Errorf("a file cut at %d of %d bytes was read", cut, len(data))
 		}
 	}
 	for _, at := range []int{len(data) / 3, len(data) - 2} {
 		bad := append([]byte(nil), data...)
 		bad[at] ^= 1
-		if _, _, _, _, err := parseIndexFile(bad); err == nil {
+		if _, err := parseIndexFile(bad); err == nil {
 			t.Errorf("a file changed at byte %d was read", at)
 		}
 	}
@@ -167,7 +167,7 @@ func BenchmarkIndexRead(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.Run("first-candidate", func(b *testing.B) {
 		for b.Loop() {
-			f, _, _, _, err := parseIndexFile(data)
+			f, err := parseIndexFile(data)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -176,11 +176,56 @@ func BenchmarkIndexRead(b *testing.B) {
 	})
 	b.Run("all", func(b *testing.B) {
 		for b.Loop() {
-			f, _, _, _, err := parseIndexFile(data)
+			f, err := parseIndexFile(data)
 			if err != nil {
 				b.Fatal(err)
 			}
 			(&Index{f: f}).All()
 		}
 	})
+}
+
+// TestIndexDelta: a delta reads back as the changes it was made from, on
+// the file it names only; a damaged one is refused.
+func TestIndexDelta(t *testing.T) {
+	h := func(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
+	entries := []IndexEntry{
+		{ID: "T1", Blob: h("1"), Status: state.Pending, Level: 1, Dependents: 1},
+		{ID: "T2", Blob: h("2"), Status: state.Pending, Level: 2, Deps: []string{"T1"}},
+		{ID: "T3", Blob: h("3"), Status: state.Pending, Level: 1},
+	}
+	base := testIndex(t, entries)
+	ix := &Index{Format: indexFormat, Tasks: h("tasks 2"), Meta: base.Meta, Shards: map[string]plumbing.Hash{"00": h("s")}, f: base.f,
+		over: map[int32]IndexEntry{
+			0: {ID: "T1", Blob: h("1b"), Status: state.Done, Level: 1, Dependents: 1,
+				Spent: &state.Usage{CostUSD: 1.5, Turns: 2}},
+			2: {ID: "T3", Blob: h("3b"), Status: state.Failed, Level: 1, Attempts: 2, Unapproved: true,
+				NotBefore: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
+		},
+		cand: map[int32]bool{0: false, 1: true, 2: true}}
+	data := encodeIndexDelta(ix)
+	got := withIndexDelta(base.f, data)
+	if got == nil {
+		t.Fatalf("delta refused:\n%s", data)
+	}
+	if got.Tasks != ix.Tasks || !reflect.DeepEqual(got.Shards, ix.Shards) || !reflect.DeepEqual(got.over, ix.over) ||
+		!reflect.DeepEqual(got.cand, ix.cand) {
+		t.Fatalf("read back\n%+v\n%+v\nwrote\n%+v\n%+v", got.over, got.cand, ix.over, ix.cand)
+	}
+	var ids []string
+	got.Candidates(func(e *IndexEntry, _ func(string) state.Status) bool { ids = append(ids, e.ID); return true })
+	if fmt.Sprint(ids) != "[T3 T2]" {
+		t.Errorf("candidates through the delta: %v", ids)
+	}
+	for _, at := range []int{len(data) / 2, len(data) - 2} {
+		bad := append([]byte(nil), data...)
+		bad[at] ^= 1
+		if withIndexDelta(base.f, bad) != nil {
+			t.Errorf("a delta changed at byte %d was read", at)
+		}
+	}
+	other := testIndex(t, append(entries, IndexEntry{ID: "T4", Status: state.Pending, Level: 1}))
+	if withIndexDelta(other.f, data) != nil {
+		t.Error("a delta was read on a file it was not made on")
+	}
 }

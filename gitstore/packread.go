@@ -44,10 +44,13 @@ const (
 )
 
 func openPackIndex(idxPath string) (*packFile, error) {
-	b, err := os.ReadFile(idxPath)
-	if err != nil {
-		return nil, err
-	}
+	// Mapped, not read: a lookup touches a few pages of an index that is
+	// megabytes long for a large plan's pack. git never changes a pack
+	// index in place.
+	return mapFile(idxPath, func(b []byte) (*packFile, error) { return packIndexOf(idxPath, b) })
+}
+
+func packIndexOf(idxPath string, b []byte) (*packFile, error) {
 	if len(b) < idxHeader+idxFanout || !bytes.Equal(b[:4], []byte{0xff, 't', 'O', 'c'}) || binary.BigEndian.Uint32(b[4:8]) != 2 {
 		return nil, fmt.Errorf("%s: not a version 2 pack index", idxPath)
 	}
