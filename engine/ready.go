@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sort"
 	"time"
 
 	"github.com/git-zerg/git-zerg/gates"
@@ -9,12 +10,18 @@ import (
 )
 
 // ReadyEntries is ReadyOrder on the task index: the ready tasks, best
-// first, without decoding a task.
+// first, without decoding a task. It looks at every entry, as those who
+// want every ready task (status, next) do anyway.
 func ReadyEntries(ix *gitstore.Index, p gates.Policy, now time.Time) []*gitstore.IndexEntry {
 	var out []*gitstore.IndexEntry
-	readyBestFirst(ix, p, now, func(e *gitstore.IndexEntry) bool {
-		out = append(out, e)
-		return true
+	all := ix.All()
+	for i := range all {
+		if e := &all[i]; p.ReadyFacts(Readiness(e), ix.Status, now) {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return gates.Better(out[i].Level, out[i].Dependents, out[j].Level, out[j].Dependents)
 	})
 	return out
 }

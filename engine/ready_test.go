@@ -131,3 +131,74 @@ func TestReadyFromIndexIsReadyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyBestFirstIsReadyEntries: the order claim tries candidates in
+// (the index's candidates, read in part) is ReadyEntries' (every entry,
+// sorted), through changes, a rewritten delta and a new encoding.
+func TestReadyBestFirstIsReadyEntries(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"feature": "f", "tasks": [`)
+	const n = 120
+	rng := rand.New(rand.NewPCG(13, 3))
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		deps := ""
+		if i >= 30 && rng.IntN(2) == 0 {
+			deps = fmt.Sprintf(`, "dependencies": ["T%03d"]`, rng.IntN(i))
+		}
+		fmt.Fprintf(&b, `{"id": "T%03d", "title": "t"%s, "verification": {"command": "true"}}`, i, deps)
+	}
+	b.WriteString("]}")
+	g, clock := newEngine(t, b.String(), nil)
+	p := g.Policy()
+	for step := 0; step < 60; step++ {
+		w := fmt.Sprintf("w%d", step)
+		got, _, err := g.Claim(ClaimRequest{Worker: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch step % 3 {
+		case 0:
+			if _, _, err := g.Fail(Failure{Worker: w, Task: got.ID(), Reason: "no"}); err != nil {
+				t.Fatal(err)
+			}
+		case 1:
+			// Done, as a level merge leaves it: its dependents become
+			// candidates.
+			id := got.ID()
+			err := g.Store.Update(context.Background(), g.Feature, clock.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+				tk, err := tx.Task(id)
+				if err != nil {
+					return nil, err
+				}
+				c := tk.Clone()
+				c.Record(state.Event{Clock: tx.Clock() + 1, At: clock.Now(), Op: "done", To: state.Done, Worker: c.Worker})
+				if err := tx.DeleteWorker(c.Worker); err != nil {
+					return nil, err
+				}
+				return &gitstore.Message{Subject: "done " + id, Op: "done", Task: id, From: "claimed", To: "done"}, tx.Put(c)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		tx, err := g.View()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := tx.Index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var best, want []string
+		readyBestFirst(ix, p, clock.Now(), func(e *gitstore.IndexEntry) bool { best = append(best, e.ID); return true })
+		for _, e := range ReadyEntries(ix, p, clock.Now()) {
+			want = append(want, e.ID)
+		}
+		if fmt.Sprint(best) != fmt.Sprint(want) {
+			t.Fatalf("step %d: best first %v\nReadyEntries %v", step, best, want)
+		}
+	}
+}

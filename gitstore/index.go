@@ -86,7 +86,7 @@ func (ix *Index) entryAt(p int32) IndexEntry {
 }
 
 func (ix *Index) statusAt(p int32) state.Status {
-	if p < 0 {
+	if p < 0 || int(p) >= ix.f.n {
 		return ""
 	}
 	if e, ok := ix.over[p]; ok {
@@ -98,9 +98,9 @@ func (ix *Index) statusAt(p int32) state.Status {
 // All returns every entry, in plan order. Callers must not change them.
 func (ix *Index) All() []IndexEntry {
 	ix.allOnce.Do(func() {
-		ix.all = make([]IndexEntry, ix.f.n)
-		for p := range ix.all {
-			ix.all[p] = ix.entryAt(int32(p))
+		ix.all = ix.f.all()
+		for p, e := range ix.over {
+			ix.all[p] = e
 		}
 	})
 	return ix.all
@@ -108,9 +108,10 @@ func (ix *Index) All() []IndexEntry {
 
 func (ix *Index) position(id string) (int32, bool) {
 	ix.idOnce.Do(func() {
-		ix.byID = make(map[string]int32, ix.f.n)
-		for p := int32(0); int(p) < ix.f.n; p++ {
-			ix.byID[ix.f.id(p)] = p
+		all := ix.All()
+		ix.byID = make(map[string]int32, len(all))
+		for p := range all {
+			ix.byID[all[p].ID] = int32(p)
 		}
 	})
 	p, ok := ix.byID[id]
@@ -129,7 +130,7 @@ func (ix *Index) Entry(id string) (*IndexEntry, bool) {
 // Status is the status of task id, "" for an unknown id.
 func (ix *Index) Status(id string) state.Status {
 	if p, ok := ix.position(id); ok {
-		return ix.statusAt(p)
+		return ix.all[p].Status
 	}
 	return ""
 }
@@ -140,8 +141,9 @@ func (ix *Index) Counts() map[string]int {
 	for _, st := range state.Statuses {
 		out[string(st)] = 0
 	}
-	for p := int32(0); int(p) < ix.f.n; p++ {
-		out[string(ix.statusAt(p))]++
+	all := ix.All()
+	for p := range all {
+		out[string(all[p].Status)]++
 	}
 	return out
 }

@@ -212,6 +212,31 @@ func appendEntry(b []byte, e *IndexEntry, deps, dependents []int32) []byte {
 	return append(b, '\n')
 }
 
+// all converts every line in one pass over one copy of the entries: ids
+// and dependencies share its memory instead of a string each.
+func (f *indexFile) all() []IndexEntry {
+	text := string(f.entries)
+	out := make([]IndexEntry, f.n)
+	deps := make([]string, f.n)
+	for p := range out {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		r := splitRec(line)
+		out[p] = r.entry()
+		deps[p] = r.f[8]
+	}
+	for p := range out {
+		for _, d := range positions(deps[p]) {
+			id := ""
+			if d >= 0 && int(d) < len(out) {
+				id = out[d].ID
+			}
+			out[p].Deps = append(out[p].Deps, id)
+		}
+	}
+	return out
+}
+
 func positions(s string) []int32 {
 	if s == "" {
 		return nil
