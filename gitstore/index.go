@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -172,17 +170,26 @@ func (ix *Index) Candidates(yield func(e *IndexEntry, status func(id string) sta
 		return &e
 	}
 	sort.Slice(extra, func(a, b int) bool { return better(entry(extra[a]), extra[a], entry(extra[b]), extra[b]) })
-	list := string(ix.f.cands)
+	// Read where it lies: the list names most of a large feature's tasks,
+	// and a claim takes the first that is still a candidate.
+	list := ix.f.cands
 	next := func() (int32, bool) {
-		for list != "" {
-			var one string
-			one, list, _ = strings.Cut(list, ",")
-			v, err := strconv.ParseInt(one, 10, 32)
-			if err != nil {
+		for len(list) > 0 {
+			v, n := int32(0), 0
+			for n < len(list) && list[n] != ',' {
+				c := list[n]
+				if c < '0' || c > '9' || v > (1<<31-1)/10 {
+					return 0, false
+				}
+				v = v*10 + int32(c-'0')
+				n++
+			}
+			if n == 0 {
 				return 0, false
 			}
-			if _, changed := ix.cand[int32(v)]; !changed {
-				return int32(v), true
+			list = list[min(n+1, len(list)):]
+			if _, changed := ix.cand[v]; !changed {
+				return v, true
 			}
 		}
 		return 0, false
