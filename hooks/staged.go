@@ -62,6 +62,9 @@ func stagedInProcess(ctx context.Context, dir string) ([]string, error) {
 	}
 	indexPath := filepath.Join(repo.GitDir, "index")
 	if v, set := os.LookupEnv("GIT_INDEX_FILE"); set {
+		if v == "" {
+			return nil, unsure("GIT_INDEX_FILE is empty")
+		}
 		// git resolves a relative GIT_INDEX_FILE after moving to the top
 		// of the work tree, where it also runs hooks.
 		indexPath = v
@@ -378,6 +381,8 @@ type stagedDiff struct {
 	objs storer.EncodedObjectStorer
 	idx  *stagedIndex
 	out  []string
+	// reads counts the trees read, for tests.
+	reads int
 }
 
 // emptyTree may be named by a commit without being stored: git knows it
@@ -389,6 +394,7 @@ func (d *stagedDiff) tree(h plumbing.Hash) (map[string]object.TreeEntry, error) 
 	if h.IsZero() || h == emptyTree {
 		return nil, nil
 	}
+	d.reads++
 	t, err := object.GetTree(d.objs, h)
 	if err != nil {
 		return nil, unsure("read tree %s: %v", h, err)
