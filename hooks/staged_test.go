@@ -199,9 +199,14 @@ func TestStagedInProcessMatchesGit(t *testing.T) {
 			git(t, dir, "checkout", "-q", "-b", "side")
 			writeFile(t, filepath.Join(dir, "dir/c.txt"), "side\n")
 			writeFile(t, filepath.Join(dir, "other/f.txt"), "side only\n")
+			writeFile(t, filepath.Join(dir, "both/added.txt"), "side\n")
+			git(t, dir, "add", ".")
 			git(t, dir, "commit", "-q", "-am", "side")
 			git(t, dir, "checkout", "-q", "main")
 			writeFile(t, filepath.Join(dir, "dir/c.txt"), "main\n")
+			// Added on both sides: its first stage (2) is HEAD's blob.
+			writeFile(t, filepath.Join(dir, "both/added.txt"), "main\n")
+			git(t, dir, "add", ".")
 			git(t, dir, "commit", "-q", "-am", "main")
 			cmd := exec.Command("git", "merge", "-q", "side")
 			cmd.Dir, cmd.Env = dir, cleanEnv()
@@ -211,7 +216,7 @@ func TestStagedInProcessMatchesGit(t *testing.T) {
 			if gitEnv(t, dir, nil, "", "ls-files", "-u") == "" {
 				t.Fatal("no unmerged entries")
 			}
-		}, "dir/c.txt other/f.txt"},
+		}, "both/added.txt dir/c.txt other/f.txt"},
 		{"intent to add", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "ita.txt"), "later\n")
 			writeFile(t, filepath.Join(dir, "dir/sub/ita.txt"), "later\n")
