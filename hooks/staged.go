@@ -208,6 +208,9 @@ func parseIndex(b []byte) (*stagedIndex, error) {
 		return nil, unsure("index claims %d entries", n)
 	}
 	idx := &stagedIndex{entries: make([]indexEntry, 0, n)}
+	// One copy for every name: a string each cost more than the rest of
+	// the parse.
+	text := string(body)
 	off := 12
 	prev := ""
 	for i := 0; i < n; i++ {
@@ -248,7 +251,7 @@ func parseIndex(b []byte) (*stagedIndex, error) {
 			if end < 0 {
 				return nil, unsure("index truncated")
 			}
-			name = string(body[p : p+end])
+			name = text[p : p+end]
 			// The name and its 1 to 8 NULs pad the entry to a multiple
 			// of 8 bytes.
 			off += (p - off + len(name) + 8) &^ 7
