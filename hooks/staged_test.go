@@ -3,6 +3,8 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -217,6 +219,42 @@ func TestStagedInProcessMatchesGit(t *testing.T) {
 				t.Fatal("no unmerged entries")
 			}
 		}, "both/added.txt dir/c.txt other/f.txt"},
+		{"resolved conflict", func(t *testing.T, dir string) {
+			git(t, dir, "checkout", "-q", "-b", "side")
+			writeFile(t, filepath.Join(dir, "dir/c.txt"), "side\n")
+			git(t, dir, "commit", "-q", "-am", "side")
+			git(t, dir, "checkout", "-q", "main")
+			writeFile(t, filepath.Join(dir, "dir/c.txt"), "main\n")
+			git(t, dir, "commit", "-q", "-am", "main")
+			cmd := exec.Command("git", "merge", "-q", "side")
+			cmd.Dir, cmd.Env = dir, cleanEnv()
+			cmd.Run()
+			git(t, dir, "add", "dir/c.txt")
+			if b, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); !bytes.Contains(b, []byte("REUC")) {
+				t.Fatal("no resolve-undo extension")
+			}
+		}, "dir/c.txt"},
+		{"optional extensions", func(t *testing.T, dir string) {
+			cfg := []string{"-c", "core.untrackedCache=true", "-c", "index.recordEndOfIndexEntries=true",
+				"-c", "index.recordOffsetTable=true", "-c", "index.threads=2"}
+			writeFile(t, filepath.Join(dir, "dir0/h.txt"), "changed\n")
+			git(t, dir, append(cfg, "add", "dir0/h.txt")...)
+			git(t, dir, append(cfg, "status", "--porcelain")...)
+			b, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+			for _, ext := range []string{"UNTR", "EOIE"} {
+				if !bytes.Contains(b, []byte(ext)) {
+					t.Fatalf("no %s extension", ext)
+				}
+			}
+		}, "dir0/h.txt"},
+		{"empty first commit", func(t *testing.T, dir string) {
+			git(t, dir, "checkout", "-q", "--orphan", "fresh")
+			git(t, dir, "rm", "-q", "-r", "--cached", ".")
+			git(t, dir, "commit", "-q", "--allow-empty", "-m", "empty")
+			// git knows the empty tree without reading it.
+			os.Remove(filepath.Join(dir, ".git", "objects", "4b", "825dc642cb6eb9a060e54bf8d69288fbee4904"))
+			git(t, dir, "add", "a.txt", "dir/sub")
+		}, "a.txt dir/sub/d.txt dir/sub/e.txt"},
 		{"intent to add", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "ita.txt"), "later\n")
 			writeFile(t, filepath.Join(dir, "dir/sub/ita.txt"), "later\n")
@@ -394,34 +432,38 @@ func TestStagedFallsBackToGit(t *testing.T) {
 		name string
 		repo func(t *testing.T) string
 		want string
+		why  string // in the error
 	}{
+		// git writes the entries of a split index as replacements of its
+		// shared index's, without names (TestParseIndexExtensions has an
+		// index whose "link" extension is what stops the parse).
 		{"split index", func(t *testing.T) string {
 			dir := stagedRepo(t)
 			git(t, dir, "update-index", "--split-index")
 			writeFile(t, filepath.Join(dir, "dir/c.txt"), "changed\n")
 			git(t, dir, "add", "dir/c.txt")
 			return dir
-		}, "dir/c.txt"},
+		}, "dir/c.txt", `entry ""`},
 		{"unborn HEAD", func(t *testing.T) string {
 			dir := t.TempDir()
 			git(t, dir, "init", "-q", "-b", "main", ".")
 			writeFile(t, filepath.Join(dir, "first/file.txt"), "first\n")
 			git(t, dir, "add", ".")
 			return dir
-		}, "first/file.txt"},
+		}, "first/file.txt", "unborn"},
 		{"sparse index", func(t *testing.T) string {
 			dir := stagedRepo(t)
 			git(t, dir, "sparse-checkout", "set", "--cone", "--sparse-index", "dir")
 			writeFile(t, filepath.Join(dir, "dir/c.txt"), "changed\n")
 			git(t, dir, "add", "dir/c.txt")
 			return dir
-		}, "dir/c.txt"},
+		}, "dir/c.txt", "mode 40000"},
 		{"submodule changed", func(t *testing.T) string {
 			dir := stagedRepo(t)
 			head := git(t, dir, "rev-parse", "HEAD")
 			git(t, dir, "update-index", "--add", "--cacheinfo", "160000,"+head+",mod")
 			return dir
-		}, "mod"},
+		}, "mod", "submodule mod"},
 		{"sha256", func(t *testing.T) string {
 			dir := t.TempDir()
 			git(t, dir, "init", "-q", "-b", "main", "--object-format=sha256", ".")
@@ -431,7 +473,7 @@ func TestStagedFallsBackToGit(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "a.txt"), "b\n")
 			git(t, dir, "add", ".")
 			return dir
-		}, "a.txt"},
+		}, "a.txt", "objectformat"},
 		{"replace refs", func(t *testing.T) string {
 			dir := stagedRepo(t)
 			head := git(t, dir, "rev-parse", "HEAD")
@@ -440,13 +482,14 @@ func TestStagedFallsBackToGit(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "a.txt"), "changed\n")
 			git(t, dir, "add", "a.txt")
 			return dir
-		}, "a.txt"},
+		}, "a.txt", "replace refs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := c.repo(t)
-			if _, err := stagedInProcess(context.Background(), dir); !errors.Is(err, errUnsure) {
-				t.Fatalf("in-process: %v, want errUnsure", err)
+			_, err := stagedInProcess(context.Background(), dir)
+			if !errors.Is(err, errUnsure) || !strings.Contains(err.Error(), c.why) {
+				t.Fatalf("in-process: %v, want errUnsure for %s", err, c.why)
 			}
 			got, err := StartStaged(context.Background(), dir)()
 			if err != nil || strings.Join(got, " ") != c.want {
@@ -573,5 +616,43 @@ func TestStagedRandom(t *testing.T) {
 			git(t, dir, "add", "-N", p)
 		}
 		sameStaged(t, dir)
+	}
+}
+
+// An index extension git must understand (a lowercase signature: "link" of
+// a split index, "sdir" of a sparse one) stops the parse; an optional one
+// is skipped.
+func TestParseIndexExtensions(t *testing.T) {
+	file := func(exts ...string) []byte {
+		b := []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00")
+		for _, e := range exts {
+			b = append(b, e...)
+			b = binary.BigEndian.AppendUint32(b, 3)
+			b = append(b, "abc"...)
+		}
+		sum := sha1.Sum(b)
+		return append(b, sum[:]...)
+	}
+	for _, c := range []struct {
+		exts []string
+		why  string
+	}{
+		{nil, ""},
+		{[]string{"UNTR", "ZZZZ"}, ""},
+		{[]string{"UNTR", "link"}, `"link"`},
+		{[]string{"sdir"}, `"sdir"`},
+	} {
+		idx, err := parseIndex(file(c.exts...))
+		switch {
+		case c.why == "" && (err != nil || len(idx.entries) != 0):
+			t.Errorf("%q: %v", c.exts, err)
+		case c.why != "" && (!errors.Is(err, errUnsure) || !strings.Contains(err.Error(), c.why)):
+			t.Errorf("%q: %v, want errUnsure for %s", c.exts, err, c.why)
+		}
+	}
+	b := file()
+	b[len(b)-1] ^= 1
+	if _, err := parseIndex(b); !errors.Is(err, errUnsure) {
+		t.Errorf("bad checksum: %v", err)
 	}
 }
