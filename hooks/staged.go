@@ -65,10 +65,14 @@ func stagedInProcess(ctx context.Context, dir string) ([]string, error) {
 		if v == "" {
 			return nil, unsure("GIT_INDEX_FILE is empty")
 		}
-		// git resolves a relative GIT_INDEX_FILE after moving to the top
-		// of the work tree, where it also runs hooks.
+		// git runs hooks at the top of the work tree, where a relative
+		// GIT_INDEX_FILE is both relative to the top and to the working
+		// directory; elsewhere which one git takes is left to git.
 		indexPath = v
 		if !filepath.IsAbs(v) {
+			if abs, err := filepath.Abs(dir); err != nil || abs != repo.Top {
+				return nil, unsure("relative GIT_INDEX_FILE below the top")
+			}
 			indexPath = filepath.Join(repo.Top, v)
 		}
 	}

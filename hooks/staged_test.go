@@ -386,6 +386,11 @@ func TestStagedIndexFile(t *testing.T) {
 	if got := sameStaged(t, dir); strings.Join(got, " ") != "a.txt" {
 		t.Fatalf("the index: %q", got)
 	}
+	t.Setenv("GIT_INDEX_FILE", ".git/next-index-test.lock")
+	if _, err := stagedInProcess(context.Background(), filepath.Join(dir, "dir")); !errors.Is(err, errUnsure) {
+		t.Fatalf("relative, below the top: %v", err)
+	}
+	os.Unsetenv("GIT_INDEX_FILE")
 	// As git runs the hook of a plain commit.
 	if got := sameStaged(t, dir, "GIT_INDEX_FILE=.git/index"); strings.Join(got, " ") != "a.txt" {
 		t.Fatalf("the index named: %q", got)
