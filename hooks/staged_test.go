@@ -661,3 +661,48 @@ func TestParseIndexExtensions(t *testing.T) {
 		t.Errorf("bad checksum: %v", err)
 	}
 }
+
+// The index a real `git commit` gives its pre-commit hook, kept by a hook
+// that then refuses the commit: a temporary one for `git commit PATH`,
+// index.lock for `git commit -a`.
+func TestStagedIndexOfRealCommits(t *testing.T) {
+	stagedEnv(t)
+	dir := stagedRepo(t)
+	out := t.TempDir()
+	hook := "#!/bin/sh\ncp \"$GIT_INDEX_FILE\" \"$OUT/index\"\nprintf %s \"$GIT_INDEX_FILE\" >\"$OUT/name\"\n" +
+		"git diff-index --cached --name-only -z --no-renames HEAD -- >\"$OUT/list\"\nexit 1\n"
+	writeFile(t, filepath.Join(dir, ".git", "hooks", "pre-commit"), hook)
+	if err := os.Chmod(filepath.Join(dir, ".git", "hooks", "pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "a.txt"), "staged, not in the commit\n")
+	git(t, dir, "add", "a.txt")
+	writeFile(t, filepath.Join(dir, "dir/c.txt"), "committed by path\n")
+	writeFile(t, filepath.Join(dir, "dir/sub/d.txt"), "committed by -a\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"dir/c.txt"}, "dir/c.txt"},
+		{[]string{"-a"}, "a.txt dir/c.txt dir/sub/d.txt"},
+		{nil, "a.txt"},
+	} {
+		cmd := exec.Command("git", append([]string{"commit", "-q", "-m", "refused"}, c.args...)...)
+		cmd.Dir, cmd.Env = dir, append(cleanEnv(), "OUT="+out)
+		if b, err := cmd.CombinedOutput(); err == nil {
+			t.Fatalf("the hook did not refuse: %s", b)
+		}
+		name, _ := os.ReadFile(filepath.Join(out, "name"))
+		list, _ := os.ReadFile(filepath.Join(out, "list"))
+		want := strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00")
+		slices.Sort(want)
+		if strings.Join(want, " ") != c.want {
+			t.Fatalf("git commit %q: the hook's git lists %q", c.args, want)
+		}
+		t.Setenv("GIT_INDEX_FILE", filepath.Join(out, "index"))
+		got, err := stagedInProcess(context.Background(), dir)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("git commit %q (index %s): %q, %v; the hook's git lists %q", c.args, name, got, err, want)
+		}
+	}
+}
