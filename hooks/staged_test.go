@@ -562,7 +562,7 @@ func TestParseIndexAgreesWithGoGit(t *testing.T) {
 		}
 		for i, e := range theirs.Entries {
 			o := ours.entries[i]
-			if o.path != e.Name || o.mode != e.Mode || o.hash != e.Hash || int(o.stage) != int(e.Stage) {
+			if o.path != e.Name || o.mode != e.Mode || o.hash != e.Hash || int(o.stage) != int(e.Stage) || o.ita != e.IntentToAdd {
 				t.Errorf("v%s entry %d: %+v, go-git %s %o %s %d", v, i, o, e.Name, uint32(e.Mode), e.Hash, e.Stage)
 			}
 		}
@@ -704,5 +704,29 @@ func TestStagedIndexOfRealCommits(t *testing.T) {
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("git commit %q (index %s): %q, %v; the hook's git lists %q", c.args, name, got, err, want)
 		}
+	}
+}
+
+// An intent-to-add entry where HEAD has the empty blob is not listed by
+// git, yet the commit leaves it out of its tree and so deletes the file:
+// the in-process list has it.
+func TestStagedIntentToAddOverEmptyBlob(t *testing.T) {
+	stagedEnv(t)
+	dir := stagedRepo(t)
+	writeFile(t, filepath.Join(dir, "dir/empty"), "")
+	git(t, dir, "add", "dir/empty")
+	git(t, dir, "commit", "-q", "-m", "an empty file")
+	git(t, dir, "rm", "-q", "--cached", "dir/empty")
+	git(t, dir, "add", "-N", "dir/empty")
+	if got := gitStaged(t, dir); len(got) != 0 {
+		t.Skipf("this git lists %q", got)
+	}
+	tree := git(t, dir, "write-tree")
+	if strings.Contains(git(t, dir, "ls-tree", "-r", "--name-only", tree), "dir/empty") {
+		t.Fatal("the tree to commit keeps dir/empty")
+	}
+	got, err := stagedInProcess(context.Background(), dir)
+	if err != nil || strings.Join(got, " ") != "dir/empty" {
+		t.Fatalf("in-process: %q, %v", got, err)
 	}
 }
