@@ -64,13 +64,14 @@ func (p Problem) String() string {
 // Staged returns the staged paths of the commit being made.
 type Staged func() ([]string, error)
 
-// StartStaged starts listing the staged paths of dir at once (`git
-// diff-index --cached --name-only -z --no-renames HEAD`), so that git works
-// while the state is being read; the Staged it returns waits for the
-// answer. Cancel ctx to stop it when PreCommit turns out not to need it. A
-// rename is listed as both its paths, a deletion as its path; the index is
-// the one git is committing (GIT_INDEX_FILE, a temporary one for `git
-// commit PATH...`).
+// StartStaged starts listing the staged paths of dir at once (what `git
+// diff-index --cached --name-only -z --no-renames HEAD` prints, computed in
+// this process when it can be done exactly, else by git), so that the list
+// is made while the state is being read; the Staged it returns waits for
+// the answer. Cancel ctx to stop it when PreCommit turns out not to need
+// it. A rename is listed as both its paths, a deletion as its path; the
+// index is the one git is committing (GIT_INDEX_FILE, a temporary one for
+// `git commit PATH...`).
 func StartStaged(ctx context.Context, dir string) Staged {
 	type result struct {
 		paths []string
@@ -78,6 +79,10 @@ func StartStaged(ctx context.Context, dir string) Staged {
 	}
 	ch := make(chan result, 1)
 	go func() {
+		if paths, err := stagedInProcess(ctx, dir); err == nil {
+			ch <- result{paths, nil}
+			return
+		}
 		git := &gitcmd.Runner{Dir: dir}
 		// The plumbing command starts faster than `git diff`; before the
 		// first commit there is no HEAD to compare with, and `git diff
