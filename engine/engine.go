@@ -42,6 +42,10 @@ type Engine struct {
 	// verification, a gate) end with: a rush cancels it on an interrupt,
 	// while its git calls go on under Ctx.
 	runCtx context.Context
+	// together lets a transition share its state commit (and its push to
+	// the remote) with others of this process made at the same moment: a
+	// rush's workers over a remote.
+	together bool
 }
 
 func (g *Engine) procCtx() context.Context {
@@ -140,7 +144,11 @@ func (g *Engine) Tasks() ([]*state.Task, error) {
 // update runs one state transaction of the feature with the engine's
 // clock and policy.
 func (g *Engine) update(policy gates.Policy, ttl time.Duration, fn func(x *txn) (*gitstore.Message, error)) error {
-	return g.Store.Update(g.ctx(), g.Feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+	update := g.Store.Update
+	if g.together {
+		update = g.Store.UpdateTogether
+	}
+	return update(g.ctx(), g.Feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		// The tip this transaction builds on, not an earlier read: a
 		// fetch may have moved it since.
 		if err := CheckStateAt(g.ctx(), g.Store, g.Feature, tx.Tip()); err != nil {

@@ -1450,6 +1450,7 @@ func (r *rush) with(s *gitstore.Store) *Engine {
 	c := *r.g
 	c.Store = s
 	c.runCtx = r.stopCtx
+	c.together = r.remote != ""
 	return &c
 }
 

@@ -869,6 +869,11 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 	mu := s.processLock()
 	mu.Lock()
 	defer mu.Unlock()
+	return s.updateLocked(ctx, feature, mustBeNew, now, fn)
+}
+
+// updateLocked is update with the process's lock held.
+func (s *Store) updateLocked(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
 	deadline := time.Now().Add(s.Retry)
 	wait := time.Millisecond
 	for {
@@ -910,6 +915,9 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 			return fmt.Errorf("feature %q: %w", feature, ErrExists)
 		}
 		msg, err := fn(tx)
+		if errors.Is(err, errAgain) {
+			continue
+		}
 		if err != nil {
 			return err
 		}

@@ -267,13 +267,19 @@ func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []ru
 		hosts[tk.Host]++
 	}
 	t.Logf("tasks per host: %v", hosts)
-	// One `done` per task in the log of every host.
+	// One `done` per task in the log of every host: a commit's own, or
+	// one it made together with another host worker's.
 	for i, c := range clones {
 		done := map[string]int{}
 		for _, l := range strings.Split(run(t, c, env, "git", "zerg", "log"), "\n") {
 			// <commit> <time> done <task> (<worker>): verified <commit>[; then …]
-			if f := strings.Fields(l); len(f) >= 4 && f[2] == "done" {
+			//     also done <task>: claimed -> verified (<worker>)
+			f := strings.Fields(l)
+			switch {
+			case len(f) >= 4 && f[2] == "done":
 				done[f[3]]++
+			case len(f) >= 3 && f[0] == "also" && f[1] == "done":
+				done[strings.TrimSuffix(f[2], ":")]++
 			}
 		}
 		for _, id := range ids {
