@@ -27,7 +27,7 @@ import (
 
 // remotePoll is how often a host that waits for other hosts looks at the
 // remote's state.
-const remotePoll = 250 * time.Millisecond
+const remotePoll = 100 * time.Millisecond
 
 // hostWorker is a worker's name in the shared state: worker-<n> of each
 // host, told apart by the host's name.
@@ -55,6 +55,40 @@ func (r *rush) poll(force bool) error {
 	r.lastPoll = time.Now()
 	return r.s.CatchUp(r.g.ctx(), r.feature)
 }
+
+// prefetch catches up with the remote in the background while a worker's
+// result is committed and verified, when other hosts are writing to it: a
+// transition then pushes on what the remote holds, where one pushed on
+// this host's last look would mostly lose its lease to theirs and cost a
+// fetch and a second push anyway. Alone on the remote (no lease lost for a
+// while), a host pushes at once and never needs it.
+func (r *rush) prefetch() {
+	if r.remote == "" || time.Since(r.s.LeaseLost(r.feature)) > prefetchFor {
+		return
+	}
+	if !r.prefetching.CompareAndSwap(false, true) {
+		return // one at a time: the next transition reads what it brings
+	}
+	r.background.Add(1)
+	go func() {
+		defer r.background.Done()
+		defer r.prefetching.Store(false)
+		ctx := r.g.ctx()
+		s, err := gitstore.Open(ctx, r.s.Top) // go-git storage is not shared
+		if err != nil {
+			return
+		}
+		defer s.Drop()
+		s.Persistent = true
+		s.SetArbiter(r.remote)
+		s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
+		s.CatchUp(ctx, r.feature)
+	}()
+}
+
+// prefetchFor is how long after a lost lease a host keeps catching up
+// before its transitions.
+const prefetchFor = 10 * time.Second
 
 // syncStaging makes the local staging branch the remote's, and returns its
 // commit. The first host to get there publishes its own (from start,

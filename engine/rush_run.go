@@ -40,6 +40,8 @@ type rush struct {
 	ttl     time.Duration
 	marker  *rushMarker
 	mgr     *worktree.Manager
+	// prefetching: a background catch-up with the remote is on its way.
+	prefetching atomic.Bool
 	// remote shares the rush with other hosts ("" for none); lastPoll is
 	// when this host last looked at its state.
 	remote   string
@@ -481,7 +483,7 @@ func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
 		allSettled = false
 		switch {
 		case t.Status == state.Claimed:
-			wait = 200 * time.Millisecond // someone else's claim: its lease decides
+			wait = remotePoll // someone else's claim: its lease decides
 		case (t.Status == state.Pending || r.policy.Retryable(t)) && len(gates.DepsDone(t, status)) == 0:
 			if t.NeedsApproval() && t.Approved == "" {
 				continue // waits for a human: never in this rush
@@ -924,6 +926,7 @@ func shellQuote(s string) string {
 // The worker's next task, claimed in the same transaction when then is
 // set, is returned.
 func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *ClaimRequest) (*state.Task, error) {
+	r.prefetch()
 	// Whatever the exit, the worker's edits are kept: committed on its
 	// branch (and saved under a ref when the attempt fails).
 	commit, err := commitLeftovers(ctx, t, w)

@@ -270,6 +270,9 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	if len(specs) > 0 {
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
 			s.forget(feature)
+			if pushLost(err) {
+				leaseLost.Store(s.seenKey(feature), time.Now())
+			}
 			if len(also) > 0 && pushLost(err) {
 				// Whichever lease failed, the caller decides again on what
 				// the arbiter holds now (its ref may be another host's).
@@ -309,6 +312,19 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	}
 	s.rememberLocal(feature, v)
 	return nil
+}
+
+// leaseLost is when this process last lost a push's lease to another
+// writer of the arbiter, by seenKey.
+var leaseLost sync.Map
+
+// LeaseLost is when a transition of this process last found the arbiter
+// moved by someone else (zero: never): others are writing to it now.
+func (s *Store) LeaseLost(feature string) time.Time {
+	if v, ok := leaseLost.Load(s.seenKey(feature)); ok {
+		return v.(time.Time)
+	}
+	return time.Time{}
 }
 
 func hashOrEmpty(h plumbing.Hash) string {
