@@ -75,23 +75,7 @@ func TestReadyFromIndexIsReadyOrder(t *testing.T) {
 					id = ws[w].Task
 				}
 			}
-			// Done, as a level merge leaves it; the engine's done needs
-			// real work, which is not what this test is about.
-			err := g.Store.Update(context.Background(), g.Feature, clock.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-				tk, err := tx.Task(id)
-				if err != nil || tk.Status != state.Claimed {
-					return nil, err
-				}
-				c := tk.Clone()
-				c.Record(state.Event{Clock: tx.Clock() + 1, At: clock.Now(), Op: "done", To: state.Done, Worker: c.Worker})
-				if err := tx.DeleteWorker(c.Worker); err != nil {
-					return nil, err
-				}
-				return &gitstore.Message{Subject: "done " + id, Op: "done", Task: id, From: "claimed", To: "done"}, tx.Put(c)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			markDone(t, g, clock, id)
 		case 6:
 			clock.Add(time.Duration(rng.IntN(40)) * time.Minute)
 		}
@@ -165,24 +149,8 @@ func TestReadyBestFirstIsReadyEntries(t *testing.T) {
 				t.Fatal(err)
 			}
 		case 1:
-			// Done, as a level merge leaves it: its dependents become
-			// candidates.
-			id := got.ID()
-			err := g.Store.Update(context.Background(), g.Feature, clock.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-				tk, err := tx.Task(id)
-				if err != nil {
-					return nil, err
-				}
-				c := tk.Clone()
-				c.Record(state.Event{Clock: tx.Clock() + 1, At: clock.Now(), Op: "done", To: state.Done, Worker: c.Worker})
-				if err := tx.DeleteWorker(c.Worker); err != nil {
-					return nil, err
-				}
-				return &gitstore.Message{Subject: "done " + id, Op: "done", Task: id, From: "claimed", To: "done"}, tx.Put(c)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Its dependents become candidates.
+			markDone(t, g, clock, got.ID())
 		}
 		tx, err := g.View()
 		if err != nil {
@@ -200,5 +168,26 @@ func TestReadyBestFirstIsReadyEntries(t *testing.T) {
 		if fmt.Sprint(best) != fmt.Sprint(want) {
 			t.Fatalf("step %d: best first %v\nReadyEntries %v", step, best, want)
 		}
+	}
+}
+
+// markDone records a claimed task done, as a level merge leaves it; the
+// engine's done needs real work, which is not what these tests are about.
+func markDone(t *testing.T, g *Engine, clock interface{ Now() time.Time }, id string) {
+	t.Helper()
+	err := g.Store.Update(context.Background(), g.Feature, clock.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		tk, err := tx.Task(id)
+		if err != nil || tk.Status != state.Claimed {
+			return nil, err
+		}
+		c := tk.Clone()
+		c.Record(state.Event{Clock: tx.Clock() + 1, At: clock.Now(), Op: "done", To: state.Done, Worker: c.Worker})
+		if err := tx.DeleteWorker(c.Worker); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: "done " + id, Op: "done", Task: id, From: "claimed", To: "done"}, tx.Put(c)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,9 +3,10 @@ package gitstore
 import (
 	"bytes"
 	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,12 +40,7 @@ func (s *Store) indexDeltaPath(feature string) string {
 
 func encodeIndexDelta(ix *Index) []byte {
 	var body []byte
-	names := make([]string, 0, len(ix.Shards))
-	for name := range ix.Shards {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(ix.Shards)) {
 		h := ix.Shards[name]
 		body = append(body, name...)
 		body = append(body, '\t')
@@ -52,12 +48,7 @@ func encodeIndexDelta(ix *Index) []byte {
 		body = append(body, '\n')
 	}
 	body = append(body, '\n')
-	cands := make([]int32, 0, len(ix.cand))
-	for p := range ix.cand {
-		cands = append(cands, p)
-	}
-	sort.Slice(cands, func(a, b int) bool { return cands[a] < cands[b] })
-	for _, p := range cands {
+	for _, p := range slices.Sorted(maps.Keys(ix.cand)) {
 		body = strconv.AppendInt(body, int64(p), 10)
 		if ix.cand[p] {
 			body = append(body, "\t1\n"...)
@@ -66,12 +57,7 @@ func encodeIndexDelta(ix *Index) []byte {
 		}
 	}
 	body = append(body, '\n')
-	over := make([]int32, 0, len(ix.over))
-	for p := range ix.over {
-		over = append(over, p)
-	}
-	sort.Slice(over, func(a, b int) bool { return over[a] < over[b] })
-	for _, p := range over {
+	for _, p := range slices.Sorted(maps.Keys(ix.over)) {
 		e := ix.over[p]
 		body = strconv.AppendInt(body, int64(p), 10)
 		body = append(body, '\t')
