@@ -90,6 +90,27 @@ func (r *rush) prefetch() {
 // before its transitions.
 const prefetchFor = 10 * time.Second
 
+// keepFresh catches up with the remote every freshEvery while workers run
+// and other hosts write to it (see prefetch), until ctx ends: when a worker
+// finishes, this host's view is then a fraction of a second old, and its
+// transition mostly goes out at once instead of waiting for a fetch.
+func (r *rush) keepFresh(ctx context.Context) {
+	t := time.NewTicker(freshEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if r.working.Load() > 0 {
+			r.prefetch()
+		}
+	}
+}
+
+const freshEvery = 300 * time.Millisecond
+
 // syncStaging makes the local staging branch the remote's, and returns its
 // commit. The first host to get there publishes its own (from start,
 // HEAD when empty).

@@ -40,8 +40,10 @@ type rush struct {
 	ttl     time.Duration
 	marker  *rushMarker
 	mgr     *worktree.Manager
-	// prefetching: a background catch-up with the remote is on its way.
+	// prefetching: a background catch-up with the remote is on its way;
+	// working counts the worker commands running.
 	prefetching atomic.Bool
+	working     atomic.Int32
 	// remote shares the rush with other hosts ("" for none); lastPoll is
 	// when this host last looked at its state.
 	remote   string
@@ -180,6 +182,15 @@ func (r *rush) run() error {
 		// its end, as git rebase does with its own.
 		gitOf(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
 	}()
+	if r.remote != "" {
+		fresh, stop := context.WithCancel(ctx)
+		defer stop() // before the wait above
+		r.background.Add(1)
+		go func() {
+			defer r.background.Done()
+			r.keepFresh(fresh)
+		}()
+	}
 	r.mgr = r.g.Manager()
 	head, err := HeadCommit(s)
 	if err != nil {
@@ -629,7 +640,9 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 			continue // nothing ran: the worktree is still at tip
 		}
 		stopBeat := r.heartbeat(s, w.Name)
+		r.working.Add(1)
 		res, runErr := r.work(ctx, s, t, w)
+		r.working.Add(-1)
 		stopBeat()
 		if runErr != nil {
 			return runErr
