@@ -214,10 +214,7 @@ func (s *Store) packed() (*packedRefs, error) {
 		if err != nil {
 			return nil, err
 		}
-		stamp := fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano())
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			stamp += fmt.Sprint(" ", st.Ino, " ", st.Ctim.Nano())
-		}
+		stamp := fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano()) + inodeStamp(fi)
 		m := s.memo()
 		m.mu.Lock()
 		p := m.packed
