@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,15 +28,35 @@ const waitBound = 20 * time.Second
 //	waitfor gone PID...    every process has ended (or is a zombie)
 //	waitfor ok CMD ARG...  CMD exits 0
 //	waitfor hang           nothing: a busy worker's stand-in, until killed
+//	waitfor hang-ignoring-term READY
+//	                       the same, ignoring SIGTERM, as some agents do:
+//	                       READY is created once it does, and gets a line
+//	                       for each SIGTERM it outlived (a Go program cannot
+//	                       keep the shell's `trap '' TERM`: its runtime
+//	                       handles SIGTERM itself until told otherwise)
 func waitforMain() int {
 	if len(os.Args) < 2 || (os.Args[1] != "hang" && len(os.Args) < 3) {
-		fmt.Fprintln(os.Stderr, "usage: waitfor exists FILE... | file FILE... | gone PID... | ok CMD [ARG...] | hang")
+		fmt.Fprintln(os.Stderr, "usage: waitfor exists FILE... | file FILE... | gone PID... | ok CMD [ARG...] | hang | hang-ignoring-term READY")
 		return 2
 	}
 	what, args := os.Args[1], os.Args[2:]
 	var done func() bool
 	switch what {
 	case "hang":
+		done = func() bool { return false }
+	case "hang-ignoring-term":
+		terms := make(chan os.Signal, 1)
+		signal.Notify(terms, syscall.SIGTERM)
+		f, err := os.Create(args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "waitfor:", err)
+			return 2
+		}
+		go func() {
+			for range terms {
+				f.WriteString("TERM\n")
+			}
+		}()
 		done = func() bool { return false }
 	case "exists":
 		done = func() bool {
@@ -58,7 +80,7 @@ func waitforMain() int {
 	case "ok":
 		done = func() bool { return exec.Command(args[0], args[1:]...).Run() == nil }
 	default:
-		fmt.Fprintf(os.Stderr, "waitfor: unknown %q (exists, file, gone, ok or hang)\n", what)
+		fmt.Fprintf(os.Stderr, "waitfor: unknown %q (exists, file, gone, ok, hang or hang-ignoring-term)\n", what)
 		return 2
 	}
 	if err := waitUntil(done); err != nil {
