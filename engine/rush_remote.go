@@ -74,15 +74,19 @@ func (r *rush) prefetch() {
 		defer r.background.Done()
 		defer r.prefetching.Store(false)
 		ctx := r.g.ctx()
-		s, err := gitstore.Open(ctx, r.s.Top) // go-git storage is not shared
-		if err != nil {
-			return
+		// One store for every catch-up, used by one at a time: go-git
+		// storage is not shared with the other goroutines.
+		if r.fresher == nil {
+			s, err := gitstore.Open(ctx, r.s.Top)
+			if err != nil {
+				return
+			}
+			s.Persistent = true
+			s.SetArbiter(r.remote)
+			s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
+			r.fresher = s
 		}
-		defer s.Drop()
-		s.Persistent = true
-		s.SetArbiter(r.remote)
-		s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
-		s.CatchUp(ctx, r.feature)
+		r.fresher.CatchUp(ctx, r.feature)
 	}()
 }
 

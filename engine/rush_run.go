@@ -40,9 +40,11 @@ type rush struct {
 	ttl     time.Duration
 	marker  *rushMarker
 	mgr     *worktree.Manager
-	// prefetching: a background catch-up with the remote is on its way;
-	// working counts the worker commands running.
+	// prefetching: a background catch-up with the remote is on its way,
+	// through fresher (its store, only ever used by that one); working
+	// counts the worker commands running.
 	prefetching atomic.Bool
+	fresher     *gitstore.Store
 	working     atomic.Int32
 	// remote shares the rush with other hosts ("" for none); lastPoll is
 	// when this host last looked at its state.
@@ -174,6 +176,9 @@ func (r *rush) run() error {
 	ctx := r.g.ctx()
 	defer func() {
 		r.background.Wait()
+		if r.fresher != nil {
+			r.fresher.Drop()
+		}
 		// What the rush kept in memory, for the commands that come next.
 		s.WriteCache(r.feature)
 		s.WriteIndex(r.feature)

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -54,7 +55,6 @@ type IndexEntry struct {
 // entries changed since. It is not changed once made: a transaction that
 // brings it forward makes another, sharing the encoding.
 type Index struct {
-	Format int
 	Tasks  plumbing.Hash            // the tasks tree described
 	Meta   plumbing.Hash            // feature.json: levels and plan order
 	Shards map[string]plumbing.Hash // shard name -> tree the entries of it came from
@@ -331,19 +331,8 @@ func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, error) {
 	if len(changed) > refreshMax {
 		return nil, errIndexRebuild
 	}
-	ix := &Index{Format: indexFormat, Tasks: key, Meta: old.Meta, Shards: make(map[string]plumbing.Hash, len(old.Shards)),
-		f: old.f, over: make(map[int32]IndexEntry, len(old.over)+2), cand: make(map[int32]bool, len(old.cand)+4),
-		stale: old.stale + len(changed)}
-	for k, v := range old.Shards {
-		ix.Shards[k] = v
-	}
-	for k, v := range old.over {
-		ix.over[k] = v
-	}
-	for k, v := range old.cand {
-		ix.cand[k] = v
-	}
-	var moved []int32
+	ix := old.derive(key)
+	ix.stale += len(changed)
 	for _, name := range changed {
 		te := tx.tasksTree[name]
 		t, err := tx.s.readTree(te.Hash)
@@ -374,19 +363,33 @@ func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, error) {
 			if ne.ID != e.Name || !sameDeps(ix.f, p, ne.Deps) {
 				return nil, errIndexRebuild // dependencies are the plan's: this is not
 			}
-			ix.over[p] = ne
-			moved = append(moved, p)
+			ix.set(p, ne)
 		}
 		ix.Shards[name] = te.Hash
 	}
-	// A task's candidacy changes with its own status and its
-	// dependencies': the moved entries and their dependents.
-	for _, p := range moved {
-		for _, q := range append([]int32{p}, ix.f.dependents(p)...) {
-			ix.cand[q] = candidate(ix.statusAt(q), ix.f.deps(q), ix.statusAt)
-		}
-	}
 	return ix, nil
+}
+
+// derive is ix brought forward to the tasks tree tasks, nothing changed
+// yet: the same encoding, maps of its own.
+func (ix *Index) derive(tasks plumbing.Hash) *Index {
+	return &Index{Tasks: tasks, Meta: ix.Meta, Shards: maps.Clone(ix.Shards), f: ix.f,
+		over: maps.Clone(ix.over), cand: maps.Clone(ix.cand), stale: ix.stale}
+}
+
+// set records entry p as changed. A task's candidacy changes with its own
+// status and its dependencies': p's and its dependents' are judged again.
+func (ix *Index) set(p int32, e IndexEntry) {
+	if ix.over == nil {
+		ix.over = map[int32]IndexEntry{}
+	}
+	if ix.cand == nil {
+		ix.cand = map[int32]bool{}
+	}
+	ix.over[p] = e
+	for _, q := range append([]int32{p}, ix.f.dependents(p)...) {
+		ix.cand[q] = candidate(ix.statusAt(q), ix.f.deps(q), ix.statusAt)
+	}
 }
 
 // blobIs tells whether entry p was read from blob h.
@@ -469,7 +472,7 @@ func (s *Store) readIndex(feature string) *Index {
 
 // indexOf is the index of what f encodes, nothing changed since.
 func indexOf(f *indexFile) *Index {
-	return &Index{Format: indexFormat, Tasks: f.tasks, Meta: f.meta, Shards: f.shards, f: f}
+	return &Index{Tasks: f.tasks, Meta: f.meta, Shards: f.shards, f: f}
 }
 
 // saveIndex writes the file, best effort: without it a reader only

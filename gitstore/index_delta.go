@@ -84,7 +84,7 @@ func withIndexDelta(f *indexFile, data []byte) *Index {
 	if sum, err := strconv.ParseUint(head[5], 16, 32); err != nil || crc32.Checksum(body, castagnoli) != uint32(sum) {
 		return nil
 	}
-	ix := &Index{Format: indexFormat, Tasks: plumbing.NewHash(head[4]), Meta: f.meta, Shards: make(map[string]plumbing.Hash, len(f.shards)),
+	ix := &Index{Tasks: plumbing.NewHash(head[4]), Meta: f.meta, Shards: make(map[string]plumbing.Hash, len(f.shards)),
 		f: f, over: map[int32]IndexEntry{}, cand: map[int32]bool{}}
 	lines := strings.Split(string(body), "\n")
 	section := 0

@@ -134,19 +134,8 @@ func TestCandidatesBestFirst(t *testing.T) {
 	for step := 0; step < 200; step++ {
 		p := int32(rng.IntN(n))
 		entries[p].Status = statuses[rng.IntN(len(statuses))]
-		next := &Index{Format: indexFormat, Tasks: ix.Tasks, Meta: ix.Meta, Shards: ix.Shards, f: ix.f,
-			over: map[int32]IndexEntry{}, cand: map[int32]bool{}}
-		for k, v := range ix.over {
-			next.over[k] = v
-		}
-		for k, v := range ix.cand {
-			next.cand[k] = v
-		}
-		next.over[p] = entries[p]
-		for _, q := range append([]int32{p}, ix.f.dependents(p)...) {
-			next.cand[q] = candidate(next.statusAt(q), ix.f.deps(q), next.statusAt)
-		}
-		ix = next
+		ix = ix.derive(ix.Tasks)
+		ix.set(p, entries[p])
 		check(fmt.Sprintf("step %d", step), ix, entries)
 		if step%50 == 49 {
 			ix = ix.encoded()
@@ -195,7 +184,7 @@ func TestIndexDelta(t *testing.T) {
 		{ID: "T3", Blob: h("3"), Status: state.Pending, Level: 1},
 	}
 	base := testIndex(t, entries)
-	ix := &Index{Format: indexFormat, Tasks: h("tasks 2"), Meta: base.Meta, Shards: map[string]plumbing.Hash{"00": h("s")}, f: base.f,
+	ix := &Index{Tasks: h("tasks 2"), Meta: base.Meta, Shards: map[string]plumbing.Hash{"00": h("s")}, f: base.f,
 		over: map[int32]IndexEntry{
 			0: {ID: "T1", Blob: h("1b"), Status: state.Done, Level: 1, Dependents: 1,
 				Spent: &state.Usage{CostUSD: 1.5, Turns: 2}},
