@@ -1,8 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
-	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,14 +14,16 @@ import (
 )
 
 // The task cache makes full reads (status, next, claim of the best task)
-// cheap at 10,000 tasks: decoding one gob file instead of inflating and
+// cheap at 10,000 tasks: decoding one file (taskcodec.go) instead of inflating and
 // parsing 10,000 loose objects. Entries are keyed by the hash of the shard
 // tree they were read from, so the cache is never stale — a shard that
 // changed has another hash and is read again from git (Gerrit caches NoteDb
 // the same way, by the ref's tip). Losing or corrupting the file only costs
 // time.
 
-const cacheFormat = 1
+// Format 2 is taskcodec.go's encoding; format 1 was encoding/gob's, in
+// files named .gob, removed when the cache is next rewritten.
+const cacheFormat = 2
 
 type cachedShard struct {
 	Hash  plumbing.Hash
@@ -44,11 +44,11 @@ type taskCache struct {
 const deltaMax = 32
 
 func (s *Store) cachePath(feature string) string {
-	return filepath.Join(s.ZergDir(), "cache", feature+".gob")
+	return filepath.Join(s.ZergDir(), "cache", feature+".tasks")
 }
 
 func (s *Store) deltaPath(feature string) string {
-	return filepath.Join(s.ZergDir(), "cache", feature+".delta.gob")
+	return filepath.Join(s.ZergDir(), "cache", feature+".delta.tasks")
 }
 
 func readTaskCache(path string) (*taskCache, bool) {
@@ -56,11 +56,11 @@ func readTaskCache(path string) (*taskCache, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var got taskCache
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(&got) != nil || got.Format != cacheFormat || got.Shards == nil {
+	got, err := decodeTaskCache(b)
+	if err != nil {
 		return nil, false
 	}
-	return &got, true
+	return got, true
 }
 
 // loadCache reads the main file and the delta over it. Any mix of the two
@@ -99,16 +99,17 @@ func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
 			d.Shards[name] = cs
 		}
 	}
-	var buf bytes.Buffer
-	if gob.NewEncoder(&buf).Encode(d) != nil {
+	b, err := encodeTaskCache(d)
+	if err != nil {
 		return
 	}
-	_ = writeFileAtomic(s.deltaPath(feature), buf.Bytes())
+	_ = writeFileAtomic(s.deltaPath(feature), b)
 }
 
 // DropCache removes the feature's cache files (a deleted feature), the
 // tasks status --json renders (package report) among them.
 func (s *Store) DropCache(feature string) {
+	s.dropLegacyCache(feature)
 	for _, p := range []string{s.cachePath(feature), s.deltaPath(feature),
 		filepath.Join(s.ZergDir(), "cache", feature+".workers.json"), s.indexPath(feature),
 		filepath.Join(s.ZergDir(), "cache", feature+".task-json")} {
@@ -116,15 +117,22 @@ func (s *Store) DropCache(feature string) {
 	}
 }
 
+// dropLegacyCache removes the files of cache format 1.
+func (s *Store) dropLegacyCache(feature string) {
+	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".gob"))
+	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".delta.gob"))
+}
+
 // saveCache rewrites the main file with everything, and drops the delta.
 func (s *Store) saveCache(feature string, c *taskCache) {
-	var buf bytes.Buffer
-	if gob.NewEncoder(&buf).Encode(c) != nil {
+	b, err := encodeTaskCache(c)
+	if err != nil {
 		return
 	}
 	// Best effort: a cache that cannot be written is only a slower read.
-	if writeFileAtomic(s.cachePath(feature), buf.Bytes()) == nil {
+	if writeFileAtomic(s.cachePath(feature), b) == nil {
 		os.Remove(s.deltaPath(feature))
+		s.dropLegacyCache(feature)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // now and then; the file itself only once the delta has grown past
 // rebaseIndexAfter entries.
 //
-//	zerg-index-delta 1 <file's tasks tree> <file's checksum> <tasks tree> <crc32c of what follows the first line>
+//	zerg-index-delta 2 <file's tasks tree> <file's checksum> <tasks tree> <CRC-32 of what follows the first line>
 //	<shard> <tree>                         every shard, then an empty line
 //	<position> <0|1>                       candidacies changed since the file, then an empty line
 //	<position> <entry line>                entries changed since the file (position lists empty: the file's stand)
@@ -28,7 +28,7 @@ import (
 // A delta names the file it was made on: against any other it is ignored,
 // so that a reader never mixes one writer's file with another's delta.
 
-const indexDeltaFormat = 1
+const indexDeltaFormat = 2 // 2: CRC-32 (IEEE), as index format 3
 
 // rebaseIndexAfter is how many changed entries a delta may hold before the
 // index file is encoded again: every reader converts each of them.
@@ -64,7 +64,7 @@ func encodeIndexDelta(ix *Index) []byte {
 		body = appendEntry(body, &e, nil, nil)
 	}
 	head := "zerg-index-delta " + strconv.Itoa(indexDeltaFormat) + " " + ix.f.tasks.String() + " " + ix.f.sum + " " +
-		ix.Tasks.String() + " " + strconv.FormatUint(uint64(crc32.Checksum(body, castagnoli)), 16) + "\n"
+		ix.Tasks.String() + " " + strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 16) + "\n"
 	return append([]byte(head), body...)
 }
 
@@ -81,7 +81,7 @@ func withIndexDelta(f *indexFile, data []byte) *Index {
 		return nil
 	}
 	body := data[nl+1:]
-	if sum, err := strconv.ParseUint(head[5], 16, 32); err != nil || crc32.Checksum(body, castagnoli) != uint32(sum) {
+	if sum, err := strconv.ParseUint(head[5], 16, 32); err != nil || crc32.ChecksumIEEE(body) != uint32(sum) {
 		return nil
 	}
 	ix := &Index{Tasks: plumbing.NewHash(head[4]), Meta: f.meta, Shards: make(map[string]plumbing.Hash, len(f.shards)),

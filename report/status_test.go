@@ -14,6 +14,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore/storetest"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/state/statetest"
 	"github.com/git-zerg/git-zerg/view"
 )
 
@@ -30,7 +31,7 @@ func plan(t *testing.T, s *gitstore.Store, n int) []string {
 	var ids []string
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("T%03d", i)
-		sp := &levels.Task{ID: id, Title: strs[i%len(strs)], Files: levels.Files{Create: []string{id + ".go"}},
+		sp := &levels.Task{ID: id, Title: statetest.Strings[i%len(statetest.Strings)], Files: levels.Files{Create: []string{id + ".go"}},
 			Verification: levels.Verification{Command: "true", TimeoutSeconds: i % 3 * 30}}
 		level := 1
 		if i%4 == 3 {

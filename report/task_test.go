@@ -11,92 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/state/statetest"
 )
-
-// strs are the strings that exercise the escaping of appendString.
-var strs = []string{"", "plain", "quote\" back\\slash", "tab\tnew\nline\r", "ctl\x01\x1f", "<html> & 'x'",
-	"ünïcødé ✓", "bad \xff utf8", "sep \u2028 \u2029", "emoji 🚀"}
-
-// filler sets every field of a value by reflection, so that a field added
-// to state.Task (or to what it holds) is set too without this file
-// knowing of it. full sets every leaf non-zero and every list non-empty;
-// otherwise each may be zero, nil or empty, as stored tasks are.
-type filler struct {
-	rng  *rand.Rand
-	full bool
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-func (f *filler) fill(v reflect.Value) {
-	zero := !f.full && f.rng.IntN(4) == 0
-	switch {
-	case v.Type() == timeType:
-		if !zero {
-			loc := time.FixedZone("x", 3600*(f.rng.IntN(5)-2))
-			v.Set(reflect.ValueOf(time.Unix(1.7e9+f.rng.Int64N(1e8), f.rng.Int64N(2)*123456789).In(loc)))
-		}
-		return
-	case v.Kind() == reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				f.fill(v.Field(i))
-			}
-		}
-		return
-	case zero:
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		s := strs[1+f.rng.IntN(len(strs)-1)]
-		if !f.full {
-			s = strs[f.rng.IntN(len(strs))]
-		}
-		v.SetString(s)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		v.SetInt(1 + f.rng.Int64N(1000))
-	case reflect.Uint64, reflect.Uint, reflect.Uint32:
-		v.SetUint(1 + f.rng.Uint64N(1000))
-	case reflect.Float64:
-		v.SetFloat(float64(1+f.rng.IntN(1000)) / 7)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		f.fill(v.Elem())
-	case reflect.Slice:
-		n := 1 + f.rng.IntN(3)
-		v.Set(reflect.MakeSlice(v.Type(), n, n))
-		for i := 0; i < n; i++ {
-			f.fill(v.Index(i))
-		}
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		k.SetString(fmt.Sprint("k", f.rng.IntN(100)))
-		if e.Type() == reflect.TypeFor[json.RawMessage]() {
-			e.SetBytes([]byte(`"raw"`))
-		} else {
-			f.fill(e)
-		}
-		m.SetMapIndex(k, e)
-		v.Set(m)
-	default:
-		panic(fmt.Sprintf("filler: no values for %s: teach it", v.Type()))
-	}
-}
-
-func randomTask(rng *rand.Rand, full bool) *state.Task {
-	t := &state.Task{}
-	(&filler{rng, full}).fill(reflect.ValueOf(t).Elem())
-	if t.Spec == nil {
-		t.Spec = &levels.Task{}
-	}
-	return t
-}
 
 // encoded is what WriteJSON makes of a task nested in a document's task
 // list.
@@ -118,7 +35,7 @@ func encoded(t *testing.T, tj *Task) []byte {
 func TestTaskJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
-		st := randomTask(rng, i%2 == 0)
+		st := statetest.RandomTask(rng, i%2 == 0)
 		for _, history := range []bool{false, true} {
 			tj := TaskOf(st, history)
 			want := encoded(t, &tj)
@@ -149,7 +66,7 @@ var notShown = map[string]string{
 // one leaf, a struct's fields and a pointer's target are walked.
 func leaves(v reflect.Value, path string, out *[]string) {
 	switch {
-	case v.Type() == timeType:
+	case v.Type() == reflect.TypeFor[time.Time]():
 	case v.Kind() == reflect.Pointer:
 		leaves(v.Elem(), path, out)
 		return
@@ -173,7 +90,7 @@ func leaves(v reflect.Value, path string, out *[]string) {
 func change(v reflect.Value, path string) {
 	if path == "" {
 		switch {
-		case v.Type() == timeType:
+		case v.Type() == reflect.TypeFor[time.Time]():
 			v.Set(reflect.ValueOf(v.Interface().(time.Time).Add(time.Second)))
 		case v.Kind() == reflect.String:
 			v.SetString(v.String() + "x")
@@ -219,15 +136,15 @@ func TestEveryFieldShown(t *testing.T) {
 		return append(appendTask(nil, &a, ""), appendTask(nil, &b, "")...)
 	}
 	var paths []string
-	leaves(reflect.ValueOf(randomTask(rand.New(rand.NewPCG(3, 4)), true)), "", &paths)
+	leaves(reflect.ValueOf(statetest.RandomTask(rand.New(rand.NewPCG(3, 4)), true)), "", &paths)
 	seen := map[string]bool{}
 	for _, p := range paths {
 		if seen[p] {
 			continue
 		}
 		seen[p] = true
-		base := randomTask(rand.New(rand.NewPCG(3, 4)), true)
-		changed := randomTask(rand.New(rand.NewPCG(3, 4)), true)
+		base := statetest.RandomTask(rand.New(rand.NewPCG(3, 4)), true)
+		changed := statetest.RandomTask(rand.New(rand.NewPCG(3, 4)), true)
 		change(reflect.ValueOf(changed), p)
 		shown := !bytes.Equal(doc(base), doc(changed))
 		if why, hidden := notShown[p]; hidden && shown {
@@ -257,7 +174,7 @@ func TestFastTaskJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var tasks []Task
 	for i := 0; i < 300; i++ {
-		tasks = append(tasks, TaskOf(randomTask(rng, false), i%2 == 0))
+		tasks = append(tasks, TaskOf(statetest.RandomTask(rng, false), i%2 == 0))
 	}
 	for _, n := range []int{0, 1, 5, 6, len(tasks)} {
 		var want, got bytes.Buffer
@@ -294,15 +211,14 @@ func randomLevels(rng *rand.Rand, n int) []Level {
 	out := []Level{}
 	for i := 0; i < n%7; i++ {
 		lv := Level{Level: i + 1, Done: rng.IntN(2) == 0}
-		f := &filler{rng, false}
 		if rng.IntN(4) > 0 {
-			f.fill(reflect.ValueOf(&lv.Tasks).Elem())
+			statetest.Fill(rng, false, &lv.Tasks)
 		}
 		switch rng.IntN(3) {
 		case 0:
 			lv.Counts = map[string]int{}
 		case 1:
-			lv.Counts = map[string]int{"pending": rng.IntN(9), "done": rng.IntN(9), strs[rng.IntN(len(strs))]: 1}
+			lv.Counts = map[string]int{"pending": rng.IntN(9), "done": rng.IntN(9), statetest.Strings[rng.IntN(len(statetest.Strings))]: 1}
 		}
 		out = append(out, lv)
 	}
