@@ -13,6 +13,7 @@ import (
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/view"
 )
 
 type validateOptions struct {
@@ -197,6 +198,11 @@ func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
 	res, err := g.PlanCurrent(plan, force)
 	if err != nil {
 		return err
+	}
+	if tx, err := g.Store.View(res.Feature); err == nil {
+		if sn, err := view.Read(g.Store, tx, e.now()); err == nil {
+			report.WarmStatusJSON(sn)
+		}
 	}
 	// A staging branch left by an earlier plan of this name is where the
 	// rush will build: say so, since HEAD is what one would expect.
