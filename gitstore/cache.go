@@ -14,12 +14,12 @@ import (
 )
 
 // The task cache makes full reads (status, next, claim of the best task)
-// cheap at 10,000 tasks: decoding one file (taskcodec.go) instead of inflating and
-// parsing 10,000 loose objects. Entries are keyed by the hash of the shard
-// tree they were read from, so the cache is never stale — a shard that
-// changed has another hash and is read again from git (Gerrit caches NoteDb
-// the same way, by the ref's tip). Losing or corrupting the file only costs
-// time.
+// cheap at 10,000 tasks: decoding one file (taskcodec.go) instead of
+// inflating and parsing 10,000 loose objects. Entries are keyed by the
+// hash of the shard tree they were read from, so the cache is never stale
+// — a shard that changed has another hash and is read again from git
+// (Gerrit caches NoteDb the same way, by the ref's tip). Losing or
+// corrupting the file only costs time.
 
 // Format 2 is taskcodec.go's encoding; format 1 was encoding/gob's, in
 // files named .gob, removed when the cache is next rewritten.

@@ -199,6 +199,8 @@ func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
 	if err != nil {
 		return err
 	}
+	// The rendering status --json copies from, written while this process
+	// holds every task; best effort, as the caches the plan writes.
 	if tx, err := g.Store.View(res.Feature); err == nil {
 		if sn, err := view.Read(g.Store, tx, e.now()); err == nil {
 			report.WarmStatusJSON(sn)
