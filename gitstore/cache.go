@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,7 +110,7 @@ func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
 func (s *Store) DropCache(feature string) {
 	s.dropLegacyCache(feature)
 	for _, p := range []string{s.cachePath(feature), s.deltaPath(feature),
-		filepath.Join(s.ZergDir(), "cache", feature+".workers.json"), s.indexPath(feature),
+		filepath.Join(s.ZergDir(), "cache", feature+".workers"), s.indexPath(feature),
 		filepath.Join(s.ZergDir(), "cache", feature+".task-json")} {
 		os.Remove(p)
 	}
@@ -121,6 +120,7 @@ func (s *Store) DropCache(feature string) {
 func (s *Store) dropLegacyCache(feature string) {
 	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".gob"))
 	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".delta.gob"))
+	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".workers.json"))
 }
 
 // saveCache rewrites the main file with everything, and drops the delta.
@@ -294,14 +294,9 @@ func (s *Store) WriteCache(feature string) error {
 // never stale — and a transition that changed one lock reads one blob, not
 // all of them.
 
-type blobCache[T any] struct {
-	Format int          `json:"format"`
-	Blobs  map[string]T `json:"blobs"` // by blob id in hex (JSON keys are strings)
-}
-
 // decodeEntries decodes the JSON blob of every entry of tree: from the
-// memo, else from the cache file name, else from git.
-func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string]T, error) {
+// memo, else from the cache file name (encoded by codec), else from git.
+func decodeEntries[T any](s *Store, name string, codec entryCodec[T], tree plumbing.Hash) (map[string]T, error) {
 	t, err := s.readTree(tree)
 	if err != nil {
 		return nil, err
@@ -322,37 +317,37 @@ func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string
 		return out, nil
 	}
 	path := filepath.Join(s.ZergDir(), "cache", name)
-	var c blobCache[T]
-	if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &c) != nil || c.Format != cacheFormat {
-		c = blobCache[T]{Format: cacheFormat}
+	var blobs map[plumbing.Hash]T
+	if b, err := os.ReadFile(path); err == nil {
+		blobs, _ = codec.decodeBlobs(b)
 	}
-	if c.Blobs == nil {
-		c.Blobs = map[string]T{}
+	if blobs == nil {
+		blobs = map[plumbing.Hash]T{}
 	}
 	changed := false
 	for _, e := range missing {
-		v, ok := c.Blobs[e.Hash.String()]
+		v, ok := blobs[e.Hash]
 		if !ok {
 			if err := s.readJSON(e.Hash, &v); err != nil {
 				return nil, err
 			}
-			c.Blobs[e.Hash.String()] = v
+			blobs[e.Hash] = v
 			changed = true
 		}
 		m.putValue(e.Hash, v)
 		out[e.Name] = v
 	}
-	used := make(map[string]bool, len(t.Entries))
+	used := make(map[plumbing.Hash]bool, len(t.Entries))
 	for _, e := range t.Entries {
-		used[e.Hash.String()] = true
-		if _, ok := c.Blobs[e.Hash.String()]; !ok {
-			c.Blobs[e.Hash.String()] = out[e.Name]
+		used[e.Hash] = true
+		if _, ok := blobs[e.Hash]; !ok {
+			blobs[e.Hash] = out[e.Name]
 			changed = true
 		}
 	}
-	for h := range c.Blobs {
+	for h := range blobs {
 		if !used[h] {
-			delete(c.Blobs, h)
+			delete(blobs, h)
 			changed = true
 		}
 	}
@@ -360,11 +355,13 @@ func decodeEntries[T any](s *Store, name string, tree plumbing.Hash) (map[string
 	// transition changes one or two blobs, and reading those from git is
 	// cheaper than creating a new file with all of them.
 	if changed && !s.Persistent && len(missing) > rewriteAfter {
-		b, err := json.Marshal(c)
+		b, err := codec.encodeBlobs(blobs)
 		if err != nil {
 			return nil, fmt.Errorf("cache %s: %w", name, err) // a bug, not bad luck: say so
 		}
-		_ = writeFileAtomic(path, b) // best effort, as for the task cache
+		if writeFileAtomic(path, b) == nil { // best effort, as for the task cache
+			os.Remove(path + ".json") // the file of cache format 1
+		}
 	}
 	return out, nil
 }
@@ -381,20 +378,16 @@ func (s *Store) LocksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	}
 	// A hook asks for the same tip again and again: one small file read
 	// answers it, without reading the tree.
-	snapshot := filepath.Join(s.ZergDir(), "cache", "locks-tip.json")
-	var snap struct {
-		Format int           `json:"format"`
-		Tip    plumbing.Hash `json:"tip"`
-		Locks  []state.Lock  `json:"locks"`
-	}
-	if b, err := os.ReadFile(snapshot); err == nil && json.Unmarshal(b, &snap) == nil && snap.Format == cacheFormat && snap.Tip == tip {
-		return snap.Locks, nil
+	snapshot := filepath.Join(s.ZergDir(), "cache", "locks-tip")
+	if b, err := os.ReadFile(snapshot); err == nil {
+		if at, locks, err := decodeLocksTip(b); err == nil && at == tip {
+			return locks, nil
+		}
 	}
 	locks, err := s.locksAt(tip)
 	if err == nil {
-		snap.Format, snap.Tip, snap.Locks = cacheFormat, tip, locks
-		if b, err := json.Marshal(snap); err == nil {
-			_ = writeFileAtomic(snapshot, b)
+		if b, err := encodeLocksTip(tip, locks); err == nil && writeFileAtomic(snapshot, b) == nil {
+			os.Remove(snapshot + ".json") // the file of cache format 1
 		}
 	}
 	return locks, err
@@ -405,7 +398,7 @@ func (s *Store) locksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := decodeEntries[state.Lock](s, "locks.json", c.TreeHash)
+	m, err := decodeEntries(s, "locks", lockCodec, c.TreeHash)
 	if err != nil {
 		return nil, err
 	}

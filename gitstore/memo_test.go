@@ -3,7 +3,6 @@ package gitstore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -229,24 +228,24 @@ func TestLeaseCacheFile(t *testing.T) {
 	if n := len(read(t.Name() + " 1")); n != 3*rewriteAfter {
 		t.Fatalf("%d leases", n)
 	}
-	b, err := os.ReadFile(s.ZergDir() + "/cache/f.workers.json")
+	b, err := os.ReadFile(s.ZergDir() + "/cache/f.workers")
 	if err != nil {
 		t.Fatalf("no lease cache file: %v", err)
 	}
-	var c blobCache[state.Worker]
-	if err := json.Unmarshal(b, &c); err != nil || len(c.Blobs) != 3*rewriteAfter {
-		t.Fatalf("cache file holds %d leases (%v)", len(c.Blobs), err)
+	blobs, err := workerCodec.decodeBlobs(b)
+	if err != nil || len(blobs) != 3*rewriteAfter {
+		t.Fatalf("cache file holds %d leases (%v)", len(blobs), err)
 	}
 	// The next process is served from the file: what it says is what it
 	// gets, so a planted value shows through.
-	for h, w := range c.Blobs {
+	for h, w := range blobs {
 		if w.Name == "w0" {
 			w.Host = "from-the-cache"
-			c.Blobs[h] = w
+			blobs[h] = w
 		}
 	}
-	b, _ = json.Marshal(c)
-	os.WriteFile(s.ZergDir()+"/cache/f.workers.json", b, 0o644)
+	b, _ = workerCodec.encodeBlobs(blobs)
+	os.WriteFile(s.ZergDir()+"/cache/f.workers", b, 0o644)
 	if got := read(t.Name() + " 2")["w0"].Host; got != "from-the-cache" {
 		t.Fatalf("lease read from git, not from the cache file (host %q)", got)
 	}

@@ -2,90 +2,28 @@ package gitstore
 
 import (
 	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"math"
 	"sort"
-	"time"
 
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// The task cache's own encoding. encoding/gob did this job, but its
-// package initialisation alone cost every command 0.25 ms, the hook and
-// --version included, and decoding 100,000 tasks took a quarter of the
-// first `status --json` after a plan. This one is written out field by
-// field; TestTaskCodecEveryField fills every field of state.Task by
-// reflection and fails when one does not come back, so a field added to
-// the state cannot be dropped by the cache unnoticed.
-//
-// Every string of a decoded file is a substring of one string holding the
-// whole file: one copy of the bytes instead of an allocation per string.
+// The task cache's own encoding (primitives in codec.go). encoding/gob
+// did this job, but decoding 100,000 tasks took a quarter of the first
+// `status --json` after a plan. This one is written out field by field;
+// TestTaskCodecEveryField fills every field of state.Task by reflection
+// and fails when one does not come back, so a field added to the state
+// cannot be dropped by the cache unnoticed.
 //
 //	zerg-task-cache <format> NL
 //	uvarint shards, then per shard: name, 20-byte tree hash, uvarint tasks, tasks
-//
-// Lengths and counts are uvarints; a list or map is its count plus one,
-// 0 standing for nil, so that a nil and an empty one stay apart (the state
-// prints them differently).
 
 const taskCacheMagic = "zerg-task-cache"
 
-var errTaskCodec = errors.New("task cache unreadable")
-
-type taskEncoder struct{ b []byte }
-
-func (e *taskEncoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *taskEncoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
-
-func (e *taskEncoder) str(s string) {
-	e.uint(uint64(len(s)))
-	e.b = append(e.b, s...)
-}
-
-func (e *taskEncoder) strs(ss []string) {
-	if ss == nil {
-		e.uint(0)
-		return
-	}
-	e.uint(uint64(len(ss)) + 1)
-	for _, s := range ss {
-		e.str(s)
-	}
-}
-
-func (e *taskEncoder) raw(m map[string]json.RawMessage) {
-	if m == nil {
-		e.uint(0)
-		return
-	}
-	e.uint(uint64(len(m)) + 1)
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		e.str(k)
-		e.uint(uint64(len(m[k])))
-		e.b = append(e.b, m[k]...)
-	}
-}
-
-func (e *taskEncoder) time(t time.Time) error {
-	b, err := t.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	e.uint(uint64(len(b)))
-	e.b = append(e.b, b...)
-	return nil
-}
-
-func (e *taskEncoder) task(t *state.Task) error {
+func (e *encoder) task(t *state.Task) error {
 	if t.Spec == nil {
-		return errTaskCodec // every stored task has its spec
+		return errCodec // every stored task has its spec
 	}
 	sp := t.Spec
 	e.str(sp.ID)
@@ -158,7 +96,7 @@ func (e *taskEncoder) task(t *state.Task) error {
 // encodeTaskCache encodes c; sorted by shard name, so the same cache is
 // the same bytes.
 func encodeTaskCache(c *taskCache) ([]byte, error) {
-	e := &taskEncoder{b: make([]byte, 0, 1<<16)}
+	e := &encoder{b: make([]byte, 0, 1<<16)}
 	e.b = append(e.b, taskCacheMagic+" "...)
 	e.b = binary.AppendUvarint(e.b, cacheFormat)
 	e.b = append(e.b, '\n')
@@ -182,105 +120,7 @@ func encodeTaskCache(c *taskCache) ([]byte, error) {
 	return e.b, nil
 }
 
-type taskDecoder struct {
-	s   string // the whole file: decoded strings are its substrings
-	i   int
-	err bool
-}
-
-func (d *taskDecoder) uint() uint64 {
-	if d.err {
-		return 0
-	}
-	var v uint64
-	for shift := uint(0); ; shift += 7 {
-		if d.i >= len(d.s) || shift > 63 {
-			d.err = true
-			return 0
-		}
-		c := d.s[d.i]
-		d.i++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v
-		}
-	}
-}
-
-func (d *taskDecoder) int() int64 {
-	u := d.uint()
-	return int64(u>>1) ^ -int64(u&1)
-}
-
-// length reads a length of bytes that must still be there.
-func (d *taskDecoder) length() int {
-	n := d.uint()
-	if n > uint64(len(d.s)-d.i) {
-		d.err = true
-		return 0
-	}
-	return int(n)
-}
-
-func (d *taskDecoder) str() string {
-	n := d.length()
-	if d.err {
-		return ""
-	}
-	s := d.s[d.i : d.i+n]
-	d.i += n
-	return s
-}
-
-// count reads a count plus one, 0 for nil; each element takes at least a
-// byte, which bounds what a damaged count can make us allocate.
-func (d *taskDecoder) count() (int, bool) {
-	n := d.uint()
-	if n == 0 || d.err {
-		return 0, false
-	}
-	if n-1 > uint64(len(d.s)-d.i) {
-		d.err = true
-		return 0, false
-	}
-	return int(n - 1), true
-}
-
-func (d *taskDecoder) strs() []string {
-	n, ok := d.count()
-	if !ok {
-		return nil
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = d.str()
-	}
-	return out
-}
-
-func (d *taskDecoder) raw() map[string]json.RawMessage {
-	n, ok := d.count()
-	if !ok {
-		return nil
-	}
-	out := make(map[string]json.RawMessage, n)
-	for range n {
-		k := d.str()
-		out[k] = json.RawMessage(d.str())
-	}
-	return out
-}
-
-func (d *taskDecoder) time() time.Time {
-	var t time.Time
-	b := d.str()
-	if !d.err && t.UnmarshalBinary([]byte(b)) != nil {
-		d.err = true
-	}
-	return t
-}
-
-func (d *taskDecoder) task() *state.Task {
+func (d *decoder) task() *state.Task {
 	sp := &levels.Task{}
 	sp.ID = d.str()
 	sp.Title = d.str()
@@ -360,37 +200,37 @@ func (d *taskDecoder) task() *state.Task {
 func decodeTaskCache(b []byte) (*taskCache, error) {
 	head := taskCacheMagic + " " + string(binary.AppendUvarint(nil, cacheFormat)) + "\n"
 	if len(b) < len(head) || string(b[:len(head)]) != head {
-		return nil, errTaskCodec
+		return nil, errCodec
 	}
-	d := &taskDecoder{s: string(b), i: len(head)}
+	d := &decoder{s: string(b), i: len(head)}
 	n := d.uint()
 	if n > uint64(len(d.s)) {
-		return nil, errTaskCodec
+		return nil, errCodec
 	}
 	c := &taskCache{Format: cacheFormat, Shards: make(map[string]cachedShard, n)}
 	for range n {
 		name := d.str()
 		var cs cachedShard
 		if d.err || d.i+len(cs.Hash) > len(d.s) {
-			return nil, errTaskCodec
+			return nil, errCodec
 		}
 		copy(cs.Hash[:], d.s[d.i:])
 		d.i += len(cs.Hash)
 		m := d.uint()
 		if m > uint64(len(d.s)-d.i) {
-			return nil, errTaskCodec
+			return nil, errCodec
 		}
 		cs.Tasks = make([]*state.Task, m)
 		for j := range cs.Tasks {
 			cs.Tasks[j] = d.task()
 		}
 		if d.err {
-			return nil, errTaskCodec
+			return nil, errCodec
 		}
 		c.Shards[name] = cs
 	}
 	if d.err || d.i != len(d.s) {
-		return nil, errTaskCodec
+		return nil, errCodec
 	}
 	return c, nil
 }

@@ -334,7 +334,7 @@ func (tx *Tx) Workers() (map[string]*state.Worker, error) {
 	if !ok {
 		return tx.workers, nil
 	}
-	ws, err := decodeEntries[state.Worker](tx.s, tx.feature+".workers.json", te.Hash)
+	ws, err := decodeEntries(tx.s, tx.feature+".workers", workerCodec, te.Hash)
 	if err != nil {
 		return nil, err
 	}

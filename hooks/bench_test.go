@@ -129,8 +129,8 @@ func BenchmarkPreCommitHook(b *testing.B) {
 			cold := strings.HasSuffix(b.Name(), "cold-locks-cache")
 			for b.Loop() {
 				if cold {
-					os.Remove(filepath.Join(cacheDir, "locks.json"))
-					os.Remove(filepath.Join(cacheDir, "locks-tip.json"))
+					os.Remove(filepath.Join(cacheDir, "locks"))
+					os.Remove(filepath.Join(cacheDir, "locks-tip"))
 				}
 				cmd := exec.Command(name, args...)
 				cmd.Dir = dir
