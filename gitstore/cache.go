@@ -110,7 +110,7 @@ func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
 func (s *Store) DropCache(feature string) {
 	s.dropLegacyCache(feature)
 	for _, p := range []string{s.cachePath(feature), s.deltaPath(feature),
-		filepath.Join(s.ZergDir(), "cache", feature+".workers"), s.indexPath(feature),
+		filepath.Join(s.ZergDir(), "cache", feature+".workers"), s.indexPath(feature), s.indexDeltaPath(feature),
 		filepath.Join(s.ZergDir(), "cache", feature+".task-json")} {
 		os.Remove(p)
 	}
