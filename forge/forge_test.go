@@ -3,6 +3,9 @@ package forge_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,5 +226,53 @@ func TestToken(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "github")
 	if forge.Token() != "github" {
 		t.Error("GITHUB_TOKEN does not come first")
+	}
+}
+
+// TestOtherRefusals covers the answers the fake forge does not give:
+// GitHub's secondary rate limits (403 with Retry-After, or 429), a 403
+// that is a missing permission, a 422 with its reasons, and an answer that
+// is not GitHub's JSON.
+func TestOtherRefusals(t *testing.T) {
+	var status int
+	var header map[string]string
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for k, v := range header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	c, err := forge.New(forge.Options{Repo: forge.Repo{Owner: "acme", Name: "widgets"}, API: srv.URL + "/api/v3",
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		status int
+		header map[string]string
+		body   string
+		kind   forge.Kind
+		msg    string
+		reset  bool
+	}{
+		{403, map[string]string{"Retry-After": "60"}, `{"message":"You have exceeded a secondary rate limit."}`,
+			forge.RateLimited, "read issue #1 of acme/widgets: secondary rate limit exceeded; try again after ", true},
+		{429, nil, `{"message":"Too many requests"}`, forge.RateLimited, "read issue #1 of acme/widgets: secondary rate limit exceeded", false},
+		{403, nil, `{"message":"Resource not accessible by integration"}`,
+			forge.Forbidden, "read issue #1 of acme/widgets: 403 forbidden: Resource not accessible by integration", false},
+		{422, nil, `{"message":"Validation Failed","errors":[{"message":"A pull request already exists"}]}`,
+			forge.Invalid, "read issue #1 of acme/widgets: 422 refused: Validation Failed; A pull request already exists", false},
+		{418, nil, `<html>teapot</html>`, forge.Other, "read issue #1 of acme/widgets: 418 I'm a teapot", false},
+		{200, nil, `<html>a proxy's page</html>`, forge.Other, "read issue #1 of acme/widgets: 127.0.0.1", false},
+	} {
+		status, header, body = tc.status, tc.header, tc.body
+		fe := kindOf(t, func() error { _, err := c.Issue(ctx, 1); return err }())
+		if fe.Kind != tc.kind || !strings.HasPrefix(fe.Error(), tc.msg) || fe.Reset.IsZero() == tc.reset {
+			t.Errorf("%d %s: got %v (kind %d, reset %v)", tc.status, tc.body, fe, fe.Kind, fe.Reset)
+		}
 	}
 }
