@@ -313,6 +313,24 @@ type entry struct {
 // worker, and git itself refuses to remove it without a double force.
 func (e *entry) interrupted() bool { return e.locked && e.lockReason == "initializing" }
 
+// removeInterrupted removes the worktree of an add that was killed
+// half-way. git refuses to, even with a double force, when the kill came
+// before it wrote the worktree's .git file ("validation failed ... is not
+// a .git file"); its directory is then removed here first, after which
+// git drops what it keeps of it. Nothing is lost: a worktree still locked
+// "initializing" was never handed to a worker.
+func (m *Manager) removeInterrupted(ctx context.Context, dir string) error {
+	_, err := m.Git.Run(ctx, "worktree", "remove", "--force", "--force", dir)
+	if err == nil || !strings.Contains(err.Error(), "validation failed") {
+		return err
+	}
+	if rerr := os.RemoveAll(dir); rerr != nil {
+		return err
+	}
+	_, err = m.Git.Run(ctx, "worktree", "remove", "--force", "--force", dir)
+	return err
+}
+
 func (m *Manager) entries(ctx context.Context) ([]entry, error) {
 	out, err := m.Git.Run(ctx, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
@@ -611,7 +629,7 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 	created := false
 	e := find(list, ref, w.Dir)
 	if e != nil && e.interrupted() && !samePath(e.dir, list[0].dir) {
-		if _, err := m.Git.Run(ctx, "worktree", "remove", "--force", "--force", e.dir); err != nil {
+		if err := m.removeInterrupted(ctx, e.dir); err != nil {
 			return nil, nil, false, err
 		}
 		e = nil
@@ -753,12 +771,14 @@ func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
 			return &Error{Dir: dir, Branch: branch, Err: ErrUnmerged, Commits: k}
 		}
 	}
-	if e != nil {
+	switch {
+	case e != nil && e.interrupted():
+		if err := m.removeInterrupted(ctx, e.dir); err != nil {
+			return err
+		}
+	case e != nil:
 		args := []string{"worktree", "remove"}
 		if force {
-			args = append(args, "--force")
-		}
-		if e.interrupted() {
 			args = append(args, "--force")
 		}
 		if _, err := m.Git.Run(ctx, append(args, e.dir)...); err != nil {

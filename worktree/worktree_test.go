@@ -650,6 +650,33 @@ func TestInterruptedAdd(t *testing.T) {
 	if ws, _ := m.List(ctx); len(ws) != 1 {
 		t.Fatalf("%d worktrees left, want 1", len(ws))
 	}
+
+	// Killed before git wrote the worktree's .git file: git refuses to
+	// remove it even with a double force ("validation failed").
+	for _, broken := range []func(dir string){
+		func(dir string) { os.Remove(filepath.Join(dir, ".git")) },
+		func(dir string) { os.WriteFile(filepath.Join(dir, ".git"), nil, 0o644) },
+	} {
+		dir := half(3)
+		broken(dir)
+		if w, err := m.Add(ctx, 3, staging); err != nil || w.Dir != dir {
+			t.Fatalf("Add over an add killed before its .git file: %+v, %v", w, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil {
+			t.Fatal("the rebuilt worktree lacks a checked-out file")
+		}
+		if err := m.Remove(ctx, Worker{N: 3}, false); err != nil {
+			t.Fatal(err)
+		}
+		half(4)
+		broken(filepath.Join(m.Root, "worker-4"))
+		if err := m.Remove(ctx, Worker{N: 4}, false); err != nil {
+			t.Fatalf("Remove of an add killed before its .git file: %v", err)
+		}
+		if ws, _ := m.List(ctx); len(ws) != 1 {
+			t.Fatalf("%d worktrees left, want 1", len(ws))
+		}
+	}
 }
 
 // A worker branch's lock file that a git killed with its rush left
