@@ -41,10 +41,13 @@ type rush struct {
 	marker  *rushMarker
 	mgr     *worktree.Manager
 	// prefetching: a background catch-up with the remote is on its way,
-	// through fresher (its store, only ever used by that one); working
-	// counts the worker commands running.
+	// through fresher (its store, only ever used by that one); caughtUp
+	// is when the last one ended (Unix nanoseconds) and catchUpTook how
+	// long it took; working counts the worker commands running.
 	prefetching atomic.Bool
 	fresher     *gitstore.Store
+	caughtUp    atomic.Int64
+	catchUpTook atomic.Int64
 	working     atomic.Int32
 	// remote shares the rush with other hosts ("" for none); lastPoll is
 	// when this host last looked at its state.
