@@ -79,14 +79,7 @@ func TestReadyFromIndexIsReadyOrder(t *testing.T) {
 		case 6:
 			clock.Add(time.Duration(rng.IntN(40)) * time.Minute)
 		}
-		tx, err := g.View()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := tx.Index()
-		if err != nil {
-			t.Fatal(err)
-		}
+		tx, ix := freshView(t, g)
 		var got []string
 		for _, e := range ReadyEntries(ix, p, clock.Now()) {
 			got = append(got, e.ID)
@@ -152,14 +145,7 @@ func TestReadyBestFirstIsReadyEntries(t *testing.T) {
 			// Its dependents become candidates.
 			markDone(t, g, clock, got.ID())
 		}
-		tx, err := g.View()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := tx.Index()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, ix := freshView(t, g)
 		var best, want []string
 		readyBestFirst(ix, p, clock.Now(), func(e *gitstore.IndexEntry) bool { best = append(best, e.ID); return true })
 		for _, e := range ReadyEntries(ix, p, clock.Now()) {
@@ -173,6 +159,20 @@ func TestReadyBestFirstIsReadyEntries(t *testing.T) {
 
 // markDone records a claimed task done, as a level merge leaves it; the
 // engine's done needs real work, which is not what these tests are about.
+// freshView is the feature's state now and its task index.
+func freshView(t *testing.T, g *Engine) (*gitstore.Tx, *gitstore.Index) {
+	t.Helper()
+	tx, err := g.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := tx.Index()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx, ix
+}
+
 func markDone(t *testing.T, g *Engine, clock interface{ Now() time.Time }, id string) {
 	t.Helper()
 	err := g.Store.Update(context.Background(), g.Feature, clock.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {

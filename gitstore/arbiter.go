@@ -270,10 +270,11 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	if len(specs) > 0 {
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
 			s.forget(feature)
-			if pushLost(err) {
+			lost := pushLost(err)
+			if lost {
 				leaseLost.Store(s.seenKey(feature), time.Now())
 			}
-			if len(also) > 0 && pushLost(err) {
+			if len(also) > 0 && lost {
 				// Whichever lease failed, the caller decides again on what
 				// the arbiter holds now (its ref may be another host's).
 				return fmt.Errorf("%w: %s", ErrRemoteRefMoved, s.arbiter)

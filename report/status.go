@@ -2,7 +2,9 @@ package report
 
 import (
 	"io"
+	"time"
 
+	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/view"
 )
@@ -114,13 +116,19 @@ func writeStatusJSON(w io.Writer, sn *view.Snapshot) (misses int, err error) {
 	return misses, err
 }
 
-// WarmStatusJSON renders every task of sn into the cache status --json
-// copies from, so that the first status --json after a plan copies a file
-// (0.16 s at 100,000 tasks) instead of rendering every task (0.7 s). A
-// plan calls it while it holds every task it wrote. Best effort: without
-// the file, status --json renders the tasks itself.
-func WarmStatusJSON(sn *view.Snapshot) {
-	statusTasks(sn, func([]byte) error { return nil }, true)
+// WarmStatusJSON renders every task of the feature into the cache status
+// --json copies from, so that the first status --json after a plan copies
+// a file (0.16 s at 100,000 tasks) instead of rendering every task (0.7 s).
+// A plan calls it while it holds every task it wrote. Best effort:
+// without the file, status --json renders the tasks itself.
+func WarmStatusJSON(s *gitstore.Store, feature string, now time.Time) {
+	tx, err := s.View(feature)
+	if err != nil {
+		return
+	}
+	if sn, err := view.Read(s, tx, now); err == nil {
+		statusTasks(sn, func([]byte) error { return nil }, true)
+	}
 }
 
 // readAllAfter is how many misses make reading every task at once cheaper.

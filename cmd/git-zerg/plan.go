@@ -13,7 +13,6 @@ import (
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
-	"github.com/git-zerg/git-zerg/view"
 )
 
 type validateOptions struct {
@@ -199,13 +198,7 @@ func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
 	if err != nil {
 		return err
 	}
-	// The rendering status --json copies from, written while this process
-	// holds every task; best effort, as the caches the plan writes.
-	if tx, err := g.Store.View(res.Feature); err == nil {
-		if sn, err := view.Read(g.Store, tx, e.now()); err == nil {
-			report.WarmStatusJSON(sn)
-		}
-	}
+	report.WarmStatusJSON(g.Store, res.Feature, e.now())
 	// A staging branch left by an earlier plan of this name is where the
 	// rush will build: say so, since HEAD is what one would expect.
 	if res.StagingTip != "" {
