@@ -177,8 +177,16 @@ func TestWriteCache(t *testing.T) {
 	if _, err := os.Stat(s.cachePath("f")); !os.IsNotExist(err) {
 		t.Fatalf("cache file written during the run: %v", err)
 	}
+	legacy := filepath.Join(s.ZergDir(), "cache", "f.gob") // the first format's file
+	os.MkdirAll(filepath.Dir(legacy), 0o755)
+	if err := os.WriteFile(legacy, []byte("gob"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.WriteCache("f"); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(legacy); err == nil {
+		t.Fatal("the first format's task cache file is left behind")
 	}
 	c := s.loadCache("f")
 	tx, _ = s.View("f")
@@ -225,8 +233,18 @@ func TestLeaseCacheFile(t *testing.T) {
 		}
 		return ws
 	}
+	// The cache file of the first format (JSON) goes when the new one is
+	// written.
+	legacy := s.ZergDir() + "/cache/f.workers.json"
+	os.MkdirAll(filepath.Dir(legacy), 0o755)
+	if err := os.WriteFile(legacy, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if n := len(read(t.Name() + " 1")); n != 3*rewriteAfter {
 		t.Fatalf("%d leases", n)
+	}
+	if _, err := os.Stat(legacy); err == nil {
+		t.Fatal("the first format's lease cache file is left behind")
 	}
 	b, err := os.ReadFile(s.ZergDir() + "/cache/f.workers")
 	if err != nil {
