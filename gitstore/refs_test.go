@@ -164,8 +164,17 @@ func readEverything(t *testing.T, s *Store, want map[string]plumbing.Hash) {
 	} else if locks, err := lv.Locks(); err != nil || len(locks) != 1 {
 		t.Errorf("Locks() of the locks view = %v, %v", locks, err)
 	}
+	// The snapshot of the first cache format goes when LocksAt writes its
+	// own (here, with none yet).
+	legacy := filepath.Join(s.ZergDir(), "cache", "locks-tip.json")
+	os.MkdirAll(filepath.Dir(legacy), 0o755)
+	os.Remove(filepath.Join(s.ZergDir(), "cache", "locks-tip"))
+	os.WriteFile(legacy, []byte("{}"), 0o644)
 	if locks, err := s.LocksAt(want[LocksRef]); err != nil || len(locks) != 1 {
 		t.Errorf("LocksAt = %v, %v", locks, err)
+	}
+	if _, err := os.Stat(legacy); err == nil {
+		t.Error("the first format's locks snapshot is left behind")
 	}
 	if log, err := s.Log("f", 0); err != nil || len(log) != 2 {
 		t.Errorf("Log = %d entries, %v", len(log), err)
