@@ -304,7 +304,9 @@ func (s *Store) packsMoved() bool {
 	names := s.packNames()
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
-	if names == s.packsSeen {
+	// The packs read directly are loaded on their own, after go-git's or
+	// before: either list may be behind.
+	if names == s.packsSeen && (!s.packsLoaded || names == s.directSeen) {
 		return false
 	}
 	s.dropDirectPacks()

@@ -226,6 +226,7 @@ func (s *Store) directPacks() []*packFile {
 		return s.packs
 	}
 	s.packsLoaded = true
+	s.directSeen = s.packNames() // listed before the packs: never newer than they are
 	for _, d := range s.objectDirs() {
 		names, _ := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
 		for _, name := range names {

@@ -94,6 +94,9 @@ type Store struct {
 	// lists them again.
 	packs       []*packFile
 	packsLoaded bool
+	// directSeen lists the packs as they were when packs was loaded: it
+	// may be newer than packsSeen, or older.
+	directSeen string
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
