@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/gitstore"
 )
@@ -59,7 +58,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 	if !last.IsZero() {
 		// A last tip gone from the repository (gc'd after a rewrite)
 		// cannot bound the replay: replay everything.
-		if _, err := object.GetCommit(s.Objects(), last); err != nil {
+		if _, err := s.ReadCommit(last); err != nil {
 			last = plumbing.ZeroHash
 		}
 	}
@@ -123,7 +122,7 @@ func writtenHere(s *gitstore.Store, feature string, tip, last plumbing.Hash) (wa
 		if !ours[h] {
 			return walked, false
 		}
-		c, err := object.GetCommit(s.Objects(), h)
+		c, err := s.ReadCommit(h)
 		if err != nil || len(c.ParentHashes) > 1 {
 			return walked, false
 		}
@@ -143,7 +142,7 @@ func lastGood(s *gitstore.Store, feature string, tip, last plumbing.Hash) plumbi
 		if _, ok := writtenHere(s, feature, h, last); ok {
 			return h
 		}
-		c, err := object.GetCommit(s.Objects(), h)
+		c, err := s.ReadCommit(h)
 		if err != nil || len(c.ParentHashes) == 0 {
 			break
 		}

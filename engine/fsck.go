@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,10 +16,10 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -203,13 +203,13 @@ func (h *historyChecker) check(feature, tip, stop string) ([]gates.Problem, erro
 		if len(f) == 0 {
 			continue
 		}
-		c, err := object.GetCommit(h.s.Objects(), plumbing.NewHash(f[0]))
+		c, err := h.s.ReadCommit(plumbing.NewHash(f[0]))
 		if err != nil {
 			return nil, fmt.Errorf("feature %s: read %s: %w", feature, f[0], err)
 		}
-		ps := make([]*object.Commit, 0, len(c.ParentHashes))
+		ps := make([]*gitobj.Commit, 0, len(c.ParentHashes))
 		for _, ph := range c.ParentHashes {
-			p, err := object.GetCommit(h.s.Objects(), ph)
+			p, err := h.s.ReadCommit(ph)
 			if err != nil {
 				return nil, fmt.Errorf("feature %s: read parent of %s: %w", feature, c.Hash, err)
 			}
@@ -228,18 +228,18 @@ func (h *historyChecker) check(feature, tip, stop string) ([]gates.Problem, erro
 // checkCommit replays one state commit against its parent (none for the
 // first commit); a merge commit is checked for taking each task from one
 // of its parents.
-func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit) ([]gates.Problem, error) {
+func (h *historyChecker) checkCommit(c *gitobj.Commit, parents []*gitobj.Commit) ([]gates.Problem, error) {
 	msg := gitstore.ParseMessage(c.Message)
 	rc := gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock,
 		Root: len(parents) == 0, Merge: len(parents) > 1}
 	var parentHash plumbing.Hash
-	var before *object.Tree
+	var before *gitobj.Tree
 	for i, p := range parents {
 		rc.ParentClock = max(rc.ParentClock, gitstore.ParseMessage(p.Message).Clock)
 		if i == 0 {
 			parentHash = p.Hash
 			var err error
-			if before, err = p.Tree(); err != nil {
+			if before, err = h.s.ReadTree(p.TreeHash); err != nil {
 				return nil, err
 			}
 			if isTombstone(before) {
@@ -249,7 +249,7 @@ func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit)
 			}
 		}
 	}
-	after, err := c.Tree()
+	after, err := h.s.ReadTree(c.TreeHash)
 	if err != nil {
 		return nil, err
 	}
@@ -269,13 +269,9 @@ func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit)
 	otherSides := func(name string) ([]plumbing.Hash, error) {
 		var out []plumbing.Hash
 		for _, p := range parents[1:] {
-			t, err := p.Tree()
-			if err != nil {
-				return nil, err
-			}
-			e, err := t.FindEntry(name)
+			e, err := h.s.EntryAt(p.TreeHash, name)
 			switch {
-			case errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound):
+			case errors.Is(err, gitobj.ErrNotFound):
 				out = append(out, plumbing.ZeroHash)
 			case err != nil:
 				return nil, err
@@ -357,7 +353,7 @@ func (h *historyChecker) checkCommit(c *object.Commit, parents []*object.Commit)
 
 // isTombstone reports whether a state tree is a deleted feature's
 // tombstone (gitstore's Tx.Delete: a tree holding only "deleted").
-func isTombstone(t *object.Tree) bool {
+func isTombstone(t *gitobj.Tree) bool {
 	for _, e := range t.Entries {
 		if e.Name == "deleted" {
 			return true
@@ -377,11 +373,11 @@ type blobChange struct {
 // reading only the subtrees whose hashes differ: a transition rewrites a
 // shard or two, whatever the size of the graph. (go-git's DiffTree reads
 // every child tree of a changed directory, all 256 shards per commit.)
-func (h *historyChecker) diffTrees(a, b *object.Tree, prefix string) ([]blobChange, error) {
-	type pair struct{ a, b *object.TreeEntry }
+func (h *historyChecker) diffTrees(a, b *gitobj.Tree, prefix string) ([]blobChange, error) {
+	type pair struct{ a, b *gitobj.TreeEntry }
 	byName := map[string]*pair{}
 	var names []string
-	add := func(t *object.Tree, side int) {
+	add := func(t *gitobj.Tree, side int) {
 		if t == nil {
 			return
 		}
@@ -409,19 +405,19 @@ func (h *historyChecker) diffTrees(a, b *object.Tree, prefix string) ([]blobChan
 		if p.a != nil && p.b != nil && p.a.Hash == p.b.Hash && p.a.Mode == p.b.Mode {
 			continue
 		}
-		var sa, sb *object.Tree
+		var sa, sb *gitobj.Tree
 		var fa, fb plumbing.Hash
 		for _, side := range []struct {
-			e    *object.TreeEntry
-			tree **object.Tree
+			e    *gitobj.TreeEntry
+			tree **gitobj.Tree
 			blob *plumbing.Hash
 		}{{p.a, &sa, &fa}, {p.b, &sb, &fb}} {
 			switch {
 			case side.e == nil:
 			case side.e.Mode == filemode.Dir:
-				t, err := object.GetTree(h.s.Objects(), side.e.Hash)
+				t, err := h.s.ReadTree(side.e.Hash)
 				if err != nil {
-					return nil, fmt.Errorf("read tree %s: %w", side.e.Hash, err)
+					return nil, err
 				}
 				*side.tree = t
 			default:
@@ -443,16 +439,7 @@ func (h *historyChecker) diffTrees(a, b *object.Tree, prefix string) ([]blobChan
 }
 
 func (h *historyChecker) blob(hash plumbing.Hash) ([]byte, error) {
-	b, err := object.GetBlob(h.s.Objects(), hash)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", hash, err)
-	}
-	r, err := b.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
+	return h.s.ReadBlob(hash)
 }
 
 // task decodes one side of a change: nil when the task is absent on that
@@ -512,11 +499,11 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 		if !plumbing.IsHash(rev) {
 			return false, nil
 		}
-		_, err := h.s.Objects().EncodedObject(plumbing.CommitObject, plumbing.NewHash(rev))
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
+		typ, err := h.s.ObjectType(plumbing.NewHash(rev))
+		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
-		return err == nil, err
+		return err == nil && typ == plumbing.CommitObject, err
 	}
 	var err error
 	if w.Exists, err = exists(q.Commit); err != nil || !w.Exists {
@@ -569,29 +556,28 @@ func (h *historyChecker) tasksIn(commit plumbing.Hash) ([]*state.Task, error) {
 	if ts, ok := h.tasks[commit]; ok || commit.IsZero() {
 		return ts, nil
 	}
-	c, err := object.GetCommit(h.s.Objects(), commit)
-	if err != nil {
-		return nil, err
-	}
-	root, err := c.Tree()
+	c, err := h.s.ReadCommit(commit)
 	if err != nil {
 		return nil, err
 	}
 	var out []*state.Task
-	tasks, err := root.Tree("tasks")
-	if err == nil {
-		err = tasks.Files().ForEach(func(f *object.File) error {
-			s, err := f.Contents()
+	tasks, err := h.s.EntryAt(c.TreeHash, "tasks")
+	if err == nil && tasks.Mode == filemode.Dir {
+		err = h.s.WalkFiles(tasks.Hash, func(_ string, e gitobj.TreeEntry) error {
+			if e.Mode == filemode.Submodule {
+				return nil // no object here to read
+			}
+			b, err := h.s.ReadBlob(e.Hash)
 			if err != nil {
 				return err
 			}
 			var t state.Task
-			if json.Unmarshal([]byte(s), &t) == nil && t.Spec != nil {
+			if json.Unmarshal(b, &t) == nil && t.Spec != nil {
 				out = append(out, &t)
 			}
 			return nil
 		})
-	} else if errors.Is(err, object.ErrDirectoryNotFound) {
+	} else if errors.Is(err, gitobj.ErrNotFound) {
 		err = nil
 	}
 	if err != nil {

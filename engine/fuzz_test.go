@@ -7,9 +7,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -43,14 +42,14 @@ func FuzzCheckIncoming(f *testing.F) {
 
 	// The history's transitions, oldest first (the plan is not fuzzed: a
 	// plan may set a task to anything).
-	var commits []*object.Commit
+	var commits []*gitobj.Commit
 	for h := g.tip(f); ; {
-		c, err := object.GetCommit(s.Objects(), h)
+		c, err := s.ReadCommit(h)
 		must(err)
 		if len(c.ParentHashes) == 0 {
 			break
 		}
-		commits = append([]*object.Commit{c}, commits...)
+		commits = append([]*gitobj.Commit{c}, commits...)
 		h = c.ParentHashes[0]
 	}
 	ids := []string{"T1", "T2", "T3"}

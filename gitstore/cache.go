@@ -7,8 +7,8 @@ import (
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -303,7 +303,7 @@ func decodeEntries[T any](s *Store, name string, codec entryCodec[T], tree plumb
 	}
 	m := s.memo()
 	out := make(map[string]T, len(t.Entries))
-	var missing []object.TreeEntry
+	var missing []gitobj.TreeEntry
 	for _, e := range t.Entries {
 		if v, ok := m.value(e.Hash); ok {
 			if tv, ok := v.(T); ok {

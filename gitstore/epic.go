@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -95,13 +95,13 @@ func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, 
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
 	msg := &Message{Subject: subject, Op: op}
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
+	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
 	if !old.IsZero() {
 		c.ParentHashes = []plumbing.Hash{old}
 	}
-	h, err := s.writeObject(c)
+	h, err := s.writeCommit(c)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

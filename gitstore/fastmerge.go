@@ -9,7 +9,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/gitobj"
 )
 
 // A level's tasks own disjoint files and all start from the same staging
@@ -33,9 +34,9 @@ var ErrNotDisjoint = errors.New("work does not apply as disjoint changes")
 // with a compare-and-swap. It returns the new tip and its tree, or
 // ErrNotDisjoint (nothing written to any ref) when a pin did not start
 // from old or two pins change one path.
-func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, sig object.Signature) (tip, tree string, err error) {
+func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, sig gitobj.Signature) (tip, tree string, err error) {
 	oldHash := plumbing.NewHash(old)
-	changes := map[string]*object.TreeEntry{} // path -> new entry, nil = deleted
+	changes := map[string]*gitobj.TreeEntry{} // path -> new entry, nil = deleted
 	owner := map[string]string{}
 	type step struct {
 		task   string
@@ -54,7 +55,7 @@ func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, 
 		if err != nil {
 			return "", "", err
 		}
-		t, err := s.commitTree(c)
+		cc, err := s.readCommit(c)
 		if err != nil {
 			return "", "", err
 		}
@@ -63,9 +64,9 @@ func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, 
 				return "", "", ErrNotDisjoint
 			}
 			owner[path] = p.Task
-			e, err := t.FindEntry(path)
+			e, err := s.EntryAt(cc.TreeHash, path)
 			switch {
-			case errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound):
+			case errors.Is(err, gitobj.ErrNotFound):
 				changes[path] = nil
 			case err != nil:
 				return "", "", err
@@ -73,40 +74,39 @@ func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, 
 				if e.Mode == filemode.Dir {
 					return "", "", ErrNotDisjoint // a file turned into a directory: leave it to git
 				}
-				entry := *e
-				changes[path] = &entry
+				changes[path] = &e
 			}
 		}
 		steps = append(steps, step{p.Task, c})
 	}
 	if len(steps) == 0 {
-		t, err := s.commitTree(oldHash)
+		c, err := s.readCommit(oldHash)
 		if err != nil {
 			return "", "", err
 		}
-		return old, t.Hash.String(), nil
+		return old, c.TreeHash.String(), nil
 	}
 	// Each merge commit of the chain gets the tree with the changes of the
 	// tasks merged so far, so that every commit on staging is a true state.
-	base, err := s.commitTree(oldHash)
+	base, err := s.readCommit(oldHash)
 	if err != nil {
 		return "", "", err
 	}
-	cur, curTree := oldHash, base.Hash
-	applied := map[string]*object.TreeEntry{}
+	cur, curTree := oldHash, base.TreeHash
+	applied := map[string]*gitobj.TreeEntry{}
 	for _, st := range steps {
 		for path, task := range owner {
 			if task == st.task {
 				applied[path] = changes[path]
 			}
 		}
-		th, err := s.applyChanges(base.Hash, applied)
+		th, err := s.applyChanges(base.TreeHash, applied)
 		if err != nil {
 			return "", "", err
 		}
-		c := &object.Commit{Author: sig, Committer: sig, Message: "merge " + st.task + " into staging\n",
+		c := &gitobj.Commit{Author: sig, Committer: sig, Message: "merge " + st.task + " into staging\n",
 			TreeHash: th, ParentHashes: []plumbing.Hash{cur, st.commit}}
-		if cur, err = s.writeObject(c); err != nil {
+		if cur, err = s.writeCommit(c); err != nil {
 			return "", "", err
 		}
 		curTree = th
@@ -123,25 +123,25 @@ func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, 
 
 // applyChanges writes the tree of root with the given paths replaced (nil:
 // removed), rewriting only the directories on those paths.
-func (s *Store) applyChanges(root plumbing.Hash, changes map[string]*object.TreeEntry) (plumbing.Hash, error) {
+func (s *Store) applyChanges(root plumbing.Hash, changes map[string]*gitobj.TreeEntry) (plumbing.Hash, error) {
 	t, err := s.readTree(root)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	e := entriesOf(t)
-	sub := map[string]map[string]*object.TreeEntry{}
+	sub := map[string]map[string]*gitobj.TreeEntry{}
 	for path, ch := range changes {
 		dir, rest, nested := strings.Cut(path, "/")
 		if !nested {
 			if ch == nil {
 				delete(e, path)
 			} else {
-				e[path] = object.TreeEntry{Name: path, Mode: ch.Mode, Hash: ch.Hash}
+				e[path] = gitobj.TreeEntry{Name: path, Mode: ch.Mode, Hash: ch.Hash}
 			}
 			continue
 		}
 		if sub[dir] == nil {
-			sub[dir] = map[string]*object.TreeEntry{}
+			sub[dir] = map[string]*gitobj.TreeEntry{}
 		}
 		sub[dir][rest] = ch
 	}
@@ -169,6 +169,6 @@ func (s *Store) applyChanges(root plumbing.Hash, changes map[string]*object.Tree
 }
 
 // Signature is the identity of commits git-zerg makes itself.
-func Signature(name, email string, when time.Time) object.Signature {
-	return object.Signature{Name: name, Email: email, When: when}
+func Signature(name, email string, when time.Time) gitobj.Signature {
+	return gitobj.Signature{Name: name, Email: email, When: when}
 }

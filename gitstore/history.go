@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
@@ -108,41 +107,20 @@ func (s *Store) IsAncestor(ctx context.Context, a, b plumbing.Hash) (bool, error
 // ChangedPaths lists the paths whose content differs between two commits,
 // sorted; a rename counts as both paths (the task must own both).
 func (s *Store) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
-	ta, err := s.commitTree(from)
+	ca, err := s.readCommit(from)
 	if err != nil {
 		return nil, err
 	}
-	tb, err := s.commitTree(to)
+	cb, err := s.readCommit(to)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := object.DiffTree(ta, tb)
+	out, err := s.DiffTrees(ca.TreeHash, cb.TreeHash)
 	if err != nil {
 		return nil, err
-	}
-	set := map[string]bool{}
-	for _, ch := range changes {
-		if ch.From.Name != "" {
-			set[ch.From.Name] = true
-		}
-		if ch.To.Name != "" {
-			set[ch.To.Name] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-func (s *Store) commitTree(h plumbing.Hash) (*object.Tree, error) {
-	c, err := s.readCommit(h)
-	if err != nil {
-		return nil, err
-	}
-	return s.readTree(c.TreeHash)
 }
 
 // InHistory reports which of commits are in tip's history (tip included),

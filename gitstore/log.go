@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/git-zerg/git-zerg/gitobj"
 )
 
 // Entry is one state commit.
@@ -68,17 +70,12 @@ func (s *Store) TaskAt(commit plumbing.Hash, id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.readTree(c.TreeHash)
-	if err != nil {
-		return nil, err
-	}
-	f, err := t.File("tasks/" + shardOf(id) + "/" + id)
-	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+	e, err := s.EntryAt(c.TreeHash, "tasks/"+shardOf(id)+"/"+id)
+	if errors.Is(err, gitobj.ErrNotFound) || (err == nil && e.Mode == filemode.Dir) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	str, err := f.Contents()
-	return []byte(str), err
+	return s.readBlob(e.Hash)
 }

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,8 +19,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -238,15 +237,13 @@ func (m *memo) putValue(blob plumbing.Hash, v any) {
 }
 
 // rawObject returns an object's type and content: from the memo, else from
-// its loose file (read directly: go-git resolves every path component
-// through its file system layer, a dozen system calls per object), else
-// from a pack through go-git.
+// its loose file, else from a pack.
 //
 // git gc and git repack move objects while we read: a loose object goes
 // into a new pack, and the old packs are deleted. At every moment the
-// object is somewhere, but go-git loads the list of packs once, so a read
-// that missed (or found its pack deleted) looks again, from the loose file
-// on, once the packs have changed.
+// object is somewhere, but the packs are listed once, so a read that
+// missed (or found its pack deleted) looks again, from the loose file on,
+// once the packs have changed.
 func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	m := s.memo()
 	if o, ok := m.object(h); ok {
@@ -274,73 +271,86 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 // repacks again meanwhile.
 const packMovesFollowed = 5
 
+// errNoObject: the object is in no object directory (fs.ErrNotExist, for
+// callers that tell a missing object from a damaged one).
+var errNoObject = fmt.Errorf("object not found: %w", fs.ErrNotExist)
+
 func (s *Store) readPacked(h plumbing.Hash) (memoObject, error) {
 	s.packMu.Lock()
-	defer s.packMu.Unlock()
-	if o, err := s.readDirect(h, 0); !errors.Is(err, errNotInPacks) {
+	o, err := s.readDirect(h, 0)
+	foreign := s.foreign
+	s.packMu.Unlock()
+	if !errors.Is(err, errNotInPacks) {
 		return o, err
 	}
-	obj, err := s.objs.EncodedObject(plumbing.AnyObject, h)
+	if !foreign {
+		return memoObject{}, errNoObject
+	}
+	return s.catFile(h)
+}
+
+// catFile asks git for an object in a pack whose index this package does
+// not read (version 1, written by gits before 2007): rare enough that a
+// process for each such object costs nothing in practice.
+func (s *Store) catFile(h plumbing.Hash) (memoObject, error) {
+	ctx := context.Background()
+	typ, err := s.git.Line(ctx, "cat-file", "-t", h.String())
 	if err != nil {
-		return memoObject{}, err
+		return memoObject{}, errNoObject
 	}
-	o := memoObject{typ: obj.Type()}
-	r, err := obj.Reader()
+	t, err := plumbing.ParseObjectType(typ)
 	if err != nil {
-		return memoObject{}, err
+		return memoObject{}, fmt.Errorf("object %s: %w", h, err)
 	}
-	defer r.Close()
-	if o.data, err = io.ReadAll(r); err != nil {
-		return memoObject{}, err
+	data, err := s.git.Run(ctx, "cat-file", typ, h.String())
+	if err != nil {
+		return memoObject{}, fmt.Errorf("object %s: %w", h, err)
 	}
-	return o, nil
+	return memoObject{typ: t, data: data}, nil
 }
 
 // packsMoved reports whether the packs (this repository's and its
-// alternates') differ from those go-git has loaded, and if so makes it
-// load them again. The packs were unknown before the first call, which
-// therefore reports a change when there are any.
+// alternates') differ from those last listed, and if so forgets them, so
+// that the next read lists them again. The packs were unknown before the
+// first call, which therefore reports a change when there are any.
 func (s *Store) packsMoved() bool {
 	names := s.packNames()
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
-	// The packs read directly are loaded on their own, after go-git's or
-	// before: either list may be behind.
-	if names == s.packsSeen && (!s.packsLoaded || names == s.directSeen) {
+	if s.packsLoaded && names == s.directSeen {
 		return false
 	}
 	s.dropDirectPacks()
-	s.objs.Reindex()
-	// Load now, to know what was loaded: a pack deleted, or a pack
-	// whose index is not written yet, fails go-git's load half way, and
-	// it keeps the half for good. Only a clean load of the packs listed
-	// is taken as knowing them; otherwise the next miss loads again.
-	err := s.objs.HasEncodedObject(plumbing.ZeroHash)
-	s.packsSeen = ""
-	if errors.Is(err, plumbing.ErrObjectNotFound) && s.packNames() == names {
-		s.packsSeen = names
-	}
 	return true
 }
 
 // objectDirs are the repository's object directory and its alternates'.
 func (s *Store) objectDirs() []string {
-	dirs := []string{filepath.Join(s.CommonDir, "objects")}
-	if alt, err := os.ReadFile(filepath.Join(s.CommonDir, "objects", "info", "alternates")); err == nil {
+	return append([]string{filepath.Join(s.CommonDir, "objects")}, s.alternates()...)
+}
+
+// alternates are the object directories objects/info/alternates names,
+// read once: git does not change them while a command runs.
+func (s *Store) alternates() []string {
+	s.altOnce.Do(func() {
+		alt, err := os.ReadFile(filepath.Join(s.CommonDir, "objects", "info", "alternates"))
+		if err != nil {
+			return
+		}
 		for _, line := range strings.Split(string(alt), "\n") {
 			if line = strings.TrimSpace(line); line != "" && line[0] != '#' {
 				if !filepath.IsAbs(line) {
 					line = filepath.Join(s.CommonDir, "objects", line)
 				}
-				dirs = append(dirs, line)
+				s.altDirs = append(s.altDirs, line)
 			}
 		}
-	}
-	return dirs
+	})
+	return s.altDirs
 }
 
-// packNames lists the pack files go-git reads, one name a line: a pack's
-// name is the hash of its content, so equal lists are equal packs.
+// packNames lists the pack files, one name a line: a pack's name is the
+// hash of its content, so equal lists are equal packs.
 func (s *Store) packNames() string {
 	var b strings.Builder
 	for _, d := range s.objectDirs() {
@@ -366,6 +376,14 @@ func (s *Store) loosePath(h plumbing.Hash) string {
 
 func (s *Store) readLoose(h plumbing.Hash) (memoObject, error) {
 	raw, err := os.ReadFile(s.loosePath(h))
+	if errors.Is(err, fs.ErrNotExist) {
+		hex := h.String()
+		for _, d := range s.alternates() {
+			if raw, err = os.ReadFile(filepath.Join(d, hex[:2], hex[2:])); !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+		}
+	}
 	if err != nil {
 		return memoObject{}, err
 	}
@@ -403,18 +421,15 @@ func (s *Store) hasObject(h plumbing.Hash) bool {
 		return true
 	}
 	s.packMu.Lock()
-	var err error
-	if !s.hasDirect(h) {
-		err = s.objs.HasEncodedObject(h)
-	}
+	found := s.hasDirect(h)
 	s.packMu.Unlock()
-	if err == nil {
+	if found {
 		s.memo().markPresent(h)
 		return true
 	}
-	// Not where go-git last looked: the packs may have moved, or the
-	// object is in an alternate, which go-git's test leaves out.
-	_, err = s.rawObject(h)
+	// Not in the packs last listed: they may have moved, or the object
+	// is loose in an alternate.
+	_, err := s.rawObject(h)
 	return err == nil
 }
 
@@ -440,40 +455,6 @@ func (s *Store) hasLoose(h plumbing.Hash) bool {
 	}
 	return false
 }
-
-// memoStorer is go-git's object storage with reads served through the
-// memo, so that tree walks (diffs, lookups of nested paths) read each
-// object once per process.
-type memoStorer struct {
-	*filesystem.Storage
-	s *Store
-}
-
-func (r memoStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	o, err := r.s.rawObject(h)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, plumbing.ErrObjectNotFound
-		}
-		return nil, err
-	}
-	if t != plumbing.AnyObject && t != o.typ {
-		return nil, plumbing.ErrObjectNotFound
-	}
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(o.typ)
-	mo.Write(o.data)
-	return mo, nil
-}
-
-func (r memoStorer) HasEncodedObject(h plumbing.Hash) error {
-	if r.s.hasObject(h) {
-		return nil
-	}
-	return plumbing.ErrObjectNotFound
-}
-
-var _ storer.EncodedObjectStorer = memoStorer{}
 
 // zlibWriters are reused: a new zlib writer allocates over half a megabyte,
 // which cost more than the rest of writing a small object.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -104,9 +104,9 @@ func (s *Store) mergeFeature(ctx context.Context, feature string, local, remote 
 	}
 	msg := &Message{Subject: subject,
 		Op: "sync", Feature: feature, Clock: clock, Reason: strings.Join(lines, "; ")}
-	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
-	ch, err := s.writeObject(c)
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
+	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
+	ch, err := s.writeCommit(c)
 	if err != nil {
 		return MergeResult{}, err
 	}
@@ -215,7 +215,7 @@ func (m *merger) mergeRoot(base, a, b entries) (entries, error) {
 
 // pick3 is the three-way rule for one entry: equal sides, or the side that
 // changed. ok is false when both changed differently.
-func pick3(base, a, b object.TreeEntry) (object.TreeEntry, bool) {
+func pick3(base, a, b gitobj.TreeEntry) (gitobj.TreeEntry, bool) {
 	switch {
 	case a.Hash == b.Hash:
 		return a, true
@@ -224,10 +224,10 @@ func pick3(base, a, b object.TreeEntry) (object.TreeEntry, bool) {
 	case b.Hash == base.Hash:
 		return a, true
 	}
-	return object.TreeEntry{}, false
+	return gitobj.TreeEntry{}, false
 }
 
-func (m *merger) treeEntries(te object.TreeEntry) (entries, error) {
+func (m *merger) treeEntries(te gitobj.TreeEntry) (entries, error) {
 	if te.Hash.IsZero() {
 		return entries{}, nil
 	}
@@ -240,7 +240,7 @@ func (m *merger) treeEntries(te object.TreeEntry) (entries, error) {
 
 // mergeDir merges a directory entry by entry; conflicting entries go to
 // resolve. A nil result means the directory is absent.
-func (m *merger) mergeDir(base, a, b object.TreeEntry, resolve func(name string, base, a, b object.TreeEntry) (object.TreeEntry, error)) (*object.TreeEntry, error) {
+func (m *merger) mergeDir(base, a, b gitobj.TreeEntry, resolve func(name string, base, a, b gitobj.TreeEntry) (gitobj.TreeEntry, error)) (*gitobj.TreeEntry, error) {
 	if te, ok := pick3(base, a, b); ok {
 		if te.Hash.IsZero() {
 			return nil, nil
@@ -279,7 +279,7 @@ func (m *merger) mergeDir(base, a, b object.TreeEntry, resolve func(name string,
 	if err != nil {
 		return nil, err
 	}
-	return &object.TreeEntry{Mode: filemode.Dir, Hash: h}, nil
+	return &gitobj.TreeEntry{Mode: filemode.Dir, Hash: h}, nil
 }
 
 func unionNames(es ...entries) []string {
@@ -297,16 +297,16 @@ func unionNames(es ...entries) []string {
 	return out
 }
 
-func (m *merger) mergeShard(name string, base, a, b object.TreeEntry) (object.TreeEntry, error) {
+func (m *merger) mergeShard(name string, base, a, b gitobj.TreeEntry) (gitobj.TreeEntry, error) {
 	te, err := m.mergeDir(base, a, b, m.mergeTask)
 	if err != nil || te == nil {
-		return object.TreeEntry{}, err
+		return gitobj.TreeEntry{}, err
 	}
 	te.Name = name
 	return *te, nil
 }
 
-func (m *merger) readTask(te object.TreeEntry) (*state.Task, error) {
+func (m *merger) readTask(te gitobj.TreeEntry) (*state.Task, error) {
 	if te.Hash.IsZero() {
 		return nil, nil
 	}
@@ -318,18 +318,18 @@ func (m *merger) readTask(te object.TreeEntry) (*state.Task, error) {
 }
 
 // mergeTask resolves a task both sides changed.
-func (m *merger) mergeTask(name string, base, a, b object.TreeEntry) (object.TreeEntry, error) {
+func (m *merger) mergeTask(name string, base, a, b gitobj.TreeEntry) (gitobj.TreeEntry, error) {
 	tb, err := m.readTask(base)
 	if err != nil {
-		return object.TreeEntry{}, err
+		return gitobj.TreeEntry{}, err
 	}
 	ta, err := m.readTask(a)
 	if err != nil {
-		return object.TreeEntry{}, err
+		return gitobj.TreeEntry{}, err
 	}
 	tbb, err := m.readTask(b)
 	if err != nil {
-		return object.TreeEntry{}, err
+		return gitobj.TreeEntry{}, err
 	}
 	if ta == nil || tbb == nil {
 		// Deleted on one side only happens with a re-plan; keep the task.
@@ -371,13 +371,13 @@ func (m *merger) mergeTask(name string, base, a, b object.TreeEntry) (object.Tre
 	_ = loser
 	h, err := m.s.writeJSON(merged)
 	if err != nil {
-		return object.TreeEntry{}, err
+		return gitobj.TreeEntry{}, err
 	}
 	if m.tasks == nil {
 		m.tasks = map[string]*state.Task{}
 	}
 	m.tasks[name] = merged
-	return object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}, nil
+	return gitobj.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}, nil
 }
 
 func newEvents(t *state.Task, n int) []state.Event {
@@ -414,13 +414,13 @@ func describe(evs []state.Event) string {
 	return fmt.Sprintf("%s (clock %d)", s, e.Clock)
 }
 
-func (m *merger) laterPlan(a, b object.TreeEntry) (object.TreeEntry, error) {
+func (m *merger) laterPlan(a, b gitobj.TreeEntry) (gitobj.TreeEntry, error) {
 	var fa, fb state.Feature
 	if err := m.s.readJSON(a.Hash, &fa); err != nil {
-		return object.TreeEntry{}, err
+		return gitobj.TreeEntry{}, err
 	}
 	if err := m.s.readJSON(b.Hash, &fb); err != nil {
-		return object.TreeEntry{}, err
+		return gitobj.TreeEntry{}, err
 	}
 	switch {
 	case fa.PlannedAt.After(fb.PlannedAt):
@@ -435,8 +435,8 @@ func (m *merger) laterPlan(a, b object.TreeEntry) (object.TreeEntry, error) {
 
 // mergeWorkers merges leases, then drops every lease whose task the merge
 // gave to someone else (the loser of a double claim).
-func (m *merger) mergeWorkers(base, a, b object.TreeEntry) (*object.TreeEntry, error) {
-	te, err := m.mergeDir(base, a, b, func(name string, base, a, b object.TreeEntry) (object.TreeEntry, error) {
+func (m *merger) mergeWorkers(base, a, b gitobj.TreeEntry) (*gitobj.TreeEntry, error) {
+	te, err := m.mergeDir(base, a, b, func(name string, base, a, b gitobj.TreeEntry) (gitobj.TreeEntry, error) {
 		// Both sides renewed or changed one worker's lease: the longer one.
 		var wa, wb state.Worker
 		if a.Hash.IsZero() || b.Hash.IsZero() {
@@ -452,21 +452,21 @@ func (m *merger) mergeWorkers(base, a, b object.TreeEntry) (*object.TreeEntry, e
 			}
 			var wbase, wk state.Worker
 			if err := m.s.readJSON(base.Hash, &wbase); err != nil {
-				return object.TreeEntry{}, err
+				return gitobj.TreeEntry{}, err
 			}
 			if err := m.s.readJSON(kept.Hash, &wk); err != nil {
-				return object.TreeEntry{}, err
+				return gitobj.TreeEntry{}, err
 			}
 			if wk.Task == wbase.Task && wk.Since.Equal(wbase.Since) {
-				return object.TreeEntry{}, nil
+				return gitobj.TreeEntry{}, nil
 			}
 			return kept, nil
 		}
 		if err := m.s.readJSON(a.Hash, &wa); err != nil {
-			return object.TreeEntry{}, err
+			return gitobj.TreeEntry{}, err
 		}
 		if err := m.s.readJSON(b.Hash, &wb); err != nil {
-			return object.TreeEntry{}, err
+			return gitobj.TreeEntry{}, err
 		}
 		if wa.Expires.After(wb.Expires) || (wa.Expires.Equal(wb.Expires) && a.Hash.String() < b.Hash.String()) {
 			return a, nil
@@ -501,7 +501,7 @@ func (m *merger) mergeWorkers(base, a, b object.TreeEntry) (*object.TreeEntry, e
 	if err != nil {
 		return nil, err
 	}
-	return &object.TreeEntry{Name: "workers", Mode: filemode.Dir, Hash: h}, nil
+	return &gitobj.TreeEntry{Name: "workers", Mode: filemode.Dir, Hash: h}, nil
 }
 
 // MergeLocks merges the repository's locks at remote into those at local
@@ -517,7 +517,7 @@ func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 	if err != nil || res.Kind != "" {
 		return res, err
 	}
-	roots := make([]object.TreeEntry, 3)
+	roots := make([]gitobj.TreeEntry, 3)
 	for i, h := range []plumbing.Hash{base, a, b} {
 		if h.IsZero() {
 			continue
@@ -526,10 +526,10 @@ func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 		if err != nil {
 			return MergeResult{}, err
 		}
-		roots[i] = object.TreeEntry{Mode: filemode.Dir, Hash: c.TreeHash}
+		roots[i] = gitobj.TreeEntry{Mode: filemode.Dir, Hash: c.TreeHash}
 	}
 	m := &merger{s: s}
-	te, err := m.mergeDir(roots[0], roots[1], roots[2], func(name string, base, a, b object.TreeEntry) (object.TreeEntry, error) {
+	te, err := m.mergeDir(roots[0], roots[1], roots[2], func(name string, base, a, b gitobj.TreeEntry) (gitobj.TreeEntry, error) {
 		if a.Hash.IsZero() {
 			return b, nil // one side unlocked, the other renewed: the renewal stands
 		}
@@ -538,10 +538,10 @@ func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 		}
 		var la, lb state.Lock
 		if err := s.readJSON(a.Hash, &la); err != nil {
-			return object.TreeEntry{}, err
+			return gitobj.TreeEntry{}, err
 		}
 		if err := s.readJSON(b.Hash, &lb); err != nil {
-			return object.TreeEntry{}, err
+			return gitobj.TreeEntry{}, err
 		}
 		if la.Owner == lb.Owner {
 			if lb.Expires.After(la.Expires) {
@@ -587,9 +587,9 @@ func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 		return MergeResult{}, err
 	}
 	msg := &Message{Subject: subject, Op: "sync"}
-	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
-	ch, err := s.writeObject(c)
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
+	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
+	ch, err := s.writeCommit(c)
 	if err != nil {
 		return MergeResult{}, err
 	}

@@ -5,14 +5,14 @@ import (
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/git-zerg/git-zerg/gitobj"
 )
 
 func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
@@ -37,19 +37,33 @@ func (s *Store) readJSON(h plumbing.Hash, v any) error {
 	return nil
 }
 
-func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
+func (s *Store) readTree(h plumbing.Hash) (*gitobj.Tree, error) {
 	if h.IsZero() {
-		return &object.Tree{}, nil
+		return &gitobj.Tree{}, nil
 	}
-	t, err := object.GetTree(s.Objects(), h)
+	o, err := s.rawObject(h)
+	if err == nil && o.typ != plumbing.TreeObject {
+		err = fmt.Errorf("a %s, not a tree", o.typ)
+	}
+	var t *gitobj.Tree
+	if err == nil {
+		t, err = gitobj.DecodeTree(h, o.data)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
 	return t, nil
 }
 
-func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
-	c, err := object.GetCommit(s.Objects(), h)
+func (s *Store) readCommit(h plumbing.Hash) (*gitobj.Commit, error) {
+	o, err := s.rawObject(h)
+	if err == nil && o.typ != plumbing.CommitObject {
+		err = fmt.Errorf("a %s, not a commit", o.typ)
+	}
+	var c *gitobj.Commit
+	if err == nil {
+		c, err = gitobj.DecodeCommit(h, o.data)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s: %w", h, err)
 	}
@@ -87,24 +101,22 @@ func encodeJSON(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (s *Store) writeObject(o interface {
-	Encode(plumbing.EncodedObject) error
-}) (plumbing.Hash, error) {
-	mem := &plumbing.MemoryObject{}
-	if err := o.Encode(mem); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	h := mem.Hash()
+func (s *Store) writeCommit(c *gitobj.Commit) (plumbing.Hash, error) {
+	return s.writeObject(plumbing.CommitObject, c.Encode())
+}
+
+func (s *Store) writeObject(typ plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	h := plumbing.ComputeHash(typ, data)
 	if s.hasLoose(h) {
 		return h, nil
 	}
-	return h, s.writeLoose(h, mem.Type(), memBytes(mem))
+	return h, s.writeLoose(h, typ, data)
 }
 
 // entries is a mutable view of one tree level.
-type entries map[string]object.TreeEntry
+type entries map[string]gitobj.TreeEntry
 
-func entriesOf(t *object.Tree) entries {
+func entriesOf(t *gitobj.Tree) entries {
 	e := make(entries, len(t.Entries))
 	for _, te := range t.Entries {
 		e[te.Name] = te
@@ -113,34 +125,27 @@ func entriesOf(t *object.Tree) entries {
 }
 
 func (e entries) setBlob(name string, h plumbing.Hash) {
-	e[name] = object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
+	e[name] = gitobj.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h}
 }
 
 func (e entries) setTree(name string, h plumbing.Hash) {
-	e[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
+	e[name] = gitobj.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
 }
 
 // write stores the tree; an empty tree is stored too (git accepts it), but
 // callers drop empty subtrees so that no empty directory lingers.
 func (s *Store) writeTree(e entries) (plumbing.Hash, error) {
-	return s.writeObject(sortedTree(e))
+	return s.writeObject(plumbing.TreeObject, encodeEntries(e))
 }
 
-func sortedTree(e entries) *object.Tree {
-	t := &object.Tree{Entries: make([]object.TreeEntry, 0, len(e))}
+func encodeEntries(e entries) []byte {
+	list := make([]gitobj.TreeEntry, 0, len(e))
 	for name, te := range e {
 		te.Name = name
-		t.Entries = append(t.Entries, te)
+		list = append(list, te)
 	}
-	// git orders entries as if directory names ended in '/'.
-	key := func(te object.TreeEntry) string {
-		if te.Mode == filemode.Dir {
-			return te.Name + "/"
-		}
-		return te.Name
-	}
-	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
-	return t
+	gitobj.Sort(list)
+	return gitobj.EncodeTree(list)
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
@@ -282,17 +287,17 @@ func (b *batch) json(v any) (plumbing.Hash, error) {
 	return b.blob(data), nil
 }
 
-func (b *batch) object(o interface {
-	Encode(plumbing.EncodedObject) error
-}) (plumbing.Hash, error) {
-	mem := &plumbing.MemoryObject{}
-	if err := o.Encode(mem); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return b.add(mem.Hash(), mem.Type(), memBytes(mem)), nil
+func (b *batch) object(typ plumbing.ObjectType, data []byte) plumbing.Hash {
+	return b.add(plumbing.ComputeHash(typ, data), typ, data)
 }
 
-func (b *batch) tree(e entries) (plumbing.Hash, error) { return b.object(sortedTree(e)) }
+func (b *batch) commit(c *gitobj.Commit) plumbing.Hash {
+	return b.object(plumbing.CommitObject, c.Encode())
+}
+
+func (b *batch) tree(e entries) (plumbing.Hash, error) {
+	return b.object(plumbing.TreeObject, encodeEntries(e)), nil
+}
 
 // flush writes the objects that do not exist yet: as loose objects, or
 // as one pack when there are many.
@@ -334,11 +339,4 @@ func (b *batch) flush() error {
 		}
 	}
 	return nil
-}
-
-// memBytes is the content of an in-memory object.
-func memBytes(o plumbing.EncodedObject) []byte {
-	r, _ := o.Reader() // a MemoryObject's reader never fails
-	b, _ := io.ReadAll(r)
-	return b
 }

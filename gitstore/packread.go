@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // offsets to names on the first delta), which made a transition's first
 // read of a packed tree cost more than the rest of the transition at
 // 10,000 tasks (a plan is one pack). A pack this reader cannot take (an
-// index of another version) is left to go-git.
+// index of another version) is left to git (catFile).
 
 // packFile is one pack: its index (version 2) in memory as read, and the
 // pack opened on first use.
@@ -232,6 +233,8 @@ func (s *Store) directPacks() []*packFile {
 		for _, name := range names {
 			if p, err := openPackIndex(name); err == nil {
 				s.packs = append(s.packs, p)
+			} else if !errors.Is(err, fs.ErrNotExist) { // not deleted by gc meanwhile
+				s.foreign = true
 			}
 		}
 	}
@@ -244,7 +247,7 @@ func (s *Store) dropDirectPacks() {
 	for _, p := range s.packs {
 		p.close()
 	}
-	s.packs, s.packsLoaded = nil, false
+	s.packs, s.packsLoaded, s.foreign = nil, false, false
 }
 
 // readDirect reads a packed object through the packs' indexes in place.

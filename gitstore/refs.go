@@ -24,7 +24,7 @@ import (
 // would refuse (a lock file's, say) is no ref: zero.
 func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
 	if !strings.HasPrefix(name, "refs/") {
-		return s.readRefGoGit(name)
+		return s.readPseudoRef(name)
 	}
 	if !validRefName(name) {
 		return plumbing.ZeroHash, nil
@@ -175,18 +175,34 @@ func perWorktreeRef(name string) bool {
 	return false
 }
 
-func (s *Store) readRefGoGit(name string) (plumbing.Hash, error) {
-	ref, err := s.objs.Reference(plumbing.ReferenceName(name))
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+// readPseudoRef reads a ref outside refs/ (HEAD, ORIG_HEAD): a file of
+// the worktree's own git dir, never packed. A symbolic one is refused, as
+// callers want a commit, not a branch name.
+func (s *Store) readPseudoRef(name string) (plumbing.Hash, error) {
+	for _, r := range name {
+		if (r < 'A' || r > 'Z') && r != '_' {
+			return plumbing.ZeroHash, fmt.Errorf("%q is not a ref name", name)
+		}
+	}
+	dir := s.GitDir
+	if dir == "" {
+		dir = s.CommonDir
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
 		return plumbing.ZeroHash, nil
 	}
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if ref.Type() != plumbing.HashReference {
+	line := strings.TrimSpace(string(b))
+	if strings.HasPrefix(line, "ref:") {
 		return plumbing.ZeroHash, fmt.Errorf("%s is a symbolic ref", name)
 	}
-	return ref.Hash(), nil
+	if f := strings.Fields(line); len(f) > 0 && plumbing.IsHash(f[0]) {
+		return plumbing.NewHash(f[0]), nil
+	}
+	return plumbing.ZeroHash, fmt.Errorf("%s: not a commit id: %q", name, line)
 }
 
 // packedRefs is the parsed packed-refs file, kept while the file is the

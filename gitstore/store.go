@@ -16,7 +16,8 @@
 // one blob per locked path. A transition that moves both refs (a claim takes
 // locks) updates them in one `git update-ref --stdin` transaction.
 //
-// Objects are read and written in-process with go-git. Ref updates go
+// Objects are read and written in-process (gitobj encodes commits and
+// trees; loose objects and packs are read here). Ref updates go
 // through the git binary because only git's own <ref>.lock protocol is
 // respected by every git process: go-git's CheckAndSetReference locks the
 // ref file itself, so it neither excludes a concurrent `git update-ref` or
@@ -39,16 +40,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-billy/v5"
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitobj"
 )
 
 // Ref names.
@@ -82,21 +77,23 @@ type Store struct {
 
 	// git runs the git binary for this repository. It stays unexported:
 	// refs under refs/zerg/ are written by this package alone.
-	git  *gitcmd.Runner
-	objs *filesystem.Storage
-	m    *memo
-	// packMu serializes go-git's object storage, which is not safe for
-	// concurrent use (it loads pack indexes into a map on demand);
-	// packsSeen are the packs it was last told to load (see packsMoved).
-	packMu    sync.Mutex
-	packsSeen string
+	git *gitcmd.Runner
+	m   *memo
+	// packMu serializes the pack reads, which share each pack's file and
+	// buffer.
+	packMu sync.Mutex
 	// packs are read directly (packread.go) once listed; packsMoved
 	// lists them again.
 	packs       []*packFile
 	packsLoaded bool
-	// directSeen lists the packs as they were when packs was loaded: it
-	// may be newer than packsSeen, or older.
+	// directSeen lists the packs as they were when packs was loaded;
+	// foreign is set when a listed pack's index could not be read here
+	// (see readPacked).
 	directSeen string
+	foreign    bool
+	// altDirs are the alternates' object directories, read once.
+	altDirs []string
+	altOnce sync.Once
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
@@ -135,25 +132,7 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	if s.Top != "" {
 		s.git.Dir = s.Top
 	}
-	// go-git otherwise opens (and parses the header of) a pack for every
-	// object read from it: a full read of a 100,000-task feature spent a
-	// third of its time there. The few packs kept open are closed when the
-	// ring turns over, or with the files at the store's collection.
-	s.objs = filesystem.NewStorageWithOptions(repositoryFS(s.GitDir, s.CommonDir), cache.NewObjectLRUDefault(), filesystem.Options{MaxOpenDescriptors: 8})
 	return s, nil
-}
-
-// repositoryFS is the git directory as go-git must see it. In a linked
-// worktree it is two directories: the worktree's own (HEAD, index) and
-// the common one (objects, refs). go-git's common-dir layout
-// (EnableDotGitCommonDir, which PlainOpenWithOptions uses) maps each path
-// to the right one; opened on the worktree's alone, every ref would
-// silently read as missing.
-func repositoryFS(gitDir, commonDir string) billy.Filesystem {
-	if gitDir == "" || gitDir == commonDir {
-		return osfs.New(commonDir)
-	}
-	return dotgit.NewRepositoryFilesystem(osfs.New(gitDir), osfs.New(commonDir))
 }
 
 func revParse(ctx context.Context, dir string) (*Store, error) {
@@ -174,10 +153,6 @@ func revParse(ctx context.Context, dir string) (*Store, error) {
 	return s, nil
 }
 
-// Objects gives read access to the object database, for callers that
-// inspect commits (the paths a task's work touches), through the memo.
-func (s *Store) Objects() storer.EncodedObjectStorer { return memoStorer{s.objs, s} }
-
 // ZergDir is the per-repository directory for local, unshared files
 // (current feature, caches, rush markers).
 func (s *Store) ZergDir() string { return filepath.Join(s.CommonDir, "zerg") }
@@ -196,18 +171,18 @@ func (s *Store) TreeOf(commit string) (string, error) {
 
 // CommitTree writes a commit of an existing tree, for records the tool
 // keeps beside the state (gate results).
-func (s *Store) CommitTree(tree string, parents []string, message string, sig object.Signature) (string, error) {
+func (s *Store) CommitTree(tree string, parents []string, message string, sig gitobj.Signature) (string, error) {
 	if !plumbing.IsHash(tree) {
 		return "", fmt.Errorf("%q is not a tree id", tree)
 	}
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: plumbing.NewHash(tree)}
+	c := &gitobj.Commit{Author: sig, Committer: sig, Message: message, TreeHash: plumbing.NewHash(tree)}
 	for _, p := range parents {
 		if !plumbing.IsHash(p) {
 			return "", fmt.Errorf("%q is not a commit id", p)
 		}
 		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
 	}
-	h, err := s.writeObject(c)
+	h, err := s.writeCommit(c)
 	return h.String(), err
 }
 

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -428,7 +428,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		}
 	}
 	b := s.newBatch()
-	sig := object.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
 	var updates []refUpdate
 
 	featureChanged := tx.feature != "" && (tx.deleted != nil || tx.metaDirty || tx.workersDirty || tx.tasksDirty())
@@ -441,11 +441,8 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
-		ch, err := b.object(c)
-		if err != nil {
-			return err
-		}
+		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
+		ch := b.commit(c)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
 	} else if featureChanged {
 		tx.clock++
@@ -525,16 +522,13 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		c := &object.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
+		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
 		// A forced re-plan keeps the old history as parent too, so the
 		// audit log survives `plan --force`.
 		if !tx.featTip.IsZero() {
 			c.ParentHashes = []plumbing.Hash{tx.featTip}
 		}
-		ch, err := b.object(c)
-		if err != nil {
-			return err
-		}
+		ch := b.commit(c)
 		b.keepLoose(th, ch)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
 	}
@@ -552,14 +546,11 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			return err
 		}
 		lm := *msg
-		c := &object.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
+		c := &gitobj.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
 		if !tx.locksTip.IsZero() {
 			c.ParentHashes = []plumbing.Hash{tx.locksTip}
 		}
-		ch, err := b.object(c)
-		if err != nil {
-			return err
-		}
+		ch := b.commit(c)
 		updates = append(updates, refUpdate{name: LocksRef, new: ch, old: tx.locksTip})
 	} else if featureChanged && tx.locksRead {
 		// The decision depended on the locks: make sure they did not move
@@ -774,7 +765,7 @@ func (s *Store) Drop() error {
 	s.packMu.Lock()
 	defer s.packMu.Unlock()
 	s.dropDirectPacks()
-	return s.objs.Close()
+	return nil
 }
 
 // Close ends the long-lived `git update-ref --stdin` of a Persistent

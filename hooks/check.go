@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -559,14 +558,14 @@ func gatesPassed(s *gitstore.Store, commitOrTree, set string) (ok bool, why stri
 		return false, ""
 	}
 	h := plumbing.NewHash(commitOrTree)
-	obj, err := s.Objects().EncodedObject(plumbing.AnyObject, h)
+	typ, err := s.ObjectType(h)
 	if err != nil {
 		return false, ""
 	}
 	tree := h
-	switch obj.Type() {
+	switch typ {
 	case plumbing.CommitObject:
-		c, err := object.DecodeCommit(s.Objects(), obj)
+		c, err := s.ReadCommit(h)
 		if err != nil {
 			return false, ""
 		}
@@ -595,7 +594,7 @@ func hasObject(s *gitstore.Store, id string) bool {
 	if !plumbing.IsHash(id) {
 		return false
 	}
-	return s.Objects().HasEncodedObject(plumbing.NewHash(id)) == nil
+	return s.HasObject(plumbing.NewHash(id))
 }
 
 // workerBranch parses zerg/<feature>/worker-<n>.

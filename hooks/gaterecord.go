@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -141,7 +140,7 @@ type GateRecord struct {
 // a trusted key made it for that tree: forged, copied from another
 // machine, made before records were signed, or damaged.
 func ReadGateRecord(s *gitstore.Store, record plumbing.Hash, tree string) (rec GateRecord, ok bool) {
-	c, err := object.GetCommit(s.Objects(), record)
+	c, err := s.ReadCommit(record)
 	if err != nil || c.TreeHash.String() != tree {
 		return rec, false
 	}

@@ -15,10 +15,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
 )
 
@@ -98,7 +97,7 @@ func stagedInProcess(ctx context.Context, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &stagedDiff{objs: s.Objects(), idx: idx}
+	d := &stagedDiff{s: s, idx: idx}
 	if err := d.dir("", tree, 0, len(idx.entries)); err != nil {
 		return nil, err
 	}
@@ -149,7 +148,7 @@ func headTree(s *gitstore.Store, gitDir string) (plumbing.Hash, error) {
 	if h.IsZero() {
 		return plumbing.ZeroHash, unsure("HEAD is unborn")
 	}
-	c, err := object.GetCommit(s.Objects(), h)
+	c, err := s.ReadCommit(h)
 	if err != nil {
 		return plumbing.ZeroHash, unsure("read HEAD %s: %v", h, err)
 	}
@@ -389,9 +388,9 @@ func parseCacheTree(b []byte, prefix string, m map[string]cacheNode) ([]byte, er
 
 // stagedDiff compares the index with HEAD's tree, directory by directory.
 type stagedDiff struct {
-	objs storer.EncodedObjectStorer
-	idx  *stagedIndex
-	out  []string
+	s   *gitstore.Store
+	idx *stagedIndex
+	out []string
 	// reads counts the trees read, for tests.
 	reads int
 }
@@ -401,16 +400,16 @@ type stagedDiff struct {
 var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 
 // tree reads a tree's entries by name, their modes as git reads them.
-func (d *stagedDiff) tree(h plumbing.Hash) (map[string]object.TreeEntry, error) {
+func (d *stagedDiff) tree(h plumbing.Hash) (map[string]gitobj.TreeEntry, error) {
 	if h.IsZero() || h == emptyTree {
 		return nil, nil
 	}
 	d.reads++
-	t, err := object.GetTree(d.objs, h)
+	t, err := d.s.ReadTree(h)
 	if err != nil {
 		return nil, unsure("read tree %s: %v", h, err)
 	}
-	m := make(map[string]object.TreeEntry, len(t.Entries))
+	m := make(map[string]gitobj.TreeEntry, len(t.Entries))
 	for _, e := range t.Entries {
 		mode, ok := canonMode(e.Mode)
 		if _, dup := m[e.Name]; dup || !ok || e.Name == "" || strings.Contains(e.Name, "/") {
@@ -518,7 +517,7 @@ func (d *stagedDiff) dir(prefix string, tree plumbing.Hash, lo, hi int) error {
 
 // deleted lists a path of HEAD the index does not have: a file, or every
 // file of a directory.
-func (d *stagedDiff) deleted(path string, te object.TreeEntry) error {
+func (d *stagedDiff) deleted(path string, te gitobj.TreeEntry) error {
 	switch te.Mode {
 	case filemode.Submodule:
 		return unsure("submodule %s deleted", path)

@@ -344,7 +344,7 @@ func TestStagedCacheTreeSkips(t *testing.T) {
 		t.Helper()
 		sameStaged(t, dir)
 		idx := readIndex(t, filepath.Join(dir, ".git", "index"))
-		d := &stagedDiff{objs: openStore(t, dir).Objects(), idx: idx}
+		d := &stagedDiff{s: openStore(t, dir), idx: idx}
 		tree := git(t, dir, "rev-parse", "HEAD^{tree}")
 		if err := d.dir("", plumbing.NewHash(tree), 0, len(idx.entries)); err != nil {
 			t.Fatal(err)

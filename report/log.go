@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/printable"
@@ -130,39 +130,32 @@ func changedTasks(s *gitstore.Store, en gitstore.Entry) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if before == nil || after == nil || before.Hash == after.Hash {
+	if before.IsZero() || after.IsZero() || before == after {
 		return nil, nil
 	}
-	changes, err := object.DiffTree(before, after)
+	changes, err := s.DiffTrees(before, after)
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
-	for _, c := range changes {
-		name := c.To.Name
-		if name == "" {
-			name = c.From.Name
-		}
+	for _, name := range changes {
 		ids = append(ids, path.Base(name))
 	}
 	sort.Strings(ids)
 	return ids, nil
 }
 
-func tasksTree(s *gitstore.Store, h plumbing.Hash) (*object.Tree, error) {
-	c, err := object.GetCommit(s.Objects(), h)
+// tasksTree is the tasks tree of a state commit, zero when it has none.
+func tasksTree(s *gitstore.Store, h plumbing.Hash) (plumbing.Hash, error) {
+	c, err := s.ReadCommit(h)
 	if err != nil {
-		return nil, err
+		return plumbing.ZeroHash, err
 	}
-	root, err := c.Tree()
-	if err != nil {
-		return nil, err
+	e, err := s.EntryAt(c.TreeHash, "tasks")
+	if err != nil || e.Mode != filemode.Dir {
+		return plumbing.ZeroHash, nil
 	}
-	t, err := root.Tree("tasks")
-	if err != nil {
-		return nil, nil
-	}
-	return t, nil
+	return e.Hash, nil
 }
 
 // transitionsAt returns the events a state commit recorded for a task:

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -76,7 +75,7 @@ func LoadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
 			d.Partial = true
 			break
 		}
-		c, err := object.GetCommit(s.Objects(), h)
+		c, err := s.ReadCommit(h)
 		if err != nil {
 			return nil, err
 		}
