@@ -39,6 +39,9 @@ type Tx struct {
 
 	workers      map[string]*state.Worker
 	workersDirty bool
+	// workersRead are the leases as read, with their blobs: a lease
+	// unchanged at commit keeps its blob, not encoded again.
+	workersRead map[string]readWorker
 
 	locks      []state.Lock
 	locksRead  bool
@@ -338,11 +341,26 @@ func (tx *Tx) Workers() (map[string]*state.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	t, err := tx.s.readTree(te.Hash)
+	if err != nil {
+		return nil, err
+	}
+	tx.workersRead = make(map[string]readWorker, len(t.Entries))
+	for _, e := range t.Entries {
+		if w, ok := ws[e.Name]; ok {
+			tx.workersRead[e.Name] = readWorker{blob: e.Hash, w: w}
+		}
+	}
 	for name, w := range ws {
 		w := w
 		tx.workers[name] = &w
 	}
 	return tx.workers, nil
+}
+
+type readWorker struct {
+	blob plumbing.Hash
+	w    state.Worker
 }
 
 // PutWorker records a worker's lease; DeleteWorker drops it.
@@ -502,6 +520,10 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if tx.workersDirty {
 			we := entries{}
 			for name, w := range tx.workers {
+				if r, ok := tx.workersRead[name]; ok && r.w == *w {
+					we.setBlob(name, r.blob)
+					continue
+				}
 				h, err := b.json(w)
 				if err != nil {
 					return err
