@@ -115,6 +115,17 @@ func (m *memo) has(h plumbing.Hash) bool {
 	return m.present[h]
 }
 
+// unmarkPresent drops objects from what writers take as stored: they are
+// in a pack no ref may reach, which git may repack away (see heldPacks).
+// They stay readable from the memo.
+func (m *memo) unmarkPresent(hs []plumbing.Hash) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, h := range hs {
+		delete(m.present, h)
+	}
+}
+
 func (m *memo) markPresent(h plumbing.Hash) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -232,6 +232,8 @@ type batch struct {
 	// every pack's index, and each plan leaves a pack: tens of
 	// milliseconds each at 10,000 tasks.
 	loose map[plumbing.Hash]bool
+	// held is the pack written, kept until the refs are updated.
+	held heldPacks
 }
 
 type batchObject struct {
@@ -328,7 +330,9 @@ func (b *batch) flush() error {
 				packed = append(packed, o)
 			}
 		}
-		if err := b.s.writePack(packed); err != nil {
+		keep, err := b.s.writePack(packed)
+		b.held.add(keep, packed)
+		if err != nil {
 			return err
 		}
 		missing = loose

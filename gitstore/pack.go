@@ -8,7 +8,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -32,7 +35,10 @@ const packAbove = 64
 // 40 µs, nearly all of it per stream: at 10,000 tasks a third of a plan,
 // to make its pack 40% smaller. The entries are built on every processor,
 // in chunks.
-func (s *Store) writePack(objs []batchObject) error {
+//
+// The pack is kept until the caller has updated its refs: the path of its
+// .keep file is returned.
+func (s *Store) writePack(objs []batchObject) (string, error) {
 	var head bytes.Buffer
 	head.WriteString("PACK")
 	binary.Write(&head, binary.BigEndian, uint32(2))
@@ -43,7 +49,7 @@ func (s *Store) writePack(objs []batchObject) error {
 		chunks[i], err = packEntries(objs[i*packChunk : min((i+1)*packChunk, len(objs))])
 		return err
 	}); err != nil {
-		return err
+		return "", err
 	}
 	sum := sha1.New()
 	sum.Write(head.Bytes())
@@ -53,15 +59,65 @@ func (s *Store) writePack(objs []batchObject) error {
 		readers = append(readers, bytes.NewReader(c))
 	}
 	readers = append(readers, bytes.NewReader(sum.Sum(nil)))
-	_, err := s.git.RunWith(context.Background(), gitcmd.Call{Stdin: io.MultiReader(readers...)}, "index-pack", "--stdin")
+	out, err := s.git.RunWith(context.Background(), gitcmd.Call{Stdin: io.MultiReader(readers...)}, "index-pack", "--stdin", "--keep=git-zerg: refs not updated yet")
 	if err != nil {
-		return fmt.Errorf("writing %d objects as a pack: %w", len(objs), err)
+		return "", fmt.Errorf("writing %d objects as a pack: %w", len(objs), err)
 	}
+	// It prints "keep\t<name>": the pack's name, its .keep beside it.
+	kind, name, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if kind != "keep" || !plumbing.IsHash(name) {
+		return "", fmt.Errorf("writing %d objects as a pack: git index-pack said %q", len(objs), out)
+	}
+	keep := filepath.Join(s.CommonDir, "objects", "pack", "pack-"+name+".keep")
 	m := s.memo()
 	for _, o := range objs {
 		m.putObject(o.hash, memoObject{typ: o.typ, data: o.data})
 	}
-	return nil
+	return keep, nil
+}
+
+// A pack is kept (a .keep file beside it, as git's fetches keep theirs)
+// until the refs that reach its objects are updated: `git repack -a -d`
+// packs only reachable objects and deletes the packs it read, so the pack
+// of a plan no ref reaches yet would be lost to one running meanwhile,
+// where loose objects are left for prune and its two weeks.
+
+// heldPacks are the packs an update wrote, kept until the update is over,
+// its retries included: a retry finds the objects of the attempt before
+// it present (the memo says so) and writes them no more, so that
+// attempt's pack must outlive it.
+type heldPacks struct {
+	keeps []string
+	objs  []plumbing.Hash
+}
+
+func (h *heldPacks) add(keep string, objs []batchObject) {
+	if keep == "" {
+		return
+	}
+	h.keeps = append(h.keeps, keep)
+	for _, o := range objs {
+		h.objs = append(h.objs, o.hash)
+	}
+}
+
+func (h *heldPacks) take(from *heldPacks) {
+	h.keeps = append(h.keeps, from.keeps...)
+	h.objs = append(h.objs, from.objs...)
+	*from = heldPacks{}
+}
+
+// release lets git repack the packs like any other. Their objects are
+// reachable now, or garbage if the update failed, and this process can no
+// longer tell which: it writes them again when it needs them.
+func (h *heldPacks) release(s *Store) {
+	for _, k := range h.keeps {
+		os.Remove(k)
+	}
+	if len(h.objs) > 0 {
+		s.memo().unmarkPresent(h.objs)
+	}
+	*h = heldPacks{}
 }
 
 // packChunk is how many objects one goroutine compresses at a time.

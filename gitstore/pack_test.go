@@ -51,5 +51,38 @@ func TestPlanWritesOnePack(t *testing.T) {
 	if _, err := os.Stat(packs[0]); err != nil {
 		t.Fatal(err)
 	}
+	if kept, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.keep")); len(kept) > 0 {
+		t.Errorf("packs left kept after the plan: %v", kept)
+	}
 	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+}
+
+// A `git repack -a -d` between a plan's pack and its ref update packs what
+// refs reach and deletes the packs it read: the plan's pack must be kept
+// from it until the ref is there, or the plan points at nothing.
+func TestPlanPackKeptUntilRefUpdated(t *testing.T) {
+	dir := newRepo(t)
+	s := openStore(t, dir)
+	repacked := 0
+	s.afterObjects = func() {
+		git(t, dir, "repack", "-a", "-d", "-q")
+		repacked++
+	}
+	plan(t, s, "f", tasks(2*packAbove))
+	if repacked != 1 {
+		t.Fatalf("repacked %d times", repacked)
+	}
+	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+	if kept, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.keep")); len(kept) > 0 {
+		t.Errorf("packs left kept: %v", kept)
+	}
+	fresh := openStore(t, dir)
+	fresh.procKey = t.Name() + " fresh"
+	tx, err := fresh.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all, err := tx.Tasks(); err != nil || len(all) != 2*packAbove {
+		t.Fatalf("read back %d tasks, %v", len(all), err)
+	}
 }

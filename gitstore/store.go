@@ -107,6 +107,9 @@ type Store struct {
 	// Hooks for tests: called after a transaction was built, before the
 	// ref update, to widen race windows.
 	beforeCommit func()
+	// afterObjects, for tests, is called once the objects are written,
+	// before the refs are updated.
+	afterObjects func()
 	// procKey stands in for the common dir as the in-process lock's key, so
 	// a test can play a second process.
 	procKey string

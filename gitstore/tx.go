@@ -39,6 +39,9 @@ type Tx struct {
 
 	workers      map[string]*state.Worker
 	workersDirty bool
+	// held collects the packs commit writes, for the update to release
+	// when it is over (nil: commit releases them itself).
+	held *heldPacks
 	// workersRead are the leases as read, with their blobs: a lease
 	// unchanged at commit keeps its blob, not encoded again.
 	workersRead map[string]readWorker
@@ -446,6 +449,13 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		}
 	}
 	b := s.newBatch()
+	defer func() {
+		if tx.held != nil {
+			tx.held.take(&b.held)
+		} else {
+			b.held.release(s)
+		}
+	}()
 	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
 	var updates []refUpdate
 
@@ -588,6 +598,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	}
 	if err := b.flush(); err != nil {
 		return err
+	}
+	if s.afterObjects != nil {
+		s.afterObjects()
 	}
 	tx.moved = updates
 	if s.arbiter != "" {
@@ -887,6 +900,8 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 
 // updateLocked is update with the process's lock held.
 func (s *Store) updateLocked(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
+	var held heldPacks
+	defer held.release(s)
 	deadline := time.Now().Add(s.Retry)
 	wait := time.Millisecond
 	for {
@@ -937,6 +952,7 @@ func (s *Store) updateLocked(ctx context.Context, feature string, mustBeNew bool
 		if msg == nil || !tx.dirty() {
 			return nil
 		}
+		tx.held = &held
 		err = tx.commit(ctx, msg, now())
 		if !errors.Is(err, errRace) {
 			return err
