@@ -41,33 +41,27 @@ func (s *Store) readTree(h plumbing.Hash) (*gitobj.Tree, error) {
 	if h.IsZero() {
 		return &gitobj.Tree{}, nil
 	}
-	o, err := s.rawObject(h)
-	if err == nil && o.typ != plumbing.TreeObject {
-		err = fmt.Errorf("a %s, not a tree", o.typ)
-	}
-	var t *gitobj.Tree
-	if err == nil {
-		t, err = gitobj.DecodeTree(h, o.data)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
-	}
-	return t, nil
+	return decodeObject(s, h, plumbing.TreeObject, gitobj.DecodeTree)
 }
 
 func (s *Store) readCommit(h plumbing.Hash) (*gitobj.Commit, error) {
+	return decodeObject(s, h, plumbing.CommitObject, gitobj.DecodeCommit)
+}
+
+// decodeObject reads an object of type typ and decodes it.
+func decodeObject[T any](s *Store, h plumbing.Hash, typ plumbing.ObjectType, decode func(plumbing.Hash, []byte) (*T, error)) (*T, error) {
 	o, err := s.rawObject(h)
-	if err == nil && o.typ != plumbing.CommitObject {
-		err = fmt.Errorf("a %s, not a commit", o.typ)
+	if err == nil && o.typ != typ {
+		err = fmt.Errorf("a %s, not a %s", o.typ, typ)
 	}
-	var c *gitobj.Commit
+	var v *T
 	if err == nil {
-		c, err = gitobj.DecodeCommit(h, o.data)
+		v, err = decode(h, o.data)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", h, err)
+		return nil, fmt.Errorf("read %s %s: %w", typ, h, err)
 	}
-	return c, nil
+	return v, nil
 }
 
 func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
