@@ -325,15 +325,34 @@ func decodeEntries[T any](s *Store, name string, codec entryCodec[T], tree plumb
 		blobs = map[plumbing.Hash]T{}
 	}
 	changed := false
+	var fromGit []gitobj.TreeEntry
 	for _, e := range missing {
-		v, ok := blobs[e.Hash]
-		if !ok {
-			if err := s.readJSON(e.Hash, &v); err != nil {
-				return nil, err
-			}
-			blobs[e.Hash] = v
-			changed = true
+		if _, ok := blobs[e.Hash]; !ok {
+			fromGit = append(fromGit, e)
 		}
+	}
+	if len(fromGit) > 0 {
+		// Read and decoded on every processor: after many locks changed
+		// (a level's claims, a sync), this is most of a hook.
+		vs := make([]T, len(fromGit))
+		const chunk = 16
+		if err := parallel((len(fromGit)+chunk-1)/chunk, func(c int) error {
+			for i := c * chunk; i < min((c+1)*chunk, len(fromGit)); i++ {
+				if err := s.readJSON(fromGit[i].Hash, &vs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		for i, e := range fromGit {
+			blobs[e.Hash] = vs[i]
+		}
+		changed = true
+	}
+	for _, e := range missing {
+		v := blobs[e.Hash]
 		m.putValue(e.Hash, v)
 		out[e.Name] = v
 	}
