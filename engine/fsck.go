@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -164,7 +163,7 @@ func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local
 }
 
 // historyChecker walks one history. It reads commits, trees and blobs
-// in-process (go-git); the git binary runs once to list the commits, and
+// in-process; the git binary runs once to list the commits, and
 // once or twice per piece of work a done or merge names (its ancestry and
 // the paths it touches).
 type historyChecker struct {
@@ -232,20 +231,19 @@ func (h *historyChecker) checkCommit(c *gitobj.Commit, parents []*gitobj.Commit)
 	msg := gitstore.ParseMessage(c.Message)
 	rc := gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock,
 		Root: len(parents) == 0, Merge: len(parents) > 1}
-	var parentHash plumbing.Hash
-	var before *gitobj.Tree
+	var parentHash, before plumbing.Hash
 	for i, p := range parents {
 		rc.ParentClock = max(rc.ParentClock, gitstore.ParseMessage(p.Message).Clock)
 		if i == 0 {
-			parentHash = p.Hash
-			var err error
-			if before, err = h.s.ReadTree(p.TreeHash); err != nil {
+			parentHash, before = p.Hash, p.TreeHash
+			t, err := h.s.ReadTree(p.TreeHash)
+			if err != nil {
 				return nil, err
 			}
-			if isTombstone(before) {
+			if isTombstone(t) {
 				// A plan after cleanup --state starts afresh on top of
 				// the deletion, its clock from 1.
-				before, parentHash, rc.Root = nil, plumbing.ZeroHash, true
+				before, parentHash, rc.Root = plumbing.ZeroHash, plumbing.ZeroHash, true
 			}
 		}
 	}
@@ -257,7 +255,7 @@ func (h *historyChecker) checkCommit(c *gitobj.Commit, parents []*gitobj.Commit)
 		rc.Deleted = true
 		return gates.Replay(rc), nil
 	}
-	changes, err := h.diffTrees(before, after, "")
+	changes, err := h.s.DiffTrees(before, c.TreeHash)
 	if err != nil {
 		return nil, err
 	}
@@ -282,13 +280,13 @@ func (h *historyChecker) checkCommit(c *gitobj.Commit, parents []*gitobj.Commit)
 		return out, nil
 	}
 	for _, ch := range changes {
-		switch name := ch.name; {
+		switch name := ch.Path; {
 		case name == "clock":
-			if ch.to.IsZero() {
+			if ch.To.IsZero() {
 				bad("", "the clock file was deleted")
 				continue
 			}
-			b, err := h.blob(ch.to)
+			b, err := h.blob(ch.To)
 			if err != nil {
 				return nil, err
 			}
@@ -303,18 +301,18 @@ func (h *historyChecker) checkCommit(c *gitobj.Commit, parents []*gitobj.Commit)
 					return nil, err
 				}
 				for _, o := range others {
-					rc.FeatureChanged = rc.FeatureChanged && o != ch.to
+					rc.FeatureChanged = rc.FeatureChanged && o != ch.To
 				}
 			}
 		case strings.HasPrefix(name, "tasks/"):
 			id := path.Base(name)
-			before, ok, err := h.task(ch.from)
+			before, ok, err := h.task(ch.From)
 			if err != nil {
 				return nil, err
 			} else if !ok {
 				bad(id, "the parent's stored state is not valid")
 			}
-			after, ok, err := h.task(ch.to)
+			after, ok, err := h.task(ch.To)
 			if err != nil {
 				return nil, err
 			} else if !ok {
@@ -360,82 +358,6 @@ func isTombstone(t *gitobj.Tree) bool {
 		}
 	}
 	return false
-}
-
-// blobChange is a file that differs between two trees; a zero hash is
-// the side where it is absent.
-type blobChange struct {
-	name     string
-	from, to plumbing.Hash
-}
-
-// diffTrees lists the files that differ between two trees (nil: empty),
-// reading only the subtrees whose hashes differ: a transition rewrites a
-// shard or two, whatever the size of the graph. (go-git's DiffTree reads
-// every child tree of a changed directory, all 256 shards per commit.)
-func (h *historyChecker) diffTrees(a, b *gitobj.Tree, prefix string) ([]blobChange, error) {
-	type pair struct{ a, b *gitobj.TreeEntry }
-	byName := map[string]*pair{}
-	var names []string
-	add := func(t *gitobj.Tree, side int) {
-		if t == nil {
-			return
-		}
-		for i := range t.Entries {
-			e := &t.Entries[i]
-			p := byName[e.Name]
-			if p == nil {
-				p = &pair{}
-				byName[e.Name] = p
-				names = append(names, e.Name)
-			}
-			if side == 0 {
-				p.a = e
-			} else {
-				p.b = e
-			}
-		}
-	}
-	add(a, 0)
-	add(b, 1)
-	sort.Strings(names)
-	var out []blobChange
-	for _, n := range names {
-		p := byName[n]
-		if p.a != nil && p.b != nil && p.a.Hash == p.b.Hash && p.a.Mode == p.b.Mode {
-			continue
-		}
-		var sa, sb *gitobj.Tree
-		var fa, fb plumbing.Hash
-		for _, side := range []struct {
-			e    *gitobj.TreeEntry
-			tree **gitobj.Tree
-			blob *plumbing.Hash
-		}{{p.a, &sa, &fa}, {p.b, &sb, &fb}} {
-			switch {
-			case side.e == nil:
-			case side.e.Mode == filemode.Dir:
-				t, err := h.s.ReadTree(side.e.Hash)
-				if err != nil {
-					return nil, err
-				}
-				*side.tree = t
-			default:
-				*side.blob = side.e.Hash
-			}
-		}
-		if sa != nil || sb != nil {
-			sub, err := h.diffTrees(sa, sb, prefix+n+"/")
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, sub...)
-		}
-		if !fa.IsZero() || !fb.IsZero() {
-			out = append(out, blobChange{name: prefix + n, from: fa, to: fb})
-		}
-	}
-	return out, nil
 }
 
 func (h *historyChecker) blob(hash plumbing.Hash) ([]byte, error) {

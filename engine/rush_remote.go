@@ -74,8 +74,8 @@ func (r *rush) prefetch() {
 		defer r.background.Done()
 		defer r.prefetching.Store(false)
 		ctx := r.g.ctx()
-		// One store for every catch-up, used by one at a time: go-git
-		// storage is not shared with the other goroutines.
+		// One store for every catch-up, used by one at a time: a Store
+		// is not for concurrent use.
 		if r.fresher == nil {
 			s, err := gitstore.Open(ctx, r.s.Top)
 			if err != nil {
@@ -445,8 +445,8 @@ const mergePoll = 100 * time.Millisecond
 // is not all in it, and the next round asks again.
 func (r *rush) awaitMerge(level int) (bool, string) {
 	ctx := r.g.ctx()
-	// A store of its own for the second fetch: go-git storage is not
-	// shared between goroutines.
+	// A store of its own for the second fetch: a Store is not for
+	// concurrent use.
 	other, err := gitstore.Open(ctx, r.s.Top)
 	if err != nil {
 		return false, ""

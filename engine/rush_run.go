@@ -589,7 +589,7 @@ func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err err
 // blocked. Errors returned are the tool's own.
 func (r *rush) runTask(id string, slot int, tip string, level int, held *state.Task) error {
 	ctx := r.g.ctx()
-	s, err := gitstore.Open(ctx, r.s.Top) // a store per goroutine: go-git storage is not shared
+	s, err := gitstore.Open(ctx, r.s.Top) // a store per goroutine: a Store is not for concurrent use
 	if err != nil {
 		return err
 	}
@@ -1469,7 +1469,7 @@ func (r *rush) giveBack(s *gitstore.Store, t *state.Task, w *worktree.Worker, co
 }
 
 // with is the engine on another store: each of the rush's goroutines has
-// its own, since go-git storage is not shared.
+// its own, since a Store is not for concurrent use.
 func (r *rush) with(s *gitstore.Store) *Engine {
 	c := *r.g
 	c.Store = s

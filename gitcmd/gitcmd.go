@@ -1,8 +1,8 @@
 // Package gitcmd is the one way git-zerg runs the git binary.
 //
-// go-git covers reads and object writes in-process, but it cannot take part
-// in git's own <ref>.lock protocol, has no linked worktrees and no 3-way
-// merge. Everything that needs those goes through a Runner, so every git
+// Objects are read and written in-process (gitstore, gitobj), but go-git
+// cannot take part in git's own <ref>.lock protocol, has no linked
+// worktrees and no 3-way merge. Everything that needs those goes through a Runner, so every git
 // process is started the same way: with -C, with stderr kept for the error,
 // and with the hook guard in its environment.
 package gitcmd

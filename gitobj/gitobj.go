@@ -62,26 +62,42 @@ func (t *Tree) Entry(name string) (TreeEntry, bool) {
 	}
 	// git's order sorts a directory as if its name ended in '/': a file
 	// and a directory named name sit in different places.
-	for _, key := range []string{name, name + "/"} {
-		i := sort.Search(len(t.Entries), func(i int) bool { return entryKey(t.Entries[i]) >= key })
-		if i < len(t.Entries) && entryKey(t.Entries[i]) == key {
+	for _, dir := range []bool{false, true} {
+		i := sort.Search(len(t.Entries), func(i int) bool { return compare(t.Entries[i], name, dir) >= 0 })
+		if i < len(t.Entries) && compare(t.Entries[i], name, dir) == 0 {
 			return t.Entries[i], true
 		}
 	}
 	return TreeEntry{}, false
 }
 
-func entryKey(e TreeEntry) string {
-	if e.Mode == filemode.Dir {
-		return e.Name + "/"
+// compare orders an entry against a name in git's order, the name a
+// directory's when dir is set, as git's base_name_compare does: without
+// building "name/" strings, since trees are sorted for every transition.
+func compare(e TreeEntry, name string, dir bool) int {
+	n := min(len(e.Name), len(name))
+	if c := strings.Compare(e.Name[:n], name[:n]); c != 0 {
+		return c
 	}
-	return e.Name
+	return nextByte(e.Name, n, e.Mode == filemode.Dir) - nextByte(name, n, dir)
+}
+
+// nextByte is name's byte at n, past its end '/' for a directory and
+// nothing (below every byte) for a file.
+func nextByte(name string, n int, dir bool) int {
+	switch {
+	case n < len(name):
+		return int(name[n])
+	case dir:
+		return '/'
+	}
+	return -1
 }
 
 // Sort puts entries in git's order: by name, a directory's name as if it
 // ended in '/'.
 func Sort(entries []TreeEntry) {
-	sort.Slice(entries, func(i, j int) bool { return entryKey(entries[i]) < entryKey(entries[j]) })
+	sort.Slice(entries, func(i, j int) bool { return compare(entries[i], entries[j].Name, entries[j].Mode == filemode.Dir) < 0 })
 }
 
 // EncodeTree is the content of a tree of entries, which must be in git's

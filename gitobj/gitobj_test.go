@@ -3,9 +3,11 @@ package gitobj
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +76,13 @@ func TestTreeAgreesWithGit(t *testing.T) {
 		}
 		if enc := EncodeTree(got.Entries); !bytes.Equal(enc, raw) {
 			t.Errorf("tree %s: encoded again differs:\n%q\n%q", tree, enc, raw)
+		}
+		// Sort puts the entries back in git's order, however shuffled.
+		shuffled := slices.Clone(got.Entries)
+		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		Sort(shuffled)
+		if enc := EncodeTree(shuffled); !bytes.Equal(enc, raw) {
+			t.Errorf("tree %s: sorted again differs:\n%q\n%q", tree, enc, raw)
 		}
 		if ph := plumbing.ComputeHash(plumbing.TreeObject, EncodeTree(got.Entries)); ph != h {
 			t.Errorf("tree %s hashes to %s", tree, ph)

@@ -115,9 +115,13 @@ func (s *Store) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.DiffTrees(ca.TreeHash, cb.TreeHash)
+	changes, err := s.DiffTrees(ca.TreeHash, cb.TreeHash)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]string, len(changes))
+	for i, c := range changes {
+		out[i] = c.Path
 	}
 	sort.Strings(out)
 	return out, nil

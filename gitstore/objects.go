@@ -222,12 +222,11 @@ type batch struct {
 	seen map[plumbing.Hash]bool
 	// loose are the objects written loose even with the others in a pack:
 	// a feature's commit, root tree, clock and meta, which the next
-	// transaction reads first. Reading one from a pack makes go-git load
-	// every pack's index, and each plan leaves a pack: tens of
-	// milliseconds each at 10,000 tasks.
+	// transaction reads first. Reading one from a pack lists and maps
+	// every pack's index, and each plan leaves a pack.
 	loose map[plumbing.Hash]bool
-	// held is the pack written, kept until the refs are updated.
-	held heldPacks
+	// held gets the pack written, kept until the update is over.
+	held *heldPacks
 }
 
 type batchObject struct {
@@ -236,7 +235,9 @@ type batchObject struct {
 	data []byte
 }
 
-func (s *Store) newBatch() *batch { return &batch{s: s, seen: map[plumbing.Hash]bool{}} }
+func (s *Store) newBatch(held *heldPacks) *batch {
+	return &batch{s: s, seen: map[plumbing.Hash]bool{}, held: held}
+}
 
 func (b *batch) add(h plumbing.Hash, typ plumbing.ObjectType, data []byte) plumbing.Hash {
 	if !b.seen[h] {
@@ -291,8 +292,8 @@ func (b *batch) commit(c *gitobj.Commit) plumbing.Hash {
 	return b.object(plumbing.CommitObject, c.Encode())
 }
 
-func (b *batch) tree(e entries) (plumbing.Hash, error) {
-	return b.object(plumbing.TreeObject, encodeEntries(e)), nil
+func (b *batch) tree(e entries) plumbing.Hash {
+	return b.object(plumbing.TreeObject, encodeEntries(e))
 }
 
 // flush writes the objects that do not exist yet: as loose objects, or

@@ -101,12 +101,6 @@ func (h *heldPacks) add(keep string, objs []batchObject) {
 	}
 }
 
-func (h *heldPacks) take(from *heldPacks) {
-	h.keeps = append(h.keeps, from.keeps...)
-	h.objs = append(h.objs, from.objs...)
-	*from = heldPacks{}
-}
-
 // release lets git repack the packs like any other. Their objects are
 // reachable now, or garbage if the update failed, and this process can no
 // longer tell which: it writes them again when it needs them.

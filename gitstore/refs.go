@@ -31,8 +31,7 @@ func (s *Store) ReadRef(name string) (plumbing.Hash, error) {
 	}
 	dir := s.CommonDir
 	if perWorktreeRef(name) && s.GitDir != "" {
-		// The worktree's own, never packed (go-git's layout sends them to
-		// the common dir).
+		// The worktree's own, never packed.
 		dir = s.GitDir
 	}
 	h, ok, err := readLooseRef(filepath.Join(dir, filepath.FromSlash(name)), name)

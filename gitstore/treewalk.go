@@ -57,19 +57,6 @@ func (s *Store) EntryAt(tree plumbing.Hash, path string) (gitobj.TreeEntry, erro
 	return cur, nil
 }
 
-// SubTree is the tree at path below a tree; gitobj.ErrNotFound when there
-// is no directory there.
-func (s *Store) SubTree(tree plumbing.Hash, path string) (*gitobj.Tree, error) {
-	e, err := s.EntryAt(tree, path)
-	if err != nil {
-		return nil, err
-	}
-	if e.Mode != filemode.Dir {
-		return nil, fmt.Errorf("%s: %w", path, gitobj.ErrNotFound)
-	}
-	return s.readTree(e.Hash)
-}
-
 // WalkFiles calls fn for every entry that is not a directory below a
 // tree, in git's order, with its path.
 func (s *Store) WalkFiles(tree plumbing.Hash, fn func(path string, e gitobj.TreeEntry) error) error {
@@ -95,17 +82,25 @@ func (s *Store) walk(tree plumbing.Hash, prefix string, fn func(string, gitobj.T
 	return nil
 }
 
-// DiffTrees lists the paths (of entries that are not directories) whose
-// hash or mode differs between two trees, or that exist in one alone:
-// `git diff-tree -r --name-only` without rename detection. Unchanged
-// subtrees are not read.
-func (s *Store) DiffTrees(a, b plumbing.Hash) ([]string, error) {
-	var out []string
+// Change is a path whose entry differs between two trees: From and To are
+// its object on each side, zero where it is absent or a directory.
+type Change struct {
+	Path     string
+	From, To plumbing.Hash
+}
+
+// DiffTrees lists the entries that are not directories whose hash or mode
+// differs between two trees (zero: empty), or that exist in one alone:
+// `git diff-tree -r` without rename detection. Unchanged subtrees are not
+// read: a transition rewrites a shard or two, whatever the size of the
+// graph.
+func (s *Store) DiffTrees(a, b plumbing.Hash) ([]Change, error) {
+	var out []Change
 	err := s.diff(a, b, "", &out)
 	return out, err
 }
 
-func (s *Store) diff(a, b plumbing.Hash, prefix string, out *[]string) error {
+func (s *Store) diff(a, b plumbing.Hash, prefix string, out *[]Change) error {
 	if a == b {
 		return nil
 	}
@@ -143,8 +138,15 @@ func (s *Store) diff(a, b plumbing.Hash, prefix string, out *[]string) error {
 		if inB && y.Mode == filemode.Dir {
 			db = y.Hash
 		}
-		if (inA && x.Mode != filemode.Dir) || (inB && y.Mode != filemode.Dir) {
-			*out = append(*out, prefix+n)
+		var fa, fb plumbing.Hash
+		if inA && x.Mode != filemode.Dir {
+			fa = x.Hash
+		}
+		if inB && y.Mode != filemode.Dir {
+			fb = y.Hash
+		}
+		if !fa.IsZero() || !fb.IsZero() {
+			*out = append(*out, Change{Path: prefix + n, From: fa, To: fb})
 		}
 		if !da.IsZero() || !db.IsZero() {
 			if err := s.diff(da, db, prefix+n+"/", out); err != nil {

@@ -63,10 +63,28 @@ func TestTreeWalksAgreeWithGit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sortStrings(got)
+			var paths, sides []string
+			for _, c := range got {
+				paths = append(paths, c.Path)
+				sides = append(sides, fmt.Sprintf("%s %s %s", c.From, c.To, c.Path))
+			}
+			sortStrings(paths)
+			sortStrings(sides)
 			want := git(t, dir, "diff-tree", "-r", "--name-only", "--no-renames", a, b)
-			if strings.Join(got, "\n") != want {
-				t.Errorf("DiffTrees(%d, %d) = %q\ngit says %q", j, i, got, want)
+			if strings.Join(paths, "\n") != want {
+				t.Errorf("DiffTrees(%d, %d) = %q\ngit says %q", j, i, paths, want)
+			}
+			// Each side's object, as `git diff-tree -r` gives it (zeros
+			// where the path is absent).
+			var wantSides []string
+			for _, l := range splitLines(git(t, dir, "diff-tree", "-r", "--no-renames", a, b)) {
+				meta, path, _ := strings.Cut(l, "\t")
+				f := strings.Fields(meta)
+				wantSides = append(wantSides, f[2]+" "+f[3]+" "+path)
+			}
+			sortStrings(wantSides)
+			if strings.Join(sides, "\n") != strings.Join(wantSides, "\n") {
+				t.Errorf("DiffTrees(%d, %d) sides:\n%s\ngit says\n%s", j, i, strings.Join(sides, "\n"), strings.Join(wantSides, "\n"))
 			}
 		}
 		var walked []string
@@ -98,8 +116,8 @@ func TestTreeWalksAgreeWithGit(t *testing.T) {
 			t.Errorf("EntryAt(%q) = %v, want ErrNotFound", p, err)
 		}
 	}
-	if _, err := s.SubTree(root, "a-b"); !errors.Is(err, gitobj.ErrNotFound) {
-		t.Errorf("SubTree of a file = %v, want ErrNotFound", err)
+	if _, err := s.EntryAt(root, "a-b/inner"); !errors.Is(err, gitobj.ErrNotFound) {
+		t.Errorf("EntryAt below a file = %v, want ErrNotFound", err)
 	}
 }
 

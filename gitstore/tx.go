@@ -40,7 +40,7 @@ type Tx struct {
 	workers      map[string]*state.Worker
 	workersDirty bool
 	// held collects the packs commit writes, for the update to release
-	// when it is over (nil: commit releases them itself).
+	// when it is over.
 	held *heldPacks
 	// workersRead are the leases as read, with their blobs: a lease
 	// unchanged at commit keeps its blob, not encoded again.
@@ -448,14 +448,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			}()
 		}
 	}
-	b := s.newBatch()
-	defer func() {
-		if tx.held != nil {
-			tx.held.take(&b.held)
-		} else {
-			b.held.release(s)
-		}
-	}()
+	b := s.newBatch(tx.held)
 	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
 	var updates []refUpdate
 
@@ -465,10 +458,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		msg.Clock = tx.clock
 		root := entries{}
 		root.setBlob(tombstone, *tx.deleted)
-		th, err := b.tree(root)
-		if err != nil {
-			return err
-		}
+		th := b.tree(root)
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
 		ch := b.commit(c)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
@@ -514,17 +504,11 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 					sh.e.setBlob(id, b.add(e.hash, plumbing.BlobObject, e.data))
 					fresh[id] = e.data
 				}
-				h, err := b.tree(sh.e)
-				if err != nil {
-					return err
-				}
+				h := b.tree(sh.e)
 				tx.tasksTree.setTree(name, h)
 				s.memoShard(sh.hash, h, fresh)
 			}
-			h, err := b.tree(tx.tasksTree)
-			if err != nil {
-				return err
-			}
+			h := b.tree(tx.tasksTree)
 			root.setTree("tasks", h)
 		}
 		if tx.workersDirty {
@@ -543,17 +527,11 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			if len(we) == 0 {
 				delete(root, "workers")
 			} else {
-				h, err := b.tree(we)
-				if err != nil {
-					return err
-				}
+				h := b.tree(we)
 				root.setTree("workers", h)
 			}
 		}
-		th, err := b.tree(root)
-		if err != nil {
-			return err
-		}
+		th := b.tree(root)
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
 		// A forced re-plan keeps the old history as parent too, so the
 		// audit log survives `plan --force`.
@@ -573,10 +551,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			}
 			le.setBlob(lockKey(l.Path), h)
 		}
-		th, err := b.tree(le)
-		if err != nil {
-			return err
-		}
+		th := b.tree(le)
 		lm := *msg
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
 		if !tx.locksTip.IsZero() {

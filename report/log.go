@@ -138,8 +138,8 @@ func changedTasks(s *gitstore.Store, en gitstore.Entry) ([]string, error) {
 		return nil, err
 	}
 	var ids []string
-	for _, name := range changes {
-		ids = append(ids, path.Base(name))
+	for _, c := range changes {
+		ids = append(ids, path.Base(c.Path))
 	}
 	sort.Strings(ids)
 	return ids, nil
