@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -16,12 +15,16 @@ import (
 
 // State can arrive without sync: a plain `git fetch` of refs/zerg/* moves
 // the state refs to whatever the remote holds, and nothing would replay it.
-// So before anything acts on a feature's state, its tip must be one this
+// And a worker, running as the user, can write a state commit with plain
+// git and move the ref to it, with the reflog message git-zerg uses. So
+// before anything acts on a feature's state, its tip must be one this
 // repository wrote or checked. The last tip that passed is kept in
-// <common dir>/zerg/checked/<feature>; a tip that moved since is accepted
-// cheaply when every new commit is a single-parent commit the store wrote
-// here (its reflog says so), and otherwise the new commits are replayed
-// with the gates, as sync replays what it fetches (CheckIncoming).
+// <common dir>/zerg/checked/<feature>, sealed with the repository's key; a
+// tip that moved since is accepted cheaply when every new commit is a
+// single-parent commit the store sealed here, and otherwise the new
+// commits are replayed with the gates, as sync replays what it fetches
+// (CheckIncoming). Neither the reflog nor a commit's message or author
+// says who wrote a commit: anyone can write those.
 
 // CheckedFile is where the last checked tip of a feature is kept.
 func CheckedFile(s *gitstore.Store, feature string) string {
@@ -46,12 +49,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 		return nil
 	}
 	file := CheckedFile(s, feature)
-	var last plumbing.Hash
-	if b, err := os.ReadFile(file); err == nil {
-		if v := strings.TrimSpace(string(b)); plumbing.IsHash(v) {
-			last = plumbing.NewHash(v)
-		}
-	}
+	last := readChecked(s, feature)
 	if tip == last {
 		return nil
 	}
@@ -62,7 +60,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 			last = plumbing.ZeroHash
 		}
 	}
-	walked, ok := writtenHere(s, feature, tip, last)
+	walked, ok := writtenHere(s, tip, last)
 	if ok && walked < rememberAfter {
 		// Commits written here are taken again next time at the cost of
 		// walking them, which is less than writing the file each time.
@@ -80,17 +78,42 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 					gitstore.FeatureRef(feature), good)
 			}
 			return &Error{Kind: Refused,
-				What: fmt.Sprintf("the state of %s was changed outside git-zerg (a plain git fetch of refs/zerg/*?) and holds %d illegal transition(s)", feature, len(bad)),
+				What: fmt.Sprintf("the state of %s was changed outside git-zerg (written with plain git, or fetched without sync) and holds %d illegal transition(s)", feature, len(bad)),
 				Why:  strings.Join(firstFew(bad, 3), "; "), Hint: hint}
 		}
 	}
 	// Racing writers may leave an older checked tip here: that only makes
 	// the next check replay a little more.
+	return writeChecked(s, feature, file, tip)
+}
+
+const checkedDomain = "git-zerg checked tip"
+
+// readChecked is the last tip checked here, zero when none is recorded or
+// the record's seal does not verify (written by someone else, or by a
+// version that did not seal it: the next check replays more, once).
+func readChecked(s *gitstore.Store, feature string) plumbing.Hash {
+	b, err := os.ReadFile(CheckedFile(s, feature))
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	tip, seal, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !plumbing.IsHash(tip) || !s.Sealed(seal, checkedDomain, feature, tip) {
+		return plumbing.ZeroHash
+	}
+	return plumbing.NewHash(tip)
+}
+
+func writeChecked(s *gitstore.Store, feature, file string, tip plumbing.Hash) error {
+	seal, err := s.Seal(checkedDomain, feature, tip.String())
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
 	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(tip.String()+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(tip.String()+" "+seal+"\n"), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, file)
@@ -104,26 +127,18 @@ const (
 )
 
 // writtenHere reports whether tip descends from last (or from nothing,
-// when last is zero) by single-parent commits that the store itself moved
-// the ref to: each a transition made here, walked commits in all. A merge,
-// a commit that arrived by fetch or by push, or anything the reflog's tail
-// does not cover, says no, and the caller replays instead.
-func writtenHere(s *gitstore.Store, feature string, tip, last plumbing.Hash) (walked int, ok bool) {
-	ours, whole := storeWrites(s, gitstore.FeatureRef(feature), reflogTail)
+// when last is zero) by single-parent commits that the store sealed here:
+// each a transition made here, walked commits in all. A merge, a commit
+// that arrived by fetch or by push, or one written with plain git, says
+// no, and the caller replays instead.
+func writtenHere(s *gitstore.Store, tip, last plumbing.Hash) (walked int, ok bool) {
 	h := tip
 	for ; walked < maxWalk; walked++ {
 		if h == last {
 			return walked, true
 		}
-		if !ours[h] && !whole {
-			// Older than the tail read: read more, once.
-			ours, whole = storeWrites(s, gitstore.FeatureRef(feature), reflogMore)
-		}
-		if !ours[h] {
-			return walked, false
-		}
 		c, err := s.ReadCommit(h)
-		if err != nil || len(c.ParentHashes) > 1 {
+		if err != nil || len(c.ParentHashes) > 1 || !s.SealedCommit(c) {
 			return walked, false
 		}
 		if len(c.ParentHashes) == 0 {
@@ -139,7 +154,7 @@ func writtenHere(s *gitstore.Store, feature string, tip, last plumbing.Hash) (wa
 func lastGood(s *gitstore.Store, feature string, tip, last plumbing.Hash) plumbing.Hash {
 	h := tip
 	for i := 0; i < maxWalk; i++ {
-		if _, ok := writtenHere(s, feature, h, last); ok {
+		if _, ok := writtenHere(s, h, last); ok {
 			return h
 		}
 		c, err := s.ReadCommit(h)
@@ -149,59 +164,4 @@ func lastGood(s *gitstore.Store, feature string, tip, last plumbing.Hash) plumbi
 		h = c.ParentHashes[0]
 	}
 	return last
-}
-
-// reflogTail is how much of a reflog is read first: the commits since the
-// last check are at its end (some 120 bytes an entry). reflogMore is read
-// when that was not enough.
-const (
-	reflogTail = 8 << 10
-	reflogMore = 256 << 10
-)
-
-// storeWrites lists the values the store set ref to, from the end of its
-// reflog. The store updates refs with `git update-ref --stdin` under its
-// own message (gitstore.ReflogMessage; older versions wrote none); git
-// fetch, git push into this repository and the like record theirs ("fetch
-// ...: fast-forward"), so what they brought is not in the set. whole says whether the whole reflog was read.
-func storeWrites(s *gitstore.Store, ref string, tail int64) (ours map[plumbing.Hash]bool, whole bool) {
-	out := map[plumbing.Hash]bool{}
-	f, err := os.Open(filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref)))
-	if err != nil {
-		return out, true
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return out, true
-	}
-	off := max(fi.Size()-tail, 0)
-	buf := make([]byte, fi.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	buf = buf[:n]
-	if off > 0 {
-		// The first line read is likely cut.
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			buf = buf[i+1:]
-		}
-	}
-	for len(buf) > 0 {
-		line := buf
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			line, buf = buf[:i], buf[i+1:]
-		} else {
-			buf = nil
-		}
-		// <old> SP <new> SP <ident> [TAB <message>]
-		if len(line) < 82 || line[40] != ' ' || line[81] != ' ' {
-			continue
-		}
-		if i := bytes.IndexByte(line, '\t'); i >= 0 && i+1 < len(line) && string(line[i+1:]) != gitstore.ReflogMessage {
-			continue
-		}
-		if h := string(line[41:81]); plumbing.IsHash(h) {
-			out[plumbing.NewHash(h)] = true
-		}
-	}
-	return out, off == 0
 }

@@ -128,10 +128,18 @@ func taskBlob(tb testing.TB, s *gitstore.Store, commit plumbing.Hash, id string)
 	return b
 }
 
-// A tip moved by a plain update (as git fetch moves it) to a forged
-// state is refused by every engine entry, and by transactions; a tip
-// moved by the engine's own transitions is taken without a replay.
+// A tip moved by a plain update to a forged state is refused by every
+// engine entry, and by transactions, whatever the reflog says of the
+// update: a fetch's message, git-zerg's own (a worker can pass -m), or
+// none. The forged commit even carries the seal of the commit it copies.
+// A tip moved by the engine's own transitions is taken without a replay.
 func TestCheckState(t *testing.T) {
+	for _, how := range [][]string{{"-m", "fetch: fast-forward"}, {"-m", gitstore.ReflogMessage}, nil} {
+		t.Run(fmt.Sprint(how), func(t *testing.T) { testCheckState(t, how) })
+	}
+}
+
+func testCheckState(t *testing.T, reflog []string) {
 	g := newFeature(t, 3)
 	if _, _, err := g.Claim(ClaimRequest{Worker: "w1", Task: "T1"}); err != nil {
 		t.Fatal(err)
@@ -144,7 +152,7 @@ func TestCheckState(t *testing.T) {
 		t.Fatalf("unplanned: %v", err)
 	}
 	good := g.tip(t)
-	if _, ok := writtenHere(g.Store, "f", good, plumbing.ZeroHash); !ok {
+	if _, ok := writtenHere(g.Store, good, plumbing.ZeroHash); !ok {
 		t.Error("the engine's own history is not recognized as written here")
 	}
 
@@ -154,8 +162,12 @@ func TestCheckState(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged := forge(t, g.Store, c, good, "T2", bytes.Replace(taskBlob(t, g.Store, good, "T2"), []byte(`"status": "pending"`), []byte(`"status": "done"`), 1))
-	if out, err := exec.Command("git", "-C", g.Store.Top, "update-ref", "-m", "fetch: fast-forward", gitstore.FeatureRef("f"), forged.String()).CombinedOutput(); err != nil {
+	args := append(append([]string{"-C", g.Store.Top, "update-ref"}, reflog...), gitstore.FeatureRef("f"), forged.String())
+	if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, ok := writtenHere(g.Store, forged, good); ok {
+		t.Error("a commit written with plain git is taken for the engine's own")
 	}
 	var ee *Error
 	if err := g.CheckState(); !errors.As(err, &ee) || ee.Kind != Refused || !strings.Contains(err.Error(), "changed outside git-zerg") ||
@@ -171,8 +183,17 @@ func TestCheckState(t *testing.T) {
 	if g.tip(t) != forged {
 		t.Error("a transition was written on the forged state")
 	}
-	if b, _ := os.ReadFile(CheckedFile(g.Store, "f")); strings.TrimSpace(string(b)) == forged.String() {
+	if readChecked(g.Store, "f") == forged {
 		t.Error("the forged tip was taken for checked")
+	}
+	// Nor does writing the forged tip into the checked file, as a worker
+	// could, make it checked.
+	os.MkdirAll(filepath.Dir(CheckedFile(g.Store, "f")), 0o755)
+	if err := os.WriteFile(CheckedFile(g.Store, "f"), []byte(forged.String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.CheckState(); !errors.As(err, &ee) || ee.Kind != Refused {
+		t.Errorf("CheckState with a hand-written checked file = %v", err)
 	}
 }
 
@@ -187,14 +208,15 @@ func BenchmarkCheckStateMoved(b *testing.B) {
 	}
 	tip := g.tip(b)
 	c, _ := g.Store.ReadCommit(tip)
-	parent := c.ParentHashes[0].String() + "\n"
-	if _, ok := writtenHere(g.Store, "f", tip, c.ParentHashes[0]); !ok {
+	if _, ok := writtenHere(g.Store, tip, c.ParentHashes[0]); !ok {
 		b.Fatal("the engine's own commit is not recognized")
 	}
 	file := CheckedFile(g.Store, "f")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		os.WriteFile(file, []byte(parent), 0o644)
+		if err := writeChecked(g.Store, "f", file, c.ParentHashes[0]); err != nil {
+			b.Fatal(err)
+		}
 		if err := CheckStateAt(g.ctx(), g.Store, "f", tip); err != nil {
 			b.Fatal(err)
 		}
@@ -219,7 +241,7 @@ func BenchmarkCheckStateSame(b *testing.B) {
 	}
 }
 
-// A walk longer than the first read of the reflog reads more of it.
+// A long walk of the engine's own commits is taken whole.
 func TestWrittenHereLongWalk(t *testing.T) {
 	g := newFeature(t, 90)
 	first := g.tip(t)
@@ -228,10 +250,7 @@ func TestWrittenHereLongWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(g.Store.CommonDir, "logs", "refs", "zerg", "features", "f")); err != nil || fi.Size() <= reflogTail {
-		t.Fatalf("reflog too short for the test: %v %v", fi, err)
-	}
-	if n, ok := writtenHere(g.Store, "f", g.tip(t), first); !ok || n != 85 {
+	if n, ok := writtenHere(g.Store, g.tip(t), first); !ok || n != 85 {
 		t.Errorf("writtenHere = %d, %v; want 85, true", n, ok)
 	}
 }

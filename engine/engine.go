@@ -195,8 +195,10 @@ func (g *Engine) Manager() *worktree.Manager {
 		}
 		return h.String()
 	}
-	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef,
+	m := &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef,
 		Saved: SavedRefs(feature)}
+	m.Guard = &stagingGuard{g: g, m: m}
+	return m
 }
 
 // WorktreesRoot is the directory under which each feature's worktrees get

@@ -99,7 +99,9 @@ func (g *Engine) mergeOnly(mgr *worktree.Manager, pins []worktree.Pin) (res work
 	}
 	res, err = g.fastMerge(mgr, pins)
 	if errors.Is(err, gitstore.ErrNotDisjoint) {
-		res, err = mgr.Merge(g.ctx(), "", pins)
+		// From the tip the guard let through, not wherever staging is
+		// now: a move since is refused (ErrStagingMoved).
+		res, err = mgr.Merge(g.ctx(), res.Old, pins)
 	}
 	if err != nil {
 		return res, nil, err
@@ -213,6 +215,7 @@ func (g *Engine) fastMerge(mgr *worktree.Manager, pins []worktree.Pin) (worktree
 	if err != nil {
 		return res, err
 	}
+	res.Old = tip
 	if err := mgr.StagingFree(g.ctx()); err != nil {
 		return res, err
 	}
@@ -231,6 +234,9 @@ func (g *Engine) fastMerge(mgr *worktree.Manager, pins []worktree.Pin) (worktree
 	name, email := worktree.IdentityName, worktree.IdentityEmail
 	newTip, tree, err := s.MergeDisjoint(g.ctx(), mgr.StagingRef(), tip, fp, gitstore.Signature(name, email, g.now()))
 	if err != nil {
+		return res, err
+	}
+	if err := mgr.Moved(newTip); err != nil {
 		return res, err
 	}
 	res = worktree.MergeResult{Old: tip, Tip: newTip, Tree: tree}

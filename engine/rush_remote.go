@@ -173,7 +173,7 @@ func (r *rush) syncStagingFrom(ctx context.Context, start, fetched string) (stri
 		}
 		if remoteTip != local {
 			if err := r.mgr.SetStaging(ctx, remoteTip, local); err != nil {
-				return "", err
+				return "", foreignStaging(err)
 			}
 		}
 		return remoteTip, nil

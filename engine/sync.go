@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -73,13 +70,5 @@ func checkCaughtUp(ctx context.Context, s *gitstore.Store, feature string, local
 	if err := CheckIncoming(ctx, s, feature, local, remote); err != nil {
 		return err
 	}
-	file := CheckedFile(s, feature)
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(remote.String()+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
+	return writeChecked(s, feature, CheckedFile(s, feature), remote)
 }

@@ -101,6 +101,9 @@ func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, 
 	if !old.IsZero() {
 		c.ParentHashes = []plumbing.Hash{old}
 	}
+	if err := s.seal(c); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	h, err := s.writeCommit(c)
 	if err != nil {
 		return plumbing.ZeroHash, err

@@ -106,6 +106,9 @@ func (s *Store) mergeFeature(ctx context.Context, feature string, local, remote 
 		Op: "sync", Feature: feature, Clock: clock, Reason: strings.Join(lines, "; ")}
 	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
 	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
+	if err := s.seal(c); err != nil {
+		return MergeResult{}, err
+	}
 	ch, err := s.writeCommit(c)
 	if err != nil {
 		return MergeResult{}, err
@@ -589,6 +592,9 @@ func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 	msg := &Message{Subject: subject, Op: "sync"}
 	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
 	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
+	if err := s.seal(c); err != nil {
+		return MergeResult{}, err
+	}
 	ch, err := s.writeCommit(c)
 	if err != nil {
 		return MergeResult{}, err

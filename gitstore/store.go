@@ -117,6 +117,10 @@ type Store struct {
 	// arbiterWait how long an update waits for it (0: RemoteWait).
 	arbiter     string
 	arbiterWait time.Duration
+
+	// key is the repository's key (Key), read once.
+	keyMu sync.Mutex
+	key   []byte
 }
 
 // Open finds the repository containing dir.

@@ -460,6 +460,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		root.setBlob(tombstone, *tx.deleted)
 		th := b.tree(root)
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
+		if err := s.seal(c); err != nil {
+			return err
+		}
 		ch := b.commit(c)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
 	} else if featureChanged {
@@ -538,6 +541,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if !tx.featTip.IsZero() {
 			c.ParentHashes = []plumbing.Hash{tx.featTip}
 		}
+		if err := s.seal(c); err != nil {
+			return err
+		}
 		ch := b.commit(c)
 		b.keepLoose(th, ch)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
@@ -556,6 +562,9 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
 		if !tx.locksTip.IsZero() {
 			c.ParentHashes = []plumbing.Hash{tx.locksTip}
+		}
+		if err := s.seal(c); err != nil {
+			return err
 		}
 		ch := b.commit(c)
 		updates = append(updates, refUpdate{name: LocksRef, new: ch, old: tx.locksTip})

@@ -2,15 +2,10 @@ package hooks
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -26,13 +21,9 @@ import (
 // never a ref, and so is never pushed or fetched. Records that arrived from
 // elsewhere stay (they are content, and harmless) but do not count.
 
-// GateKeyFile holds the repository's gate key (32 random bytes, 0600).
-func GateKeyFile(s *gitstore.Store) string { return filepath.Join(s.ZergDir(), "gates.key") }
-
 const (
 	macTrailer = "Zerg-Gates-MAC: "
 	setTrailer = "Zerg-Gates: "
-	keySize    = 32
 )
 
 // GateSet names a configuration's gates: a pass counts only for the set
@@ -46,68 +37,17 @@ func GateSet(gs []config.Gate) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// localGateKey reads the repository's key, making it first when create is
-// set. Concurrent first uses agree on one key: each writes its own into a
-// temporary file, and only one link into place succeeds.
-func localGateKey(s *gitstore.Store, create bool) ([]byte, error) {
-	name := GateKeyFile(s)
-	b, err := os.ReadFile(name)
-	switch {
-	case err == nil && len(b) == keySize:
-		return b, nil
-	case err == nil:
-		return nil, fmt.Errorf("%s is not a gate key (%d bytes, want %d): remove it to make a new one", name, len(b), keySize)
-	case !errors.Is(err, fs.ErrNotExist) || !create:
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	key := make([]byte, keySize)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(filepath.Dir(name), "gates.key.tmp*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Write(key); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.Link(f.Name(), name); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
-	}
-	return localGateKey(s, false)
-}
-
 // gateKeys are the keys whose records count here, by key id: the
-// repository's own. Sharing gate results between the hosts of one rush
-// would add theirs here (say, from a list of trusted key files in the
-// configuration); nothing else needs to change, since every record names
-// the key that made it.
+// repository's own (gitstore.Store.Key). Sharing gate results between the
+// hosts of one rush would add theirs here (say, from a list of trusted key
+// files in the configuration); nothing else needs to change, since every
+// record names the key that made it.
 func gateKeys(s *gitstore.Store) (map[string][]byte, error) {
-	key, err := localGateKey(s, false)
+	key, err := s.Key(false)
 	if err != nil || key == nil {
 		return nil, err
 	}
-	return map[string][]byte{keyID(key): key}, nil
-}
-
-func keyID(key []byte) string {
-	sum := sha256.Sum256(key)
-	return hex.EncodeToString(sum[:8])
+	return map[string][]byte{gitstore.KeyID(key): key}, nil
 }
 
 // gateMAC binds a record's message to the tree it is about: the same
@@ -122,12 +62,12 @@ func gateMAC(key []byte, tree, body string) string {
 // MAC line that makes it count here, making the repository's key on first
 // use.
 func SignGateRecord(s *gitstore.Store, tree, msg string) (string, error) {
-	key, err := localGateKey(s, true)
+	key, err := s.Key(true)
 	if err != nil {
 		return "", err
 	}
 	body := strings.TrimRight(msg, "\n") + "\n"
-	return body + macTrailer + keyID(key) + " " + gateMAC(key, tree, body) + "\n", nil
+	return body + macTrailer + gitstore.KeyID(key) + " " + gateMAC(key, tree, body) + "\n", nil
 }
 
 // GateRecord is what a verified gate record says.

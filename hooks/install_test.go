@@ -426,7 +426,7 @@ func TestGatesPassed(t *testing.T) {
 	if !passed(commit) || !passed(tree) {
 		t.Fatal("gates record not seen")
 	}
-	if fi, err := os.Stat(GateKeyFile(s)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(gitstore.KeyFile(s)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", fi, err)
 	}
 	// Another commit with the same tree passed too: gates see content.

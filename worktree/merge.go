@@ -166,7 +166,7 @@ func (m *Manager) Merge(ctx context.Context, staging string, pins []Pin) (MergeR
 		}
 		return res, err
 	}
-	return res, nil
+	return res, m.moved(cur)
 }
 
 // beforeCAS, when set by a test, runs just before staging is moved.

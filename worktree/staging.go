@@ -28,8 +28,10 @@ func (m *Manager) AdvanceStaging(ctx context.Context, commit string) error {
 	}
 	switch {
 	case cur == "":
-		_, err := m.Git.Run(ctx, "update-ref", "-m", "git-zerg: staging at HEAD for task-mode gates", ref, commit, "")
-		return err
+		if _, err := m.Git.Run(ctx, "update-ref", "-m", "git-zerg: staging at HEAD for task-mode gates", ref, commit, ""); err != nil {
+			return err
+		}
+		return m.moved(commit)
 	case cur == commit:
 		return nil
 	}
@@ -39,8 +41,10 @@ func (m *Manager) AdvanceStaging(ctx context.Context, commit string) error {
 		if err != nil {
 			return err
 		}
-		_, err := m.Git.Run(ctx, "update-ref", "-m", "git-zerg: staging up to HEAD for task-mode gates", ref, commit, cur)
-		return err
+		if _, err := m.Git.Run(ctx, "update-ref", "-m", "git-zerg: staging up to HEAD for task-mode gates", ref, commit, cur); err != nil {
+			return err
+		}
+		return m.moved(commit)
 	case 1:
 		return fmt.Errorf("%s: %w", StagingBranch(m.Feature), ErrStagingAhead)
 	}

@@ -195,6 +195,9 @@ type Manager struct {
 	// commits count as kept: a worker branch whose work is saved there is
 	// not unmerged work.
 	Saved []string
+	// Guard, when set, judges staging tips git-zerg did not set itself
+	// (see guard.go).
+	Guard Guard
 }
 
 // Worker is one worker's worktree.
@@ -262,17 +265,17 @@ func (m *Manager) resolve1(ctx context.Context, rev string) (string, error) {
 	return c[0], nil
 }
 
-// EnsureStaging creates the staging branch at from (HEAD when empty) unless
+// ensureStaging creates the staging branch at from (HEAD when empty) unless
 // it exists, and returns its commit. The creation is a compare-and-swap
 // against "no such ref", so two racing callers agree on one commit.
-func (m *Manager) EnsureStaging(ctx context.Context, from string) (string, error) {
+func (m *Manager) ensureStaging(ctx context.Context, from string) (tip string, created bool, err error) {
 	if err := m.check(); err != nil {
-		return "", err
+		return "", false, err
 	}
 	ref := m.stagingRef()
 	if m.ReadRef != nil {
 		if tip := m.ReadRef(ref); tip != "" {
-			return tip, nil
+			return tip, false, nil
 		}
 	}
 	if from == "" {
@@ -280,23 +283,23 @@ func (m *Manager) EnsureStaging(ctx context.Context, from string) (string, error
 	}
 	c, err := m.resolve(ctx, ref, from)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if c[0] != "" {
-		return c[0], nil
+		return c[0], false, nil
 	}
 	if c[1] == "" {
-		return "", fmt.Errorf("staging start %q: %w", from, ErrBadRevision)
+		return "", false, fmt.Errorf("staging start %q: %w", from, ErrBadRevision)
 	}
 	// An empty old value means "must not exist yet", whatever the hash.
 	_, err = m.Git.Run(ctx, "update-ref", "-m", "git-zerg: create staging", ref, c[1], "")
 	if err != nil {
 		if cur, rerr := m.resolve1(ctx, ref); rerr == nil && cur != "" {
-			return cur, nil // lost the race to another creator: take theirs
+			return cur, false, nil // lost the race to another creator: take theirs
 		}
-		return "", err
+		return "", false, err
 	}
-	return c[1], nil
+	return c[1], true, nil
 }
 
 // entry is one record of `git worktree list --porcelain -z`.

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// stagingGuard is the worktree.Guard of a feature: it keeps the tip
+// git-zerg last set staging to in <common dir>/zerg/staging/<feature>,
+// sealed with the repository's key (a worker can write the file, not the
+// seal), and judges any other tip by the facts: every commit between it
+// and the known tip must be a merge git-zerg would have made, of a task's
+// verified work, with exactly the tree git's merge of its parents gives.
+// That holds for a move git-zerg made and had no time to record (a crash)
+// and for another host's level merge, and fails for anything else a
+// worker or another clone can put there.
+type stagingGuard struct {
+	g *Engine
+	m *worktree.Manager
+}
+
+const stagingDomain = "git-zerg staging tip"
+
+// maxStagingWalk bounds the check: a level merge adds one commit per task.
+const maxStagingWalk = 10000
+
+// StagingRecordFile is where the tip git-zerg last set is kept.
+func StagingRecordFile(s *gitstore.Store, feature string) string {
+	return filepath.Join(s.ZergDir(), "staging", feature)
+}
+
+func (sg *stagingGuard) Known() string {
+	s, feature := sg.g.Store, sg.g.Feature
+	b, err := os.ReadFile(StagingRecordFile(s, feature))
+	if err != nil {
+		return ""
+	}
+	tip, seal, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !s.Sealed(seal, stagingDomain, feature, tip) {
+		// Not ours: as if there were none, so the tip is taken as it
+		// is once. Only a worker that can also read the key gets past.
+		return ""
+	}
+	return tip
+}
+
+func (sg *stagingGuard) Moved(tip string) error {
+	s, feature := sg.g.Store, sg.g.Feature
+	seal, err := s.Seal(stagingDomain, feature, tip)
+	if err != nil {
+		return err
+	}
+	file := StagingRecordFile(s, feature)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, []byte(tip+" "+seal+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+func (sg *stagingGuard) Check(ctx context.Context, known, tip string) error {
+	tx, err := sg.g.Store.View(sg.g.Feature)
+	if err != nil {
+		return err
+	}
+	tasks, err := tx.Tasks()
+	if err != nil {
+		return err
+	}
+	work := map[string]string{} // verified commit -> task
+	for _, t := range tasks {
+		if t.Commit != "" && (t.Status == state.Verified || t.Status == state.Done) {
+			work[t.Commit] = t.ID()
+		}
+	}
+	cs, more, err := sg.m.FirstParents(ctx, tip, known, maxStagingWalk)
+	if err != nil {
+		return err
+	}
+	switch {
+	case more:
+		return fmt.Errorf("more than %d commits above %s", maxStagingWalk, ShortHash(known))
+	case len(cs) == 0:
+		return fmt.Errorf("it is behind %s: moved back", ShortHash(known))
+	}
+	for _, c := range cs {
+		if len(c.Parents) != 2 {
+			return fmt.Errorf("commit %s is not a merge of a task's work", ShortHash(c.Hash))
+		}
+		id, ok := work[c.Parents[1]]
+		if !ok {
+			return fmt.Errorf("commit %s merges %s, which is no task's verified work", ShortHash(c.Hash), ShortHash(c.Parents[1]))
+		}
+		tree, clean, err := sg.m.MergeTree(ctx, c.Parents[0], c.Parents[1])
+		if err != nil {
+			return err
+		}
+		if !clean || tree != c.Tree {
+			return fmt.Errorf("commit %s, a merge of %s, holds other files than the merge of %s's work gives", ShortHash(c.Hash), id, id)
+		}
+	}
+	if oldest := cs[len(cs)-1]; oldest.Parents[0] != known {
+		return fmt.Errorf("it does not descend from %s", ShortHash(known))
+	}
+	return nil
+}
+
+func (sg *stagingGuard) Restored(ctx context.Context, found, known string) {
+	g := sg.g
+	kept := ""
+	if ref, err := g.Store.SaveAttempt(ctx, g.Feature, "staging", found, found); err == nil {
+		kept = ", the moved commit kept as " + ref
+	}
+	g.note("warning: %s was moved outside git-zerg to %s; put back to %s%s", worktree.StagingBranch(g.Feature), ShortHash(found), ShortHash(known), kept)
+}
+
+// foreignStaging turns a refused staging from a remote into the rush's
+// refusal.
+func foreignStaging(err error) error {
+	var fe *worktree.ForeignError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return &Error{Kind: Refused, What: "staging refused", Why: fe.Error(),
+		Hint: fmt.Sprintf("nothing was built on it; whoever moved it must put it back (to %s, the tip git-zerg set here, or a merge of verified work on it)", fe.Known)}
+}
