@@ -919,12 +919,15 @@ func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promp
 // there, and the worker commits), and the task's run directory
 // (ZERG_PROMPT_FILE, ZERG_TASK_FILE) read-only. The container can write
 // refs like any process of the user's; what it claims is checked all the
-// same.
+// same. It does not see git-zerg's own directory (an empty one is mounted
+// over it): there, unlike on the host, a worker cannot read the
+// repository's key and seal state of its own.
 func containerCommand(image, dir, gitDir, runDir string, env []string, command string) string {
 	// As the user, not root: what the worker writes in the worktree must
 	// stay the user's to commit, change and delete.
 	args := []string{"docker", "run", "--rm", "-i", "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
-		"-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir, "-v", runDir + ":" + runDir + ":ro", "-w", dir}
+		"-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir, "--tmpfs", filepath.Join(gitDir, "zerg"),
+		"-v", runDir + ":" + runDir + ":ro", "-w", dir}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
 	}
