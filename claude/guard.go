@@ -56,6 +56,8 @@ const (
 	reasonConfigEnv     = "GIT_CONFIG_* in the environment can turn off git-zerg's hooks or define aliases out of sight: leave it unset"
 	reasonConfigInclude = "a config include can set core.hooksPath or aliases out of sight: do not add one"
 	reasonReplace       = "replace refs change what git shows for a commit, the gated ones too: leave refs/replace/ alone"
+	reasonExcludes      = "info/exclude and core.excludesFile change which files git sees, for git-zerg's checks too: leave them to the user"
+	reasonConfigProgram = "this setting makes git run a program later, for the user and for git-zerg: leave it to the user"
 )
 
 // Check returns why command must not run, "" when it may.
@@ -77,7 +79,13 @@ type guardState struct {
 }
 
 func (st *guardState) check(cmds []simple, depth int) string {
-	for _, c := range cmds {
+	for i, c := range cmds {
+		// What echo or printf pipes into a shell is a script to read too.
+		if c.piped && i > 0 {
+			if w := cmds[i-1].words; len(w) > 1 && (w[0] == "echo" || w[0] == "printf") {
+				c.stdin = append(c.stdin, strings.Join(w[1:], " "))
+			}
+		}
 		if r := st.simple(c, depth); r != "" {
 			return r
 		}
@@ -242,6 +250,22 @@ func (st *guardState) simple(c simple, depth int) string {
 		return st.git(args, c, worker, hidden, depth)
 	case "git-zerg":
 		return st.zerg(args, worker, nil)
+	case "find":
+		if contains(args, "-delete") {
+			for _, a := range args {
+				if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+					break
+				}
+				if refsFile(a) || st.gitPath(a) {
+					return reasonGitDir
+				}
+			}
+		}
+		for _, cmd := range findCommands(args) {
+			if r := st.sub(worker).simple(simple{words: cmd}, depth+1); r != "" {
+				return r
+			}
+		}
 	default:
 		if sub, ok := strings.CutPrefix(name, "git-"); ok && gitCommands[sub] {
 			return st.git(append([]string{sub}, args...), c, worker, hidden, depth)
@@ -249,6 +273,24 @@ func (st *guardState) simple(c simple, depth int) string {
 		return st.fileWrites(name, args)
 	}
 	return ""
+}
+
+// findCommands are the commands find runs (-exec, -execdir, -ok, -okdir),
+// each up to its ";" or "+".
+func findCommands(args []string) [][]string {
+	var out [][]string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j] != ";" && args[j] != "+" {
+				j++
+			}
+			out = append(out, args[i+1:j])
+			i = j
+		}
+	}
+	return out
 }
 
 // stripPrefixes takes off commands that run the rest of their words as a

@@ -9,26 +9,26 @@ import (
 // state namespace. Short names count: git resolves zerg/features/x to
 // refs/zerg/features/x.
 func zergRef(r string) bool {
-	r = strings.TrimPrefix(r, "+")
+	r = strings.ToLower(strings.TrimPrefix(r, "+")) // loose refs on a case-insensitive file system
 	return r == "refs/zerg" || strings.HasPrefix(r, "refs/zerg/") || strings.HasPrefix(r, "refs/zerg*") ||
 		strings.HasPrefix(r, "zerg/features/") || r == "zerg/locks" || strings.HasPrefix(r, "zerg/gates/")
 }
 
 // replaceRef: a ref that makes git show another object in place of one.
 func replaceRef(r string) bool {
-	r = strings.TrimPrefix(r, "+")
+	r = strings.ToLower(strings.TrimPrefix(r, "+"))
 	return r == "refs/replace" || strings.HasPrefix(r, "refs/replace/") || strings.HasPrefix(r, "refs/replace*")
 }
 
 // zergBranch: a worker or staging branch name.
 func zergBranch(b string) bool {
-	b = strings.TrimPrefix(b, "+")
+	b = strings.ToLower(strings.TrimPrefix(b, "+"))
 	return strings.HasPrefix(b, "zerg/") || strings.HasPrefix(b, "refs/heads/zerg/") || strings.HasPrefix(b, "heads/zerg/")
 }
 
 // stagingBranch: zerg/<feature>/staging, however it is spelled.
 func stagingBranch(b string) bool {
-	b = strings.TrimPrefix(b, "+")
+	b = strings.ToLower(strings.TrimPrefix(b, "+"))
 	b = strings.TrimPrefix(strings.TrimPrefix(b, "refs/"), "heads/")
 	f, ok := strings.CutPrefix(b, "zerg/")
 	return ok && strings.HasSuffix(f, "/staging") && len(f) > len("/staging")
@@ -113,9 +113,9 @@ func riskyConfigKey(k string) bool {
 	return k == "core.hookspath" || strings.HasPrefix(k, "alias.") || k == "include.path" || strings.HasPrefix(k, "includeif.")
 }
 
-// configKeyReason is why a setting given on the command line (-c) or in
-// git config is refused, "" when it is not one of those riskyConfigKey
-// names or is an alias (checked by its value).
+// configKeyReason is why a setting given on the command line (-c), in
+// the environment or in git config is refused, "" when it may be (an
+// alias is checked by its value).
 func configKeyReason(k string) string {
 	k = strings.ToLower(k)
 	switch {
@@ -123,9 +123,42 @@ func configKeyReason(k string) string {
 		return reasonHooksPath
 	case k == "include.path" || strings.HasPrefix(k, "includeif."):
 		return reasonConfigInclude
+	case k == "rebase.updaterefs":
+		return reasonBranches
 	}
 	return ""
 }
+
+// storedKeyReason is why a setting may not be written to a config file,
+// where it outlives the command: which files git sees, and the programs
+// git runs later, for the user and for git-zerg alike.
+func storedKeyReason(k string) string {
+	if r := configKeyReason(k); r != "" {
+		return r
+	}
+	k = strings.ToLower(k)
+	switch {
+	case k == "core.excludesfile":
+		return reasonExcludes
+	case programKeys[k]:
+		return reasonConfigProgram
+	}
+	section, rest, _ := strings.Cut(k, ".")
+	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
+		if programSubkeys[section+".*."+rest[i+1:]] {
+			return reasonConfigProgram
+		}
+	}
+	return ""
+}
+
+var programKeys = map[string]bool{"core.fsmonitor": true, "core.sshcommand": true, "core.pager": true, "core.editor": true,
+	"core.askpass": true, "diff.external": true, "gpg.program": true, "credential.helper": true, "sequence.editor": true,
+	"uploadpack.packobjectshook": true, "core.gitproxy": true}
+
+var programSubkeys = map[string]bool{"filter.*.clean": true, "filter.*.smudge": true, "filter.*.process": true,
+	"merge.*.driver": true, "diff.*.textconv": true, "diff.*.command": true, "gpg.*.program": true,
+	"remote.*.uploadpack": true, "remote.*.receivepack": true, "credential.*.helper": true}
 
 // refWriters are the git commands whose very job is to write refs: an
 // alias to one of them is refused when it is set.
@@ -220,7 +253,37 @@ func (st *guardState) git(args []string, c simple, worker, hidden bool, depth in
 			return r
 		}
 		return st.movesHead(dir)
-	case "merge", "am", "rebase", "cherry-pick", "revert":
+	case "rebase":
+		// --update-refs moves every branch in the rebased range, staging
+		// or a worker's among them; --exec runs shell commands.
+		for i, a := range rest {
+			switch {
+			case a == "--update-refs":
+				return reasonBranches
+			case (a == "-x" || a == "--exec") && i+1 < len(rest):
+				if r := st.sub(worker).check(parseShell(rest[i+1], depth+1), depth+1); r != "" {
+					return r
+				}
+			case strings.HasPrefix(a, "--exec="):
+				if r := st.sub(worker).check(parseShell(strings.TrimPrefix(a, "--exec="), depth+1), depth+1); r != "" {
+					return r
+				}
+			}
+		}
+		return st.movesHead(dir)
+	case "submodule", "bisect":
+		// submodule foreach and bisect run run a command of their own.
+		if len(rest) > 1 && (gc.sub == "submodule" && rest[0] == "foreach" || gc.sub == "bisect" && rest[0] == "run") {
+			words := rest[1:]
+			for len(words) > 0 && strings.HasPrefix(words[0], "-") {
+				words = words[1:]
+			}
+			if gc.sub == "submodule" && len(words) == 1 {
+				return st.sub(worker).check(parseShell(words[0], depth+1), depth+1)
+			}
+			return st.sub(worker).simple(simple{words: words}, depth+1)
+		}
+	case "merge", "am", "cherry-pick", "revert":
 		return st.movesHead(dir)
 	case "update-ref":
 		return st.updateRefCheck(rest, c, dir)
@@ -925,7 +988,7 @@ func (st *guardState) configCheck(args []string, worker bool, depth int) string 
 	if opaque(key) {
 		return reasonHidden
 	}
-	if r := configKeyReason(key); r != "" {
+	if r := storedKeyReason(key); r != "" {
 		return r
 	}
 	lower := strings.ToLower(key)

@@ -334,6 +334,33 @@ func TestGuardOtherWays(t *testing.T) {
 		{"git replace -l", ""},
 		{"git replace", ""},
 		{"git notes add -m 'reviewed' HEAD", ""}, // notes change no tree, and git-zerg reads none
+
+		// Commands run by other commands, and settings that outlive them.
+		{`echo "git update-ref -d refs/zerg/locks" | sh`, reasonRefs},
+		{"printf 'git commit --no-verify -m x' | bash -s", reasonNoVerify},
+		{"printf 'update refs/heads/topic abc123\n' | git update-ref --stdin", ""},
+		{`find . -name x -exec git update-ref refs/zerg/locks HEAD \;`, reasonRefs},
+		{"find .git/hooks -type f -delete", reasonGitDir},
+		{"find . -name '*.orig' -delete", ""},
+		{"find . -name '*.go' -exec gofmt -l {} +", ""},
+		{"git rebase -x 'git commit --amend --no-verify --no-edit' main", reasonNoVerify},
+		{"git rebase --update-refs main", reasonBranches},
+		{"git -c rebase.updateRefs=true rebase main", reasonBranches},
+		{"git config rebase.updateRefs true", reasonBranches},
+		{"git submodule foreach 'git update-ref refs/zerg/locks HEAD'", reasonRefs},
+		{"git bisect run sh -c 'git commit -n -m x'", reasonNoVerify},
+		{"git rebase -x 'go test ./...' main", ""},
+		{"git submodule foreach git status", ""},
+		{"git bisect run go test ./...", ""},
+		{"git update-ref REFS/ZERG/locks HEAD", reasonRefs}, // one file on a case-insensitive file system
+		{"git config core.excludesFile /tmp/ignore-all", reasonExcludes},
+		{"git config core.fsmonitor /tmp/daemon", reasonConfigProgram},
+		{"git config --global credential.helper '!cat >/tmp/creds'", reasonConfigProgram},
+		{"git config filter.lfs.smudge 'sh /tmp/x'", reasonConfigProgram},
+		{"git config diff.pdf.textconv /tmp/x", reasonConfigProgram},
+		{"git -c core.pager=cat log", ""}, // for this one command, which the session runs anyway
+		{"git config diff.tool vimdiff", ""},
+		{"git config pull.rebase true", ""},
 	}
 	for _, c := range cases {
 		g := Guard{WorkerDir: func(string) bool { return false }, Alias: testAlias, Branch: testBranch}
