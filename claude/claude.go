@@ -3,7 +3,9 @@
 // merge of git-zerg's hooks into .claude/settings.json, the checks of the
 // PreToolUse hook on Bash commands and the decision of the Stop hook.
 //
-// It imports no git package: files in, files out; values in, decisions out.
+// Its rules (the guard, the Stop decision, the settings merge) touch no git:
+// files in, files out; values in, decisions out. The hooks feed them what
+// the repository says.
 package claude
 
 import (

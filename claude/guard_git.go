@@ -304,12 +304,18 @@ func (st *guardState) git(args []string, c simple, worker, hidden bool, depth in
 	case "fast-import":
 		return stdinRefs(c, st.text)
 	case "send-pack":
+		// push's plumbing, with no pre-push hook: no refspec of it may
+		// name git-zerg's refs, on either side.
 		for _, a := range rest {
 			if opaque(a) {
 				return reasonHidden
 			}
-			if r := protectedRef(strings.TrimPrefix(a, ":")); r != "" || strings.Contains(a, ":refs/zerg") {
-				return reasonRefs
+			src, dst, _ := strings.Cut(strings.TrimPrefix(a, "+"), ":")
+			if r := protectedRef(src); r != "" {
+				return r
+			}
+			if r := protectedRef(dst); r != "" {
+				return r
 			}
 		}
 	case "filter-branch":
@@ -820,13 +826,18 @@ func (st *guardState) checkoutCheck(sub string, args []string) string {
 			continue
 		case long:
 			continue
-		case a == "-b" || a == "-B" || a == "-c" || a == "-C" || a == "--orphan":
-			flag = a
-		case sub == "switch" && a == "-d":
-			detach = true
-			continue
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			continue
+		case len(a) > 1 && a[0] == '-':
+			// A cluster such as -fB, whose value is the rest of it or
+			// the next word.
+			j := strings.IndexAny(a[1:], "bBcC") + 1
+			if j == 0 {
+				detach = detach || sub == "switch" && strings.ContainsRune(a, 'd')
+				continue
+			}
+			flag = "-" + a[j:j+1]
+			if j+1 < len(a) {
+				a, long, hasValue = "="+a[j+1:], true, true
+			}
 		default:
 			pos = append(pos, a)
 			continue
@@ -896,6 +907,10 @@ func worktreeCheck(args []string) string {
 	var pos []string
 	for i := 1; i < len(args); i++ {
 		a := args[i]
+		if len(a) > 2 && (a[:2] == "-b" || a[:2] == "-B") { // -Bname
+			args = append(append(append([]string(nil), args[:i]...), a[:2], a[2:]), args[i+1:]...)
+			a = a[:2]
+		}
 		switch {
 		case a == "-b" || a == "-B" || a == "--orphan":
 			if i+1 < len(args) {
