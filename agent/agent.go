@@ -6,7 +6,11 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/git-zerg/git-zerg/state"
@@ -63,14 +67,29 @@ func Names() []string {
 
 // Result is what an agent's output said about its run.
 type Result struct {
+	// Usage adds up the result objects whose figures were accepted; nil
+	// when none was.
 	Usage *state.Usage
 	// IsError: the agent says its run failed (Claude Code's is_error, a
 	// Codex turn.failed); Message is what it said.
 	IsError bool
 	Message string
+	// Refused says why each result object that was not taken was refused.
+	// The output is the worker's, and a worker can print anything: a
+	// negative cost or a count beyond range would lower the spending the
+	// budget is held against, so such an object adds nothing at all.
+	Refused []string
 }
 
-// Parse reads the result object an agent printed among its output (the
+// Bounds of the figures one attempt may report: far beyond any real run,
+// and low enough that no sum of them overflows or loses a cent.
+const (
+	maxCostUSD = 1e6
+	maxTokens  = 1e12
+	maxTurns   = 1e9
+)
+
+// Parse reads the result objects an agent printed among its output (the
 // worker's log: stdout and stderr in order). Claude Code prints one JSON
 // object with total_cost_usd and usage; Codex prints JSON lines with a
 // turn.completed usage each; Gemini CLI prints one object with stats. It
@@ -83,85 +102,195 @@ func Parse(out []byte) *Result {
 		out = out[len(out)-window:]
 	}
 	var res *Result
-	get := func() *Result {
-		if res == nil {
-			res = &Result{Usage: &state.Usage{}}
-		}
-		return res
-	}
 	for _, obj := range objects(out) {
-		switch {
-		case obj["type"] == "result" && (has(obj, "total_cost_usd") || has(obj, "usage") || has(obj, "is_error")):
-			r := get()
-			r.Usage.CostUSD += num(obj["total_cost_usd"])
-			if u, ok := obj["usage"].(map[string]any); ok {
-				r.Usage.InputTokens += int64(num(u["input_tokens"]) + num(u["cache_creation_input_tokens"]) + num(u["cache_read_input_tokens"]))
-				r.Usage.OutputTokens += int64(num(u["output_tokens"]))
-			}
-			r.Usage.Turns += int(num(obj["num_turns"]))
-			if sid, ok := obj["session_id"].(string); ok {
-				r.Usage.SessionID = sid
-			}
-			if b, ok := obj["is_error"].(bool); ok && b {
-				r.IsError = true
-				r.Message, _ = obj["result"].(string)
-			}
-		case obj["type"] == "thread.started":
-			if id, ok := obj["thread_id"].(string); ok {
-				get().Usage.SessionID = id
-			}
-		case obj["type"] == "turn.completed":
-			r := get()
-			if u, ok := obj["usage"].(map[string]any); ok {
-				r.Usage.InputTokens += int64(num(u["input_tokens"]))
-				r.Usage.OutputTokens += int64(num(u["output_tokens"]))
-			}
-			r.Usage.Turns++
-		case obj["type"] == "turn.failed":
-			r := get()
-			r.IsError = true
-			if e, ok := obj["error"].(map[string]any); ok {
-				r.Message, _ = e["message"].(string)
-			}
-		case has(obj, "stats") && (has(obj, "response") || has(obj, "error")):
-			r := get()
-			stats, _ := obj["stats"].(map[string]any)
-			if models, ok := stats["models"].(map[string]any); ok {
-				for _, m := range models {
-					if t, ok := m.(map[string]any)["tokens"].(map[string]any); ok {
-						r.Usage.InputTokens += int64(num(t["prompt"]))
-						r.Usage.OutputTokens += int64(num(t["candidates"]))
-					}
-					if a, ok := m.(map[string]any)["api"].(map[string]any); ok {
-						r.Usage.Turns += int(num(a["totalRequests"]))
-					}
-				}
-			}
-			r.Usage.InputTokens += int64(num(stats["inputTokens"]))
-			r.Usage.OutputTokens += int64(num(stats["outputTokens"]))
-			if e, ok := obj["error"].(map[string]any); ok {
-				r.IsError = true
-				r.Message, _ = e["message"].(string)
-			}
+		kind, ok := kindOf(obj)
+		if !ok {
+			continue
 		}
-	}
-	if res != nil && res.Message != "" {
-		res.Message = strings.TrimSpace(res.Message)
+		if res == nil {
+			res = &Result{}
+		}
+		f := read(kind, obj)
+		if f.bad != "" {
+			res.Refused = append(res.Refused, kind+" result object: "+f.bad)
+			continue
+		}
+		if why := res.take(&f.usage); why != "" {
+			res.Refused = append(res.Refused, kind+" result object: "+why)
+			continue
+		}
+		if f.isError {
+			res.IsError, res.Message = true, strings.TrimSpace(f.message)
+		}
 	}
 	return res
 }
 
+// kindOf names the result object obj is, if it is one.
+func kindOf(obj map[string]any) (string, bool) {
+	switch {
+	case obj["type"] == "result" && (has(obj, "total_cost_usd") || has(obj, "usage") || has(obj, "is_error")):
+		return "claude", true
+	case obj["type"] == "thread.started", obj["type"] == "turn.completed", obj["type"] == "turn.failed":
+		return "codex " + obj["type"].(string), true
+	case has(obj, "stats") && (has(obj, "response") || has(obj, "error")):
+		return "gemini", true
+	}
+	return "", false
+}
+
+// take adds u to the result's usage unless the sum would leave the bounds
+// of one attempt, and says why when it does not.
+func (r *Result) take(u *state.Usage) string {
+	sum := state.Usage{}
+	sum.Add(r.Usage)
+	sum.Add(u)
+	switch {
+	case sum.CostUSD > maxCostUSD:
+		return fmt.Sprintf("the attempt's cost would pass $%.0f", float64(maxCostUSD))
+	case sum.InputTokens > maxTokens || sum.OutputTokens > maxTokens:
+		return fmt.Sprintf("the attempt's tokens would pass %.0f", float64(maxTokens))
+	case sum.Turns > maxTurns:
+		return fmt.Sprintf("the attempt's turns would pass %.0f", float64(maxTurns))
+	}
+	if r.Usage == nil {
+		r.Usage = &state.Usage{}
+	}
+	session := r.Usage.SessionID
+	if u.SessionID != "" {
+		session = u.SessionID
+	}
+	*r.Usage = sum
+	r.Usage.SessionID = session
+	return ""
+}
+
+// figures is what one result object reports; bad says why it cannot be
+// taken.
+type figures struct {
+	usage   state.Usage
+	isError bool
+	message string
+	bad     string
+}
+
+func read(kind string, obj map[string]any) figures {
+	var f figures
+	switch kind {
+	case "claude":
+		f.usage.CostUSD = f.cost(obj, "total_cost_usd")
+		if u, ok := f.object(obj, "usage"); ok {
+			f.usage.InputTokens = f.count(u, "input_tokens", maxTokens) + f.count(u, "cache_creation_input_tokens", maxTokens) +
+				f.count(u, "cache_read_input_tokens", maxTokens)
+			f.usage.OutputTokens = f.count(u, "output_tokens", maxTokens)
+		}
+		f.usage.Turns = int(f.count(obj, "num_turns", maxTurns))
+		f.usage.SessionID, _ = obj["session_id"].(string)
+		if b, ok := obj["is_error"].(bool); ok && b {
+			f.isError = true
+			f.message, _ = obj["result"].(string)
+		}
+	case "codex thread.started":
+		f.usage.SessionID, _ = obj["thread_id"].(string)
+	case "codex turn.completed":
+		if u, ok := f.object(obj, "usage"); ok {
+			f.usage.InputTokens = f.count(u, "input_tokens", maxTokens)
+			f.usage.OutputTokens = f.count(u, "output_tokens", maxTokens)
+		}
+		f.usage.Turns = 1
+	case "codex turn.failed":
+		f.isError = true
+		if e, ok := obj["error"].(map[string]any); ok {
+			f.message, _ = e["message"].(string)
+		}
+	case "gemini":
+		stats, _ := f.object(obj, "stats")
+		if models, ok := f.object(stats, "models"); ok {
+			for name := range models {
+				m, _ := f.object(models, name)
+				if t, ok := f.object(m, "tokens"); ok {
+					f.usage.InputTokens += f.count(t, "prompt", maxTokens)
+					f.usage.OutputTokens += f.count(t, "candidates", maxTokens)
+				}
+				if a, ok := f.object(m, "api"); ok {
+					f.usage.Turns += int(f.count(a, "totalRequests", maxTurns))
+				}
+			}
+		}
+		f.usage.InputTokens += f.count(stats, "inputTokens", maxTokens)
+		f.usage.OutputTokens += f.count(stats, "outputTokens", maxTokens)
+		if e, ok := obj["error"].(map[string]any); ok {
+			f.isError = true
+			f.message, _ = e["message"].(string)
+		}
+	}
+	return f
+}
+
+// object is the object under key k of m; absent is no error, anything but
+// an object is.
+func (f *figures) object(m map[string]any, k string) (map[string]any, bool) {
+	v, ok := m[k]
+	if !ok || v == nil {
+		return nil, false
+	}
+	o, ok := v.(map[string]any)
+	if !ok {
+		f.refuse(k, "is not an object")
+	}
+	return o, ok
+}
+
+// number is the figure under key k of m, checked to be a finite number
+// from 0 to max; an absent figure is 0.
+func (f *figures) number(m map[string]any, k string, max float64) float64 {
+	v, ok := m[k]
+	if !ok || v == nil {
+		return 0
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		f.refuse(k, fmt.Sprintf("is not a number (%.20v)", v))
+		return 0
+	}
+	x, err := strconv.ParseFloat(n.String(), 64)
+	switch {
+	case err != nil || math.IsInf(x, 0) || math.IsNaN(x):
+		f.refuse(k, fmt.Sprintf("is beyond range (%.20s)", n))
+	case x < 0:
+		f.refuse(k, fmt.Sprintf("is negative (%.20s)", n))
+	case x > max:
+		f.refuse(k, fmt.Sprintf("is beyond %.0f (%.20s)", max, n))
+	default:
+		return x
+	}
+	return 0
+}
+
+func (f *figures) cost(m map[string]any, k string) float64 { return f.number(m, k, maxCostUSD) }
+
+func (f *figures) count(m map[string]any, k string, max float64) int64 {
+	return int64(f.number(m, k, max))
+}
+
+func (f *figures) refuse(k, why string) {
+	if f.bad == "" {
+		f.bad = k + " " + why
+	}
+}
+
 // objects decodes every JSON object that starts a line, a pretty-printed
-// one included; what follows an object on its line is skipped.
+// one included; what follows an object on its line is skipped. Numbers
+// stay as written, for figures to be checked before they are converted.
+// NaN and Infinity, which JSON lacks but some encoders print, are read as
+// strings, to be refused as figures rather than taken for noise.
 func objects(out []byte) []map[string]any {
 	var objs []map[string]any
 	for i := 0; i < len(out); {
 		if out[i] == '{' && (i == 0 || out[i-1] == '\n') {
-			dec := json.NewDecoder(bytes.NewReader(out[i:]))
-			var m map[string]any
-			if dec.Decode(&m) == nil {
+			if m, n, ok := decode(out[i:]); ok {
 				objs = append(objs, m)
-				i += int(dec.InputOffset())
+				i += n
 				continue
 			}
 		}
@@ -174,9 +303,34 @@ func objects(out []byte) []map[string]any {
 	return objs
 }
 
-func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-func num(v any) float64 {
-	f, _ := v.(float64)
-	return f
+// decode reads the object at the start of b and says how long it was.
+func decode(b []byte) (map[string]any, int, bool) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if dec.Decode(&m) == nil {
+		return m, int(dec.InputOffset()), true
+	}
+	end := bytes.IndexByte(b, '\n')
+	if end < 0 {
+		end = len(b)
+	}
+	line := b[:end]
+	if !nonFinite.Match(line) {
+		return nil, 0, false
+	}
+	// Only a one-line object is read again: the quoting below must not
+	// reach into the next object of the log.
+	dec = json.NewDecoder(bytes.NewReader(nonFinite.ReplaceAll(line, []byte(`$1"$2"`))))
+	dec.UseNumber()
+	m = nil
+	if dec.Decode(&m) != nil {
+		return nil, 0, false
+	}
+	return m, end, true
 }
+
+// nonFinite matches a bare NaN or Infinity where a JSON value starts.
+var nonFinite = regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`)
+
+func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }

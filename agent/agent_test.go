@@ -52,6 +52,63 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// The output is the worker's: a result object whose figures would lower
+// the spending (negative, beyond range, not numbers) is refused whole, and
+// says why; the objects beside it still count.
+func TestParseRefusesFigures(t *testing.T) {
+	good := `{"type":"result","total_cost_usd":0.5,"num_turns":2,"usage":{"input_tokens":10,"output_tokens":5},"session_id":"s"}`
+	for _, tc := range []struct {
+		name, out, refused string
+		cost               float64
+		tokens             int64
+		turns              int
+	}{
+		{name: "negative cost", out: `{"type":"result","total_cost_usd":-1000}`, refused: "claude result object: total_cost_usd is negative (-1000)"},
+		{name: "negative cost beside a real one", out: good + "\n" + `{"type":"result","total_cost_usd":-1000,"is_error":true,"result":"x"}`,
+			refused: "total_cost_usd is negative", cost: 0.5, tokens: 15, turns: 2},
+		{name: "cost beyond float range", out: `{"type":"result","total_cost_usd":1e400}`, refused: "total_cost_usd is beyond range (1e400)"},
+		{name: "negative cost beyond range", out: `{"type":"result","total_cost_usd":-1e400}`, refused: "total_cost_usd is beyond range"},
+		{name: "NaN cost", out: good + "\n" + `{"type":"result","total_cost_usd":NaN}`, refused: "total_cost_usd is not a number (NaN)", cost: 0.5, tokens: 15, turns: 2},
+		{name: "Infinity cost", out: `{"type":"result", "total_cost_usd": Infinity}`, refused: "total_cost_usd is not a number (Infinity)"},
+		{name: "minus Infinity cost", out: `{"type":"result","total_cost_usd":-Infinity}`, refused: "total_cost_usd is not a number (-Infinity)"},
+		{name: "cost as a string", out: `{"type":"result","total_cost_usd":"-5"}`, refused: "total_cost_usd is not a number (-5)"},
+		{name: "absurd cost", out: `{"type":"result","total_cost_usd":1e300}`, refused: "total_cost_usd is beyond 1000000"},
+		// int64(1e300) is the most negative int64: the token count would
+		// have wrapped below zero.
+		{name: "tokens beyond int64", out: `{"type":"result","usage":{"input_tokens":1e300}}`, refused: "input_tokens is beyond 1000000000000"},
+		{name: "negative tokens", out: `{"type":"result","usage":{"input_tokens":100,"output_tokens":-1000}}`, refused: "output_tokens is negative"},
+		{name: "negative turns", out: `{"type":"result","total_cost_usd":0.1,"num_turns":-3}`, refused: "num_turns is negative"},
+		{name: "usage not an object", out: `{"type":"result","total_cost_usd":1,"usage":[1]}`, refused: "usage is not an object"},
+		{name: "sum past the attempt's bound", out: `{"type":"result","usage":{"input_tokens":900000000000}}` + "\n" + `{"type":"result","usage":{"input_tokens":900000000000}}`,
+			refused: "the attempt's tokens would pass 1000000000000", tokens: 900000000000},
+		{name: "codex negative tokens", out: `{"type":"turn.completed","usage":{"input_tokens":5,"output_tokens":1}}` + "\n" + `{"type":"turn.completed","usage":{"input_tokens":-50}}`,
+			refused: "codex turn.completed result object: input_tokens is negative", tokens: 6, turns: 1},
+		{name: "gemini negative tokens", out: `{"response":"x","stats":{"models":{"m":{"tokens":{"prompt":-8,"candidates":2}}}}}`, refused: "gemini result object: prompt is negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Parse([]byte(tc.out))
+			if r == nil {
+				t.Fatal("no result")
+			}
+			if len(r.Refused) != 1 || !strings.Contains(r.Refused[0], tc.refused) {
+				t.Errorf("refused %q, want one with %q", r.Refused, tc.refused)
+			}
+			if r.IsError {
+				t.Errorf("a refused object's is_error was taken")
+			}
+			if tc.cost == 0 && tc.tokens == 0 {
+				if r.Usage != nil {
+					t.Errorf("usage %+v recorded from refused figures", r.Usage)
+				}
+				return
+			}
+			if u := r.Usage; u == nil || u.CostUSD != tc.cost || u.Tokens() != tc.tokens || u.Turns != tc.turns {
+				t.Errorf("usage %+v, want $%v %d tokens %d turns", u, tc.cost, tc.tokens, tc.turns)
+			}
+		})
+	}
+}
+
 // A worker that prints megabytes is read from its end, where the result is.
 func TestParseLongOutput(t *testing.T) {
 	out := strings.Repeat("noise line\n", 300000) + `{"type":"result","total_cost_usd":0.5}` + "\n"

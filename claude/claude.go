@@ -3,7 +3,9 @@
 // merge of git-zerg's hooks into .claude/settings.json, the checks of the
 // PreToolUse hook on Bash commands and the decision of the Stop hook.
 //
-// It imports no git package: files in, files out; values in, decisions out.
+// Its rules (the guard, the Stop decision, the settings merge) touch no git:
+// files in, files out; values in, decisions out. The hooks feed them what
+// the repository says.
 package claude
 
 import (
@@ -21,6 +23,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 //go:embed templates/*
@@ -114,6 +117,9 @@ func (c Change) String() string {
 // kept and reported. Running it again changes nothing. A settings file
 // that cannot be merged is an error (ErrSettings) and nothing is written.
 func Install(top string) ([]Change, error) {
+	if err := checkUnlinked(top); err != nil {
+		return nil, err
+	}
 	settings := filepath.Join(top, filepath.FromSlash(SettingsPath))
 	old, err := readIfExists(settings)
 	if err != nil {
@@ -129,7 +135,7 @@ func Install(top string) ([]Change, error) {
 		cur, err := os.ReadFile(name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			if err := writeAtomic(name, f.Data); err != nil {
+			if err := writeAtomic(top, f.Path, f.Data); err != nil {
 				return out, err
 			}
 			out = append(out, Change{f.Path, "wrote", ""})
@@ -138,7 +144,7 @@ func Install(top string) ([]Change, error) {
 		case bytes.Equal(cur, f.Data):
 			out = append(out, Change{f.Path, "unchanged", ""})
 		case f.ours(cur):
-			if err := writeAtomic(name, f.Data); err != nil {
+			if err := writeAtomic(top, f.Path, f.Data); err != nil {
 				return out, err
 			}
 			out = append(out, Change{f.Path, "updated", "from an earlier git-zerg"})
@@ -147,7 +153,7 @@ func Install(top string) ([]Change, error) {
 		}
 	}
 	if changed {
-		if err := writeAtomic(settings, merged); err != nil {
+		if err := writeAtomic(top, SettingsPath, merged); err != nil {
 			return out, err
 		}
 		out = append(out, Change{SettingsPath, "merged", "git-zerg's Stop and PreToolUse hooks; everything else kept"})
@@ -163,6 +169,14 @@ func Install(top string) ([]Change, error) {
 // settings file left with nothing in it is removed, and so are directories
 // left empty.
 func Uninstall(top string) ([]Change, error) {
+	if err := checkUnlinked(top); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(top)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	settings := filepath.Join(top, filepath.FromSlash(SettingsPath))
 	old, err := readIfExists(settings)
 	if err != nil {
@@ -186,7 +200,7 @@ func Uninstall(top string) ([]Change, error) {
 		case err != nil:
 			return out, err
 		case f.ours(cur):
-			if err := os.Remove(name); err != nil {
+			if err := root.Remove(filepath.FromSlash(f.Path)); err != nil {
 				return out, err
 			}
 			out = append(out, Change{f.Path, "removed", ""})
@@ -199,12 +213,12 @@ func Uninstall(top string) ([]Change, error) {
 	}
 	switch {
 	case changed && empty:
-		if err := os.Remove(settings); err != nil {
+		if err := root.Remove(filepath.FromSlash(SettingsPath)); err != nil {
 			return out, err
 		}
 		out = append(out, Change{SettingsPath, "removed", "it held only git-zerg's hooks"})
 	case changed:
-		if err := writeAtomic(settings, unmerged); err != nil {
+		if err := writeAtomic(top, SettingsPath, unmerged); err != nil {
 			return out, err
 		}
 		out = append(out, Change{SettingsPath, "unmerged", "git-zerg's hooks taken out; everything else kept"})
@@ -216,7 +230,7 @@ func Uninstall(top string) ([]Change, error) {
 	}
 	sort.Slice(ds, func(i, j int) bool { return len(ds[i]) > len(ds[j]) })
 	for _, d := range append(ds, ".claude") {
-		os.Remove(filepath.Join(top, filepath.FromSlash(d))) // only succeeds when empty
+		root.Remove(filepath.FromSlash(d)) // only succeeds when empty
 	}
 	return out, nil
 }
@@ -229,35 +243,27 @@ func readIfExists(name string) ([]byte, error) {
 	return b, err
 }
 
-// writeAtomic replaces name with data through a temporary file and a
-// rename, keeping the mode of the file it replaces.
-func writeAtomic(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
+// checkUnlinked refuses, before anything is written, an install or
+// uninstall whose files would be written or removed through a symbolic link
+// (engine.CheckUnlinked says why any link is refused).
+func checkUnlinked(top string) error {
+	names := []string{SettingsPath}
+	for _, f := range Files() {
+		names = append(names, f.Path)
 	}
+	return engine.CheckUnlinked("install-commands", top, names...)
+}
+
+// writeAtomic replaces the file at rel (slash-separated) under top with
+// data, keeping the mode of the file it replaces. worktree.WriteFile
+// follows no symbolic link, so a link put in place since checkUnlinked
+// fails the write instead of leading it out of the work tree.
+func writeAtomic(top, rel string, data []byte) error {
 	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(name); err == nil {
+	if fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(rel))); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, mode)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, name)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-	}
-	return werr
+	return worktree.WriteFile(top, rel, data, mode)
 }
 
 // InstallIn installs the agent-driven mode in the work tree of s, or takes

@@ -9,7 +9,17 @@ import (
 // (the PreToolUse hook). It refuses what would get around git-zerg's rules:
 // skipping the git hooks, writing the state under refs/zerg/ by hand,
 // pushing or deleting state the way only `git zerg sync` may, moving the
-// zerg/ branches, and a worker breaking someone else's lock.
+// zerg/ branches, writing the git directory with the shell, and a worker
+// breaking someone else's lock.
+//
+// It reads the command as a shell would parse it, and evaluates nothing: a
+// ref or a path given through a variable or a command substitution is one it
+// cannot see, so where such a word could name git-zerg's state the command
+// is refused. It is defence in depth: a session can always run a program
+// the guard does not read (a script, python). What holds whatever the
+// session runs is elsewhere: state commits git-zerg did not make are not
+// acted on, staging moves only by git-zerg's compare-and-swap, and a
+// verification judges the commit that was recorded.
 type Guard struct {
 	// Worker: the session is a worker's (ZERG_WORKER is set in its
 	// environment, or it runs in a worker worktree).
@@ -17,23 +27,42 @@ type Guard struct {
 	// WorkerDir reports whether dir, as written in the command (relative
 	// to the session's directory), is inside a worker worktree. nil: never.
 	WorkerDir func(dir string) bool
+	// Alias is the value of git alias name as git would read it in dir
+	// (as written in the command); ok is false when there is none. It is
+	// asked only for a git subcommand that is none of git's own, so an
+	// ordinary command costs nothing. nil: only aliases given with -c are
+	// seen.
+	Alias func(dir, name string) (value string, ok bool)
+	// Branch is the branch checked out in dir (as written in the command),
+	// "" when detached or unknown. nil: never staging.
+	Branch func(dir string) string
 }
 
 // The reasons, one line each: they are what the agent reads.
 const (
-	reasonNoVerify     = "--no-verify skips git-zerg's hooks, which check file ownership and locks: commit or push without it, and fix what the hook refuses"
-	reasonHooksPath    = "changing core.hooksPath turns off git-zerg's hooks: leave it as it is"
-	reasonRefs         = "refs/zerg/ is git-zerg's state and changes only through git zerg commands (claim, done, fail, release, retry, sync): do not write it by hand"
-	reasonBranches     = "zerg/ branches are git-zerg's worker and staging branches: only git zerg (rush, merge, cleanup) moves or deletes them"
-	reasonWorkerPush   = "a worker does not push refs/zerg/: state is shared by the driver with git zerg sync"
-	reasonForcePush    = "a forced push or a deletion of refs/zerg/ would overwrite the state other machines wrote: share state with git zerg sync, which merges it"
-	reasonMirror       = "git push --mirror would force and prune refs/zerg/ on the remote: push branches by name, and share state with git zerg sync"
-	reasonWorkerUnlock = "a worker may not break another owner's lock (git zerg unlock --force): report the conflict to the driver instead"
+	reasonNoVerify      = "--no-verify skips git-zerg's hooks, which check file ownership and locks: commit or push without it, and fix what the hook refuses"
+	reasonHooksPath     = "changing core.hooksPath turns off git-zerg's hooks: leave it as it is"
+	reasonRefs          = "refs/zerg/ is git-zerg's state and changes only through git zerg commands (claim, done, fail, release, retry, sync): do not write it by hand"
+	reasonBranches      = "zerg/ branches are git-zerg's worker and staging branches: only git zerg (rush, merge, cleanup) moves or deletes them"
+	reasonStaging       = "zerg/<feature>/staging moves only by git-zerg's compare-and-swap: do not check it out, commit on it, reset or recreate it (git switch --detach zerg/<feature>/staging to look at it)"
+	reasonWorkerPush    = "a worker does not push refs/zerg/: state is shared by the driver with git zerg sync"
+	reasonForcePush     = "a forced push or a deletion of refs/zerg/ would overwrite the state other machines wrote: share state with git zerg sync, which merges it"
+	reasonMirror        = "git push --mirror would force and prune refs/zerg/ on the remote: push branches by name, and share state with git zerg sync"
+	reasonWorkerUnlock  = "a worker may not break another owner's lock (git zerg unlock --force): report the conflict to the driver instead"
+	reasonAlias         = "a git alias to update-ref, symbolic-ref, replace or another command that writes refs gets around these checks: run the git command itself"
+	reasonHidden        = "a ref, refspec, config key or git command given through a variable, a command substitution, a glob or xargs cannot be checked before it runs: write it out"
+	reasonHiddenInput   = "refs fed to update-ref --stdin or fast-import from a pipe or a file cannot be checked before they run: give them in a here-document, or run git update-ref REF VALUE"
+	reasonGitDir        = "the git directory (refs, hooks, info/exclude, config, zerg/) and git's config files change only through git and git zerg commands: do not write them with the shell"
+	reasonConfigEnv     = "GIT_CONFIG_* in the environment can turn off git-zerg's hooks or define aliases out of sight: leave it unset"
+	reasonConfigInclude = "a config include can set core.hooksPath or aliases out of sight: do not add one"
+	reasonReplace       = "replace refs change what git shows for a commit, the gated ones too: leave refs/replace/ alone"
+	reasonExcludes      = "info/exclude and core.excludesFile change which files git sees, for git-zerg's checks too: leave them to the user"
+	reasonConfigProgram = "this setting makes git run a program later, for the user and for git-zerg: leave it to the user"
 )
 
 // Check returns why command must not run, "" when it may.
 func (g Guard) Check(command string) string {
-	st := &guardState{g: g, worker: g.Worker, text: command}
+	st := &guardState{g: g, worker: g.Worker, text: command, branches: map[string]string{}}
 	return st.check(parseShell(command, 0), 0)
 }
 
@@ -42,15 +71,31 @@ type guardState struct {
 	worker bool
 	dir    string // where cd took the commands, relative to the session's directory
 	text   string // the whole command line, for what comes in on stdin
+	// switched: an earlier command of the line checked out switchedTo
+	// ("" when it cannot be seen which branch).
+	switched   bool
+	switchedTo string
+	branches   map[string]string // Branch answers, by directory
 }
 
 func (st *guardState) check(cmds []simple, depth int) string {
-	for _, c := range cmds {
+	for i, c := range cmds {
+		// What echo or printf pipes into a shell is a script to read too.
+		if c.piped && i > 0 {
+			if w := cmds[i-1].words; len(w) > 1 && (w[0] == "echo" || w[0] == "printf") {
+				c.stdin = append(c.stdin, strings.Join(w[1:], " "))
+			}
+		}
 		if r := st.simple(c, depth); r != "" {
 			return r
 		}
 	}
 	return ""
+}
+
+// sub is the state of a nested shell (sh -c, eval, a shell alias).
+func (st *guardState) sub(worker bool) *guardState {
+	return &guardState{g: st.g, worker: worker, dir: st.dir, text: st.text, switched: st.switched, switchedTo: st.switchedTo, branches: st.branches}
 }
 
 // reserved words that may start a simple command as we split them.
@@ -74,16 +119,42 @@ func (st *guardState) inWorkerDir(dir string) bool {
 	if st.g.WorkerDir == nil || dir == "" {
 		return false
 	}
-	if !path.IsAbs(dir) && st.dir != "" {
-		dir = path.Join(st.dir, dir)
+	return st.g.WorkerDir(st.join(dir))
+}
+
+// join is dir as seen from the session's directory, after the cds so far.
+func (st *guardState) join(dir string) string {
+	if dir == "" {
+		return st.dir
 	}
-	return st.g.WorkerDir(dir)
+	if !path.IsAbs(dir) && st.dir != "" {
+		return path.Join(st.dir, dir)
+	}
+	return dir
+}
+
+// assign checks an environment assignment, whether it prefixes a command,
+// is exported or given to env.
+func (st *guardState) assign(name, value string) string {
+	switch {
+	case name == "GIT_CONFIG_PARAMETERS", name == "GIT_CONFIG_GLOBAL", name == "GIT_CONFIG_SYSTEM",
+		name == "GIT_CONFIG_NOSYSTEM", name == "GIT_CONFIG":
+		return reasonConfigEnv
+	case strings.HasPrefix(name, "GIT_CONFIG_KEY_"):
+		if opaque(value) || riskyConfigKey(value) {
+			return reasonConfigEnv
+		}
+	}
+	return ""
 }
 
 func (st *guardState) simple(c simple, depth int) string {
 	for _, r := range c.redirs {
 		if refsFile(r) {
 			return reasonRefs
+		}
+		if st.gitPath(r) && !noteFile(r) {
+			return reasonGitDir
 		}
 	}
 	words := c.words
@@ -103,6 +174,9 @@ func (st *guardState) simple(c simple, depth int) string {
 		if !ok {
 			break
 		}
+		if r := st.assign(name, value); r != "" {
+			return r
+		}
 		if name == "ZERG_WORKER" {
 			worker = value != ""
 			if assignOnly {
@@ -111,16 +185,30 @@ func (st *guardState) simple(c simple, depth int) string {
 		}
 		words = words[1:]
 	}
-	words, worker = stripPrefixes(words, worker)
+	var reason string
+	words, worker, hidden := stripPrefixes(words, worker, func(name, value string) {
+		if reason == "" {
+			reason = st.assign(name, value)
+		}
+	})
+	if reason != "" {
+		return reason
+	}
 	if len(words) == 0 {
 		return ""
 	}
 	args := words[1:]
-	switch path.Base(words[0]) {
+	name := path.Base(words[0])
+	switch name {
 	case "export", "declare", "typeset", "readonly", "local":
 		for _, a := range args {
-			if name, value, ok := isAssign(a); ok && name == "ZERG_WORKER" {
-				st.worker = value != ""
+			if name, value, ok := isAssign(a); ok {
+				if r := st.assign(name, value); r != "" {
+					return r
+				}
+				if name == "ZERG_WORKER" {
+					st.worker = value != ""
+				}
 			}
 		}
 	case "unset":
@@ -135,11 +223,7 @@ func (st *guardState) simple(c simple, depth int) string {
 				if st.inWorkerDir(a) {
 					st.worker = true
 				}
-				if path.IsAbs(a) || st.dir == "" {
-					st.dir = a
-				} else {
-					st.dir = path.Join(st.dir, a)
-				}
+				st.dir = st.join(a)
 				break
 			}
 		}
@@ -147,7 +231,7 @@ func (st *guardState) simple(c simple, depth int) string {
 		if depth >= maxDepth {
 			return ""
 		}
-		sub := &guardState{g: st.g, worker: worker, dir: st.dir, text: st.text}
+		sub := st.sub(worker)
 		if script, ok := shellScript(args); ok {
 			return sub.check(parseShell(script, depth+1), depth+1)
 		}
@@ -160,26 +244,59 @@ func (st *guardState) simple(c simple, depth int) string {
 		}
 	case "eval":
 		if depth < maxDepth {
-			sub := &guardState{g: st.g, worker: worker, dir: st.dir, text: st.text}
-			return sub.check(parseShell(strings.Join(args, " "), depth+1), depth+1)
+			return st.sub(worker).check(parseShell(strings.Join(args, " "), depth+1), depth+1)
 		}
 	case "git":
-		return st.git(args, c, worker)
+		return st.git(args, c, worker, hidden, depth)
 	case "git-zerg":
 		return st.zerg(args, worker, nil)
-	case "rm", "mv", "cp", "tee", "truncate", "ln", "dd", "install", "touch", "chmod", "sed", "perl":
-		for _, a := range args {
-			if refsFile(strings.TrimPrefix(a, "of=")) {
-				return reasonRefs
+	case "find":
+		if contains(args, "-delete") {
+			for _, a := range args {
+				if strings.HasPrefix(a, "-") || a == "(" || a == "!" {
+					break
+				}
+				if refsFile(a) || st.gitPath(a) {
+					return reasonGitDir
+				}
 			}
 		}
+		for _, cmd := range findCommands(args) {
+			if r := st.sub(worker).simple(simple{words: cmd}, depth+1); r != "" {
+				return r
+			}
+		}
+	default:
+		if sub, ok := strings.CutPrefix(name, "git-"); ok && gitCommands[sub] {
+			return st.git(append([]string{sub}, args...), c, worker, hidden, depth)
+		}
+		return st.fileWrites(name, args)
 	}
 	return ""
 }
 
+// findCommands are the commands find runs (-exec, -execdir, -ok, -okdir),
+// each up to its ";" or "+".
+func findCommands(args []string) [][]string {
+	var out [][]string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j] != ";" && args[j] != "+" {
+				j++
+			}
+			out = append(out, args[i+1:j])
+			i = j
+		}
+	}
+	return out
+}
+
 // stripPrefixes takes off commands that run the rest of their words as a
-// command: env (whose assignments count), command, exec, nohup, sudo, ...
-func stripPrefixes(words []string, worker bool) ([]string, bool) {
+// command: env (whose assignments go to assign, ZERG_WORKER counted),
+// command, exec, nohup, sudo, ... hidden: xargs adds words nobody can see.
+func stripPrefixes(words []string, worker bool, assign func(name, value string)) (_ []string, _ bool, hidden bool) {
 	for len(words) > 0 {
 		switch path.Base(words[0]) {
 		case "env":
@@ -187,6 +304,7 @@ func stripPrefixes(words []string, worker bool) ([]string, bool) {
 			for len(words) > 0 {
 				w := words[0]
 				if name, value, ok := isAssign(w); ok {
+					assign(name, value)
 					if name == "ZERG_WORKER" {
 						worker = value != ""
 					}
@@ -246,6 +364,7 @@ func stripPrefixes(words []string, worker bool) ([]string, bool) {
 				words = words[1:] // the duration
 			}
 		case "xargs":
+			hidden = true
 			words = words[1:]
 			for len(words) > 0 && strings.HasPrefix(words[0], "-") {
 				w := words[0]
@@ -255,10 +374,10 @@ func stripPrefixes(words []string, worker bool) ([]string, bool) {
 				}
 			}
 		default:
-			return words, worker
+			return words, worker, hidden
 		}
 	}
-	return words, worker
+	return words, worker, hidden
 }
 
 // shellScript finds the command string of `sh -c STRING` (also -ec, -lc...).
@@ -301,393 +420,187 @@ func refsFile(p string) bool {
 	return strings.Contains(p, ".git") || strings.HasPrefix(p, "refs/zerg")
 }
 
-// zergRef: a ref name (as given to update-ref or in a refspec) in git-zerg's
-// state namespace. Short names count: git resolves zerg/features/x to
-// refs/zerg/features/x.
-func zergRef(r string) bool {
-	r = strings.TrimPrefix(r, "+")
-	return r == "refs/zerg" || strings.HasPrefix(r, "refs/zerg/") || strings.HasPrefix(r, "refs/zerg*") ||
-		strings.HasPrefix(r, "zerg/features/") || r == "zerg/locks" || strings.HasPrefix(r, "zerg/gates/")
-}
-
-// zergBranch: a worker or staging branch name.
-func zergBranch(b string) bool {
-	return strings.HasPrefix(b, "zerg/") || strings.HasPrefix(b, "refs/heads/zerg/") || strings.HasPrefix(b, "heads/zerg/")
-}
-
-// gitGlobal reads git's options before the subcommand: -C dirs and -c
-// settings. It returns the index of the subcommand.
-func gitGlobal(args []string) (i int, dirs, configs []string) {
-	for i < len(args) {
-		a := args[i]
-		switch {
-		case a == "-C" || a == "-c":
-			if i+1 < len(args) {
-				if a == "-C" {
-					dirs = append(dirs, args[i+1])
-				} else {
-					configs = append(configs, args[i+1])
-				}
-			}
-			i += 2
-		case a == "--git-dir" || a == "--work-tree" || a == "--namespace" || a == "--config-env" ||
-			a == "--super-prefix" || a == "--list-cmds" || a == "--attr-source":
-			if a == "--config-env" && i+1 < len(args) {
-				configs = append(configs, args[i+1])
-			}
-			i += 2
-		case strings.HasPrefix(a, "--config-env="):
-			configs = append(configs, strings.TrimPrefix(a, "--config-env="))
-			i++
-		case strings.HasPrefix(a, "-"):
-			i++
-		default:
-			return i, dirs, configs
+// fileWrites checks the programs that write, move or remove files: none
+// of them may touch the state refs, the git directory or git's config
+// files. Only what each writes counts: cp may read the git directory.
+func (st *guardState) fileWrites(name string, args []string) string {
+	var targets []string
+	pos := operands(args)
+	switch name {
+	case "cp", "ln", "install", "rsync":
+		if t, ok := optionValue(args, "-t", "--target-directory"); ok && name != "rsync" {
+			targets = []string{t}
+		} else if len(pos) > 0 {
+			targets = pos[len(pos)-1:]
 		}
-	}
-	return i, dirs, configs
-}
-
-func hooksPathConfig(configs []string) bool {
-	for _, c := range configs {
-		k, _, _ := strings.Cut(c, "=")
-		if strings.EqualFold(k, "core.hooksPath") {
-			return true
+	case "sed", "perl":
+		if name == "sed" {
+			pos = sedFiles(args, pos)
 		}
-	}
-	return false
-}
-
-func (st *guardState) git(args []string, c simple, worker bool) string {
-	i, dirs, configs := gitGlobal(args)
-	if i >= len(args) {
-		return ""
-	}
-	sub, rest := args[i], args[i+1:]
-	hooksOff := hooksPathConfig(configs)
-	switch sub {
-	case "commit":
-		if hooksOff {
-			return reasonHooksPath
+		if inPlace(args) {
+			targets = pos
 		}
-		if noVerify(rest, "mFcCt", "uS", commitValueOpts) {
-			return reasonNoVerify
-		}
-	case "push":
-		if hooksOff {
-			return reasonHooksPath
-		}
-		if noVerify(rest, "o", "", pushValueOpts) {
-			return reasonNoVerify
-		}
-		for _, d := range dirs {
-			if st.inWorkerDir(d) {
-				worker = true
+	case "dd":
+		for _, a := range args {
+			if of, ok := strings.CutPrefix(a, "of="); ok {
+				targets = append(targets, of)
 			}
 		}
-		return pushCheck(rest, worker)
-	case "merge", "am", "rebase", "cherry-pick", "revert", "pull":
-		if hooksOff {
-			return reasonHooksPath
-		}
-	case "update-ref":
-		return updateRefCheck(rest, c, st.text)
-	case "branch":
-		return branchCheck(rest)
-	case "config":
-		return configCheck(rest)
-	case "zerg":
-		return st.zerg(rest, worker, dirs)
+	case "rm", "mv", "tee", "truncate", "touch", "chmod", "chown", "chgrp", "mkdir", "rmdir", "unlink", "shred":
+		targets = pos
 	default:
-		// An alias (git ci = commit) cannot be told from here; a literal
-		// --no-verify on a command we do not know is refused all the same.
-		if !knownGit[sub] && hasLong(rest, "no-verify") {
-			return reasonNoVerify
+		return ""
+	}
+	for _, a := range args {
+		if refsFile(strings.TrimPrefix(a, "of=")) {
+			return reasonRefs
+		}
+	}
+	for _, t := range targets {
+		// A lock file git left behind when it died is the one thing in
+		// the git directory an agent may need to remove; the note a
+		// worker leaves for the tasks after it (its prompt names the
+		// file) is the one it is asked to write.
+		if (name == "rm" || name == "unlink") && strings.HasSuffix(t, ".lock") || noteFile(t) {
+			continue
+		}
+		if st.gitPath(t) {
+			return reasonGitDir
 		}
 	}
 	return ""
 }
 
-// knownGit are git commands other than commit and push, whose --no-verify
-// (if any) skips none of git-zerg's hooks.
-var knownGit = map[string]bool{"merge": true, "pull": true, "rebase": true, "am": true, "cherry-pick": true,
-	"revert": true, "worktree": true, "fetch": true, "checkout": true, "switch": true, "status": true, "log": true,
-	"diff": true, "add": true, "show": true}
-
-var commitValueOpts = map[string]bool{"message": true, "file": true, "author": true, "date": true,
-	"reuse-message": true, "reedit-message": true, "fixup": true, "squash": true, "cleanup": true,
-	"template": true, "trailer": true, "pathspec-from-file": true}
-
-var pushValueOpts = map[string]bool{"repo": true, "push-option": true, "receive-pack": true, "exec": true}
-
-// longName splits --name[=value]; ok is false for anything else.
-func longName(a string) (name string, hasValue, ok bool) {
-	if !strings.HasPrefix(a, "--") || a == "--" {
-		return "", false, false
-	}
-	name, _, hasValue = strings.Cut(a[2:], "=")
-	return name, hasValue, true
-}
-
-// abbrev: git takes a unique prefix of a long option; "no-veri" is the
-// shortest that only --no-verify has.
-func isNoVerify(name string) bool {
-	return len(name) >= len("no-veri") && strings.HasPrefix("no-verify", name)
-}
-
-func hasLong(args []string, want string) bool {
-	for _, a := range args {
+// operands are the words that are not options (all of them after "--").
+func operands(args []string) []string {
+	var out []string
+	for i, a := range args {
 		if a == "--" {
-			return false
+			return append(out, args[i+1:]...)
 		}
-		if name, _, ok := longName(a); ok && (name == want || want == "no-verify" && isNoVerify(name)) {
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// optionValue is the value of a short or long option, as -t DIR, -tDIR,
+// --target-directory DIR or --target-directory=DIR.
+func optionValue(args []string, short, long string) (string, bool) {
+	for i, a := range args {
+		switch {
+		case a == short || a == long:
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+		case strings.HasPrefix(a, long+"="):
+			return strings.TrimPrefix(a, long+"="), true
+		case strings.HasPrefix(a, short) && len(a) > len(short) && !strings.HasPrefix(a, "--"):
+			return a[len(short):], true
+		}
+	}
+	return "", false
+}
+
+// inPlace: sed -i or perl -i (also in a cluster such as -pi.bak).
+func inPlace(args []string) bool {
+	for _, a := range args {
+		if a == "--in-place" || strings.HasPrefix(a, "--in-place=") {
+			return true
+		}
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a[1:], 'i') {
 			return true
 		}
 	}
 	return false
 }
 
-// noVerify reports whether a commit or push skips the hooks: --no-verify
-// (or an abbreviation; a later --verify undoes it) or, for commit, -n,
-// also inside a cluster such as -anm. valueShort are the short options
-// taking a value (the rest of the cluster, or the next word), optShort
-// those taking an attached value only.
-func noVerify(args []string, valueShort, optShort string, valueLong map[string]bool) bool {
-	skip := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if name, hasValue, ok := longName(a); ok {
-			switch {
-			case isNoVerify(name):
-				skip = true
-			case name == "verify":
-				skip = false
-			case valueLong[name] && !hasValue:
-				i++
-			}
-			continue
-		}
-		if len(a) < 2 || a[0] != '-' {
-			continue
-		}
-		for j := 1; j < len(a); j++ {
-			ch := a[j]
-			if ch == 'n' && valueShort == "mFcCt" { // commit -n is --no-verify
-				skip = true
-				continue
-			}
-			if strings.IndexByte(valueShort, ch) >= 0 {
-				if j == len(a)-1 {
-					i++
-				}
-				break
-			}
-			if strings.IndexByte(optShort, ch) >= 0 {
-				break
-			}
-		}
-	}
-	return skip
-}
-
-// pushCheck looks at the refspecs of a push.
-func pushCheck(args []string, worker bool) string {
-	var pos []string
-	force, del, mirror, prune := false, false, false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if name, hasValue, ok := longName(a); ok {
-			switch {
-			case name == "force":
-				force = true
-			case name == "delete":
-				del = true
-			case name == "mirror":
-				mirror = true
-			case name == "prune":
-				prune = true
-			case pushValueOpts[name] && !hasValue:
-				i++
-			}
-			continue
-		}
-		if len(a) > 1 && a[0] == '-' {
-			for j := 1; j < len(a); j++ {
-				switch a[j] {
-				case 'f':
-					force = true
-				case 'd':
-					del = true
-				case 'o':
-					if j == len(a)-1 {
-						i++
-					}
-					j = len(a)
-				}
-			}
-			continue
-		}
-		pos = append(pos, a)
-	}
-	if mirror {
-		return reasonMirror
-	}
-	if len(pos) < 2 {
-		return ""
-	}
-	for _, spec := range pos[1:] {
-		plus := strings.HasPrefix(spec, "+")
-		src, dst, hasDst := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
-		if !zergRef(src) && !(hasDst && zergRef(dst)) {
-			continue
-		}
-		switch {
-		case worker:
-			return reasonWorkerPush
-		case plus || force || del || prune || hasDst && src == "":
-			return reasonForcePush
-		}
-	}
-	return ""
-}
-
-func updateRefCheck(args []string, c simple, text string) string {
-	stdin := false
-	var pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-m":
-			i++
-		case a == "--stdin":
-			stdin = true
-		case a == "--":
-			pos = append(pos, args[i+1:]...)
-			i = len(args)
-		case strings.HasPrefix(a, "-"):
-		default:
-			pos = append(pos, a)
+// sedFiles drops sed's script from its operands when it is not given
+// with -e or -f.
+func sedFiles(args, pos []string) []string {
+	for _, a := range args {
+		if a == "-e" || a == "-f" || strings.HasPrefix(a, "--expression") || strings.HasPrefix(a, "--file") {
+			return pos
 		}
 	}
 	if len(pos) > 0 {
-		if zergRef(pos[0]) {
-			return reasonRefs
-		}
-		if zergBranch(strings.TrimPrefix(pos[0], "refs/")) && strings.HasPrefix(pos[0], "refs/heads/zerg/") {
-			return reasonBranches
-		}
+		return pos[1:]
 	}
-	if stdin {
-		for _, in := range c.stdin {
-			if strings.Contains(in, "refs/zerg/") {
-				return reasonRefs
-			}
-		}
-		// Fed by a pipe: whatever the line holds.
-		if strings.Contains(text, "refs/zerg/") {
-			return reasonRefs
-		}
-	}
-	return ""
+	return pos
 }
 
-func branchCheck(args []string) string {
-	moving := false
-	var names []string
-	for _, a := range args {
-		if name, _, ok := longName(a); ok {
-			switch name {
-			case "delete", "force", "move", "copy":
-				moving = true
-			}
-			continue
-		}
-		if len(a) > 1 && a[0] == '-' {
-			if strings.ContainsAny(a[1:], "dDfmMcC") {
-				moving = true
-			}
-			continue
-		}
-		names = append(names, a)
-	}
-	if !moving {
-		return ""
-	}
-	for _, n := range names {
-		if zergBranch(n) {
-			return reasonBranches
-		}
-	}
-	return ""
+// gitPath: a path, as written (after the cds so far), into a git
+// directory or one of git's config files: a .git component, the state
+// refs, info/exclude, a `git rev-parse --git-dir` or $GIT_DIR that the
+// shell would put there, ~/.gitconfig, ~/.config/git/.
+func (st *guardState) gitPath(p string) bool {
+	return gitPathText(p) || gitPathText(st.join(p))
 }
 
-// configCheck refuses setting or unsetting core.hooksPath; reading it is
-// fine.
-func configCheck(args []string) string {
-	write := false
-	for i, a := range args {
-		switch a {
-		case "--unset", "--unset-all", "--replace-all", "--add", "set", "unset":
-			write = true
+func gitPathText(p string) bool {
+	if refsFile(p) || strings.HasSuffix(p, "info/exclude") || path.Base(p) == ".gitconfig" || strings.Contains(p, ".config/git/") {
+		return true
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".git" {
+			return true
 		}
-		if strings.EqualFold(a, "core.hooksPath") {
-			if write {
-				return reasonHooksPath
-			}
-			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				return reasonHooksPath
+	}
+	if strings.Contains(p, "rev-parse") {
+		for _, f := range []string{"--git-dir", "--git-common-dir", "--absolute-git-dir", "--git-path"} {
+			if strings.Contains(p, f) {
+				return true
 			}
 		}
 	}
-	return ""
+	for _, v := range []string{"$GIT_DIR", "${GIT_DIR", "$GIT_COMMON_DIR", "${GIT_COMMON_DIR"} {
+		if strings.Contains(p, v) {
+			return true
+		}
+	}
+	return false
 }
 
-// zerg checks a git zerg command line.
-func (st *guardState) zerg(args []string, worker bool, dirs []string) string {
-	i := 0
-	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		a := args[i]
-		i++
-		switch a {
-		case "-C", "--C", "-f", "--feature", "-feature":
-			if a == "-C" || a == "--C" {
-				if i < len(args) {
-					dirs = append(dirs, args[i])
-				}
-			}
-			i++
+// noteFile: a worker's note, <git dir>/zerg/run/<feature>/<task>/note.md.
+func noteFile(p string) bool {
+	dir, ok := strings.CutSuffix(p, "/note.md")
+	i := strings.LastIndex(dir, "/zerg/run/")
+	return ok && i >= 0 && strings.Count(dir[i+len("/zerg/run/"):], "/") == 1 && !strings.Contains(dir, "..")
+}
+
+// opaque: the shell makes the word's value from something the guard does
+// not see: a variable, a command substitution.
+func opaque(w string) bool { return strings.ContainsAny(w, "$`") }
+
+// hiddenRef: a ref or branch name built from what the guard does not see
+// (as opaque, or a glob or brace expansion, which no valid ref name holds)
+// whose visible start leaves it free to name one of git-zerg's refs:
+// refs/heads/$B may be staging, refs/tags/$T may not.
+func hiddenRef(w string) bool {
+	i := strings.IndexAny(w, "$`*?[{")
+	if i < 0 {
+		return false
+	}
+	lit := strings.TrimPrefix(w[:i], "+")
+	for _, p := range []string{"refs/zerg/", "refs/replace/", "refs/heads/zerg/", "heads/zerg/", "zerg/"} {
+		if strings.HasPrefix(lit, p) || strings.HasPrefix(p, lit) {
+			return true
 		}
 	}
-	if i >= len(args) || args[i] != "unlock" {
-		return ""
+	return false
+}
+
+// hiddenSpec: a refspec the guard cannot read: what the shell puts before
+// its colon may bring a colon and a destination of its own.
+func hiddenSpec(spec string) bool {
+	i := strings.IndexAny(spec, "$`")
+	if i < 0 {
+		return false
 	}
-	force := false
-	for _, a := range args[i+1:] {
-		if a == "--" {
-			break
-		}
-		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "force" && (!ok || value != "false" && value != "0") {
-			force = true
-		}
+	c := strings.IndexByte(spec, ':')
+	if c < 0 || i < c {
+		return true
 	}
-	if !force {
-		return ""
-	}
-	for _, d := range dirs {
-		if st.inWorkerDir(d) {
-			worker = true
-		}
-	}
-	if worker {
-		return reasonWorkerUnlock
-	}
-	return ""
+	return hiddenRef(spec[c+1:])
 }

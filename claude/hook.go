@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -347,13 +348,29 @@ func Pretool(ctx context.Context, in PretoolInput, dir string) string {
 	if base == "" {
 		base = "."
 	}
+	at := func(dir string) string {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(base, dir)
+		}
+		return dir
+	}
 	g := Guard{
-		Worker: os.Getenv("ZERG_WORKER") != "",
-		WorkerDir: func(dir string) bool {
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(base, dir)
+		Worker:    os.Getenv("ZERG_WORKER") != "",
+		WorkerDir: func(dir string) bool { return inWorkerWorktree(ctx, at(dir)) },
+		// git alone knows every config file an alias may come from; it is
+		// asked only for a subcommand that is none of git's own.
+		Alias: func(dir, name string) (string, bool) {
+			v, err := (&gitcmd.Runner{Dir: at(dir)}).Line(ctx, "config", "--get", "alias."+name)
+			return v, err == nil
+		},
+		// HEAD read from the file, without starting git: this is asked for
+		// every commit.
+		Branch: func(dir string) string {
+			repo, ok := gitcmd.Discover(at(dir))
+			if !ok {
+				return ""
 			}
-			return inWorkerWorktree(ctx, dir)
+			return gitcmd.HeadBranch(repo.GitDir)
 		},
 	}
 	// Whether the session itself runs in a worker worktree matters only to

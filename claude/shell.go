@@ -15,6 +15,7 @@ type simple struct {
 	words  []string // assignments first, as written (NAME=value)
 	redirs []string // targets of output redirections
 	stdin  []string // bodies of here-documents and here-strings
+	piped  bool     // its input is the output of the command before it
 }
 
 // maxDepth bounds nested substitutions and sh -c strings.
@@ -116,11 +117,13 @@ func (l *lexer) run() {
 				l.redirect, l.redirOut = true, true
 				continue
 			}
+			pipe := c == '|' && l.peek(1) != '|'
 			if c == '|' && l.peek(1) == '|' || c == '&' && l.peek(1) == '&' || c == ';' && l.peek(1) == ';' || c == '|' && l.peek(1) == '&' {
 				l.i++
 			}
 			l.endWord()
 			l.endCommand()
+			l.cur.piped = pipe
 			l.i++
 		case c == '<' || c == '>':
 			l.redirection()

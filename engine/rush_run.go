@@ -833,6 +833,12 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		if out, err := os.ReadFile(logPath); err == nil {
 			wr.result = agent.Parse(out)
 		}
+		if wr.result != nil {
+			for _, why := range wr.result.Refused {
+				fmt.Fprintf(logf, "== git-zerg: reported figures not recorded: %s\n", why)
+				r.g.transition(t.ID(), "reported figures not recorded: "+why)
+			}
+		}
 		return wr, nil
 	}
 }

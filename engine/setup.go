@@ -54,7 +54,42 @@ func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	if loc.Relative {
 		return "", hooksError(&hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir})
 	}
+	if err := CheckUnlinked("init", s.Top, ConfigPath); err != nil {
+		return "", err
+	}
 	return v, nil
+}
+
+// ConfigPath is where init writes the configuration, relative to the work
+// tree's top.
+const ConfigPath = ".zerg/config.toml"
+
+// CheckUnlinked refuses what command would write under top through a
+// symbolic link, before it writes anything. Any link is refused, one that
+// stays inside the repository too: a link is committed content, so anyone
+// who can commit (a worker, another clone) chooses where it leads (~/.claude
+// makes git-zerg's hooks run in every Claude Code session of the user), and
+// a link inside the repository can be aimed elsewhere by the next commit, or
+// at a file of the user's that the write would replace.
+func CheckUnlinked(command, top string, names ...string) error {
+	for _, n := range names {
+		if err := worktree.CheckWrite(top, n); err != nil {
+			var ue *worktree.UnsafePathError
+			if !errors.As(err, &ue) {
+				return err
+			}
+			why := ue.Link + " is a symbolic link"
+			if to, err := os.Readlink(filepath.Join(top, filepath.FromSlash(ue.Link))); err == nil {
+				why += " to " + to
+			}
+			if ue.Link != ue.Path {
+				why += ", on the way to " + ue.Path
+			}
+			return &Error{Kind: Refused, What: command + " refused: nothing written through a symbolic link", Why: why,
+				Hint: "replace " + ue.Link + " with a file or directory of its own (or remove it), then run it again", Err: err}
+		}
+	}
+	return nil
 }
 
 // gitVersion parses "git version 2.39.5 (Apple Git-143)".
@@ -75,19 +110,26 @@ func gitVersion(v string) (major, minor int, ok bool) {
 
 // WriteConfig writes .zerg/config.toml under top from the commented
 // template, unless there is one already (wrote false): init never replaces
-// a configuration.
+// a configuration. CheckSetup has refused a symbolic link on the way; the
+// write goes through an os.Root all the same, so that a link put there
+// since cannot lead it out of the work tree.
 func WriteConfig(top string) (wrote bool, err error) {
-	name := filepath.Join(top, ".zerg", "config.toml")
-	switch _, err := os.Stat(name); {
+	r, err := os.OpenRoot(top)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	name := filepath.FromSlash(ConfigPath)
+	switch _, err := r.Lstat(name); {
 	case err == nil:
 		return false, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return false, err
 	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+	if err := r.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return false, err
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return false, err
 	}

@@ -154,6 +154,34 @@ func WriteFile(root, name string, data []byte, perm fs.FileMode) error {
 	return err
 }
 
+// CheckWrite refuses, before anything is written, a name under root that
+// WriteFile would refuse for a symbolic link: it returns an
+// *UnsafePathError for the first component of name (the last one
+// included) that is a link, and nil when none of those that exist is. A
+// command that writes several files checks them all first, so that a link
+// writes nothing at all rather than half.
+func CheckWrite(root, name string) error {
+	comps, err := splitRel(name)
+	if err != nil {
+		return err
+	}
+	p := root
+	for i, c := range comps {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return &UnsafePathError{Root: root, Path: strings.Join(comps, "/"), Link: strings.Join(comps[:i+1], "/")}
+		}
+	}
+	return nil
+}
+
 // createFrom makes name under root as a copy of the regular file or
 // symlink at src, unless name exists already (then it does nothing). Like
 // WriteFile it follows no symlink under root; new parent directories get

@@ -149,3 +149,33 @@ func TestWriteFile(t *testing.T) {
 		}
 	}
 }
+
+// CheckWrite refuses, without writing, exactly what WriteFile would refuse
+// for a link, and names the link.
+func TestCheckWrite(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []struct{ at, to string }{{"out", outside}, {"a/in", "b"}, {"a/f", filepath.Join(outside, "f")}} {
+		if err := os.Symlink(link.to, filepath.Join(root, filepath.FromSlash(link.at))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, link := range map[string]string{"out/x": "out", "out/new/x": "out", "a/in/x": "a/in", "a/f": "a/f",
+		"a/b/x": "", "a/new/deeper/x": "", "new": ""} {
+		err := CheckWrite(root, name)
+		var ue *UnsafePathError
+		switch {
+		case link == "" && err != nil:
+			t.Errorf("CheckWrite(%s) = %v, want nil", name, err)
+		case link != "" && (!errors.As(err, &ue) || ue.Link != link || ue.Path != name):
+			t.Errorf("CheckWrite(%s) = %v, want the link %s", name, err, link)
+		}
+	}
+	emptyDir(t, outside)
+	if err := CheckWrite(root, "../x"); err == nil {
+		t.Error("CheckWrite(../x) accepted")
+	}
+}
