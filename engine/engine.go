@@ -196,7 +196,7 @@ func (g *Engine) Manager() *worktree.Manager {
 		return h.String()
 	}
 	return &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef,
-		Saved: SavedRefs(feature)}
+		Saved: SavedRefs(feature), CommonDir: s.CommonDir}
 }
 
 // WorktreesRoot is the directory under which each feature's worktrees get

@@ -59,9 +59,10 @@ var (
 type Error struct {
 	Dir     string   // the worktree (empty when only the branch exists)
 	Branch  string   // its branch, short form, when known
-	Err     error    // ErrDirty, ErrUnmerged or ErrOccupied
+	Err     error    // ErrDirty, ErrUnmerged, ErrOccupied or ErrBroken
 	Paths   []string // ErrDirty: the changed paths
 	Commits int      // ErrUnmerged: how many commits staging lacks
+	Detail  string   // ErrBroken: what is wrong with it
 }
 
 func (e *Error) Error() string {
@@ -75,6 +76,9 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "branch %s", e.Branch)
 	}
 	fmt.Fprintf(&b, ": %v", e.Err)
+	if e.Detail != "" {
+		fmt.Fprintf(&b, ": %s", e.Detail)
+	}
 	if e.Commits > 0 {
 		fmt.Fprintf(&b, " (%d commits)", e.Commits)
 	}
@@ -195,6 +199,12 @@ type Manager struct {
 	// commits count as kept: a worker branch whose work is saved there is
 	// not unmerged work.
 	Saved []string
+	// CommonDir is the repository's common git directory; asked of git
+	// when empty.
+	CommonDir string
+
+	mu     sync.Mutex
+	checks map[string]*verifyCheckout // verification checkouts set up by this Manager, by directory
 }
 
 // Worker is one worker's worktree.
@@ -207,6 +217,9 @@ type Worker struct {
 	// Interrupted: left half-made by a killed `git worktree add`; Add
 	// rebuilds it, Remove removes it.
 	Interrupted bool
+	// Repaired: Add found the worktree broken and mended it, or moved it
+	// aside and made it again (see Repair).
+	Repaired *Repaired
 }
 
 func (m *Manager) stagingRef() string { return "refs/heads/" + StagingBranch(m.Feature) }
@@ -633,6 +646,9 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 			return nil, nil, false, err
 		}
 		e = nil
+	}
+	if e, err = m.repairFound(ctx, w, e, list); err != nil {
+		return nil, nil, false, err
 	}
 	if e != nil {
 		if samePath(e.dir, list[0].dir) {
