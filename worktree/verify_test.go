@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -334,4 +335,48 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// BenchmarkVerifyCheckout: what a verification checkout costs an attempt,
+// in a repository of 3,000 files: "reuse" moves the slot's checkout to a
+// commit one file away (every attempt after a rush's first), "fresh" makes
+// it anew (a rush's first attempt on the slot).
+func BenchmarkVerifyCheckout(b *testing.B) {
+	gitEnv(b)
+	ctx := context.Background()
+	base := b.TempDir()
+	top := filepath.Join(base, "repo")
+	git(b, base, "init", "-q", "-b", "main", top)
+	var s strings.Builder
+	s.WriteString("commit refs/heads/main\ncommitter A <a@example.com> 1700000000 +0000\ndata 4\ninit\n")
+	for i := range 3000 {
+		content := fmt.Sprintf("file %d\n", i)
+		fmt.Fprintf(&s, "M 100644 inline d%02d/f%04d.txt\ndata %d\n%s\n", i%60, i, len(content), content)
+	}
+	s.WriteString("commit refs/heads/main\ncommitter A <a@example.com> 1700000100 +0000\ndata 4\nnext\nM 100644 inline d00/f0000.txt\ndata 8\nchanged\n\n")
+	r := &gitcmd.Runner{Dir: top}
+	if _, err := r.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(s.String())}, "fast-import", "--quiet"); err != nil {
+		b.Fatal(err)
+	}
+	commits := []string{git(b, top, "rev-parse", "main~1"), git(b, top, "rev-parse", "main")}
+	b.Run("reuse", func(b *testing.B) {
+		m := &Manager{Git: r, Feature: "bench"}
+		if _, err := m.VerifyCheckout(ctx, 1, commits[0]); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := m.VerifyCheckout(ctx, 1, commits[(i+1)%2]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fresh", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			m := &Manager{Git: r, Feature: "bench"}
+			if _, err := m.VerifyCheckout(ctx, 1, commits[i%2]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
