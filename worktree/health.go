@@ -270,18 +270,6 @@ func (m *Manager) moveAside(ctx context.Context, dir string) (string, error) {
 	return aside, nil
 }
 
-// unregister makes git forget the worktree at dir while its directory
-// stays as it is: `git worktree remove` refuses one whose .git is not its
-// file, and prune keeps a registration whose directory exists. Only git's
-// own bookkeeping of it (HEAD, index, logs of that worktree) goes.
-func unregister(common, dir string) error {
-	admin := adminOf(common, dir)
-	if admin == "" {
-		return nil
-	}
-	return os.RemoveAll(admin)
-}
-
 // repairFound mends the worktree that add found for worker w (e; nil for
 // none), or moves it aside, and says so in w.Repaired. A directory at w's
 // path that git no longer knows but that was a worktree of this repository

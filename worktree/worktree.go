@@ -10,10 +10,14 @@
 //	zerg/<f>/staging        the staging branch (refs/heads/zerg/<f>/staging)
 //	zerg/<f>/worker-<n>     worker n's branch, checked out in <Root>/worker-<n>
 //	<Root>/staging          a detached worktree at the staging tip, for gates
+//	<Root>/verify-<n>       worker n's verification checkout (see VerifyCheckout)
 //
 // Nothing here ever deletes work: a worktree with uncommitted changes or a
 // branch with commits that staging lacks is refused with an *Error
-// (ErrDirty, ErrUnmerged) unless the caller forces a removal.
+// (ErrDirty, ErrUnmerged) unless the caller forces a removal, and a broken
+// worker worktree that cannot be mended in place is moved aside whole
+// (Repair). Verification checkouts hold nothing of anyone's: they are
+// cleaned and removed at will.
 package worktree
 
 import (
