@@ -22,7 +22,7 @@ import (
 func (r *rush) brokenAttempt(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, why error, res workResult, then *ClaimRequest) (*state.Task, error) {
 	commit := r.saveBroken(ctx, t, w)
 	r.dropSlot(w.N)
-	r.guardExclude(t, res.log)
+	r.putBackInfo(t, res.log)
 	if commit != "" && commit != t.Base {
 		r.saveAttempt(ctx, t, commit)
 	}

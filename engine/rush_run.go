@@ -84,7 +84,7 @@ type rush struct {
 	slotsMu sync.Mutex
 	slots   map[int]*worktree.Worker // worktrees set up by this rush
 
-	exclude *excludeGuard // keeps the repository's info/exclude as the user had it
+	info *infoGuard // keeps the repository's info/exclude and info/attributes as the user had them
 }
 
 // slot returns the slot's worktree at tip. The first time, the worktree is
@@ -214,7 +214,7 @@ func (r *rush) run() error {
 		s.WriteCache(r.feature)
 		s.WriteIndex(r.feature)
 		s.Close()
-		r.exclude.end()
+		r.info.end()
 		if r.mgr != nil {
 			r.mgr.RemoveVerifyCheckouts(ctx) // made afresh by the next rush: what happens to them meanwhile is unknown
 		}
@@ -232,11 +232,11 @@ func (r *rush) run() error {
 		}()
 	}
 	r.mgr = r.g.Manager()
-	guard, note, err := guardExclude(s, r.marker.path)
+	guard, note, err := keepInfo(s, r.marker.path)
 	if err != nil {
 		return err
 	}
-	if r.exclude = guard; note != "" {
+	if r.info = guard; note != "" {
 		r.g.note("%s", note)
 	}
 	head, err := HeadCommit(s)
@@ -1014,7 +1014,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	if err != nil {
 		return r.brokenAttempt(ctx, s, t, w, fmt.Errorf("worktree %s: git fails in it: %s", w.Dir, gitReason(err)), res, then)
 	}
-	r.guardExclude(t, res.log)
+	r.putBackInfo(t, res.log)
 	fail := func(reason string, block bool) (*state.Task, error) {
 		if commit != "" && commit != t.Base {
 			r.saveAttempt(ctx, t, commit)

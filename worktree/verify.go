@@ -55,14 +55,15 @@ type verifyCheckout struct {
 	kept  []string // ignored paths that Setup made (slash-separated, "dir/" for a directory)
 }
 
-// forced puts before args the settings every reset of a verification checkout runs
-// with, whatever the repository's config says (a worker can edit it): git
-// compares each file's change time and inode with its index, so a file
-// changed with its size and modification time put back is still seen, and
-// asks no file system monitor, which could say that nothing changed.
+// forced puts before args the settings every reset of a verification
+// checkout runs with, whatever the repository's config says (a worker can
+// edit it): git compares each file's change time and inode with its
+// index, so a file changed with its size and modification time put back is
+// still seen; it asks no file system monitor, which could say that nothing
+// changed; and it runs no post-checkout hook, which could put files back.
 func forced(args ...string) []string {
 	return append([]string{"-c", "core.trustctime=true", "-c", "core.checkStat=default",
-		"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"}, args...)
+		"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-c", "core.hooksPath=/dev/null"}, args...)
 }
 
 // VerifyCheckout gives worker n's verification checkout at commit: a

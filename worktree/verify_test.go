@@ -157,6 +157,32 @@ func TestVerifyCheckoutStatTrick(t *testing.T) {
 	}
 }
 
+// A post-checkout hook (a worker can set core.hooksPath) does not run in
+// the verification checkout: it could rewrite a tracked file after git put
+// it there.
+func TestVerifyCheckoutNoHooks(t *testing.T) {
+	top, m := newRepo(t)
+	ctx := context.Background()
+	hooks := t.TempDir()
+	write(t, hooks, "post-checkout", "#!/bin/sh\necho hooked > a.txt\n")
+	if err := os.Chmod(filepath.Join(hooks, "post-checkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(t, top, "config", "core.hooksPath", hooks)
+	c1 := git(t, top, "rev-parse", "HEAD")
+	dir, err := m.VerifyCheckout(ctx, 1, c1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := commitFile(t, top, "e.txt", "e\n")
+	if _, err := m.VerifyCheckout(ctx, 1, c2); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(dir, "a.txt")); got != "a.txt\n" {
+		t.Fatalf("a.txt = %q: a hook ran", got)
+	}
+}
+
 // A forged index makes the checkout afresh: one whose entry for a changed
 // file names the commit's blob with the changed file's stat data would
 // have git take the change for the commit's content.

@@ -64,18 +64,18 @@ func wantExclude(t *testing.T, path, want string) {
 	}
 }
 
-func TestExcludeGuardPutsBack(t *testing.T) {
+func TestInfoGuardPutsBack(t *testing.T) {
 	s, path := excludeRepo(t)
-	g, note, err := guardExclude(s, marker(t, s, "a", true))
+	g, note, err := keepInfo(s, marker(t, s, "a", true))
 	if err != nil || note != "" {
-		t.Fatalf("guardExclude = %q, %v", note, err)
+		t.Fatalf("keepInfo = %q, %v", note, err)
 	}
-	if changed, err := g.check(); changed || err != nil {
+	if changed, err := g.check(); len(changed) != 0 || err != nil {
 		t.Fatalf("check of an unchanged file = %v, %v", changed, err)
 	}
 
 	os.WriteFile(path, []byte("the user's\nhelper.sh\n"), 0o600)
-	if changed, err := g.check(); !changed || err != nil {
+	if changed, err := g.check(); len(changed) != 1 || changed[0] != "exclude" || err != nil {
 		t.Fatalf("check after a worker's line = %v, %v", changed, err)
 	}
 	wantExclude(t, path, "the user's\n")
@@ -86,7 +86,7 @@ func TestExcludeGuardPutsBack(t *testing.T) {
 	os.WriteFile(elsewhere, []byte("not to be written\n"), 0o644)
 	os.Remove(path)
 	os.Symlink(elsewhere, path)
-	if changed, err := g.check(); !changed || err != nil {
+	if changed, err := g.check(); len(changed) != 1 || changed[0] != "exclude" || err != nil {
 		t.Fatalf("check after a link = %v, %v", changed, err)
 	}
 	wantExclude(t, path, "the user's\n")
@@ -94,7 +94,7 @@ func TestExcludeGuardPutsBack(t *testing.T) {
 	otherDir := t.TempDir()
 	os.RemoveAll(info)
 	os.Symlink(otherDir, info)
-	if changed, err := g.check(); !changed || err != nil {
+	if changed, err := g.check(); len(changed) != 1 || changed[0] != "exclude" || err != nil {
 		t.Fatalf("check after info/ made a link = %v, %v", changed, err)
 	}
 	wantExclude(t, path, "the user's\n")
@@ -112,15 +112,15 @@ func TestExcludeGuardPutsBack(t *testing.T) {
 }
 
 // A user without an info/exclude has none afterwards either.
-func TestExcludeGuardNone(t *testing.T) {
+func TestInfoGuardNone(t *testing.T) {
 	s, path := excludeRepo(t)
 	os.Remove(path)
-	g, _, err := guardExclude(s, marker(t, s, "a", true))
+	g, _, err := keepInfo(s, marker(t, s, "a", true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, []byte("helper.sh\n"), 0o644)
-	if changed, err := g.check(); !changed || err != nil {
+	if changed, err := g.check(); len(changed) != 1 || changed[0] != "exclude" || err != nil {
 		t.Fatalf("check = %v, %v", changed, err)
 	}
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
@@ -130,16 +130,16 @@ func TestExcludeGuardNone(t *testing.T) {
 
 // A rush killed before it put the file back: the next rush does, and says
 // so.
-func TestExcludeGuardAfterKill(t *testing.T) {
+func TestInfoGuardAfterKill(t *testing.T) {
 	s, path := excludeRepo(t)
 	dead := marker(t, s, "a", false)
-	if _, _, err := guardExclude(s, dead); err != nil {
+	if _, _, err := keepInfo(s, dead); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, []byte("helper.sh\n"), 0o600) // its worker's, never put back
-	g, note, err := guardExclude(s, marker(t, s, "b", true))
+	g, note, err := keepInfo(s, marker(t, s, "b", true))
 	if err != nil || note == "" {
-		t.Fatalf("guardExclude after a killed rush = %q, %v; want a note", note, err)
+		t.Fatalf("keepInfo after a killed rush = %q, %v; want a note", note, err)
 	}
 	wantExclude(t, path, "the user's\n")
 	g.end()
@@ -148,19 +148,19 @@ func TestExcludeGuardAfterKill(t *testing.T) {
 // Two rushes at once (an epic's features) keep the same version: the one
 // that started second does not take the first one's worker's line for the
 // user's, and the saved version stays until the last one ends.
-func TestExcludeGuardTwoRushes(t *testing.T) {
+func TestInfoGuardTwoRushes(t *testing.T) {
 	s, path := excludeRepo(t)
 	ma := marker(t, s, "a", true)
-	a, _, err := guardExclude(s, ma)
+	a, _, err := keepInfo(s, ma)
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(path, []byte("the user's\nA's worker's\n"), 0o600)
-	b, note, err := guardExclude(s, marker(t, s, "b", true))
+	b, note, err := keepInfo(s, marker(t, s, "b", true))
 	if err != nil || note != "" {
-		t.Fatalf("second guardExclude = %q, %v; want nothing done while the first runs", note, err)
+		t.Fatalf("second keepInfo = %q, %v; want nothing done while the first runs", note, err)
 	}
-	if changed, err := b.check(); !changed || err != nil {
+	if changed, err := b.check(); len(changed) != 1 || err != nil {
 		t.Fatalf("second rush's check = %v, %v", changed, err)
 	}
 	wantExclude(t, path, "the user's\n")
@@ -173,4 +173,23 @@ func TestExcludeGuardTwoRushes(t *testing.T) {
 	if _, err := os.Stat(b.saved); !os.IsNotExist(err) {
 		t.Fatalf("saved version outlives the last rush: %v", err)
 	}
+}
+
+// info/attributes is kept too: a line there can have a filter rewrite a
+// file as git checks it out for the verification.
+func TestInfoGuardAttributes(t *testing.T) {
+	s, _ := excludeRepo(t)
+	g, _, err := keepInfo(s, marker(t, s, "a", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := filepath.Join(s.CommonDir, "info", "attributes")
+	os.WriteFile(attrs, []byte("a.sh filter=helper\n"), 0o644)
+	if changed, err := g.check(); len(changed) != 1 || changed[0] != "attributes" || err != nil {
+		t.Fatalf("check = %v, %v; want attributes put back", changed, err)
+	}
+	if _, err := os.Lstat(attrs); !os.IsNotExist(err) {
+		t.Fatalf("info/attributes is there: %v", err)
+	}
+	g.end()
 }
