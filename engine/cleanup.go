@@ -92,6 +92,26 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 	var kept []string
 	out := &Cleaned{}
 	for _, w := range workers {
+		if w.Dir != "" && !w.Interrupted {
+			// A worktree a worker broke is mended, to be judged like any
+			// other (kept with uncommitted changes unless --force); one that
+			// cannot be is moved aside with everything in it, and its
+			// branch goes on alone.
+			rep, err := mgr.Repair(ctx, w)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case rep == nil:
+			case rep.Gone:
+				w.Dir = ""
+			case rep.Aside != "":
+				g.note("worktree %s was broken (%s): moved aside to %s, with everything in it, for you to look at", w.Dir, rep.Problem, rep.Aside)
+				w.Dir = ""
+			default:
+				g.note("worktree %s was broken (%s): mended", w.Dir, rep.Problem)
+			}
+		}
 		if w.Dir != "" {
 			if pid := processIn(w.Dir); pid != "" {
 				kept = append(kept, fmt.Sprintf("%s: process %s runs in it", w.Dir, pid))
@@ -113,10 +133,16 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 		out.Branches = append(out.Branches, w.Branch)
 		g.note("deleted branch %s", w.Branch)
 	}
-	// The gates' scratch checkout holds nothing of anyone's.
+	// The gates' scratch checkout holds nothing of anyone's, nor do the
+	// verification checkouts a killed rush left.
 	if staging, err := mgr.RemoveStaging(ctx); err == nil && staging != "" {
 		out.Staging = staging
 		g.note("removed the gates' checkout %s", staging)
+	}
+	if dirs, err := mgr.RemoveVerifyCheckouts(ctx); err == nil {
+		for _, d := range dirs {
+			g.note("removed the verification checkout %s", d)
+		}
 	}
 	out.Dirs = g.removeEmptyRoots(mgr.Root)
 	for _, d := range out.Dirs {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -68,11 +69,10 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 	if err := gates.DoneWork(facts); err != nil {
 		return nil, err
 	}
-	v, err := g.verify(t, s.Top, nil)
+	to, reason, err := g.verifyCommit(t, facts.Commit, mode)
 	if err != nil {
 		return nil, err
 	}
-	to, reason := gates.Outcome(mode, v)
 	final, _, err := g.recordDone(r.Worker, facts, to, reason, nil, nil)
 	if err != nil {
 		return nil, err
@@ -142,6 +142,58 @@ func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.Do
 		}
 	}
 	return f, nil
+}
+
+// verifyCommit runs the task's verification on commit alone, in a
+// checkout of its own: not where done was run, whose files the commit may
+// lack (untracked, ignored, or other agents' work under way in a shared
+// checkout) and which is not the tool's to clean. The checkout gets what a
+// worker worktree gets besides the commit: the files .worktreeinclude
+// names, and what worktrees.setup makes.
+func (g *Engine) verifyCommit(t *state.Task, commit string, mode gates.Mode) (state.Status, string, error) {
+	dir, remove, err := g.Manager().TempCheckout(g.ctx(), commit)
+	var ce *worktree.CheckoutError
+	var ie *worktree.IncludeError
+	var se *worktree.SetupError
+	switch {
+	case err == nil:
+	case errors.As(err, &ce):
+		return state.Failed, ce.Error(), nil
+	case errors.As(err, &ie):
+		g.note("%s", includeNote(ie))
+	case errors.As(err, &se):
+		g.note("worktrees.setup failed in the verification checkout: %v", err)
+	default:
+		return "", "", err
+	}
+	defer remove()
+	v, err := g.verify(t, dir, []string{"ZERG_WORKTREE=" + dir})
+	if err != nil {
+		return "", "", err
+	}
+	to, reason := gates.Outcome(mode, v)
+	return to, reason, nil
+}
+
+// verifyCheckout is where the verification of commit runs for the slot of
+// w: its verification checkout, holding the commit and nothing a worker
+// left (see worktree.Manager.VerifyCheckout). Files of .worktreeinclude
+// left out, or a setup that failed, are noted; the verification runs all
+// the same, as the worker did.
+func (r *rush) verifyCheckout(ctx context.Context, w *worktree.Worker, commit string) (string, error) {
+	dir, err := r.mgr.VerifyCheckout(ctx, w.N, commit)
+	var ie *worktree.IncludeError
+	var se *worktree.SetupError
+	switch {
+	case err == nil:
+	case errors.As(err, &ie):
+		r.g.note("%s: %s", w.Name, includeNote(ie))
+	case errors.As(err, &se):
+		r.g.note("%s: worktrees.setup failed in the verification checkout: %v", w.Name, err)
+	default:
+		return "", err
+	}
+	return dir, nil
 }
 
 // verify runs the task's verification command in dir, as the tool, with

@@ -83,6 +83,8 @@ type rush struct {
 
 	slotsMu sync.Mutex
 	slots   map[int]*worktree.Worker // worktrees set up by this rush
+
+	info *infoGuard // keeps the repository's info/exclude and info/attributes as the user had them
 }
 
 // slot returns the slot's worktree at tip. The first time, the worktree is
@@ -94,18 +96,9 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	w := r.slots[n]
 	r.slotsMu.Unlock()
 	if w != nil {
-		wt := &gitcmd.Runner{Dir: w.Dir}
-		if _, err := wt.Run(ctx, "reset", "-q", "--hard", tip); err != nil {
-			return nil, err
+		if w, err := r.reuseSlot(ctx, w, tip); w != nil || err != nil {
+			return w, err
 		}
-		// What the last verification left (logs, scratch files) is not the
-		// next task's work: without this its leftover commit would carry
-		// them, and refuse them as unowned. Ignored files (.env from
-		// .worktreeinclude, build caches) stay.
-		if _, err := wt.Run(ctx, "clean", "-q", "-f", "-d"); err != nil {
-			return nil, err
-		}
-		return w, nil
 	}
 	w, err := r.mgr.Add(ctx, n, tip)
 	var we *worktree.Error
@@ -117,6 +110,7 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	if err != nil && !r.usableSlot(n, w, err) {
 		return nil, err
 	}
+	r.noteRepaired(workerName(n), w.Dir, w.Repaired)
 	if r.remote != "" {
 		w.Name = hostWorker(w.Name)
 	}
@@ -127,6 +121,40 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	r.slots[n] = w
 	r.slotsMu.Unlock()
 	return w, nil
+}
+
+// reuseSlot resets the slot's worktree to tip for its next task. It
+// returns nil (and no error) when the worktree has to be made again: it
+// was broken since its last task (by any worker: they all can reach it),
+// or git fails in it; what was in it is then moved aside or mended first.
+func (r *rush) reuseSlot(ctx context.Context, w *worktree.Worker, tip string) (*worktree.Worker, error) {
+	if err := r.mgr.Check(ctx, *w); err != nil {
+		var we *worktree.Error
+		if !errors.As(err, &we) {
+			return nil, err
+		}
+		r.dropSlot(w.N) // Add mends it, or moves it aside, and says so
+		return nil, nil
+	}
+	wt := &gitcmd.Runner{Dir: w.Dir}
+	_, err := wt.Run(ctx, "reset", "-q", "--hard", tip)
+	if err == nil {
+		// What the last verification left (logs, scratch files) is not the
+		// next task's work: without this its leftover commit would carry
+		// them, and refuse them as unowned. Ignored files (.env from
+		// .worktreeinclude, build caches) stay.
+		_, err = wt.Run(ctx, "clean", "-q", "-f", "-d")
+	}
+	if err == nil {
+		return w, nil
+	}
+	aside, merr := r.mgr.MoveAside(ctx, *w)
+	if merr != nil {
+		return nil, err
+	}
+	r.g.note("%s: git fails in worktree %s (%s): moved aside to %s, with everything in it", w.Name, w.Dir, gitReason(err), aside)
+	r.dropSlot(w.N)
+	return nil, nil
 }
 
 // usableSlot reports whether a worktree that Add returned with err can
@@ -186,6 +214,10 @@ func (r *rush) run() error {
 		s.WriteCache(r.feature)
 		s.WriteIndex(r.feature)
 		s.Close()
+		r.info.end()
+		if r.mgr != nil {
+			r.mgr.RemoveVerifyCheckouts(ctx) // made afresh by the next rush: what happens to them meanwhile is unknown
+		}
 		// git's housekeeping, deferred from each of the rush's commits to
 		// its end, as git rebase does with its own.
 		gitOf(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
@@ -200,6 +232,13 @@ func (r *rush) run() error {
 		}()
 	}
 	r.mgr = r.g.Manager()
+	guard, note, err := keepInfo(s, r.marker.path)
+	if err != nil {
+		return err
+	}
+	if r.info = guard; note != "" {
+		r.g.note("%s", note)
+	}
 	head, err := HeadCommit(s)
 	if err != nil {
 		return err
@@ -652,14 +691,23 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 		res, runErr := r.work(ctx, s, t, w)
 		r.working.Add(-1)
 		stopBeat()
-		if runErr != nil {
-			return runErr
-		}
 		then := &next
 		if r.stopping() {
 			then = nil
 		}
-		if t, err = r.settle(ctx, s, t, w, res, then); err != nil || t == nil {
+		if runErr != nil {
+			// The worker command could not even start where its worktree
+			// was: someone removed it. Any other error is the tool's.
+			bad := r.mgr.Check(ctx, *w)
+			var we *worktree.Error
+			if !errors.As(bad, &we) {
+				return runErr
+			}
+			t, err = r.brokenAttempt(ctx, s, t, w, bad, res, then)
+		} else {
+			t, err = r.settle(ctx, s, t, w, res, then)
+		}
+		if err != nil || t == nil {
 			return err
 		}
 		if w, err = r.slot(ctx, slot, tip); err != nil {
@@ -957,15 +1005,25 @@ func shellQuote(s string) string {
 // set, is returned.
 func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *ClaimRequest) (*state.Task, error) {
 	r.prefetch()
-	// Whatever the exit, the worker's edits are kept: committed on its
-	// branch (and saved under a ref when the attempt fails).
-	commit, err := commitLeftovers(ctx, t, w)
-	if err != nil {
-		return nil, err
-	}
 	if r.spend(res.usage()) {
 		then = nil // the budget is spent: nothing new is claimed
 	}
+	if err := r.mgr.Check(ctx, *w); err != nil {
+		var we *worktree.Error
+		if !errors.As(err, &we) {
+			return nil, err
+		}
+		return r.brokenAttempt(ctx, s, t, w, err, res, then)
+	}
+	// Whatever the exit, the worker's edits are kept: committed on its
+	// branch (and saved under a ref when the attempt fails). What the
+	// worker's ignore rules hide is left out: the verification, run on the
+	// commit alone, judges without it.
+	commit, err := commitLeftovers(ctx, t, w)
+	if err != nil {
+		return r.brokenAttempt(ctx, s, t, w, fmt.Errorf("worktree %s: git fails in it: %s", w.Dir, gitReason(err)), res, then)
+	}
+	r.putBackInfo(t, res.log)
 	fail := func(reason string, block bool) (*state.Task, error) {
 		if commit != "" && commit != t.Base {
 			r.saveAttempt(ctx, t, commit)
@@ -1032,8 +1090,16 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		block := facts.NewCommit || len(t.Spec.Owned()) == 0
 		return fail(strings.Join(ref.Reasons, "; "), block)
 	}
+	dir, err := r.verifyCheckout(ctx, w, facts.Commit)
+	if err != nil {
+		var ce *worktree.CheckoutError
+		if errors.As(err, &ce) {
+			return fail(ce.Error(), false)
+		}
+		return nil, err
+	}
 	env, _, _ := r.workerEnv(t, w)
-	v, err := r.with(s).verify(t, w.Dir, env)
+	v, err := r.with(s).verify(t, dir, append(env, "ZERG_WORKTREE="+dir))
 	if err != nil {
 		return nil, err
 	}
@@ -1125,6 +1191,19 @@ func (r *rush) rescueLeftovers(ctx context.Context, tip string) error {
 		return err
 	}
 	for _, w := range ws {
+		// A worktree broken while the dead rush ran is mended first, so
+		// that its leftovers are saved like any other's; one that cannot
+		// be is moved aside whole. (One left half-made by `git worktree
+		// add` was never a worker's: Add rebuilds it.)
+		var rep *worktree.Repaired
+		if !w.Interrupted {
+			if rep, err = r.mgr.Repair(ctx, w); err != nil {
+				return err
+			}
+		}
+		if r.noteRepaired(w.Name, w.Dir, rep); rep != nil && rep.Aside != "" {
+			continue
+		}
 		for _, p := range r.mgr.DropStaleLocks(w, before) {
 			r.g.note("%s: removed %s, left by a git process of a rush that was killed", w.Name, p)
 		}

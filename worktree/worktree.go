@@ -10,10 +10,14 @@
 //	zerg/<f>/staging        the staging branch (refs/heads/zerg/<f>/staging)
 //	zerg/<f>/worker-<n>     worker n's branch, checked out in <Root>/worker-<n>
 //	<Root>/staging          a detached worktree at the staging tip, for gates
+//	<Root>/verify-<n>       worker n's verification checkout (see VerifyCheckout)
 //
 // Nothing here ever deletes work: a worktree with uncommitted changes or a
 // branch with commits that staging lacks is refused with an *Error
-// (ErrDirty, ErrUnmerged) unless the caller forces a removal.
+// (ErrDirty, ErrUnmerged) unless the caller forces a removal, and a broken
+// worker worktree that cannot be mended in place is moved aside whole
+// (Repair). Verification checkouts hold nothing of anyone's: they are
+// cleaned and removed at will.
 package worktree
 
 import (
@@ -59,9 +63,10 @@ var (
 type Error struct {
 	Dir     string   // the worktree (empty when only the branch exists)
 	Branch  string   // its branch, short form, when known
-	Err     error    // ErrDirty, ErrUnmerged or ErrOccupied
+	Err     error    // ErrDirty, ErrUnmerged, ErrOccupied or ErrBroken
 	Paths   []string // ErrDirty: the changed paths
 	Commits int      // ErrUnmerged: how many commits staging lacks
+	Detail  string   // ErrBroken: what is wrong with it
 }
 
 func (e *Error) Error() string {
@@ -75,6 +80,9 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "branch %s", e.Branch)
 	}
 	fmt.Fprintf(&b, ": %v", e.Err)
+	if e.Detail != "" {
+		fmt.Fprintf(&b, ": %s", e.Detail)
+	}
 	if e.Commits > 0 {
 		fmt.Fprintf(&b, " (%d commits)", e.Commits)
 	}
@@ -198,6 +206,12 @@ type Manager struct {
 	// Guard, when set, judges staging tips git-zerg did not set itself
 	// (see guard.go).
 	Guard Guard
+	// CommonDir is the repository's common git directory; asked of git
+	// when empty.
+	CommonDir string
+
+	mu     sync.Mutex
+	checks map[string]*verifyCheckout // verification checkouts set up by this Manager, by directory
 }
 
 // Worker is one worker's worktree.
@@ -210,6 +224,9 @@ type Worker struct {
 	// Interrupted: left half-made by a killed `git worktree add`; Add
 	// rebuilds it, Remove removes it.
 	Interrupted bool
+	// Repaired: Add found the worktree broken and mended it, or moved it
+	// aside and made it again (see Repair).
+	Repaired *Repaired
 }
 
 func (m *Manager) stagingRef() string { return "refs/heads/" + StagingBranch(m.Feature) }
@@ -636,6 +653,9 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 			return nil, nil, false, err
 		}
 		e = nil
+	}
+	if e, err = m.repairFound(ctx, w, e, list); err != nil {
+		return nil, nil, false, err
 	}
 	if e != nil {
 		if samePath(e.dir, list[0].dir) {
