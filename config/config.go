@@ -80,6 +80,10 @@ type Worktrees struct {
 type Sync struct {
 	Remote  string `toml:"remote"`
 	Arbiter string `toml:"arbiter"`
+	// TrustedHosts are the hosts whose verifications this clone takes as
+	// its own ("*": every host); any other host's verified work is
+	// verified again here before it is merged or built on.
+	TrustedHosts []string `toml:"trusted_hosts"`
 }
 
 // Rush says how a rush shares its work with other machines.

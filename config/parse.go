@@ -56,8 +56,9 @@ type rawWorktrees struct {
 }
 
 type rawSync struct {
-	Remote  any `toml:"remote"`
-	Arbiter any `toml:"arbiter"`
+	Remote       any `toml:"remote"`
+	Arbiter      any `toml:"arbiter"`
+	TrustedHosts any `toml:"trusted_hosts"`
 }
 
 type rawRush struct {
@@ -292,6 +293,7 @@ func (p *parser) sync(prim toml.Primitive, s *Sync) {
 	}
 	p.str("sync.remote", r.Remote, &s.Remote)
 	p.str("sync.arbiter", r.Arbiter, &s.Arbiter)
+	p.strs("sync.trusted_hosts", r.TrustedHosts, &s.TrustedHosts)
 }
 
 func (p *parser) rush(prim toml.Primitive, r *Rush) {
@@ -467,6 +469,28 @@ func (p *parser) str(key string, v any, dst *string) bool {
 		return false
 	}
 	*dst = s
+	return true
+}
+
+func (p *parser) strs(key string, v any, dst *[]string) bool {
+	if v == nil {
+		return false
+	}
+	list, ok := v.([]any)
+	if !ok {
+		p.errorf(key, "must be an array of strings, got %s", describe(v))
+		return false
+	}
+	var out []string // nil for an empty list, as when the key is absent
+	for i, e := range list {
+		s, ok := e.(string)
+		if !ok || s == "" {
+			p.errorf(key, "element %d must be a non-empty string, got %s", i, describe(e))
+			return false
+		}
+		out = append(out, s)
+	}
+	*dst = out
 	return true
 }
 

@@ -45,6 +45,9 @@ setup = ""
 remote = "origin"
 # Remote that settles competing updates, e.g. "origin"; empty for none.
 arbiter = ""
+# Hosts whose verifications are taken as this clone's own ("*": all); the
+# verified work of any other host is verified again here before it is merged.
+trusted_hosts = []
 
 [rush]
 # Remote a rush is shared through, e.g. "origin": each clone that runs the rush

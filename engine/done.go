@@ -288,6 +288,11 @@ func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Statu
 		final = t
 		return x.chain(msg, then, &next)
 	})
+	if err == nil && final != nil && to != state.Failed {
+		// Its verification passed here, just now: the merge need not run
+		// it again.
+		g.recordVerified(final, facts.Commit)
+	}
 	return final, next, err
 }
 

@@ -97,6 +97,18 @@ func (g *Engine) mergeOnly(mgr *worktree.Manager, pins []worktree.Pin) (res work
 	if stop, err := g.refuseFrozen(pins); stop != nil || err != nil {
 		return res, stop, err
 	}
+	if pins, err = g.reverified(pins); err != nil {
+		return res, nil, err
+	}
+	if len(pins) == 0 {
+		// Nothing left to merge: staging stays where it is.
+		tip, err := mgr.EnsureStaging(g.ctx(), "")
+		if err != nil {
+			return res, nil, err
+		}
+		tree, err := s.TreeOf(tip)
+		return worktree.MergeResult{Old: tip, Tip: tip, Tree: tree}, nil, err
+	}
 	res, err = g.fastMerge(mgr, pins)
 	if errors.Is(err, gitstore.ErrNotDisjoint) {
 		// From the tip the guard let through, not wherever staging is

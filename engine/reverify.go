@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// A task's state says "verified", but the state may come from another
+// host (anyone with push access to the shared remote writes it), or from a
+// worker that sealed what it wrote with a key it read. What counts is
+// that the verification passed here: each pass this repository saw is
+// recorded, sealed, by task, commit and command, and work without such a
+// record is verified again, on a clean checkout of its commit, before it
+// is merged or built on. The hosts the configuration trusts
+// (sync.trusted_hosts) are taken at their word.
+
+const verifiedDomain = "git-zerg verified"
+
+// VerifiedFile is where the last pass of a task's verification run here is
+// recorded.
+func VerifiedFile(s *gitstore.Store, feature, task string) string {
+	return filepath.Join(s.ZergDir(), "verified", feature, task)
+}
+
+// verificationDigest names what a pass is a pass of: the command and its
+// timeout (a pass under a longer limit is not one under a shorter).
+func verificationDigest(t *state.Task) string {
+	v := t.Spec.Verification
+	sum := sha256.Sum256([]byte(strconv.Itoa(v.TimeoutSeconds) + "\x00" + v.Command))
+	return hex.EncodeToString(sum[:])
+}
+
+// recordVerified records that t's verification passed here on commit.
+// Failing to write it costs a verification later, never a wrong merge,
+// so it is not worth failing the transition that passed.
+func (g *Engine) recordVerified(t *state.Task, commit string) {
+	s, feature := g.Store, g.Feature
+	seal, err := s.Seal(verifiedDomain, feature, t.ID(), commit, verificationDigest(t))
+	if err != nil {
+		return
+	}
+	file := VerifiedFile(s, feature, t.ID())
+	if os.MkdirAll(filepath.Dir(file), 0o755) != nil {
+		return
+	}
+	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
+	if os.WriteFile(tmp, []byte(commit+" "+seal+"\n"), 0o644) == nil {
+		os.Rename(tmp, file)
+	}
+}
+
+// verifiedHere reports whether t's verification passed here on commit,
+// with the command t has now.
+func (g *Engine) verifiedHere(t *state.Task, commit string) bool {
+	s, feature := g.Store, g.Feature
+	b, err := os.ReadFile(VerifiedFile(s, feature, t.ID()))
+	if err != nil {
+		return false
+	}
+	c, seal, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	return c == commit && s.Sealed(seal, verifiedDomain, feature, t.ID(), commit, verificationDigest(t))
+}
+
+// trustedVerifier reports whether the configuration takes t's host at its
+// word. The host is what the state says, which whoever wrote the state
+// chose: trusting a host is trusting every clone that can push.
+func (g *Engine) trustedVerifier(t *state.Task) bool {
+	if g.Config == nil || t.Host == "" {
+		return false
+	}
+	for _, h := range g.Config.Sync.TrustedHosts {
+		if h == "*" || h == t.Host {
+			return true
+		}
+	}
+	return false
+}
+
+// reverified returns the pins whose work passed its verification here (or
+// on a trusted host), verifying again, on a clean checkout of its commit,
+// the work that did not. A pin that fails is left out, and its task
+// blocked with the reason: its work is not merged.
+func (g *Engine) reverified(pins []worktree.Pin) ([]worktree.Pin, error) {
+	tx, err := g.View()
+	if err != nil {
+		return nil, err
+	}
+	var keep []worktree.Pin
+	for _, p := range pins {
+		t, err := tx.Task(p.Task)
+		if err != nil {
+			return nil, err
+		}
+		if g.verifiedHere(t, p.Commit) || g.trustedVerifier(t) {
+			keep = append(keep, p)
+			continue
+		}
+		ok, why, err := g.verifyAgain(t, p.Commit)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			keep = append(keep, p)
+			continue
+		}
+		if err := g.blockVerified(t.ID(), p.Commit, why); err != nil {
+			return nil, err
+		}
+	}
+	return keep, nil
+}
+
+// verifyAgain runs t's verification on commit, in a checkout of its own,
+// and records a pass.
+func (g *Engine) verifyAgain(t *state.Task, commit string) (ok bool, why string, err error) {
+	where := "not verified here"
+	if t.Host != "" && t.Host != gitstore.Hostname() {
+		where = "verified on " + t.Host
+	}
+	g.note("%s: %s: running its verification here on %s", t.ID(), where, ShortHash(commit))
+	to, reason, err := g.verifyCommit(t, commit, gates.Worktree)
+	if err != nil {
+		return false, "", err
+	}
+	if to != state.Verified {
+		return false, fmt.Sprintf("%s, and its verification failed when run here on %s: %s", where, ShortHash(commit), strings.TrimSpace(reason)), nil
+	}
+	g.recordVerified(t, commit)
+	return true, "", nil
+}
+
+// blockVerified takes a verified task whose work failed here out of the
+// merge: verified → blocked, as a merge conflict does (retry runs it
+// again).
+func (g *Engine) blockVerified(id, commit, reason string) error {
+	s, feature, policy := g.Store, g.Feature, g.Policy()
+	err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
+			return nil, err
+		}
+		x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
+		t, err := tx.Task(id)
+		if err != nil {
+			return nil, err
+		}
+		if t.Status != state.Verified || t.Commit != commit {
+			return nil, nil
+		}
+		t = t.Clone()
+		t.Record(x.event("merge", state.Blocked, t.Worker, reason, commit))
+		t.Reason = reason
+		if err := x.releaseLocks(t); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: not verified here", t.ID()), Op: "merge", Task: t.ID(),
+			From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
+	})
+	if err != nil {
+		return err
+	}
+	g.transition(id, "blocked: "+reason)
+	return nil
+}
