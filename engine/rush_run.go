@@ -813,9 +813,10 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 			return workResult{interrupted: true, log: logPath}, nil
 		}
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
+		mark := proc.NewMark()
 		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env,
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf, SplitStderr: true,
-			Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid) }})
+			Mark: mark, Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid, mark) }})
 		if err != nil {
 			return workResult{}, err
 		}
@@ -1268,10 +1269,15 @@ func (r *rush) releaseOwn() {
 	}
 }
 
-// recordGroup notes a worker's process group with its leader's start time,
-// for a later rush to kill what a dead one left running.
-func recordGroup(path string, pgid int) {
-	os.WriteFile(path, []byte(fmt.Sprintf("%d %s\n", pgid, processStart(pgid))), 0o644)
+// recordGroup notes a worker's process group with its leader's start time
+// and the mark of its processes, for a later rush to kill what a dead one
+// left running, in the group and out of it.
+func recordGroup(path string, pgid int, mark string) {
+	start := processStart(pgid)
+	if start == "" {
+		start = "-" // unknown (the leader exited): the mark stays the third field
+	}
+	os.WriteFile(path, []byte(fmt.Sprintf("%d %s %s\n", pgid, start, mark)), 0o644)
 }
 
 // killRecordedGroup kills a recorded worker process group, unless its id
@@ -1290,6 +1296,11 @@ func killRecordedGroup(path string) {
 	pgid, err := strconv.Atoi(f[0])
 	if err != nil {
 		return
+	}
+	if len(f) > 2 {
+		// Bearing the worker's mark, what it detached is its own,
+		// whatever the group's leader became.
+		defer proc.EndMarked(f[2])
 	}
 	if now := processStart(pgid); now != "" && (len(f) < 2 || f[1] != now) {
 		return // another process has this id now
