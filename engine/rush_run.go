@@ -806,7 +806,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	defer logf.Close()
 	command := r.cfg.WorkerCommand()
 	if r.mode == "container" {
-		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, command)
+		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, r.cfg.Workers.PassEnv, command)
 	}
 	for checkpoint := 0; ; checkpoint++ {
 		if r.stopping() {
@@ -814,7 +814,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		}
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
 		mark := proc.NewMark()
-		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env,
+		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env, Unset: withheld(r.cfg.Workers.PassEnv),
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf, SplitStderr: true,
 			Mark: mark, Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid, mark) }})
 		if err != nil {
@@ -921,13 +921,20 @@ func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promp
 // (ZERG_PROMPT_FILE, ZERG_TASK_FILE) read-only. The container can write
 // refs like any process of the user's; what it claims is checked all the
 // same.
-func containerCommand(image, dir, gitDir, runDir string, env []string, command string) string {
+//
+// The credentials passed through go by name alone (-e NAME): docker reads
+// their values from its own environment, so they are not on its command
+// line for any process to read.
+func containerCommand(image, dir, gitDir, runDir string, env, pass []string, command string) string {
 	// As the user, not root: what the worker writes in the worktree must
 	// stay the user's to commit, change and delete.
 	args := []string{"docker", "run", "--rm", "-i", "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		"-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir, "-v", runDir + ":" + runDir + ":ro", "-w", dir}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
+	}
+	for _, name := range pass {
+		args = append(args, "-e", name)
 	}
 	args = append(args, image, "sh", "-c", command)
 	q := make([]string, len(args))
