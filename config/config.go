@@ -56,6 +56,9 @@ type Workers struct {
 	Timeout        Duration `toml:"timeout"`
 	MaxCheckpoints int      `toml:"max_checkpoints"`
 	Image          string   `toml:"image"` // only used by --mode container
+	// PassEnv names the forge credentials (forge.CredentialVars) workers,
+	// their verifications and the worktrees' setup get all the same.
+	PassEnv []string `toml:"pass_env"`
 }
 
 // Retry says how failed tasks are retried.
@@ -136,6 +139,9 @@ type Gate struct {
 	Command  string   `toml:"command"`
 	Required bool     `toml:"required"`         // true when the file does not say
 	Timeout  Duration `toml:"timeout,omitzero"` // zero when the file does not say: the caller's limit applies; omitted when written, since "0s" reads as an error
+	// PassEnv names the forge credentials the gate gets: it runs the code
+	// on staging, which workers wrote, so it gets none unless it says.
+	PassEnv []string `toml:"pass_env,omitempty"`
 }
 
 // Config is the whole configuration file.

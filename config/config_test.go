@@ -63,6 +63,7 @@ command = "claude -p \"$(cat $ZERG_PROMPT_FILE)\""   # run by sh in the worktree
 timeout = "1h30m"
 max_checkpoints = 0
 image = "ghcr.io/x/worker:1"
+pass_env = ["GH_TOKEN", "GH_TOKEN"]
 
 [retry]
 max_attempts = 5
@@ -101,6 +102,7 @@ timeout = "10m"
 name = "lint"
 command = "golangci-lint run"
 required = false
+pass_env = ["GITHUB_TOKEN"]
 
 [[gates]]
 name = "vet"
@@ -118,7 +120,8 @@ func TestLoadFullFile(t *testing.T) {
 	}
 	want := &Config{
 		Workers: Workers{Count: 8, Agent: "claude", Command: `claude -p "$(cat $ZERG_PROMPT_FILE)"`,
-			Timeout: Duration(90 * time.Minute), MaxCheckpoints: 0, Image: "ghcr.io/x/worker:1"},
+			Timeout: Duration(90 * time.Minute), MaxCheckpoints: 0, Image: "ghcr.io/x/worker:1",
+			PassEnv: []string{"GH_TOKEN"}},
 		Retry:     Retry{MaxAttempts: 5, Backoff: 0, BackoffCap: Duration(time.Minute)},
 		Locks:     Locks{TTL: Duration(30 * time.Minute)},
 		Worktrees: Worktrees{Root: "/tmp/wt", Setup: "npm ci"},
@@ -128,7 +131,7 @@ func TestLoadFullFile(t *testing.T) {
 			Review: ReviewTask, Base: "trunk"},
 		Gates: []Gate{
 			{Name: "test", Command: "go test ./...", Required: true, Timeout: Duration(10 * time.Minute)},
-			{Name: "lint", Command: "golangci-lint run", Required: false},
+			{Name: "lint", Command: "golangci-lint run", Required: false, PassEnv: []string{"GITHUB_TOKEN"}},
 			{Name: "vet", Command: "go vet ./...", Required: true},
 		},
 		Path: path,
@@ -291,6 +294,12 @@ func TestBadValues(t *testing.T) {
 			[]string{"c.toml:2: workers.agent: unknown agent \"clade\" (aider, claude, codex, gemini, custom)"}},
 		{"custom without command", "[workers]\nagent = \"custom\"\n",
 			[]string{"c.toml:2: workers.agent: \"custom\" needs workers.command"}},
+		{"pass_env not a list", "[workers]\npass_env = \"GH_TOKEN\"\n",
+			[]string{`c.toml:2: workers.pass_env: must be an array of names such as ["GITHUB_TOKEN"], got string "GH_TOKEN"`}},
+		{"pass_env not names", "[workers]\npass_env = [1]\n",
+			[]string{`c.toml:2: workers.pass_env: must hold names (strings), got integer 1`}},
+		{"pass_env not withheld", "[[gates]]\nname = \"a\"\ncommand = \"b\"\npass_env = [\"GITHUB_TOKEN\", \"NPM_TOKEN\"]\n",
+			[]string{`c.toml:4: gates[0].pass_env: "NPM_TOKEN" is not a withheld credential (GITHUB_TOKEN, GH_TOKEN, GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN; any other variable is passed anyway)`}},
 		{"budget negative", "[budget]\nmax_cost_usd = -1.5\nmax_tokens = -3\n",
 			[]string{"c.toml:2: budget.max_cost_usd: must not be negative, got -1.5", "c.toml:3: budget.max_tokens: must not be negative, got -3"}},
 		{"forge values", "[forge]\nrepo = \"widgets\"\napi = \"ftp://x\"\nrequire_issue = \"yes\"\nreview = \"pr\"\nbase = \"\"\n",

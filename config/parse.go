@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/agent"
+	"github.com/git-zerg/git-zerg/forge"
 
 	"github.com/BurntSushi/toml"
 )
@@ -38,6 +39,7 @@ type rawWorkers struct {
 	Timeout        any `toml:"timeout"`
 	MaxCheckpoints any `toml:"max_checkpoints"`
 	Image          any `toml:"image"`
+	PassEnv        any `toml:"pass_env"`
 }
 
 type rawRetry struct {
@@ -88,6 +90,7 @@ type rawGate struct {
 	Command  any `toml:"command"`
 	Required any `toml:"required"`
 	Timeout  any `toml:"timeout"`
+	PassEnv  any `toml:"pass_env"`
 }
 
 // The toml decoder matches keys to fields ignoring case, but TOML keys are
@@ -255,6 +258,7 @@ func (p *parser) workers(prim toml.Primitive, w *Workers) {
 		p.errorf("workers.max_checkpoints", "must not be negative, got %d", w.MaxCheckpoints)
 	}
 	p.str("workers.image", r.Image, &w.Image)
+	p.credentials("workers.pass_env", r.PassEnv, &w.PassEnv)
 }
 
 func (p *parser) retry(prim toml.Primitive, rt *Retry) {
@@ -400,6 +404,7 @@ func (p *parser) gates(prim toml.Primitive) []Gate {
 		}
 		p.boolean(at+".required", r.Required, &g.Required)
 		p.duration(at+".timeout", r.Timeout, &g.Timeout, false)
+		p.credentials(at+".pass_env", r.PassEnv, &g.PassEnv)
 		gates = append(gates, g)
 	}
 	return gates
@@ -504,6 +509,37 @@ func (p *parser) boolean(key string, v any, dst *bool) bool {
 		return false
 	}
 	*dst = b
+	return true
+}
+
+// credentials reads a list of forge credentials passed through to
+// untrusted commands. Only the withheld ones can be named: any other
+// variable passes anyway, and a misspelt name would pass nothing.
+func (p *parser) credentials(key string, v any, dst *[]string) bool {
+	if v == nil {
+		return false
+	}
+	list, ok := v.([]any)
+	if !ok {
+		p.errorf(key, `must be an array of names such as ["GITHUB_TOKEN"], got %s`, describe(v))
+		return false
+	}
+	var names []string
+	for _, e := range list {
+		name, ok := e.(string)
+		switch {
+		case !ok:
+			p.errorf(key, "must hold names (strings), got %s", describe(e))
+			return false
+		case !slices.Contains(forge.CredentialVars, name):
+			p.errorf(key, "%q is not a withheld credential (%s; any other variable is passed anyway)",
+				name, strings.Join(forge.CredentialVars, ", "))
+			return false
+		case !slices.Contains(names, name):
+			names = append(names, name)
+		}
+	}
+	*dst = names
 	return true
 }
 

@@ -21,6 +21,10 @@ timeout = "45m"
 max_checkpoints = 3
 # Container image the workers run in with --mode container.
 image = ""
+# Forge credentials (GITHUB_TOKEN, GH_TOKEN, GH_ENTERPRISE_TOKEN,
+# GITHUB_ENTERPRISE_TOKEN) that workers, their verifications and the
+# worktrees' setup get all the same; by default they get none of them.
+pass_env = []
 
 [retry]
 # How many times a task is tried before it is blocked.
@@ -87,4 +91,5 @@ base = "main"
 # command = "go test ./..."  # run by sh in the worktree
 # required = true            # false: a failure is reported but does not fail the task
 # timeout = "10m"            # how long the gate may run
+# pass_env = []              # forge credentials the gate gets (by default none)
 `

@@ -208,7 +208,8 @@ func (g *Engine) verify(t *state.Task, dir string, env []string) (gates.Verifica
 	if ts := t.Spec.Verification.TimeoutSeconds; ts > 0 {
 		timeout = time.Duration(ts) * time.Second
 	}
-	res, err := proc.Run(g.procCtx(), proc.Spec{Command: t.Spec.Verification.Command, Dir: dir, Timeout: timeout, Env: env})
+	res, err := proc.Run(g.procCtx(), proc.Spec{Command: t.Spec.Verification.Command, Dir: dir, Timeout: timeout, Env: env,
+		Unset: withheld(g.Config.Workers.PassEnv)})
 	if err != nil {
 		return gates.Verification{}, err
 	}

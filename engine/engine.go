@@ -195,7 +195,8 @@ func (g *Engine) Manager() *worktree.Manager {
 		}
 		return h.String()
 	}
-	m := &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup, ReadRef: readRef,
+	m := &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup,
+		SetupUnset: withheld(cfg.Workers.PassEnv), ReadRef: readRef,
 		Saved: SavedRefs(feature), CommonDir: s.CommonDir}
 	m.Guard = &stagingGuard{g: g, m: m}
 	return m

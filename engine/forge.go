@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	forgeapi "github.com/git-zerg/git-zerg/forge"
@@ -60,6 +61,21 @@ func (g *Engine) Forge() (*forgeapi.Client, error) {
 		return nil, &Error{Kind: Usage, What: "bad forge.api", Why: err.Error()}
 	}
 	return c, nil
+}
+
+// withheld is what a command git-zerg does not trust (a worker, a
+// verification, a gate, a worktree's setup) does not get of the
+// environment: the forge credentials, but those the configuration passes
+// through. With them a worker could push, merge or open pull requests as
+// the user, outside every check.
+func withheld(pass []string) []string {
+	var out []string
+	for _, name := range forgeapi.CredentialVars {
+		if !slices.Contains(pass, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // forgeErr says a forge failure as one line; the request failed, nothing

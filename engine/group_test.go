@@ -9,32 +9,36 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-zerg/git-zerg/proc"
 )
 
 // TestKillRecordedGroup: a resumed rush kills the process group a dead
-// rush recorded, but not a process that got the same id since.
+// rush recorded, and what bears the recorded mark outside the group, but
+// not a process that got the same id since.
 func TestKillRecordedGroup(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("process start times come from /proc")
 	}
 	// Each process is waited for once, by its own goroutine; the test and
 	// its cleanup read the channel that goroutine closes.
-	type proc struct {
+	type child struct {
 		cmd  *exec.Cmd
 		done chan struct{}
 	}
-	start := func() proc {
+	start := func(env ...string) child {
 		cmd := exec.Command("sleep", "30")
+		cmd.Env = append(os.Environ(), env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		p := proc{cmd, make(chan struct{})}
+		p := child{cmd, make(chan struct{})}
 		go func() { cmd.Wait(); close(p.done) }()
 		t.Cleanup(func() { cmd.Process.Kill(); <-p.done })
 		return p
 	}
-	exited := func(p proc, within time.Duration) bool {
+	exited := func(p child, within time.Duration) bool {
 		select {
 		case <-p.done:
 			return true
@@ -52,11 +56,16 @@ func TestKillRecordedGroup(t *testing.T) {
 		t.Fatal("killed a process that only shares the recorded id")
 	}
 
-	// The recorded group itself.
-	ours := start()
-	recordGroup(path, ours.cmd.Process.Pid)
+	// The recorded group itself, and a process of the worker's that left
+	// it (as setsid does).
+	mark := proc.NewMark()
+	ours, detached := start(), start(proc.MarkEnv+"=outer:"+mark)
+	recordGroup(path, ours.cmd.Process.Pid, mark)
 	killRecordedGroup(path)
 	if !exited(ours, 10*time.Second) {
 		t.Fatal("the recorded group still runs")
+	}
+	if !exited(detached, 10*time.Second) {
+		t.Fatal("the process bearing the recorded mark still runs")
 	}
 }

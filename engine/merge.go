@@ -328,7 +328,7 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 				timeout = time.Duration(cfg.Workers.Timeout)
 			}
 			res, err := proc.Run(g.procCtx(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
-				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}})
+				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}, Unset: withheld(gate.PassEnv)})
 			if err != nil {
 				return nil, err
 			}

@@ -854,16 +854,17 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	defer logf.Close()
 	command := r.cfg.WorkerCommand()
 	if r.mode == "container" {
-		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, command)
+		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, r.cfg.Workers.PassEnv, command)
 	}
 	for checkpoint := 0; ; checkpoint++ {
 		if r.stopping() {
 			return workResult{interrupted: true, log: logPath}, nil
 		}
 		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
-		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env,
+		mark := proc.NewMark()
+		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env, Unset: withheld(r.cfg.Workers.PassEnv),
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf, SplitStderr: true,
-			Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid) }})
+			Mark: mark, Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid, mark) }})
 		if err != nil {
 			return workResult{}, err
 		}
@@ -976,7 +977,11 @@ func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promp
 // same. It does not see git-zerg's own directory (an empty one is mounted
 // over it): there, unlike on the host, a worker cannot read the
 // repository's key and seal state of its own.
-func containerCommand(image, dir, gitDir, runDir string, env []string, command string) string {
+//
+// The credentials passed through go by name alone (-e NAME): docker reads
+// their values from its own environment, so they are not on its command
+// line for any process to read.
+func containerCommand(image, dir, gitDir, runDir string, env, pass []string, command string) string {
 	// As the user, not root: what the worker writes in the worktree must
 	// stay the user's to commit, change and delete.
 	args := []string{"docker", "run", "--rm", "-i", "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
@@ -984,6 +989,9 @@ func containerCommand(image, dir, gitDir, runDir string, env []string, command s
 		"-v", runDir + ":" + runDir + ":ro", "-w", dir}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
+	}
+	for _, name := range pass {
+		args = append(args, "-e", name)
 	}
 	args = append(args, image, "sh", "-c", command)
 	q := make([]string, len(args))
@@ -1356,10 +1364,15 @@ func (r *rush) releaseOwn() {
 	}
 }
 
-// recordGroup notes a worker's process group with its leader's start time,
-// for a later rush to kill what a dead one left running.
-func recordGroup(path string, pgid int) {
-	os.WriteFile(path, []byte(fmt.Sprintf("%d %s\n", pgid, processStart(pgid))), 0o644)
+// recordGroup notes a worker's process group with its leader's start time
+// and the mark of its processes, for a later rush to kill what a dead one
+// left running, in the group and out of it.
+func recordGroup(path string, pgid int, mark string) {
+	start := processStart(pgid)
+	if start == "" {
+		start = "-" // unknown (the leader exited): the mark stays the third field
+	}
+	os.WriteFile(path, []byte(fmt.Sprintf("%d %s %s\n", pgid, start, mark)), 0o644)
 }
 
 // killRecordedGroup kills a recorded worker process group, unless its id
@@ -1378,6 +1391,11 @@ func killRecordedGroup(path string) {
 	pgid, err := strconv.Atoi(f[0])
 	if err != nil {
 		return
+	}
+	if len(f) > 2 {
+		// Bearing the worker's mark, what it detached is its own,
+		// whatever the group's leader became.
+		defer proc.EndMarked(f[2])
 	}
 	if now := processStart(pgid); now != "" && (len(f) < 2 || f[1] != now) {
 		return // another process has this id now

@@ -63,6 +63,12 @@ func RepoFromURL(raw string) (Repo, error) {
 	return Repo{parts[len(parts)-2], parts[len(parts)-1]}, nil
 }
 
+// CredentialVars are the environment variables that hold forge
+// credentials: those Token reads, and those the GitHub CLI reads for a
+// GitHub Enterprise host. Workers and the checks of their work run
+// without them.
+var CredentialVars = []string{"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
+
 // Token is the token the environment gives: GITHUB_TOKEN, else GH_TOKEN
 // (the GitHub CLI's). "" makes unauthenticated requests.
 func Token() string {

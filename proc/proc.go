@@ -1,7 +1,8 @@
 // Package proc runs the commands git-zerg does not trust: verification
 // commands, quality gates and workers. Each runs under `sh -c` in its own
 // process group, so a timeout or a stop ends everything it started, not
-// just the shell, and a command is not over until its whole group is gone.
+// just the shell, and a command is not over until its whole group is gone;
+// on Linux what left the group (setsid, a daemon) is ended then too.
 package proc
 
 import (
@@ -39,6 +40,9 @@ type Spec struct {
 	Command string
 	Dir     string
 	Env     []string // added to the environment
+	// Unset names variables of this process's environment the command
+	// does not get: credentials it must not use.
+	Unset   []string
 	Timeout time.Duration
 	Stdin   io.Reader
 	// Stdout and Stderr, when set, receive the output as it comes, besides
@@ -59,6 +63,10 @@ type Spec struct {
 	// its group behind. Zero means DefaultGrace; negative means SIGKILL at
 	// once.
 	Grace time.Duration
+	// Mark is the mark (MarkEnv) of every process the command starts; ""
+	// is a fresh one. Recorded with the group, it lets whoever takes over
+	// after a crash end what left the group (EndMarked).
+	Mark string
 	// KeepSecrets leaves Result.Tail and StderrTail as written. By default
 	// the values of secret-named environment variables are replaced in them
 	// (see Scrub), since tails end up in state that sync pushes.
@@ -84,7 +92,10 @@ type Result struct {
 	// GroupAlive is set when members of the group were still there after
 	// SIGKILL and reapWait (stuck in the kernel). KillGroup them later.
 	GroupAlive bool
-	Duration   time.Duration
+	// Detached is set when processes the command started outside its
+	// group were ended (Linux).
+	Detached bool
+	Duration time.Duration
 	// Tail is the last lines of stdout and stderr together; StderrTail
 	// those of stderr alone, where a worker says why it gives up.
 	Tail, StderrTail string
@@ -164,9 +175,16 @@ func (h *Handle) Wait() (Result, error) {
 func Start(ctx context.Context, s Spec) (*Handle, error) {
 	cmd := exec.Command("sh", "-c", s.Command)
 	cmd.Dir = s.Dir
+	// Secrets are scrubbed from the output by the whole environment: an
+	// unset one may still be found (in a file) and printed.
 	env := append(os.Environ(), s.Env...)
-	cmd.Env = env
+	mark := s.Mark
+	if mark == "" {
+		mark = NewMark()
+	}
+	cmd.Env = childEnv(env, s.Unset, mark)
 	cmd.SysProcAttr = sysProcAttr()
+	becomeSubreaper()
 
 	// The pipes are ours, not os/exec's: cmd.Wait then returns when the
 	// main process exits, which is when its leftovers are told to end,
@@ -218,7 +236,15 @@ func Start(ctx context.Context, s Spec) (*Handle, error) {
 	}
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	// Under commands.mu: until it is known, the new shell would look like
+	// a process a command left.
+	commands.mu.Lock()
+	err = cmd.Start()
+	if err == nil {
+		started(cmd.Process.Pid)
+	}
+	commands.mu.Unlock()
+	if err != nil {
 		return fail(err)
 	}
 	closeFiles(childEnds)
@@ -243,9 +269,15 @@ func Start(ctx context.Context, s Spec) (*Handle, error) {
 		s.Started(h.pgid)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		reaped(h.pgid)
+		exited <- err
+	}()
 	go func() {
 		o := h.supervise(ctx, s, exited)
+		// Before the drain: what left the group may hold the pipes.
+		o.detached = over(mark)
 		closeStdin()
 		drain(copiers)
 		closeFiles(ourEnds)
@@ -271,6 +303,7 @@ type outcome struct {
 	interrupted bool
 	leftovers   bool
 	groupAlive  bool
+	detached    bool
 }
 
 // supervise waits for the main process, then for the group to be gone,
@@ -397,7 +430,7 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) out
 
 func (o outcome) result(cmd *exec.Cmd, d time.Duration) (Result, error) {
 	res := Result{Duration: d, TimedOut: o.timedOut, Interrupted: o.interrupted,
-		Leftovers: o.leftovers, GroupAlive: o.groupAlive}
+		Leftovers: o.leftovers, GroupAlive: o.groupAlive, Detached: o.detached}
 	var ee *exec.ExitError
 	switch {
 	case !o.exited:

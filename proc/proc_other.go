@@ -10,3 +10,9 @@ func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: t
 // zombies cannot be told apart, so they count as alive: the systems this
 // builds for have an init that reaps them.
 func hasLiveMember(pgid int) bool { return true }
+
+// Without /proc a process's environment cannot be read, so the marks tell
+// nothing and nothing is adopted: only the process group is ended.
+func becomeSubreaper() {}
+
+func endDetached(mark string, sweep bool) bool { return false }

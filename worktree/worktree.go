@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -196,6 +197,9 @@ type Manager struct {
 	// worktree (not in a reused one), with ZERG_FEATURE, ZERG_WORKTREE,
 	// ZERG_BRANCH and ZERG_PORT_BASE in its environment.
 	Setup string
+	// SetupUnset names variables Setup does not get (forge credentials):
+	// it runs what the checkout holds, written by workers.
+	SetupUnset []string
 	// ReadRef, when set, answers what a full ref name points at ("" for
 	// nothing) without starting git: staging is looked up at every level.
 	ReadRef func(name string) string
@@ -721,7 +725,13 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 func (m *Manager) runSetup(ctx context.Context, w *Worker) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", m.Setup)
 	cmd.Dir = w.Dir
-	cmd.Env = append(os.Environ(),
+	var env []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !slices.Contains(m.SetupUnset, name) {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env,
 		"ZERG_FEATURE="+m.Feature,
 		"ZERG_WORKTREE="+w.Dir,
 		"ZERG_BRANCH="+w.Branch,

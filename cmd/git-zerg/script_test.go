@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,6 +88,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			"forgefake": cmdForgefake,
 			"gitrepo":   cmdGitrepo,
 			"graph":     cmdGraph,
+			"killafter": cmdKillafter,
 			"waitfile":  cmdWaitfile,
 		},
 	}
@@ -179,6 +182,34 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if err := waitUntil(func() bool { return filesReady(abs) }); err != nil {
 		ts.Fatalf("waitfile %s: %v", strings.Join(args, " "), err)
+	}
+}
+
+// killafter FILE...: when the script ends, however it ends, SIGKILL each
+// process whose pid a FILE then holds, so that a script about processes
+// that must not outlive something leaves none behind even when it fails.
+// A pid is killed only while its process's environment holds the script's
+// $WORK: the pid may name another process by then.
+func cmdKillafter(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: killafter FILE...")
+	}
+	work := "WORK=" + ts.Getenv("WORK")
+	for _, f := range args {
+		path := ts.MkAbs(f)
+		ts.Defer(func() {
+			b, _ := os.ReadFile(path)
+			for _, field := range strings.Fields(string(b)) {
+				pid, err := strconv.Atoi(field)
+				if err != nil || pid <= 1 {
+					continue
+				}
+				env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+				if slices.Contains(strings.Split(string(env), "\x00"), work) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
 	}
 }
 
