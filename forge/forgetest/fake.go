@@ -119,6 +119,7 @@ func (s *Server) Merge(n int) (string, error) {
 	if !ok || p.State != "open" {
 		return "", fmt.Errorf("no open pull request #%d", n)
 	}
+	s.followHead(p)
 	base, err := s.git("rev-parse", "refs/heads/"+p.Base)
 	if err != nil {
 		return "", err
@@ -170,6 +171,19 @@ func (s *Server) ClosePR(n int) error {
 	}
 	p.State = "closed"
 	return nil
+}
+
+// followHead moves an open pull request's head to its branch's tip, as
+// GitHub does on every push to the branch: what a merge merges is the
+// branch as it is then, not as it was when ship opened the PR.
+func (s *Server) followHead(p *PR) {
+	if s.Remote == "" {
+		return
+	}
+	if sha, err := s.git("rev-parse", "--verify", "-q", "refs/heads/"+p.Head); err == nil {
+		p.HeadSHA = sha
+		_, _ = s.git("update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), sha)
+	}
 }
 
 func (s *Server) merged(p *PR, merge, base string) error {
@@ -462,6 +476,9 @@ func (s *Server) pr(w http.ResponseWriter, r *http.Request, num string) {
 	}
 	switch r.Method {
 	case http.MethodGet:
+		if p.State == "open" {
+			s.followHead(p)
+		}
 		writeJSON(w, http.StatusOK, s.prJSON(p))
 	case http.MethodPatch:
 		var req struct{ Title, Body *string }
@@ -475,13 +492,7 @@ func (s *Server) pr(w http.ResponseWriter, r *http.Request, num string) {
 		if req.Body != nil {
 			p.Body = *req.Body
 		}
-		// A push to the head branch moves the PR's head.
-		if s.Remote != "" {
-			if sha, err := s.git("rev-parse", "--verify", "-q", "refs/heads/"+p.Head); err == nil {
-				p.HeadSHA = sha
-				_, _ = s.git("update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), sha)
-			}
-		}
+		s.followHead(p)
 		writeJSON(w, http.StatusOK, s.prJSON(p))
 	default:
 		notFound(w)
