@@ -57,6 +57,12 @@ type Server struct {
 	Remote string
 	// PerPage caps a page whatever per_page asks, to exercise pagination.
 	PerPage int
+	// EndlessPages names a next page on every page of a listing, past its
+	// last (the pages beyond are empty); RepeatPages names each page
+	// itself as the next one. Both stand for a forge that is broken or
+	// hostile: the client must end, not loop.
+	EndlessPages bool
+	RepeatPages  bool
 	// RateLimited answers every request 403 with the limit spent, resetting
 	// at RateReset.
 	RateLimited bool
@@ -290,7 +296,12 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, n int, item func(i
 		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, s.URL, r.URL.Path, q.Encode(), rel)
 	}
 	var links []string
-	if pg < last {
+	switch {
+	case s.RepeatPages:
+		links = append(links, link(pg, "next"))
+	case s.EndlessPages:
+		links = append(links, link(pg+1, "next"))
+	case pg < last:
 		links = append(links, link(pg+1, "next"), link(last, "last"))
 	}
 	if pg > 1 {
