@@ -52,6 +52,12 @@ func LoadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
 	if err != nil {
 		return nil, err
 	}
+	return detailOf(s, tx, id)
+}
+
+// detailOf reads a task's detail as of tx's tip.
+func detailOf(s *gitstore.Store, tx *gitstore.Tx, id string) (*Detail, error) {
+	feature := tx.Feature()
 	t, err := tx.Task(id)
 	if err != nil {
 		return nil, err
@@ -63,10 +69,7 @@ func LoadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
 		clocks[ev.Clock] = true
 		low = min(low, ev.Clock)
 	}
-	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
-	if err != nil {
-		return nil, err
-	}
+	tip := tx.Tip()
 	// A transition stamps the task's events with its commit's clock, so
 	// the commits that changed the task are those whose clocks its history
 	// holds; the walk stops below the oldest of them.
