@@ -18,6 +18,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -260,7 +261,9 @@ func ReadOutput(s *gitstore.Store, feature, id string, attempt int, max int64) (
 			b = b[i+1:]
 		}
 	}
-	out.Text = string(b)
+	// The rush scrubs logs as it writes them; this is for those an older
+	// version wrote verbatim, shown to a browser.
+	out.Text = proc.Scrub(string(b), os.Environ())
 	return out, nil
 }
 

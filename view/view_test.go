@@ -610,3 +610,22 @@ func stream(t *testing.T, resp *http.Response) func() (string, string) {
 }
 
 var escapesRe = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// TestReadOutputScrubs: a log kept verbatim (by an older version) reaches
+// the views without the secrets of this process's environment.
+func TestReadOutputScrubs(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	t.Setenv("ZERG_TEST_API_TOKEN", "tok-0123456789abcdef")
+	dir := filepath.Join(s.ZergDir(), "run", "f", "T1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "attempt-1.log"), []byte("pushing with tok-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := ReadOutput(s, "f", "T1", 0, 0)
+	if err != nil || o.Text != "pushing with [REDACTED:ZERG_TEST_API_TOKEN]\n" {
+		t.Errorf("output %+v, %v", o, err)
+	}
+}
