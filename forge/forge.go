@@ -231,9 +231,11 @@ func (c *Client) send(ctx context.Context, method string, u *url.URL, in, out an
 	return next, len(data), err
 }
 
-// nextPage is the Link header's rel="next" URL, nil when there is none. It
-// must be the same listing as u (scheme, host and path; only the query
-// changes), so that the token is sent nowhere else.
+// nextPage is the page the Link header's rel="next" URL names, nil when
+// there is none: this listing's URL u with that URL's query (its page
+// number or cursor). Only the query is taken: GitHub names the next page
+// under /repositories/ID/..., and a forge that named another host would
+// get the token.
 func (c *Client) nextPage(u *url.URL, link string) (*url.URL, error) {
 	for _, part := range strings.Split(link, ",") {
 		target, params, ok := strings.Cut(strings.TrimSpace(part), ";")
@@ -241,16 +243,18 @@ func (c *Client) nextPage(u *url.URL, link string) (*url.URL, error) {
 			continue
 		}
 		next, err := url.Parse(strings.Trim(strings.TrimSpace(target), "<>"))
-		if err != nil || next.Scheme != u.Scheme || next.Host != u.Host || next.Path != u.Path {
-			return nil, badAnswer(fmt.Sprintf("%s named a next page %q outside the listing", c.host, strings.Trim(strings.TrimSpace(target), "<>")))
+		if err != nil {
+			return nil, badAnswer(fmt.Sprintf("%s named a next page that is no URL", c.host))
 		}
-		return next, nil
+		out := *u
+		out.RawQuery = next.RawQuery
+		return &out, nil
 	}
 	return nil, nil
 }
 
 // pageKey names a page by its query, whatever order the forge wrote it in.
-func pageKey(u *url.URL) string { return u.Path + "?" + u.Query().Encode() }
+func pageKey(u *url.URL) string { return u.Query().Encode() }
 
 // list reads every page of the listing at path, handing each to each until
 // it returns false. It fails, rather than loops, when the forge names a

@@ -293,7 +293,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, n int, item func(i
 		q := r.URL.Query()
 		q.Set("page", strconv.Itoa(p))
 		q.Set("per_page", strconv.Itoa(per))
-		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, s.URL, r.URL.Path, q.Encode(), rel)
+		// As GitHub does, the links name the repository by its id.
+		path := strings.Replace(r.URL.Path, "/repos/"+s.Owner+"/"+s.Name+"/", "/repositories/1/", 1)
+		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, s.URL, path, q.Encode(), rel)
 	}
 	var links []string
 	switch {
