@@ -148,46 +148,50 @@ func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []I
 	add := func(n int, format string, args ...any) {
 		probs = append(probs, IssueProblem{n, fmt.Sprintf(format, args...)})
 	}
-	// An issue depended on but not selected: closed is done, so the
-	// dependency holds; open but outside the selection cannot be waited for.
-	closed := map[int]bool{}
+	type parsed struct {
+		blk  IssueBlock
+		deps []int
+	}
+	bodies := make([]parsed, len(issues))
 	// An issue whose block is missing or broken has no files or command to
 	// check: the graph's own "required" would say the same again.
 	badBlock := map[int]bool{}
-	graph := &levels.Graph{Feature: feature}
-	for _, is := range issues {
+	var outside []int
+	for k, is := range issues {
 		blk, deps, ps := parseIssueBody(is.Body)
 		for _, p := range ps {
 			add(is.Number, "%s", p)
 			badBlock[is.Number] = true
 		}
+		bodies[k] = parsed{blk, dedupe(deps)}
+		for _, d := range bodies[k].deps {
+			if !open[d] {
+				outside = append(outside, d)
+			}
+		}
+	}
+	known, err := dependencyStates(g, c, dedupe(outside))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	graph := &levels.Graph{Feature: feature}
+	for k, is := range issues {
+		blk := bodies[k].blk
 		t := &levels.Task{ID: IssueTaskID(is.Number), Title: is.Title, Description: is.Body, Issue: is.Number,
 			Level: blk.Level, Risk: blk.Risk}
 		t.Files.Create, t.Files.Modify, t.Files.Read = blk.Files.Create, blk.Files.Modify, blk.Files.Read
 		t.Verification.Command, t.Verification.TimeoutSeconds = blk.Verification.Command, blk.Verification.TimeoutSeconds
-		seen := map[int]bool{}
-		for _, d := range deps {
-			if seen[d] {
-				continue
-			}
-			seen[d] = true
-			switch {
+		for _, d := range bodies[k].deps {
+			// An issue depended on but not selected: closed is done, so the
+			// dependency holds; open but outside the selection cannot be
+			// waited for.
+			switch st, found := known[d]; {
 			case open[d]:
 				t.Dependencies = append(t.Dependencies, IssueTaskID(d))
-			case closed[d]:
-			default:
-				di, err := c.Issue(g.ctx(), d)
-				var fe *forgeapi.Error
-				switch {
-				case err == nil && !di.Open:
-					closed[d] = true
-				case err == nil:
-					add(is.Number, "depends on #%d, which is open but not selected (label or milestone)", d)
-				case asForgeError(err, &fe) && fe.Kind == forgeapi.NotFound:
-					add(is.Number, "depends on #%d, which does not exist", d)
-				default:
-					return nil, nil, nil, forgeErr(err)
-				}
+			case !found:
+				add(is.Number, "depends on #%d, which does not exist", d)
+			case st.Open:
+				add(is.Number, "depends on #%d, which is open but not selected (label or milestone)", d)
 			}
 		}
 		graph.Tasks = append(graph.Tasks, t)
@@ -217,6 +221,58 @@ func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []I
 }
 
 func asForgeError(err error, fe **forgeapi.Error) bool { return errors.As(err, fe) }
+
+// maxDepLookups bounds the issues outside the selection that "Depends on"
+// lines make plan read one by one; past it, one listing of every issue
+// (bounded like any listing) answers for all of them at once.
+const maxDepLookups = 100
+
+// dependencyStates is what the forge says of each issue in nums, by
+// number; an issue that does not exist is absent.
+func dependencyStates(g *Engine, c *forgeapi.Client, nums []int) (map[int]forgeapi.Issue, error) {
+	out := map[int]forgeapi.Issue{}
+	if len(nums) > maxDepLookups {
+		all, err := c.AllIssues(g.ctx())
+		if err != nil {
+			return nil, forgeErr(err)
+		}
+		want := map[int]bool{}
+		for _, n := range nums {
+			want[n] = true
+		}
+		for _, is := range all {
+			if want[is.Number] {
+				out[is.Number] = is
+			}
+		}
+		return out, nil
+	}
+	for _, n := range nums {
+		is, err := c.Issue(g.ctx(), n)
+		var fe *forgeapi.Error
+		switch {
+		case err == nil:
+			out[n] = is
+		case asForgeError(err, &fe) && fe.Kind == forgeapi.NotFound:
+		default:
+			return nil, forgeErr(err)
+		}
+	}
+	return out, nil
+}
+
+// dedupe is ns without repeats, in first-seen order.
+func dedupe(ns []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, n := range ns {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // issueProblem renames a graph problem's place tasks[i].x as issue #N: x.
 func issueProblem(issues []forgeapi.Issue, p levels.Problem) IssueProblem {

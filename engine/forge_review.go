@@ -220,7 +220,10 @@ func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
 	}
 	f.OnBase = g.isAncestor(f.MergeCommit, tip)
 	f.HasWork = f.OnBase && g.isAncestor(t.Commit, f.MergeCommit)
-	if f.OnBase && f.HasWork && t.Spec.Issue != 0 {
+	if f.HasWork {
+		f.Head, f.HeadVerified = g.mergedHead(t, f.MergeCommit)
+	}
+	if f.OnBase && f.HasWork && f.HeadVerified && t.Spec.Issue != 0 {
 		is, err := c.Issue(g.ctx(), t.Spec.Issue)
 		if err != nil {
 			return f, false, forgeErr(err)
@@ -233,6 +236,23 @@ func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
 		f.IssueClosed = true
 	}
 	return f, false, nil
+}
+
+// mergedHead is the commit a pull request's merge commit brought in (its
+// second parent: GitHub's merge button merges the PR's head into its
+// base), read from git rather than taken from the forge, and whether it is
+// work the tool verified: under a pull request per task the task's
+// verified commit itself, under one per feature a commit of staging.
+func (g *Engine) mergedHead(t *state.Task, merge string) (string, bool) {
+	head, err := gitOf(g.Store).Line(g.ctx(), "rev-parse", "--verify", "-q", merge+"^2")
+	if err != nil || head == "" {
+		return "", false
+	}
+	if g.reviewMode() != config.ReviewFeature {
+		return head, head == t.Commit
+	}
+	staging, err := gitOf(g.Store).Line(g.ctx(), "rev-parse", "--verify", "-q", "refs/heads/"+worktree.StagingBranch(g.Feature))
+	return head, err == nil && g.isAncestor(head, staging)
 }
 
 // landMerged moves each task in review on by its PR: merged with its work

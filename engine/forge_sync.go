@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/git-zerg/git-zerg/gates"
@@ -33,9 +34,10 @@ type ForgeChange struct {
 //     issue closed); one whose PR was closed unmerged is blocked;
 //   - a done task whose issue, once closed, was reopened is blocked
 //     ("issue #N reopened");
-//   - a task not done whose issue was closed elsewhere is done ("issue #N
-//     closed elsewhere"), so that its dependents go on; a claimed one is
-//     left to its worker.
+//   - a task not done whose issue was closed elsewhere is blocked ("issue
+//     #N closed on the forge without this task's work"): closing an issue
+//     is no fact about the work, so its dependents wait, and retry undoes
+//     it; a claimed task is left to its worker, a task in review to its PR.
 func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 	c, tasks, err := g.forgeTasks()
 	if err != nil {
@@ -56,10 +58,16 @@ func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 				res.Changes = append(res.Changes, ForgeChange{t.ID(), "reject", state.Blocked, fmt.Sprintf("pull request #%d closed without merge", t.PR)})
 				continue
 			case f.Merged:
-				if err := g.recordLand(f); err == nil {
+				err := g.recordLand(f)
+				if err == nil {
 					res.Changes = append(res.Changes, ForgeChange{t.ID(), "land", state.Done, fmt.Sprintf("pull request #%d merged", t.PR)})
 					continue
 				}
+				var ref *gates.Refusal
+				if !errors.As(err, &ref) {
+					return res, err
+				}
+				res.Skipped = append(res.Skipped, err.Error())
 			}
 		}
 		if t.Spec.Issue == 0 {
@@ -78,13 +86,15 @@ func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 			}
 			res.Changes = append(res.Changes, ForgeChange{t.ID(), "reopen", state.Blocked, why})
 		case gates.Close(f) == nil:
-			why := fmt.Sprintf("issue #%d closed elsewhere", t.Spec.Issue)
-			if err := g.recordIssue("close", state.Done, why, f); err != nil {
+			why := fmt.Sprintf("issue #%d closed on the forge without this task's work", t.Spec.Issue)
+			if err := g.recordIssue("close", state.Blocked, why, f); err != nil {
 				return res, err
 			}
-			res.Changes = append(res.Changes, ForgeChange{t.ID(), "close", state.Done, why})
+			res.Changes = append(res.Changes, ForgeChange{t.ID(), "close", state.Blocked, why})
 		case !is.Open && t.Status == state.Claimed:
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: issue #%d closed elsewhere, but %s holds the task", t.ID(), t.Spec.Issue, t.Worker))
+		case !is.Open && t.Status == state.Verified && t.PR != 0:
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: issue #%d closed elsewhere, but the task is in review: pull request #%d decides", t.ID(), t.Spec.Issue, t.PR))
 		}
 	}
 	return res, nil

@@ -830,28 +830,32 @@ func (w workResult) why() string {
 // (exit 2), up to workers.max_checkpoints times.
 func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker) (workResult, error) {
 	dir := r.runDir(t)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := privateRunDir(r.s, dir); err != nil {
 		return workResult{}, err
 	}
 	env, promptFile, taskFile := r.workerEnv(t, w)
+	// What the worker could print of secrets: those of the rush's
+	// environment, which its own holds, and those added to it.
+	secrets := append(os.Environ(), env...)
 	text, err := r.tmpl.Render(prompt.Data{Feature: r.feature, Worker: w.Name, Level: t.Level, Attempt: t.Attempts,
 		Mode: "worktree", Worktree: w.Dir, Branch: w.Branch, Task: t.Spec, Done: r.doneDeps(s, t), NoteFile: r.noteFile(t)})
 	if err != nil {
 		return workResult{}, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
 	}
 	tj, _ := json.MarshalIndent(t.Spec, "", "  ")
-	if err := os.WriteFile(promptFile, []byte(text), 0o644); err != nil {
+	if err := writePrivate(promptFile, []byte(text)); err != nil {
 		return workResult{}, err
 	}
-	if err := os.WriteFile(taskFile, tj, 0o644); err != nil {
+	if err := writePrivate(taskFile, tj); err != nil {
 		return workResult{}, err
 	}
 	logPath := filepath.Join(dir, fmt.Sprintf("attempt-%d.log", t.Attempts))
-	logf, err := os.Create(logPath)
+	logf, err := createAttemptLog(logPath, secrets)
 	if err != nil {
 		return workResult{}, err
 	}
 	defer logf.Close()
+	defer scrubNote(r.noteFile(t), secrets)
 	command := r.cfg.WorkerCommand()
 	if r.mode == "container" {
 		command = containerCommand(r.cfg.Workers.Image, w.Dir, r.s.CommonDir, dir, env, r.cfg.Workers.PassEnv, command)
@@ -860,12 +864,15 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		if r.stopping() {
 			return workResult{interrupted: true, log: logPath}, nil
 		}
-		fmt.Fprintf(logf, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
+		fmt.Fprintf(logf.Stdout, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
 		mark := proc.NewMark()
 		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env, Unset: withheld(r.cfg.Workers.PassEnv),
-			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf, Stderr: logf, SplitStderr: true,
+			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf.Stdout, Stderr: logf.Stderr, SplitStderr: true,
 			Mark: mark, Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid, mark) }})
 		if err != nil {
+			return workResult{}, err
+		}
+		if err := logf.Flush(); err != nil {
 			return workResult{}, err
 		}
 		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, tail: proc.LastLines(res.Tail, 3),
@@ -884,7 +891,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		}
 		if wr.result != nil {
 			for _, why := range wr.result.Refused {
-				fmt.Fprintf(logf, "== git-zerg: reported figures not recorded: %s\n", why)
+				fmt.Fprintf(logf.Stdout, "== git-zerg: reported figures not recorded: %s\n", why)
 				r.g.transition(t.ID(), "reported figures not recorded: "+why)
 			}
 		}
@@ -931,7 +938,7 @@ func (r *rush) doneDeps(s *gitstore.Store, t *state.Task) []prompt.Dep {
 			}
 		}
 		if b, err := os.ReadFile(r.noteFile(d)); err == nil {
-			note := strings.TrimSpace(string(b))
+			note := strings.TrimSpace(proc.Scrub(string(b), os.Environ()))
 			if len(note) > depNote {
 				note = strings.ToValidUTF8(note[:depNote], "") + " …"
 			}
@@ -1372,7 +1379,7 @@ func recordGroup(path string, pgid int, mark string) {
 	if start == "" {
 		start = "-" // unknown (the leader exited): the mark stays the third field
 	}
-	os.WriteFile(path, []byte(fmt.Sprintf("%d %s %s\n", pgid, start, mark)), 0o644)
+	os.WriteFile(path, []byte(fmt.Sprintf("%d %s %s\n", pgid, start, mark)), 0o600)
 }
 
 // killRecordedGroup kills a recorded worker process group, unless its id

@@ -93,10 +93,10 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Client is a forge repository's API: GitHub's REST API, the eight
+// Client is a forge repository's API: GitHub's REST API, the nine
 // requests git-zerg makes, over net/http. (A typed client library for the
 // whole API cost every command of git-zerg 0.3 ms of start and 2 MB of
-// binary, for these eight.)
+// binary, for these nine.)
 type Client struct {
 	hc    *http.Client
 	base  *url.URL // the API's root, ending in /
@@ -153,24 +153,54 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%d %s", e.status, orDefault(e.Message, http.StatusText(e.status)))
 }
 
-// do makes one request of the repository's API: path is under
-// repos/OWNER/NAME/, in is sent as JSON, a 2xx answer's JSON is decoded
-// into out. next is the page the Link header names as the next one, 0 when
-// there is none.
-func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) (next int, err error) {
+// Bounds on what a forge's answers may cost: a forge that always names a
+// next page, names one it already sent, or answers without end makes the
+// command fail with one line instead of looping or filling memory.
+const (
+	// PerPage is the page size asked for, GitHub's largest.
+	PerPage = 100
+	// MaxPages bounds a listing: 100 pages of 100, 10,000 issues.
+	MaxPages = 100
+	// MaxAnswerBytes bounds one answer's body; MaxListBytes a listing's.
+	MaxAnswerBytes = 32 << 20
+	MaxListBytes   = 256 << 20
+)
+
+// badAnswer is an answer the client will not take: too large, or a
+// pagination that does not end. It is said as the request's failure.
+type badAnswer string
+
+func (b badAnswer) Error() string { return string(b) }
+
+// repoURL is the URL of path under repos/OWNER/NAME/ with query.
+func (c *Client) repoURL(path string, query url.Values) *url.URL {
 	u := c.base.JoinPath("repos", c.repo.Owner, c.repo.Name, path)
 	u.RawQuery = query.Encode()
+	return u
+}
+
+// do makes one request of the repository's API at path (under
+// repos/OWNER/NAME/): in is sent as JSON, a 2xx answer's JSON is decoded
+// into out.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	_, _, err := c.send(ctx, method, c.repoURL(path, query), in, out)
+	return err
+}
+
+// send makes one request of u. next is the URL the Link header names as
+// the next page, nil when there is none; size is the answer's length.
+func (c *Client) send(ctx context.Context, method string, u *url.URL, in, out any) (next *url.URL, size int, err error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
@@ -183,41 +213,84 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
 	if err != nil {
-		return 0, err
+		return nil, 0, err
+	}
+	if len(data) > MaxAnswerBytes {
+		return nil, len(data), badAnswer(fmt.Sprintf("%s answered more than %d MiB", c.host, MaxAnswerBytes>>20))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := &apiError{status: resp.StatusCode, header: resp.Header}
 		_ = json.Unmarshal(data, e) // a body that is not GitHub's leaves the status alone
-		return 0, e
+		return nil, len(data), e
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return 0, fmt.Errorf("%s answered what is not the JSON expected: %v", c.host, err)
+			return nil, len(data), fmt.Errorf("%s answered what is not the JSON expected: %v", c.host, err)
 		}
 	}
-	return nextPage(resp.Header.Get("Link")), nil
+	next, err = c.nextPage(u, resp.Header.Get("Link"))
+	return next, len(data), err
 }
 
-// nextPage reads the page number of the Link header's rel="next" URL.
-func nextPage(link string) int {
+// nextPage is the page the Link header's rel="next" URL names, nil when
+// there is none: this listing's URL u with that URL's query (its page
+// number or cursor). Only the query is taken: GitHub names the next page
+// under /repositories/ID/..., and a forge that named another host would
+// get the token.
+func (c *Client) nextPage(u *url.URL, link string) (*url.URL, error) {
 	for _, part := range strings.Split(link, ",") {
 		target, params, ok := strings.Cut(strings.TrimSpace(part), ";")
 		if !ok || !strings.Contains(params, `rel="next"`) {
 			continue
 		}
-		u, err := url.Parse(strings.Trim(strings.TrimSpace(target), "<>"))
+		next, err := url.Parse(strings.Trim(strings.TrimSpace(target), "<>"))
 		if err != nil {
-			return 0
+			return nil, badAnswer(fmt.Sprintf("%s named a next page that is no URL", c.host))
 		}
-		n, _ := strconv.Atoi(u.Query().Get("page"))
-		return max(n, 0)
+		out := *u
+		out.RawQuery = next.RawQuery
+		return &out, nil
 	}
-	return 0
+	return nil, nil
+}
+
+// pageKey names a page by its query, whatever order the forge wrote it in.
+func pageKey(u *url.URL) string { return u.Query().Encode() }
+
+// list reads every page of the listing at path, handing each to each until
+// it returns false. It fails, rather than loops, when the forge names a
+// page it already sent as the next one, or the listing passes MaxPages
+// pages or MaxListBytes bytes.
+func list[T any](ctx context.Context, c *Client, what, path string, q url.Values, each func([]T) bool) error {
+	u := c.repoURL(path, q)
+	seen := map[string]bool{pageKey(u): true}
+	total := 0
+	for pages := 1; ; pages++ {
+		var page []T
+		next, size, err := c.send(ctx, http.MethodGet, u, nil, &page)
+		if err != nil {
+			return c.wrap(what, err)
+		}
+		total += size
+		if !each(page) || next == nil {
+			return nil
+		}
+		switch {
+		case seen[pageKey(next)]:
+			return c.wrap(what, badAnswer(fmt.Sprintf("%s named a page already read as the next one, after %d pages (a pagination loop)", c.host, pages)))
+		case pages >= MaxPages:
+			return c.wrap(what, badAnswer(fmt.Sprintf("more than %d pages of %d: git-zerg reads at most %d items of a listing", MaxPages, PerPage, MaxPages*PerPage)))
+		case total > MaxListBytes:
+			return c.wrap(what, badAnswer(fmt.Sprintf("%s answered more than %d MiB in %d pages", c.host, MaxListBytes>>20, pages)))
+		}
+		seen[pageKey(next)] = true
+		u = next
+	}
 }
 
 // Repo is the repository the client works on.
@@ -276,6 +349,7 @@ const (
 	NotFound          // 404
 	Network           // no answer at all
 	Invalid           // 422: the request was refused as it stood
+	BadAnswer         // an answer past the client's bounds: too large, or pages without end
 )
 
 // Error is a failed request, said in one line.
@@ -297,9 +371,12 @@ func (c *Client) wrap(what string, err error) error {
 	}
 	e := &Error{What: what}
 	var ae *apiError
+	var bad badAnswer
 	var ne net.Error
 	var ue *url.Error
 	switch {
+	case errors.As(err, &bad):
+		e.Kind, e.Msg = BadAnswer, bad.Error()
 	case errors.As(err, &ae):
 		code := ae.status
 		msg := strings.TrimSpace(ae.Message)
@@ -370,6 +447,9 @@ type Issue struct {
 	Open      bool
 	Labels    []string
 	Milestone string
+	// PullRequest: the number is a pull request's, which GitHub's issues
+	// API serves alike.
+	PullRequest bool
 }
 
 // The API's JSON, as much of it as is read.
@@ -409,7 +489,7 @@ type (
 )
 
 func issueOf(i *apiIssue) Issue {
-	out := Issue{Number: i.Number, Title: i.Title, Body: i.Body, Open: i.State == "open"}
+	out := Issue{Number: i.Number, Title: i.Title, Body: i.Body, Open: i.State == "open", PullRequest: i.PullRequest != nil}
 	for _, l := range i.Labels {
 		out.Labels = append(out.Labels, l.Name)
 	}
@@ -423,7 +503,7 @@ func issueOf(i *apiIssue) Issue {
 // in the milestone given ("" for any), in number order, every page.
 func (c *Client) OpenIssues(ctx context.Context, label, milestone string) ([]Issue, error) {
 	what := "list the open issues of " + c.repo.String()
-	q := url.Values{"state": {"open"}, "sort": {"created"}, "direction": {"asc"}, "per_page": {"100"}}
+	q := url.Values{"state": {"open"}, "sort": {"created"}, "direction": {"asc"}, "per_page": {strconv.Itoa(PerPage)}}
 	if label != "" {
 		q.Set("labels", label)
 	}
@@ -434,23 +514,37 @@ func (c *Client) OpenIssues(ctx context.Context, label, milestone string) ([]Iss
 		}
 		q.Set("milestone", strconv.Itoa(n))
 	}
-	var out []Issue
-	for {
-		var page []apiIssue
-		next, err := c.do(ctx, http.MethodGet, "issues", q, nil, &page)
-		if err != nil {
-			return nil, c.wrap(what, err)
+	out, err := c.issues(ctx, what, q)
+	if err != nil {
+		return nil, err
+	}
+	var open []Issue
+	for _, i := range out {
+		if !i.PullRequest {
+			open = append(open, i)
 		}
+	}
+	return open, nil
+}
+
+// AllIssues lists every issue, open or closed, pull requests among them
+// (GitHub numbers both alike), in number order: one listing that answers
+// for many issue numbers at once.
+func (c *Client) AllIssues(ctx context.Context) ([]Issue, error) {
+	q := url.Values{"state": {"all"}, "sort": {"created"}, "direction": {"asc"}, "per_page": {strconv.Itoa(PerPage)}}
+	return c.issues(ctx, "list the issues of "+c.repo.String(), q)
+}
+
+func (c *Client) issues(ctx context.Context, what string, q url.Values) ([]Issue, error) {
+	var out []Issue
+	err := list(ctx, c, what, "issues", q, func(page []apiIssue) bool {
 		for i := range page {
-			if page[i].PullRequest != nil {
-				continue
-			}
 			out = append(out, issueOf(&page[i]))
 		}
-		if next == 0 {
-			break
-		}
-		q.Set("page", strconv.Itoa(next))
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	sortIssues(out)
 	return out, nil
@@ -466,29 +560,30 @@ func (c *Client) milestone(ctx context.Context, m string) (int, error) {
 		return n, nil
 	}
 	what := "list the milestones of " + c.repo.String()
-	q := url.Values{"state": {"all"}, "per_page": {"100"}}
-	for {
-		var page []apiMilestone
-		next, err := c.do(ctx, http.MethodGet, "milestones", q, nil, &page)
-		if err != nil {
-			return 0, c.wrap(what, err)
-		}
+	q := url.Values{"state": {"all"}, "per_page": {strconv.Itoa(PerPage)}}
+	found := 0
+	err := list(ctx, c, what, "milestones", q, func(page []apiMilestone) bool {
 		for _, ms := range page {
 			if ms.Title == m {
-				return ms.Number, nil
+				found = ms.Number
+				return false
 			}
 		}
-		if next == 0 {
-			return 0, &Error{Kind: NotFound, What: what, Msg: fmt.Sprintf("no milestone %q", m)}
-		}
-		q.Set("page", strconv.Itoa(next))
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case found == 0:
+		return 0, &Error{Kind: NotFound, What: what, Msg: fmt.Sprintf("no milestone %q", m)}
 	}
+	return found, nil
 }
 
 // Issue reads one issue.
 func (c *Client) Issue(ctx context.Context, n int) (Issue, error) {
 	var i apiIssue
-	if _, err := c.do(ctx, http.MethodGet, "issues/"+strconv.Itoa(n), nil, nil, &i); err != nil {
+	if err := c.do(ctx, http.MethodGet, "issues/"+strconv.Itoa(n), nil, nil, &i); err != nil {
 		return Issue{}, c.wrap(fmt.Sprintf("read issue #%d of %s", n, c.repo), err)
 	}
 	return issueOf(&i), nil
@@ -496,7 +591,7 @@ func (c *Client) Issue(ctx context.Context, n int) (Issue, error) {
 
 // CloseIssue closes an issue; one already closed is left as it is.
 func (c *Client) CloseIssue(ctx context.Context, n int) error {
-	_, err := c.do(ctx, http.MethodPatch, "issues/"+strconv.Itoa(n), nil, map[string]string{"state": "closed"}, nil)
+	err := c.do(ctx, http.MethodPatch, "issues/"+strconv.Itoa(n), nil, map[string]string{"state": "closed"}, nil)
 	return c.wrap(fmt.Sprintf("close issue #%d of %s", n, c.repo), err)
 }
 
@@ -521,7 +616,7 @@ func prOf(p *apiPR) *PR {
 // PR reads one pull request.
 func (c *Client) PR(ctx context.Context, n int) (*PR, error) {
 	var p apiPR
-	if _, err := c.do(ctx, http.MethodGet, "pulls/"+strconv.Itoa(n), nil, nil, &p); err != nil {
+	if err := c.do(ctx, http.MethodGet, "pulls/"+strconv.Itoa(n), nil, nil, &p); err != nil {
 		return nil, c.wrap(fmt.Sprintf("read pull request #%d of %s", n, c.repo), err)
 	}
 	return prOf(&p), nil
@@ -531,7 +626,7 @@ func (c *Client) PR(ctx context.Context, n int) (*PR, error) {
 func (c *Client) OpenPR(ctx context.Context, head, base string) (*PR, error) {
 	q := url.Values{"state": {"open"}, "head": {c.repo.Owner + ":" + head}, "base": {base}}
 	var ps []apiPR
-	if _, err := c.do(ctx, http.MethodGet, "pulls", q, nil, &ps); err != nil {
+	if err := c.do(ctx, http.MethodGet, "pulls", q, nil, &ps); err != nil {
 		return nil, c.wrap(fmt.Sprintf("list the pull requests of %s", c.repo), err)
 	}
 	for i := range ps {
@@ -552,13 +647,13 @@ func (c *Client) OpenOrUpdatePR(ctx context.Context, head, base, title, body str
 	var p apiPR
 	if old != nil {
 		in := map[string]string{"title": title, "body": body}
-		if _, err := c.do(ctx, http.MethodPatch, "pulls/"+strconv.Itoa(old.Number), nil, in, &p); err != nil {
+		if err := c.do(ctx, http.MethodPatch, "pulls/"+strconv.Itoa(old.Number), nil, in, &p); err != nil {
 			return nil, false, c.wrap(fmt.Sprintf("update pull request #%d of %s", old.Number, c.repo), err)
 		}
 		return prOf(&p), false, nil
 	}
 	in := map[string]string{"title": title, "head": head, "base": base, "body": body}
-	if _, err := c.do(ctx, http.MethodPost, "pulls", nil, in, &p); err != nil {
+	if err := c.do(ctx, http.MethodPost, "pulls", nil, in, &p); err != nil {
 		return nil, false, c.wrap(fmt.Sprintf("open a pull request from %s into %s of %s", head, base, c.repo), err)
 	}
 	return prOf(&p), true, nil

@@ -276,3 +276,122 @@ func TestOtherRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestPaginationEnds: a forge that always names a next page, or names a
+// page it already sent, makes a listing fail with one line after a bounded
+// number of requests.
+func TestPaginationEnds(t *testing.T) {
+	s := forgetest.New("acme", "widgets", "")
+	defer s.Close()
+	for i := 0; i < 3; i++ {
+		s.AddIssue(forgetest.Issue{Title: "issue"})
+	}
+	s.Milestones = []string{"v1"}
+	c, _ := client(t, s, "")
+	ctx := context.Background()
+	gets := func() int {
+		n := 0
+		for _, r := range s.Requests {
+			if strings.HasPrefix(r, "GET ") {
+				n++
+			}
+		}
+		s.Requests = nil
+		return n
+	}
+
+	s.EndlessPages = true
+	fe := kindOf(t, func() error { _, err := c.OpenIssues(ctx, "", ""); return err }())
+	if fe.Kind != forge.BadAnswer || fe.Error() != "list the open issues of acme/widgets: more than 100 pages of 100: git-zerg reads at most 10000 items of a listing" {
+		t.Errorf("endless pages: %v", fe)
+	}
+	if n := gets(); n != forge.MaxPages {
+		t.Errorf("endless pages: %d requests, want %d", n, forge.MaxPages)
+	}
+	fe = kindOf(t, func() error { _, err := c.OpenIssues(ctx, "", "no such"); return err }())
+	if fe.Kind != forge.BadAnswer || !strings.HasPrefix(fe.Error(), "list the milestones of acme/widgets: more than 100 pages") || gets() != forge.MaxPages {
+		t.Errorf("endless milestone pages: %v", fe)
+	}
+	s.EndlessPages = false
+
+	s.RepeatPages = true
+	fe = kindOf(t, func() error { _, err := c.OpenIssues(ctx, "", ""); return err }())
+	if fe.Kind != forge.BadAnswer || !strings.Contains(fe.Error(), "named a page already read as the next one, after 2 pages (a pagination loop)") {
+		t.Errorf("repeated page: %v", fe)
+	}
+	// The first request names no page; the fake's next names page 1, read
+	// once more before the repetition shows.
+	if n := gets(); n != 2 {
+		t.Errorf("repeated page: %d requests, want 2", n)
+	}
+	s.RepeatPages = false
+
+	// The bounds leave an ordinary listing alone.
+	s.PerPage = 1
+	s.AddIssue(forgetest.Issue{Title: "closed", State: "closed"})
+	if got, err := c.AllIssues(ctx); err != nil || numbers(got) != "1 2 3 4" {
+		t.Errorf("four pages of one: %v, %v", numbers(got), err)
+	}
+}
+
+// TestAnswerBounds: a next page on another host is never asked (it would
+// get the token), and an answer without end is cut at MaxAnswerBytes.
+func TestAnswerBounds(t *testing.T) {
+	var elsewhere int
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere++
+		io.WriteString(w, "[]")
+	}))
+	defer other.Close()
+	var link string
+	var big bool
+	var seen func(*http.Request)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen != nil {
+			seen(r)
+		}
+		if link != "" {
+			w.Header().Set("Link", link)
+		}
+		if big {
+			// A JSON array of more than MaxAnswerBytes, written in chunks.
+			io.WriteString(w, "[")
+			chunk := strings.Repeat(`"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",`, 1<<14)
+			for n := 0; n <= forge.MaxAnswerBytes; n += len(chunk) {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return
+				}
+			}
+			io.WriteString(w, `""]`)
+			return
+		}
+		io.WriteString(w, `[{"number": 1, "state": "open"}]`)
+	}))
+	defer srv.Close()
+	c, err := forge.New(forge.Options{Repo: forge.Repo{Owner: "acme", Name: "widgets"}, API: srv.URL,
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	// GitHub names the next page under /repositories/ID/: only its query
+	// is taken, on this listing's own URL, and a next page on another
+	// host never gets a request (nor the token).
+	var pages []string
+	seen = func(r *http.Request) { pages = append(pages, r.URL.RequestURI()) }
+	link = "<" + other.URL + `/repositories/42/issues?page=2&per_page=100>; rel="next"`
+	if _, err := c.OpenIssues(ctx, "", ""); err == nil || !strings.Contains(err.Error(), "a pagination loop") {
+		t.Errorf("a next page naming itself for ever: %v", err)
+	}
+	if elsewhere != 0 || len(pages) != 2 || !strings.HasPrefix(pages[1], "/repos/acme/widgets/issues?") || !strings.Contains(pages[1], "page=2") {
+		t.Errorf("next page elsewhere: %d requests there, here %v", elsewhere, pages)
+	}
+	link, seen = "", nil
+
+	big = true
+	fe := kindOf(t, func() error { _, err := c.OpenIssues(ctx, "", ""); return err }())
+	if fe.Kind != forge.BadAnswer || fe.Error() != "list the open issues of acme/widgets: "+strings.TrimPrefix(srv.URL, "http://")+" answered more than 32 MiB" {
+		t.Errorf("an answer without end: %v", fe)
+	}
+}

@@ -58,13 +58,14 @@ var transitions = map[string][][2]state.Status{
 	// The forge (README "Review on a forge"): ship records a verified
 	// task's pull request; land makes it done once that PR is merged with
 	// its work; reject blocks it when the PR was closed unmerged; reopen
-	// blocks a done task whose issue was reopened; close takes a task
-	// whose issue was closed elsewhere out of the rush, as done.
+	// blocks a done task whose issue was reopened; close blocks a task
+	// whose issue was closed elsewhere before its work was done (never
+	// done: only its work's facts make a task done).
 	"ship":   {{state.Verified, state.Verified}},
 	"land":   {{state.Verified, state.Done}},
 	"reject": {{state.Verified, state.Blocked}},
 	"reopen": {{state.Done, state.Blocked}},
-	"close":  {{state.Pending, state.Done}, {state.Failed, state.Done}, {state.Blocked, state.Done}, {state.Verified, state.Done}},
+	"close":  {{state.Pending, state.Blocked}, {state.Failed, state.Blocked}, {state.Verified, state.Blocked}},
 	// conflict records, in a sync merge, a transition another machine made
 	// concurrently and lost; the task's own state does not move.
 	"conflict": sameState(),

@@ -60,6 +60,13 @@ type LandFacts struct {
 	Base    string
 	OnBase  bool
 	HasWork bool
+	// Head is what the merge commit brought in (its second parent, as git
+	// says, not as the forge does); HeadVerified: Head is work the tool
+	// verified, the task's verified commit itself (a pull request per task)
+	// or a commit of staging (per feature). A commit pushed onto the
+	// review branch after ship would otherwise ride in on the task's done.
+	Head         string
+	HeadVerified bool
 	// IssueClosed: the task's issue is closed (or it has none).
 	IssueClosed bool
 }
@@ -79,6 +86,8 @@ func Land(f LandFacts) error {
 		why = append(why, fmt.Sprintf("merge commit %s of pull request #%d is not on %s", short(f.MergeCommit), t.PR, f.Base))
 	case !f.HasWork:
 		why = append(why, fmt.Sprintf("merge commit %s of pull request #%d does not contain the task's work %s", short(f.MergeCommit), t.PR, short(t.Commit)))
+	case !f.HeadVerified:
+		why = append(why, fmt.Sprintf("merge commit %s of pull request #%d merged %s, not the work verified (%s)", short(f.MergeCommit), t.PR, short(f.Head), short(t.Commit)))
 	case !f.IssueClosed:
 		why = append(why, fmt.Sprintf("issue #%d is still open", t.Spec.Issue))
 	}
@@ -122,14 +131,19 @@ func Reopen(f IssueFacts) error {
 	return nil
 }
 
-// Close checks → done for a task whose issue was closed on the forge by
-// someone else: the work is no longer wanted here, and its dependents may
-// go on. A claimed task is left to its worker.
+// Close checks → blocked for a task whose issue was closed on the forge
+// before its work was done: whoever can close the issue (its author, say)
+// takes the task out of the rush, and its dependents wait, for closing an
+// issue is no fact about the work. A claimed task is left to its worker,
+// and a task in review to its pull request.
 func Close(f IssueFacts) error {
 	t := f.Task
 	var why []string
-	if !Legal("close", t.Status, state.Done) {
+	switch {
+	case !Legal("close", t.Status, state.Blocked):
 		why = append(why, fmt.Sprintf("task is %s", t.Status))
+	case t.PR != 0:
+		why = append(why, fmt.Sprintf("the task is in review: pull request #%d decides", t.PR))
 	}
 	if t.Spec.Issue == 0 || f.Open {
 		why = append(why, "its issue is not closed")

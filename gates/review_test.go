@@ -38,7 +38,7 @@ func TestShipGate(t *testing.T) {
 func TestLandGate(t *testing.T) {
 	v := task("A", state.Verified)
 	v.Commit, v.PR, v.Spec.Issue = "w1", 3, 7
-	good := LandFacts{Task: v, Merged: true, MergeCommit: "m1", Base: "main", OnBase: true, HasWork: true, IssueClosed: true}
+	good := LandFacts{Task: v, Merged: true, MergeCommit: "m1", Base: "main", OnBase: true, HasWork: true, Head: "w1", HeadVerified: true, IssueClosed: true}
 	if err := Land(good); err != nil {
 		t.Fatalf("land with every fact: %v", err)
 	}
@@ -53,6 +53,7 @@ func TestLandGate(t *testing.T) {
 		"not on base":        {func(f *LandFacts) { f.OnBase = false }, "merge commit m1 of pull request #3 is not on main"},
 		"merge without work": {func(f *LandFacts) { f.HasWork = false }, "does not contain the task's work w1"},
 		"issue open":         {func(f *LandFacts) { f.IssueClosed = false }, "issue #7 is still open"},
+		"head moved":         {func(f *LandFacts) { f.Head, f.HeadVerified = "x2", false }, "merged x2, not the work verified (w1)"},
 		"not verified":       {func(f *LandFacts) { f.Task = task("B", state.Done) }, "task is done, not verified"},
 	} {
 		f := good
@@ -105,9 +106,42 @@ func TestReplayReview(t *testing.T) {
 	if got := problemText(Replay(commitOf("ship", 4, a, forged, nil, nil))); !strings.Contains(got, "without a transition (pr)") {
 		t.Errorf("PR set without a ship: %q", got)
 	}
-	// A done task whose issue was reopened is blocked; a closed one is done.
-	if !Legal("reopen", state.Done, state.Blocked) || !Legal("close", state.Pending, state.Done) || Legal("close", state.Claimed, state.Done) {
+	// A done task whose issue was reopened is blocked; a task whose issue
+	// was closed before its work was done is blocked, never done.
+	if !Legal("reopen", state.Done, state.Blocked) || !Legal("close", state.Pending, state.Blocked) || Legal("close", state.Claimed, state.Blocked) {
 		t.Error("reopen and close transitions")
+	}
+	for _, from := range state.Statuses {
+		if Legal("close", from, state.Done) {
+			t.Errorf("close may take a %s task to done", from)
+		}
+	}
+}
+
+func TestCloseGate(t *testing.T) {
+	closed := func(st state.Status, pr int) IssueFacts {
+		x := task("A", st)
+		x.Spec.Issue, x.PR = 7, pr
+		return IssueFacts{Task: x}
+	}
+	for _, st := range []state.Status{state.Pending, state.Failed, state.Verified} {
+		if err := Close(closed(st, 0)); err != nil {
+			t.Errorf("close of a %s task: %v", st, err)
+		}
+	}
+	for name, c := range map[string]struct {
+		f    IssueFacts
+		want string
+	}{
+		"claimed":   {closed(state.Claimed, 0), "task is claimed"},
+		"done":      {closed(state.Done, 0), "task is done"},
+		"blocked":   {closed(state.Blocked, 0), "task is blocked"},
+		"in review": {closed(state.Verified, 4), "in review: pull request #4 decides"},
+		"open":      {IssueFacts{Task: closed(state.Pending, 0).Task, Open: true}, "its issue is not closed"},
+	} {
+		if got := reasons(Close(c.f)); !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", name, got, c.want)
+		}
 	}
 }
 

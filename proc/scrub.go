@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -104,4 +105,108 @@ func scrub(s string, secs []secret, cut bool) string {
 		s = strings.NewReplacer(pairs...).Replace(s)
 	}
 	return prefix + urlPassword().ReplaceAllString(s, "$1:[REDACTED]@")
+}
+
+// maxHeld bounds what a ScrubWriter holds back for the end of a word: a
+// URL whose user information is longer than this is not waited for.
+const maxHeld = 4 << 10
+
+// ScrubWriter scrubs what is written through it as Scrub does before it
+// reaches the writer under it, so that a log kept on disk holds no more
+// secrets than the state. Output comes in whatever pieces a pipe gives,
+// and a secret may straddle two of them: the writer holds back the end of
+// what it was given while that may be the start of a secret or of a URL
+// with a password in it (such a URL holds no space or quote), from the
+// start of its line, so that another stream written to the same file
+// falls between whole lines. Flush and Close write what is held.
+type ScrubWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	secs []secret
+	buf  []byte
+	err  error
+}
+
+// NewScrubWriter scrubs, on their way to w, the values of the
+// secret-named variables of env (NAME=value entries) and the passwords of
+// URLs.
+func NewScrubWriter(w io.Writer, env []string) *ScrubWriter {
+	return &ScrubWriter{w: w, secs: secrets(env)}
+}
+
+// Write takes all of p; what can be told clean is written on at once.
+func (sw *ScrubWriter) Write(p []byte) (int, error) {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.err != nil {
+		return 0, sw.err
+	}
+	sw.buf = append(sw.buf, p...)
+	if cut := sw.safeCut(); cut > 0 {
+		sw.emit(sw.buf[:cut])
+		sw.buf = append(sw.buf[:0], sw.buf[cut:]...)
+	}
+	return len(p), sw.err
+}
+
+// Flush writes on what is held back.
+func (sw *ScrubWriter) Flush() error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.err == nil && len(sw.buf) > 0 {
+		sw.emit(sw.buf)
+		sw.buf = sw.buf[:0]
+	}
+	return sw.err
+}
+
+// Close flushes; the writer under it is the caller's to close.
+func (sw *ScrubWriter) Close() error { return sw.Flush() }
+
+func (sw *ScrubWriter) emit(b []byte) {
+	if _, err := io.WriteString(sw.w, scrub(string(b), sw.secs, false)); err != nil {
+		sw.err = err
+	}
+}
+
+// boundaries end a word: no URL password match spans one.
+const boundaries = " \t\n\f\r'\""
+
+// safeCut is how much of the buffer can be scrubbed and written now: none
+// of it is the start of a secret or of a URL that the rest may complete.
+func (sw *ScrubWriter) safeCut() int {
+	s := string(sw.buf)
+	hold := 0
+	// The end may be the start of a secret: the longest such end.
+	for _, sec := range sw.secs {
+		for i := max(0, len(s)-len(sec.value)+1); i < len(s); i++ {
+			if strings.HasPrefix(sec.value, s[i:]) {
+				hold = max(hold, len(s)-i)
+				break
+			}
+		}
+	}
+	// Or of a URL: the last word, unless it is longer than any worth
+	// waiting for.
+	if word := len(s) - (strings.LastIndexAny(s, boundaries) + 1); word <= maxHeld {
+		hold = max(hold, word)
+	}
+	cut := len(s) - hold
+	if hold > 0 {
+		if nl := strings.LastIndexByte(s[:cut], '\n') + 1; cut-nl <= maxHeld {
+			cut = nl
+		}
+	}
+	// Nor cut a secret in two (one that holds a space or a newline): move
+	// the cut to the start of any that crosses it, until none does.
+	for moved := true; moved && cut > 0; {
+		moved = false
+		for _, sec := range sw.secs {
+			from := max(0, cut-len(sec.value)+1)
+			if i := strings.Index(s[from:], sec.value); i >= 0 && from+i < cut {
+				cut, moved = from+i, true
+			}
+		}
+	}
+	return cut
 }

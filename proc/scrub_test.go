@@ -84,3 +84,73 @@ func TestRunScrubs(t *testing.T) {
 		t.Errorf("KeepSecrets: tail %q", res.Tail)
 	}
 }
+
+// TestScrubWriter: whatever pieces the output comes in, what reaches the
+// log is what Scrub makes of the whole, a secret cut across two writes
+// included.
+func TestScrubWriter(t *testing.T) {
+	env := []string{"GITHUB_TOKEN=ghp_abcdefghijklmnop", "DB_PASSWORD=hunter22", "LONG_SECRET=hunter22-and-more"}
+	in := "start ghp_abcdefghijklmnop, then hunter22-and-more and hunter22\n" +
+		"clone https://x-access-token:s3cr3t-pass@github.com/o/r.git 'https://u:p4ss@h/x'\n" +
+		"ghp_abcdefghijklmnopghp_abcdefghijklmnop end hunter2"
+	want := Scrub(in, env)
+	if strings.Contains(want, "ghp_") || strings.Contains(want, "s3cr3t") || strings.Contains(want, "p4ss") {
+		t.Fatalf("Scrub left a secret: %q", want)
+	}
+	write := func(pieces []string) string {
+		var out strings.Builder
+		sw := NewScrubWriter(&out, env)
+		for _, p := range pieces {
+			if n, err := sw.Write([]byte(p)); n != len(p) || err != nil {
+				t.Fatalf("Write: %d, %v", n, err)
+			}
+		}
+		if err := sw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	// Every cut in two, and every run of one-byte writes.
+	for i := 0; i <= len(in); i++ {
+		if got := write([]string{in[:i], in[i:]}); got != want {
+			t.Fatalf("cut at %d (%q | %q):\n got %q\nwant %q", i, in[:i], in[i:], got, want)
+		}
+	}
+	bytes := make([]string, len(in))
+	for i := range in {
+		bytes[i] = in[i : i+1]
+	}
+	if got := write(bytes); got != want {
+		t.Fatalf("byte by byte:\n got %q\nwant %q", got, want)
+	}
+
+	// What can be told clean is written at once; a line whose end may
+	// start a secret or a URL waits, from its start.
+	var out strings.Builder
+	sw := NewScrubWriter(&out, env)
+	sw.Write([]byte("the first line\nthen ghp_abcdefghij"))
+	if out.String() != "the first line\n" {
+		t.Errorf("written before the secret ends: %q", out.String())
+	}
+	sw.Write([]byte("klmnop done\n"))
+	if out.String() != "the first line\nthen [REDACTED:GITHUB_TOKEN] done\n" {
+		t.Errorf("after the secret: %q", out.String())
+	}
+	sw.Write([]byte("50% "))
+	if !strings.HasSuffix(out.String(), "done\n50% ") {
+		t.Errorf("an end that starts nothing was held back: %q", out.String())
+	}
+	sw.Write([]byte("https://"))
+	sw.Flush()
+	if !strings.HasSuffix(out.String(), "50% https://") {
+		t.Errorf("flush: %q", out.String())
+	}
+	// A word longer than maxHeld without a space is not held for ever.
+	out.Reset()
+	sw = NewScrubWriter(&out, nil)
+	sw.Write([]byte("line\n"))
+	sw.Write([]byte(strings.Repeat(".", 3*maxHeld)))
+	if out.Len() < maxHeld {
+		t.Errorf("a long word held back: %d bytes written of %d", out.Len(), 3*maxHeld)
+	}
+}

@@ -76,7 +76,7 @@ func WriteDag(w io.Writer, sn *view.Snapshot, format string) error {
 			fmt.Fprintf(w, "  subgraph L%d[\"level %d\"]\n", i+1, i+1)
 			for _, id := range ids {
 				t := byID[id]
-				fmt.Fprintf(w, "    %s[\"%s: %s (%s)\"]\n", MermaidID(id), id, mermaidText(t.Spec.Title), t.Status)
+				fmt.Fprintf(w, "    %s[\"%s: %s (%s)\"]\n", MermaidID(id), mermaidText(id), mermaidText(t.Spec.Title), mermaidText(string(t.Status)))
 			}
 			fmt.Fprintln(w, "  end")
 		}
@@ -114,7 +114,7 @@ func WriteDag(w io.Writer, sn *view.Snapshot, format string) error {
 				if d := t.Deps(); len(d) > 0 {
 					deps = " <- " + strings.Join(d, ", ")
 				}
-				fmt.Fprintf(w, "  %-10s %s%s\n", t.Status, id, deps)
+				fmt.Fprintf(w, "  %-10s %s%s\n", printable.String(string(t.Status)), printable.String(id), printable.String(deps))
 			}
 		}
 	}
@@ -127,4 +127,9 @@ func MermaidID(id string) string {
 	return "t_" + strings.NewReplacer("_", "__", ".", "_d", "-", "_h").Replace(id)
 }
 
-func mermaidText(s string) string { return printable.String(strings.ReplaceAll(s, `"`, "'")) }
+// mermaidText is s as the text of a mermaid label: a quote would end the
+// label and let the rest be read as the chart's own syntax, and a tag
+// would be markup where a renderer draws labels as HTML.
+func mermaidText(s string) string {
+	return printable.String(strings.NewReplacer(`"`, "'", "<", "#lt;", ">", "#gt;").Replace(s))
+}

@@ -122,7 +122,7 @@ func (p *Live) levelTable(level int, tasks []*state.Task) {
 		if t.Status == state.Blocked || t.Status == state.Failed {
 			extra = printable.String(t.Reason)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", t.ID(), t.Status, t.Attempts, extra)
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", printable.String(t.ID()), printable.String(string(t.Status)), t.Attempts, extra)
 	}
 	tw.Flush()
 }

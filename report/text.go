@@ -165,7 +165,7 @@ func taskLine(tw io.Writer, sn *view.Snapshot, t *state.Task) {
 		}
 		extra += fmt.Sprintf(" %s #%d", n.what, n.n)
 	}
-	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.ID(), t.Status, printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", printable.String(t.ID()), printable.String(string(t.Status)), printable.String(t.Spec.Title), printable.String(strings.TrimSpace(extra)))
 }
 
 // statusSummary is status for a large feature: the open levels and the

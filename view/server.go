@@ -2,7 +2,12 @@ package view
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	"embed"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 )
@@ -33,17 +39,59 @@ type Server struct {
 	// Poll is how often each watched feature's ref is read.
 	Poll time.Duration
 
+	// token is this run's secret: every request must carry it, as the
+	// query of the URL serve prints or as the cookie that query sets.
+	// Any local process can reach a loopback port; only the user who
+	// started serve saw the token.
+	token string
+
 	mu   sync.Mutex
 	hubs map[string]*hub
 	ctx  context.Context
 	sync string // the last background sync's outcome
 }
 
-// NewServer serves src, showing feature first. ctx bounds every stream:
-// ending it ends them.
+// NewServer serves src, showing feature first, under a secret of its own
+// (see URL). ctx bounds every stream: ending it ends them.
 func NewServer(ctx context.Context, src *Source, feature string) *Server {
-	return &Server{src: src, feature: feature, Poll: PollInterval, hubs: map[string]*hub{}, ctx: ctx}
+	return &Server{src: src, feature: feature, Poll: PollInterval, hubs: map[string]*hub{}, ctx: ctx, token: newToken()}
 }
+
+// newToken is 192 random bits, URL-safe.
+func newToken() string {
+	b := make([]byte, 24)
+	rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// URL is the page's address on addr (HOST:PORT), its secret included: what
+// serve prints, and the only way in.
+func (sv *Server) URL(addr string) string {
+	return "http://" + addr + "/?token=" + sv.token
+}
+
+// cookieName is the cookie the token is kept in, named after it: servers
+// on two ports of one host (which share cookies) keep theirs apart.
+func (sv *Server) cookieName() string {
+	sum := sha256.Sum256([]byte(sv.token))
+	return "zerg-serve-" + hex.EncodeToString(sum[:6])
+}
+
+// authorized says whether r carries this run's token. A request that has
+// it in its query gets it as a cookie (HttpOnly, SameSite=Strict), so that
+// the page's own requests carry it without the page seeing it.
+func (sv *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if c, err := r.Cookie(sv.cookieName()); err == nil && sameSecret(c.Value, sv.token) {
+		return true
+	}
+	if !sameSecret(r.URL.Query().Get("token"), sv.token) {
+		return false
+	}
+	http.SetCookie(w, &http.Cookie{Name: sv.cookieName(), Value: sv.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return true
+}
+
+func sameSecret(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // SetSync records the outcome of a background sync, for the page's header.
 func (sv *Server) SetSync(err error, at time.Time) {
@@ -75,8 +123,8 @@ func (sv *Server) Handler() http.Handler {
 	return sv.guard(mux)
 }
 
-// guard refuses requests for another host name and sets the headers that
-// keep the page to its own files.
+// guard refuses requests for another host name or without the run's
+// token, and sets the headers that keep the page to its own files.
 func (sv *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !sv.Public && !LoopbackHost(r.Host) {
@@ -88,6 +136,16 @@ func (sv *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
+		if !sv.authorized(w, r) {
+			http.Error(w, "forbidden: git zerg serve answers only with the token in the URL it printed when it started", http.StatusForbidden)
+			return
+		}
+		if r.URL.Path == "/" && r.URL.Query().Has("token") {
+			// The cookie is set: the address bar and the history keep
+			// the page's address without the secret.
+			http.Redirect(w, r, "/", http.StatusSeeOther)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -336,14 +394,27 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 			if errors.Is(err, gitstore.ErrNotFound) {
 				text = fmt.Sprintf("feature %q is not planned", h.feature)
 			}
+			refused := IsRefusal(err)
+			if refused {
+				text = refusalText(err)
+			}
 			h.mu.Lock()
 			told := h.failing == text
 			h.failing = text
+			if refused {
+				// What was shown before is not to be shown again, to a
+				// page open now or one that opens later.
+				h.last = nil
+				h.full = sse("refused", map[string]string{"error": text})
+				msg = h.full
+			}
 			h.mu.Unlock()
 			if told {
 				return
 			}
-			msg = sse("problem", map[string]string{"error": text})
+			if msg == nil {
+				msg = sse("problem", map[string]string{"error": text})
+			}
 		} else {
 			h.mu.Lock()
 			prev, recovered := h.last, h.failing != ""
@@ -394,9 +465,20 @@ func httpError(w http.ResponseWriter, err error) {
 		http.Error(w, br.msg, http.StatusBadRequest)
 	case errors.Is(err, gitstore.ErrNotFound), errors.Is(err, ErrNoOutput):
 		http.Error(w, err.Error(), http.StatusNotFound)
+	case IsRefusal(err):
+		http.Error(w, refusalText(err), http.StatusConflict)
 	default:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 	}
+}
+
+// refusalText is a refusal said as status says it, hint included.
+func refusalText(err error) string {
+	var ee *engine.Error
+	if errors.As(err, &ee) && ee.Hint != "" {
+		return "refused: " + ee.Error() + "; " + ee.Hint
+	}
+	return "refused: " + err.Error()
 }
 
 func writeJSONResponse(w http.ResponseWriter, v any) {

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -97,19 +99,20 @@ func (sn *Snapshot) Task(id string) *Task {
 
 // Load reads the feature as of its ref's current tip, every task.
 func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
-	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
-	if err != nil {
-		return nil, err
-	}
 	tx, err := s.View(feature)
 	if err != nil {
 		return nil, err
 	}
+	return loadTx(s, tx, now)
+}
+
+// loadTx reads every task of the feature as tx holds it.
+func loadTx(s *gitstore.Store, tx *gitstore.Tx, now time.Time) (*Snapshot, error) {
 	sn, err := Read(s, tx, now)
 	if err != nil {
 		return nil, err
 	}
-	sn.Tip = tip.String()
+	sn.Tip = tx.Tip().String()
 	tasks, err := sn.StateTasks()
 	if err != nil {
 		return nil, err
@@ -124,6 +127,14 @@ func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
 	}
 	sn.Tasks = []*Task{}
 	for i, t := range tasks {
+		if !knownStatus(t.Status) {
+			// The history check passes only states git-zerg could write;
+			// this one is for state read without it (a tip checked
+			// before). Either way it is not shown as data.
+			return nil, &engine.Error{Kind: engine.Refused,
+				What: fmt.Sprintf("the state of %s holds task %s with status %s, none of git-zerg's", tx.Feature(), printable.String(clip(t.ID())), printable.String(clip(string(t.Status)))),
+				Hint: "git zerg fsck lists how it got there"}
+		}
 		v := taskOf(t)
 		if v.Status == state.Claimed && hostOf[v.Worker] != "" {
 			v.Host = hostOf[v.Worker]
@@ -140,6 +151,23 @@ func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
 	// every stored task a second time.
 	sn.release()
 	return sn, nil
+}
+
+// clip keeps a forged value short enough for a one-line refusal.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return s
+}
+
+func knownStatus(st state.Status) bool {
+	for _, k := range state.Statuses {
+		if st == k {
+			return true
+		}
+	}
+	return false
 }
 
 func taskOf(t *state.Task) *Task {

@@ -2,27 +2,39 @@ package view
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 )
 
 // Source is the one reader of a repository that a view's goroutines share:
-// a Store is not safe for concurrent use, so every read takes a turn.
+// a Store is not safe for concurrent use, so every read takes a turn. What
+// it reads has passed the check status makes (engine.CheckStateAt): state
+// changed outside git-zerg into something illegal is refused, not shown.
 type Source struct {
+	ctx context.Context
 	mu  sync.Mutex
 	s   *gitstore.Store
 	now func() time.Time
+	// refused is the last tip that failed the check and why: a view polls,
+	// and the same forged tip is not replayed again at every tick.
+	refused    plumbing.Hash
+	refusedErr error
 }
 
-// NewSource reads s; now is the clock snapshots are stamped with.
-func NewSource(s *gitstore.Store, now func() time.Time) *Source {
+// NewSource reads s; now is the clock snapshots are stamped with; ctx
+// bounds the checks of the state it reads.
+func NewSource(ctx context.Context, s *gitstore.Store, now func() time.Time) *Source {
 	if now == nil {
 		now = time.Now
 	}
-	return &Source{s: s, now: now}
+	return &Source{ctx: ctx, s: s, now: now}
 }
 
 // Now is the source's clock.
@@ -40,11 +52,42 @@ func (src *Source) Tip(feature string) (string, error) {
 	return h.String(), nil
 }
 
+// view opens the feature as of its tip, once that tip passed the check.
+// Called with mu held.
+func (src *Source) view(feature string) (*gitstore.Tx, error) {
+	tx, err := src.s.View(feature)
+	if err != nil {
+		return nil, err
+	}
+	tip := tx.Tip()
+	if tip == src.refused && !tip.IsZero() {
+		return nil, src.refusedErr
+	}
+	if err := engine.CheckStateAt(src.ctx, src.s, feature, tip); err != nil {
+		if IsRefusal(err) {
+			src.refused, src.refusedErr = tip, err
+		}
+		return nil, err
+	}
+	return tx, nil
+}
+
+// IsRefusal says whether err refuses the state as it stands, rather than
+// failing to read it.
+func IsRefusal(err error) bool {
+	var ee *engine.Error
+	return errors.As(err, &ee) && ee.Kind == engine.Refused
+}
+
 // Snapshot reads the feature as of its ref's tip.
 func (src *Source) Snapshot(feature string) (*Snapshot, error) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	return Load(src.s, feature, src.now())
+	tx, err := src.view(feature)
+	if err != nil {
+		return nil, err
+	}
+	return loadTx(src.s, tx, src.now())
 }
 
 // Features lists the planned features.
@@ -62,14 +105,18 @@ func (src *Source) Features() ([]string, error) {
 func (src *Source) Detail(feature, id string) (*Detail, error) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	return LoadDetail(src.s, feature, id)
+	tx, err := src.view(feature)
+	if err != nil {
+		return nil, err
+	}
+	return detailOf(src.s, tx, id)
 }
 
 // Task reads one task as stored, history included.
 func (src *Source) Task(feature, id string) (*state.Task, error) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	tx, err := src.s.View(feature)
+	tx, err := src.view(feature)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -52,6 +53,12 @@ func LoadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
 	if err != nil {
 		return nil, err
 	}
+	return detailOf(s, tx, id)
+}
+
+// detailOf reads a task's detail as of tx's tip.
+func detailOf(s *gitstore.Store, tx *gitstore.Tx, id string) (*Detail, error) {
+	feature := tx.Feature()
 	t, err := tx.Task(id)
 	if err != nil {
 		return nil, err
@@ -63,10 +70,7 @@ func LoadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
 		clocks[ev.Clock] = true
 		low = min(low, ev.Clock)
 	}
-	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
-	if err != nil {
-		return nil, err
-	}
+	tip := tx.Tip()
 	// A transition stamps the task's events with its commit's clock, so
 	// the commits that changed the task are those whose clocks its history
 	// holds; the walk stops below the oldest of them.
@@ -257,7 +261,9 @@ func ReadOutput(s *gitstore.Store, feature, id string, attempt int, max int64) (
 			b = b[i+1:]
 		}
 	}
-	out.Text = string(b)
+	// The rush scrubs logs as it writes them; this is for those an older
+	// version wrote verbatim, shown to a browser.
+	out.Text = proc.Scrub(string(b), os.Environ())
 	return out, nil
 }
 

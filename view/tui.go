@@ -165,6 +165,11 @@ func (w *Watch) SetSync(err error, at time.Time) {
 func (w *Watch) SetSnapshot(sn *Snapshot, err error) {
 	if err != nil {
 		w.err = err
+		if IsRefusal(err) {
+			// State that fails the check is not shown, nor is what was
+			// shown before it.
+			w.snap, w.rows, w.detail, w.tail, w.logMode = nil, nil, nil, nil, false
+		}
 		return
 	}
 	w.err = nil
@@ -437,6 +442,9 @@ func (w *Watch) Frame(width, height int, now time.Time) []string {
 		lines = append(lines, "\x1b[31m"+fit(Clean(firstLine(w.err.Error())), width)+"\x1b[0m")
 	}
 	if w.snap == nil {
+		if w.err != nil {
+			return lines
+		}
 		return append(lines, fit("reading the state…", width))
 	}
 	detailRows := 0

@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -137,7 +142,7 @@ func TestWatchFrame(t *testing.T) {
 	s := newStore(t)
 	planThree(t, s)
 	claim(t, s, "T2", "w2", "hostB")
-	src := NewSource(s, time.Now)
+	src := NewSource(context.Background(), s, time.Now)
 	w := NewWatch(src, "f")
 	w.SetSnapshot(src.Snapshot("f"))
 	now := time.Now()
@@ -251,7 +256,7 @@ func TestServer(t *testing.T) {
 	s := newStore(t)
 	planThree(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
-	sv := NewServer(ctx, NewSource(s, time.Now), "f")
+	sv := NewServer(ctx, NewSource(context.Background(), s, time.Now), "f")
 	sv.Poll = 20 * time.Millisecond
 	hs := httptest.NewServer(sv.Handler())
 	// Streams end with the server's context, before the test server
@@ -259,19 +264,7 @@ func TestServer(t *testing.T) {
 	t.Cleanup(hs.Close)
 	t.Cleanup(cancel)
 
-	get := func(path string, host string) *http.Response {
-		t.Helper()
-		req, _ := http.NewRequest("GET", hs.URL+path, nil)
-		if host != "" {
-			req.Host = host
-		}
-		resp, err := hs.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { resp.Body.Close() })
-		return resp
-	}
+	get := authorizedGet(t, hs, sv)
 	if r := get("/", ""); r.StatusCode != 200 || !strings.Contains(r.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 		t.Errorf("/: %d %v", r.StatusCode, r.Header)
 	}
@@ -351,4 +344,288 @@ func TestServer(t *testing.T) {
 	}
 }
 
+// authorizedGet opens the server's URL as a browser would (the token in
+// its query, then the cookie it sets) and returns a GET of path with that
+// cookie, for the Host given ("": the server's own).
+func authorizedGet(t *testing.T, hs *httptest.Server, sv *Server) func(path, host string) *http.Response {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := hs.Client()
+	c.Jar = jar
+	u := sv.URL(strings.TrimPrefix(hs.URL, "http://"))
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Request.URL.RawQuery != "" {
+		t.Fatalf("open %s: %d at %s (want the page, the token dropped from its address)", u, resp.StatusCode, resp.Request.URL)
+	}
+	return func(path, host string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", hs.URL+path, nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+}
+
+// TestServerToken: without the run's token nothing is answered, the page
+// and its files included; the token in the query sets an HttpOnly,
+// SameSite=Strict cookie that the page's own requests carry.
+func TestServerToken(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	sv := NewServer(ctx, NewSource(ctx, s, time.Now), "f")
+	hs := httptest.NewServer(sv.Handler())
+	t.Cleanup(hs.Close)
+	t.Cleanup(cancel)
+	if other := NewServer(ctx, NewSource(ctx, s, time.Now), "f"); other.token == sv.token || len(sv.token) < 32 {
+		t.Fatalf("tokens %q and %q: one per run, and long", sv.token, other.token)
+	}
+	noRedirect := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/", "/app.js", "/app.css", "/api/features", "/api/events?feature=f", "/api/task?feature=f&id=T1",
+		"/api/output?feature=f&id=T1", "/?token=", "/?token=" + sv.token[:len(sv.token)-1] + "x", "/api/features?token=guess"} {
+		resp, err := noRedirect.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || strings.Count(string(body), "\n") != 1 || !strings.Contains(string(body), "token") {
+			t.Errorf("%s without the token: %d %q", path, resp.StatusCode, body)
+		}
+		if len(resp.Cookies()) != 0 {
+			t.Errorf("%s without the token set a cookie", path)
+		}
+	}
+	resp, err := noRedirect.Get(sv.URL(strings.TrimPrefix(hs.URL, "http://")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || len(cs) != 1 {
+		t.Fatalf("the printed URL: %d to %q, cookies %v", resp.StatusCode, resp.Header.Get("Location"), cs)
+	}
+	if c := cs[0]; c.Value != sv.token || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
+		t.Errorf("cookie %+v", c)
+	}
+	req, _ := http.NewRequest("GET", hs.URL+"/api/features", nil)
+	req.AddCookie(cs[0])
+	if resp, err := noRedirect.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("with the cookie: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// A script on the page cannot read it: HttpOnly; nor can another
+	// server's page of this host guess its name and value.
+	if !strings.HasPrefix(cs[0].Name, "zerg-serve-") || cs[0].Name == other(ctx, s).cookieName() {
+		t.Errorf("cookie name %q", cs[0].Name)
+	}
+}
+
+func other(ctx context.Context, s *gitstore.Store) *Server {
+	return NewServer(ctx, NewSource(ctx, s, time.Now), "f")
+}
+
+// forgeStatus moves the feature's ref, as a hand edit or a fetch would
+// (its reflog message says which: "" for none), to a commit whose task id
+// has its status set to status, no transition recorded.
+func forgeStatus(t *testing.T, s *gitstore.Store, id, status, reflog string) {
+	t.Helper()
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"--git-dir", s.CommonDir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(t.TempDir(), "index"))
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	ref := gitstore.FeatureRef("f")
+	var path string
+	for _, p := range strings.Split(git("", "ls-tree", "-r", "--name-only", ref, "tasks"), "\n") {
+		if strings.HasSuffix(p, "/"+id) {
+			path = p
+		}
+	}
+	blob := git("", "cat-file", "blob", ref+":"+path)
+	var tk map[string]any
+	if err := json.Unmarshal([]byte(blob), &tk); err != nil {
+		t.Fatal(err)
+	}
+	tk["status"] = status
+	forged, _ := json.Marshal(tk)
+	idx := filepath.Join(t.TempDir(), "index")
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"--git-dir", s.CommonDir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	hash := git(string(forged), "hash-object", "-w", "--stdin")
+	run("read-tree", ref)
+	run("update-index", "--cacheinfo", "100644,"+hash+","+path)
+	tree := run("write-tree")
+	c := run("-c", "user.name=x", "-c", "user.email=x@x", "commit-tree", tree, "-p", ref, "-m", "mark "+id)
+	if reflog != "" {
+		run("update-ref", "-m", reflog, ref, c)
+	} else {
+		run("update-ref", ref, c)
+	}
+}
+
+// TestServerRefusesForgedState: state that fails the check status makes
+// is shown as refused, never as data: the stream sends the refusal and
+// nothing of the tasks, the task page refuses, and a page that was open
+// is told to drop what it showed.
+func TestServerRefusesForgedState(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	sv := NewServer(ctx, NewSource(ctx, s, time.Now), "f")
+	sv.Poll = 20 * time.Millisecond
+	hs := httptest.NewServer(sv.Handler())
+	t.Cleanup(hs.Close)
+	t.Cleanup(cancel)
+	get := authorizedGet(t, hs, sv)
+	next := stream(t, get("/api/events?feature=f", ""))
+	if ev, _ := next(); ev != "snapshot" {
+		t.Fatalf("first event %s", ev)
+	}
+
+	const markup = `x"><a href="//evil.example/">pwned</a><b x="`
+	forgeStatus(t, s, "T1", markup, "fetch origin: forced-update")
+	ev, data := next()
+	if ev != "refused" || !strings.Contains(data, "refused: the state of f was changed outside git-zerg") || strings.Contains(data, "<a") {
+		t.Fatalf("after the forgery: %s %s", ev, data)
+	}
+	for _, path := range []string{"/api/task?feature=f&id=T1", "/api/task?feature=f&id=T2"} {
+		r := get(path, "")
+		body, _ := io.ReadAll(r.Body)
+		// The refusal names the forged value, as text the page shows as
+		// text (textContent), and here served as text.
+		if r.StatusCode != http.StatusConflict || !strings.HasPrefix(string(body), "refused: ") || strings.Count(string(body), "\n") != 1 ||
+			!strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d %v %q", path, r.StatusCode, r.Header, body)
+		}
+	}
+	// A page that opens now gets the refusal, not the last good state.
+	late := stream(t, get("/api/events?feature=f", ""))
+	if ev, data := late(); ev != "refused" || strings.Contains(data, `"tasks"`) {
+		t.Errorf("a new page's first event: %s %s", ev, data)
+	}
+
+}
+
+// TestWatchRefused: watch, too, drops what it showed when the state fails
+// the check, and says why.
+func TestWatchRefused(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	src := NewSource(context.Background(), s, time.Now)
+	w := NewWatch(src, "f")
+	w.SetSnapshot(src.Snapshot("f"))
+	forgeStatus(t, s, "T1", "done", "fetch origin: forced-update")
+	sn, err := src.Snapshot("f")
+	if sn != nil || !IsRefusal(err) {
+		t.Fatalf("a forged state read as %v, %v", sn, err)
+	}
+	w.SetSnapshot(sn, err)
+	screen := escapesRe.ReplaceAllString(strings.Join(w.Frame(100, 30, time.Now()), "\n"), "")
+	if strings.Contains(screen, "T1") || strings.Contains(screen, "level 1") || !strings.Contains(screen, "changed outside git-zerg") {
+		t.Errorf("watch of a refused state:\n%s", screen)
+	}
+}
+
+// TestServerRefusesUnknownStatus: a status none of git-zerg's is refused
+// even where the history check took the tip for one written here (a plain
+// git update-ref, whose reflog entry has no message, as the store's had
+// once).
+func TestServerRefusesUnknownStatus(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	forgeStatus(t, s, "T2", `x"><a href="//evil.example/">pwned</a>`, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	sv := NewServer(ctx, NewSource(ctx, s, time.Now), "f")
+	hs := httptest.NewServer(sv.Handler())
+	t.Cleanup(hs.Close)
+	t.Cleanup(cancel)
+	get := authorizedGet(t, hs, sv)
+	ev, data := stream(t, get("/api/events?feature=f", ""))()
+	if ev != "refused" || !strings.Contains(data, "none of git-zerg's") || strings.Contains(data, `"tasks"`) || strings.Contains(data, "<a") {
+		t.Errorf("an unknown status: %s %s", ev, data)
+	}
+	if _, err := Load(s, "f", time.Now()); !IsRefusal(err) || !strings.Contains(err.Error(), "none of git-zerg's") {
+		t.Errorf("Load of a forged status: %v", err)
+	}
+}
+
+// stream reads a server-sent event stream; next returns its next event
+// and data, failing the test after 5 s without one.
+func stream(t *testing.T, resp *http.Response) func() (string, string) {
+	t.Helper()
+	events := make(chan [2]string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		ev := ""
+		for sc.Scan() {
+			l := sc.Text()
+			if e, ok := strings.CutPrefix(l, "event: "); ok {
+				ev = e
+			}
+			if d, ok := strings.CutPrefix(l, "data: "); ok {
+				events <- [2]string{ev, d}
+			}
+		}
+		close(events)
+	}()
+	return func() (string, string) {
+		t.Helper()
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatal("stream ended")
+			}
+			return e[0], e[1]
+		case <-time.After(5 * time.Second):
+			t.Fatal("no event within 5s")
+		}
+		return "", ""
+	}
+}
+
 var escapesRe = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// TestReadOutputScrubs: a log kept verbatim (by an older version) reaches
+// the views without the secrets of this process's environment.
+func TestReadOutputScrubs(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	t.Setenv("ZERG_TEST_API_TOKEN", "tok-0123456789abcdef")
+	dir := filepath.Join(s.ZergDir(), "run", "f", "T1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "attempt-1.log"), []byte("pushing with tok-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := ReadOutput(s, "f", "T1", 0, 0)
+	if err != nil || o.Text != "pushing with [REDACTED:ZERG_TEST_API_TOKEN]\n" {
+		t.Errorf("output %+v, %v", o, err)
+	}
+}

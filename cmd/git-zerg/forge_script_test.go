@@ -16,6 +16,7 @@ import (
 //	forgefake start OWNER/NAME [REMOTE]   start it (REMOTE: the bare repository standing for the forge's git side); sets FORGE_API
 //	forgefake issues FILE                 add the issues of a JSON array (forgetest.Issue)
 //	forgefake issue-state N open|closed   reopen or close an issue, as a person on the forge would
+//	forgefake closed-issues FROM TO       add the closed issues FROM to TO, titled "old"
 //	forgefake merge N                     merge pull request N with a merge commit on its base; prints the commit
 //	forgefake merge-without N             mark N merged by a commit on its base that lacks its head
 //	forgefake close-pr N                  close pull request N unmerged
@@ -23,11 +24,13 @@ import (
 //	forgefake token T                     require the token T (401 otherwise)
 //	forgefake pr N FIELD                  print FIELD (body, head, state) of pull request N
 //	forgefake issue N                     print issue N's state
+//	forgefake pages endless|repeat|normal  make listings name a next page forever, or each page itself, or behave
+//	forgefake requests PREFIX             print how many requests began with PREFIX ("GET /repos/..."), and forget them all
 //
 // The server stops when the script ends.
 func cmdForgefake(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: forgefake start|issues|issue-state|merge|merge-without|close-pr|ratelimit|pr|issue ...")
+		ts.Fatalf("usage: forgefake start|issues|issue-state|merge|merge-without|close-pr|ratelimit|pr|issue|pages|requests ...")
 	}
 	h := ts.Value("forgefake").(*fakeHolder)
 	if args[0] == "start" {
@@ -66,6 +69,10 @@ func cmdForgefake(ts *testscript.TestScript, neg bool, args []string) {
 				s.Milestones = append(s.Milestones, i.Milestone)
 			}
 			s.AddIssue(i)
+		}
+	case "closed-issues":
+		for n := num(1); n <= num(2); n++ {
+			s.AddIssue(forgetest.Issue{Number: n, Title: "old", State: "closed"})
 		}
 	case "issue-state":
 		ts.Check(s.SetIssueState(num(1), args[2]))
@@ -110,6 +117,21 @@ func cmdForgefake(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("no issue %s", args[1])
 		}
 		ts.Stdout().Write([]byte(i.State + "\n"))
+	case "pages":
+		s.Mu.Lock()
+		s.EndlessPages, s.RepeatPages = args[1] == "endless", args[1] == "repeat"
+		s.Mu.Unlock()
+	case "requests":
+		s.Mu.Lock()
+		n := 0
+		for _, r := range s.Requests {
+			if strings.HasPrefix(r, args[1]) {
+				n++
+			}
+		}
+		s.Requests = nil
+		s.Mu.Unlock()
+		ts.Stdout().Write([]byte(strconv.Itoa(n) + "\n"))
 	default:
 		ts.Fatalf("forgefake: unknown %q", args[0])
 	}

@@ -25,7 +25,8 @@ func serveCmd(e *env) *cli.Command {
 		Name:      "serve",
 		Usage:     "a local web page with the task graph, kept current as the state moves",
 		ArgsUsage: "[FEATURE]",
-		Description: "Serves the page on a loopback address (port 0: any free port; the URL is printed),\n" +
+		Description: "Serves the page on a loopback address (port 0: any free port; the URL printed carries\n" +
+			"a secret made for this run, and without it the server answers nothing),\n" +
 			"with the graph drawn by levels, live updates and a page per task with its history,\n" +
 			"diffs and output. An address other machines can reach needs --public. It only reads.",
 		Flags: append(watchFlags(&o.watchOptions),
@@ -69,12 +70,14 @@ func runServe(e *env, o *serveOptions) error {
 	if err != nil {
 		return failed("serve: cannot listen", err.Error())
 	}
-	sv := view.NewServer(ctx, view.NewSource(s, e.now), feature)
+	sv := view.NewServer(ctx, view.NewSource(ctx, s, e.now), feature)
 	sv.Public = !loopback
 	if !loopback {
 		fmt.Fprintf(e.stderr, "git-zerg: warning: serving on %s: anyone who can reach it can read the state, the task history and the workers' output\n", l.Addr())
 	}
 	sv.SyncWith(ctx, y, func(err error) { fmt.Fprintf(e.stderr, "git-zerg: serve: %v\n", err) })
-	fmt.Fprintf(e.stdout, "serving %s on http://%s/\n", feature, l.Addr())
+	// The URL carries the run's secret: without it the server answers
+	// nothing, to the browser's other pages as to any local process.
+	fmt.Fprintf(e.stdout, "serving %s on %s\n", feature, sv.URL(l.Addr().String()))
 	return sv.Serve(l)
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +23,8 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/git-zerg/git-zerg/demo"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/view"
 )
 
 // viewRepo is a repository with a planned feature, driven by the real CLI
@@ -385,6 +390,138 @@ func TestServeBrowser(t *testing.T) {
 	waitJS(t, ctx, `document.getElementById('t-output').textContent.includes('worker says hello')`, 5*time.Second)
 	if !evalJS[bool](t, ctx, `window.notReloaded === true`) {
 		t.Error("the task page reloaded the page")
+	}
+}
+
+// TestServeToken: serve prints a URL with a secret made for the run, and
+// answers nothing without it; the page opened from that URL works, and its
+// address no longer shows the secret.
+func TestServeToken(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	printed := startServe(t, r)
+	u, err := url.Parse(printed)
+	if err != nil || u.Path != "/" || len(u.Query().Get("token")) < 32 {
+		t.Fatalf("printed URL %q: want http://HOST:PORT/?token=SECRET", printed)
+	}
+	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	base := "http://" + u.Host
+	for _, path := range []string{"/", "/app.js", "/api/features", "/api/events?feature=view", "/api/task?feature=view&id=T1", "/api/output?feature=view&id=T1&attempt=1", "/?token=wrong"} {
+		resp, err := noRedirect.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || strings.Count(string(body), "\n") != 1 {
+			t.Errorf("%s without the token: %d %q", path, resp.StatusCode, body)
+		}
+	}
+	// A second serve has a secret of its own.
+	if other := startServe(t, r); other == printed || strings.Contains(other, u.Query().Get("token")) {
+		t.Errorf("two runs, one secret: %s and %s", printed, other)
+	}
+
+	ctx := newBrowser(t, 1000, 700)
+	navigate(t, ctx, printed)
+	waitJS(t, ctx, `window.zerg && window.zerg.nodes === 3`, 15*time.Second)
+	if loc := evalJS[string](t, ctx, `location.href`); strings.Contains(loc, "token") {
+		t.Errorf("the address bar shows the secret: %s", loc)
+	}
+	if c := evalJS[string](t, ctx, `document.cookie`); c != "" {
+		t.Errorf("the page's script can read the cookie: %q", c)
+	}
+}
+
+// forgeStatus moves feature view's state ref, as a plain git fetch of
+// refs/zerg/* would, to a commit whose task id has the status given.
+func forgeStatus(t testing.TB, r *viewRepo, id, status string) {
+	t.Helper()
+	script := `set -e
+ref=refs/zerg/features/view
+path=$(git ls-tree -r --name-only $ref tasks | grep "/$1\$")
+git cat-file blob "$ref:$path" | sed "s|\"status\": *\"[a-z]*\"|\"status\": \"$2\"|" > forged.json
+export GIT_INDEX_FILE=$PWD/forge.idx
+git read-tree $ref
+git update-index --cacheinfo "100644,$(git hash-object -w forged.json),$path"
+tree=$(git write-tree)
+rm -f forge.idx forged.json
+git update-ref -m "fetch origin: forced-update" $ref "$(git commit-tree "$tree" -p $ref -m "mark $1")"
+`
+	run(t, r.repo, r.env, "sh", "-c", script, "forge", id, status)
+}
+
+// TestServeRefusesForgedState: state changed outside git-zerg into
+// something illegal, here a status carrying markup, is not drawn: the open
+// page drops the graph and says why, as status refuses it.
+func TestServeRefusesForgedState(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	printed := startServe(t, r)
+	ctx := newBrowser(t, 1000, 700)
+	navigate(t, ctx, printed)
+	waitJS(t, ctx, `window.zerg && window.zerg.nodes === 3`, 15*time.Second)
+
+	forgeStatus(t, r, "T1", `x\"><a id=\"injected\" href=\"//evil.example/\">pwned</a><b class=\"`)
+	waitJS(t, ctx, `window.zerg.refused >= 1`, 10*time.Second)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#graph *').length`); n != 0 {
+		t.Errorf("the graph still shows %d elements of the refused state", n)
+	}
+	problem := evalJS[string](t, ctx, `document.getElementById('problem').textContent`)
+	if !strings.HasPrefix(problem, "refused: the state of view was changed outside git-zerg") {
+		t.Errorf("the page says %q", problem)
+	}
+	if evalJS[bool](t, ctx, `!!document.getElementById('injected') || !!document.querySelector('a[href*="evil"]')`) {
+		t.Error("the forged markup is in the page")
+	}
+	cmd := exec.Command("git-zerg", "status")
+	cmd.Dir, cmd.Env = r.repo, r.env
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "changed outside git-zerg") {
+		t.Errorf("status took the state the page refused: %v\n%s", err, out)
+	}
+}
+
+// TestServePageEscapes feeds the page, through the server's own files and
+// token, a snapshot whose values carry markup (as a state that passed no
+// check would): every one is shown as text, none becomes an element.
+func TestServePageEscapes(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	s, err := gitstore.Open(context.Background(), r.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sv := view.NewServer(sctx, view.NewSource(sctx, s, time.Now), "view")
+	const markup = `x"><a id="injected" href="//evil.example/">pwned</a><b class="`
+	snap := map[string]any{"feature": "view", "tip": "t", "now": time.Now().UTC(), "levels": [][]string{{"T1"}}, "workers": []any{},
+		"counts": map[string]int{"pending": 1}, "done": 0, "total": 1,
+		"tasks": []map[string]any{{"id": "T1", "title": markup, "level": 1, "status": markup, "worker": markup, "attempts": 1, "reason": markup}}}
+	data, _ := json.Marshal(snap)
+	mux := http.NewServeMux()
+	mux.Handle("/", sv.Handler())
+	mux.HandleFunc("GET /api/events", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: snapshot\ndata: %s\n\n", data)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-sctx.Done():
+		}
+	})
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	defer cancel() // the stream ends before the server waits for it
+
+	ctx := newBrowser(t, 1000, 700)
+	navigate(t, ctx, sv.URL(strings.TrimPrefix(hs.URL, "http://")))
+	waitJS(t, ctx, `window.zerg && window.zerg.nodes === 1`, 15*time.Second)
+	if evalJS[bool](t, ctx, `!!document.getElementById('injected') || !!document.querySelector('a[href*="evil"]')`) {
+		t.Error("markup in a task's values became an element of the page")
+	}
+	if cls := evalJS[string](t, ctx, `document.querySelector('#graph .node').getAttribute('class')`); cls != "node s-unknown" {
+		t.Errorf("an unknown status made the node's class %q", cls)
+	}
+	if !evalJS[bool](t, ctx, `document.querySelector('#graph .node title').textContent.includes('pwned</a>')`) {
+		t.Error("the values are not shown as text")
 	}
 }
 

@@ -73,7 +73,7 @@ func runWatch(e *env, o *watchOptions) error {
 		return err
 	}
 	s, _ := e.Store()
-	src := view.NewSource(s, e.now)
+	src := view.NewSource(ctx, s, e.now)
 	if !o.once {
 		return view.Live(ctx, src, feature, e.stdin, e.stdout, e.isTTY, y, func(err error) {
 			fmt.Fprintf(e.stderr, "git-zerg: watch: %v\n", err)

@@ -57,6 +57,12 @@ type Server struct {
 	Remote string
 	// PerPage caps a page whatever per_page asks, to exercise pagination.
 	PerPage int
+	// EndlessPages names a next page on every page of a listing, past its
+	// last (the pages beyond are empty); RepeatPages names each page
+	// itself as the next one. Both stand for a forge that is broken or
+	// hostile: the client must end, not loop.
+	EndlessPages bool
+	RepeatPages  bool
 	// RateLimited answers every request 403 with the limit spent, resetting
 	// at RateReset.
 	RateLimited bool
@@ -119,6 +125,7 @@ func (s *Server) Merge(n int) (string, error) {
 	if !ok || p.State != "open" {
 		return "", fmt.Errorf("no open pull request #%d", n)
 	}
+	s.followHead(p)
 	base, err := s.git("rev-parse", "refs/heads/"+p.Base)
 	if err != nil {
 		return "", err
@@ -170,6 +177,19 @@ func (s *Server) ClosePR(n int) error {
 	}
 	p.State = "closed"
 	return nil
+}
+
+// followHead moves an open pull request's head to its branch's tip, as
+// GitHub does on every push to the branch: what a merge merges is the
+// branch as it is then, not as it was when ship opened the PR.
+func (s *Server) followHead(p *PR) {
+	if s.Remote == "" {
+		return
+	}
+	if sha, err := s.git("rev-parse", "--verify", "-q", "refs/heads/"+p.Head); err == nil {
+		p.HeadSHA = sha
+		_, _ = s.git("update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), sha)
+	}
 }
 
 func (s *Server) merged(p *PR, merge, base string) error {
@@ -273,10 +293,17 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, n int, item func(i
 		q := r.URL.Query()
 		q.Set("page", strconv.Itoa(p))
 		q.Set("per_page", strconv.Itoa(per))
-		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, s.URL, r.URL.Path, q.Encode(), rel)
+		// As GitHub does, the links name the repository by its id.
+		path := strings.Replace(r.URL.Path, "/repos/"+s.Owner+"/"+s.Name+"/", "/repositories/1/", 1)
+		return fmt.Sprintf(`<%s%s?%s>; rel="%s"`, s.URL, path, q.Encode(), rel)
 	}
 	var links []string
-	if pg < last {
+	switch {
+	case s.RepeatPages:
+		links = append(links, link(pg, "next"))
+	case s.EndlessPages:
+		links = append(links, link(pg+1, "next"))
+	case pg < last:
 		links = append(links, link(pg+1, "next"), link(last, "last"))
 	}
 	if pg > 1 {
@@ -462,6 +489,9 @@ func (s *Server) pr(w http.ResponseWriter, r *http.Request, num string) {
 	}
 	switch r.Method {
 	case http.MethodGet:
+		if p.State == "open" {
+			s.followHead(p)
+		}
 		writeJSON(w, http.StatusOK, s.prJSON(p))
 	case http.MethodPatch:
 		var req struct{ Title, Body *string }
@@ -475,13 +505,7 @@ func (s *Server) pr(w http.ResponseWriter, r *http.Request, num string) {
 		if req.Body != nil {
 			p.Body = *req.Body
 		}
-		// A push to the head branch moves the PR's head.
-		if s.Remote != "" {
-			if sha, err := s.git("rev-parse", "--verify", "-q", "refs/heads/"+p.Head); err == nil {
-				p.HeadSHA = sha
-				_, _ = s.git("update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), sha)
-			}
-		}
+		s.followHead(p)
 		writeJSON(w, http.StatusOK, s.prJSON(p))
 	default:
 		notFound(w)

@@ -25,6 +25,9 @@
   function esc(s) {
     return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
   }
+  // A status goes into class names and the graph's markup: only the known
+  // ones do, whatever the state says.
+  function cls(status) { return STATUSES.includes(status) ? status : 'unknown'; }
   function el(tag, attrs, text) {
     const e = document.createElement(tag);
     for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
@@ -99,6 +102,7 @@
     es.addEventListener('snapshot', (e) => onSnapshot(JSON.parse(e.data)));
     es.addEventListener('patch', (e) => onPatch(JSON.parse(e.data)));
     es.addEventListener('problem', (e) => showProblem(JSON.parse(e.data).error));
+    es.addEventListener('refused', (e) => onRefused(JSON.parse(e.data).error));
     es.onopen = () => setConn('live', 'live');
     es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'lost' : 'wait', 'reconnecting');
   }
@@ -114,12 +118,33 @@
     p.textContent = text || '';
   }
 
+  // The state failed the check status makes: nothing of it is shown, only
+  // why, until a state that passes arrives.
+  function onRefused(text) {
+    st.snap = null;
+    st.index = new Map();
+    st.nodes = new Map();
+    st.taskData = null;
+    $('graph').textContent = '';
+    $('graph-note').textContent = '';
+    $('running').textContent = '';
+    $('problems').textContent = '';
+    $('summary').textContent = '';
+    $('bar').value = 0;
+    document.title = 'refused · git zerg';
+    showOverview();
+    showProblem(text);
+    $('problem').classList.add('refused');
+    stats.refused = (stats.refused || 0) + 1;
+  }
+
   function onSnapshot(sn) {
     const t0 = performance.now();
     st.offset = Date.parse(sn.now) - Date.now();
     st.snap = sn;
     st.index = new Map(sn.tasks.map((t, i) => [t.id, i]));
     showProblem('');
+    $('problem').classList.remove('refused');
     drawGraph();
     drawHeader();
     drawSide();
@@ -155,7 +180,7 @@
   function paintNode(t) {
     const n = st.nodes.get(t.id);
     if (!n) return;
-    n.setAttribute('class', 'node s-' + t.status);
+    n.setAttribute('class', 'node s-' + cls(t.status));
     const title = n.querySelector('title');
     if (title) title.textContent = tooltip(t);
     const sub = n.querySelector('.sub');
@@ -198,7 +223,7 @@
       for (const t of sn.tasks) {
         const p = pos.get(t.id);
         if (!p) continue;
-        parts.push('<g class="node s-' + t.status + '" data-id="' + esc(t.id) + '" tabindex="0" role="link" transform="translate(' + p.x + ' ' + p.y + ')">' +
+        parts.push('<g class="node s-' + cls(t.status) + '" data-id="' + esc(t.id) + '" tabindex="0" role="link" transform="translate(' + p.x + ' ' + p.y + ')">' +
           '<title>' + esc(tooltip(t)) + '</title><rect width="' + p.w + '" height="' + p.h + '" rx="6"/>' +
           '<text class="id" x="10" y="17">' + esc(clip(t.id + ' ' + t.title, 24)) + '</text>' +
           '<text class="sub" x="10" y="33">' + esc(subline(t)) + '</text></g>');
@@ -233,7 +258,7 @@
       for (const t of sn.tasks) {
         const p = pos.get(t.id);
         if (!p) continue;
-        parts.push('<rect class="node s-' + t.status + '" data-id="' + esc(t.id) + '" x="' + p.x + '" y="' + p.y + '" width="' + S + '" height="' + S + '" rx="2"><title>' + esc(tooltip(t)) + '</title></rect>');
+        parts.push('<rect class="node s-' + cls(t.status) + '" data-id="' + esc(t.id) + '" x="' + p.x + '" y="' + p.y + '" width="' + S + '" height="' + S + '" rx="2"><title>' + esc(tooltip(t)) + '</title></rect>');
       }
     }
     box.innerHTML = '<svg xmlns="http://www.w3.org/2000/svg" width="' + w + '" height="' + h + '" viewBox="0 0 ' + w + ' ' + h + '">' + parts.join('') + '</svg>';
@@ -397,7 +422,7 @@
     const d = st.taskData;
     const t = d.task;
     const badge = $('t-status');
-    badge.className = 'badge s-' + t.status;
+    badge.className = 'badge s-' + cls(t.status);
     badge.textContent = t.status;
     $('t-title').textContent = (t.spec && t.spec.title) || '';
     drawFacts();
