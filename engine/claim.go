@@ -55,6 +55,9 @@ func (g *Engine) prepareClaim(r *ClaimRequest, policy gates.Policy, ttl time.Dur
 // Claim runs the pending → claimed transition. It returns the claimed
 // task, or nil and why nothing could be claimed.
 func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
+	if err := EpicHold(g.Store, g.Feature); err != nil {
+		return nil, "", err
+	}
 	if r.Base == "" {
 		base, err := HeadCommit(g.Store)
 		if err != nil {

@@ -69,6 +69,9 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := EpicHold(s, feature); err != nil {
+		return nil, err
+	}
 	if err := g.trustedAll("rush refused", tasks); err != nil {
 		return nil, err
 	}
@@ -333,6 +336,9 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 	}
 	tasks, err := g.Tasks()
 	if err != nil {
+		return nil, err
+	}
+	if err := EpicHold(g.Store, feature); err != nil {
 		return nil, err
 	}
 	if err := g.trustedAll("rush --mode task refused", tasks); err != nil {
