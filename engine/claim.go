@@ -48,7 +48,7 @@ func (g *Engine) prepareClaim(r *ClaimRequest, policy gates.Policy, ttl time.Dur
 		return nil
 	}
 	var err error
-	r.trust, err = readTrust(g.Store, g.Feature)
+	r.trust, err = openTrust(g.Store, g.Feature)
 	return err
 }
 
@@ -99,7 +99,7 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 // tasks it returns are those claimed, in the requests' order.
 func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 	policy, ttl := g.Policy(), g.TTL()
-	tr, err := readTrust(g.Store, g.Feature)
+	tr, err := openTrust(g.Store, g.Feature)
 	if err != nil {
 		return nil, err
 	}

@@ -247,7 +247,7 @@ func quoteList(ids []string) string {
 // here without a second transition.
 func (g *Engine) Approve(task string) (*state.Task, string, error) {
 	who := g.UserIdentity()
-	tr, err := readTrust(g.Store, g.Feature)
+	tr, err := openTrust(g.Store, g.Feature)
 	if err != nil {
 		return nil, "", err
 	}

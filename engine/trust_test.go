@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -161,5 +165,102 @@ func TestApprovalBoundToDigest(t *testing.T) {
 	var ee *Error
 	if !errors.As(err, &ee) || ee.Kind != Refused || !strings.Contains(ee.Why, "changed since") {
 		t.Fatalf("claim of a task changed behind the trust file: %v", err)
+	}
+}
+
+// BenchmarkTrust times what trust adds: recording a plan's tasks (plan,
+// plan --accept) and the check a claim makes of one task, at 100,000
+// tasks.
+//
+//	go test -run XXX -bench Trust ./engine/
+func BenchmarkTrust(b *testing.B) {
+	dir := b.TempDir()
+	b.Setenv("HOME", dir)
+	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v\n%s", err, out)
+	}
+	s, err := gitstore.Open(context.Background(), dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 100000
+	tasks := make([]*state.Task, n)
+	for i := range tasks {
+		id := fmt.Sprintf("T%06d", i)
+		tasks[i] = &state.Task{Spec: &levels.Task{ID: id, Title: "task " + id, Description: "do " + id,
+			Files: levels.Files{Create: []string{"src/" + id + ".go"}}, Verification: levels.Verification{Command: "go test ./src/"}}}
+	}
+	b.Run("record", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := Trust(s, "f", tasks); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("claim-check", func(b *testing.B) {
+		last := tasks[n-1]
+		for i := 0; i < b.N; i++ {
+			tr, err := openTrust(s, "f")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if e := tr.check("claim", last, "f"); e != nil {
+				b.Fatal(e)
+			}
+		}
+	})
+}
+
+// A claim finds a task's line by a binary search in the file; it finds
+// what reading the whole file finds, for every id and for ids that are
+// not there (prefixes of others, before the first, after the last).
+func TestTrustLookupInFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	s, err := gitstore.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []*state.Task
+	for i := 0; i < 3000; i += 7 {
+		id := fmt.Sprintf("T%d", i) // T1, T10, T100...: prefixes of one another
+		tasks = append(tasks, &state.Task{Spec: &levels.Task{ID: id, Title: id, Risk: "high",
+			Verification: levels.Verification{Command: "true"}}})
+	}
+	if err := Trust(s, "f", tasks); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tasks[:len(tasks)/3] {
+		if err := approveHere(s, "f", tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, err := readTrust(s, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := openTrust(s, "f")
+	if err != nil || opened.path == "" {
+		t.Fatalf("opened: %+v %v", opened, err)
+	}
+	for i := -1; i < 3010; i++ {
+		id := fmt.Sprintf("T%d", i)
+		wd, wa := whole.entry(id)
+		od, oa := opened.entry(id)
+		if wd != od || wa != oa {
+			t.Fatalf("%s: read whole %q %v, searched %q %v", id, wd, wa, od, oa)
+		}
+		if (i >= 0 && i < 3000 && i%7 == 0) != (wd != "") {
+			t.Fatalf("%s: %q", id, wd)
+		}
+	}
+	for _, id := range []string{"", "A", "T", "Z", "T00"} {
+		if d, _ := opened.entry(id); d != "" {
+			t.Fatalf("%q found: %q", id, d)
+		}
 	}
 }
