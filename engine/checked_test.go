@@ -66,6 +66,9 @@ func newFeature(tb testing.TB, n int) *Engine {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if err := Trust(s, "f", tasks); err != nil { // planned here, as plan does
+		tb.Fatal(err)
+	}
 	return &Engine{Ctx: ctx, Store: s, Config: config.Default(), Feature: "f"}
 }
 

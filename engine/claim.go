@@ -34,11 +34,30 @@ type ClaimRequest struct {
 	// instead of in the store's work tree at claim.
 	inWorktree bool
 	escapes    func(*state.Task) error
+	// trust is what this machine trusts of the feature's tasks: a claim
+	// hands the task to a worker, so it must be the task as planned or
+	// accepted here (nil trusts nothing).
+	trust *trust
+}
+
+// prepareClaim fills in what the claim gate asks: the policy, the lease,
+// and this machine's trust (read here unless tr gives it).
+func (g *Engine) prepareClaim(r *ClaimRequest, policy gates.Policy, ttl time.Duration, tr *trust) error {
+	r.policy, r.ttl, r.trust = policy, ttl, tr
+	if tr != nil {
+		return nil
+	}
+	var err error
+	r.trust, err = openTrust(g.Store, g.Feature)
+	return err
 }
 
 // Claim runs the pending → claimed transition. It returns the claimed
 // task, or nil and why nothing could be claimed.
 func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
+	if err := EpicHold(g.Store, g.Feature); err != nil {
+		return nil, "", err
+	}
 	if r.Base == "" {
 		base, err := HeadCommit(g.Store)
 		if err != nil {
@@ -49,7 +68,9 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 	if r.PID == 0 {
 		r.PID, r.Started = rushPID(), os.Getenv("ZERG_RUSH_STARTED")
 	}
-	r.policy, r.ttl = g.Policy(), g.TTL()
+	if err := g.prepareClaim(&r, g.Policy(), g.TTL(), nil); err != nil {
+		return nil, "", err
+	}
 	if g.Store.Top != "" && !r.inWorktree {
 		r.escapes = g.escapeCheck(g.Store.Top)
 	}
@@ -78,14 +99,18 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 // tasks it returns are those claimed, in the requests' order.
 func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 	policy, ttl := g.Policy(), g.TTL()
+	tr, err := openTrust(g.Store, g.Feature)
+	if err != nil {
+		return nil, err
+	}
 	for i := range reqs {
-		reqs[i].policy, reqs[i].ttl = policy, ttl
+		g.prepareClaim(&reqs[i], policy, ttl, tr)
 		if reqs[i].Task != "" || reqs[i].Base == "" {
 			return nil, usageErr("ClaimAll claims the best ready task from a given base")
 		}
 	}
 	var claimed []*state.Task
-	err := g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
+	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
 			return nil, NotPlanned(g.Feature)
 		}
@@ -105,8 +130,7 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 				}
 			}
 			t, _, cm, err := x.claim(r)
-			var ref *gates.Refusal
-			if errors.As(err, &ref) || err == nil && t == nil {
+			if nothingToClaim(err) || err == nil && t == nil {
 				break
 			}
 			if err != nil {
@@ -137,6 +161,9 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitstore.Message, err error) {
 	tx := x.tx
 	owner := Owner(r.Worker)
+	if r.trust == nil {
+		r.trust = &trust{}
+	}
 	// The index describes the state the transaction began from, so it is
 	// read before anything changes. A rush's chained claim (tasks already
 	// changed) and a claim within a level read every task instead.
@@ -176,8 +203,14 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 			return nil, "", nil, err
 		}
 		facts.Task = t
+		if e := r.trust.check("claim "+t.ID()+" refused", t, tx.Feature()); e != nil {
+			return nil, "", nil, e
+		}
 		if err := x.policy.Claim(facts); err != nil {
 			return nil, "", nil, err
+		}
+		if e := r.trust.unapprovedHere("claim "+t.ID()+" refused", t); e != nil {
+			return nil, "", nil, e
 		}
 		if r.escapes != nil {
 			if err := r.escapes(t); err != nil {
@@ -189,13 +222,27 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
 		}
 		// try asks the gate about one candidate, as this transaction sees
-		// it: whatever proposed it, only the gate decides.
+		// it: whatever proposed it, only the gate decides. A candidate this
+		// machine does not trust as it is goes to no worker; when nothing
+		// else could be claimed, the claim is refused naming it.
+		var distrusted *Error
 		try := func(cand *state.Task) (bool, error) {
 			if r.Only != nil && !r.Only(cand) {
 				return false, nil
 			}
 			facts.Task = cand
 			err := x.policy.Claim(facts)
+			if err == nil {
+				if e := r.trust.check("claim refused", cand, tx.Feature()); e != nil {
+					if distrusted == nil {
+						distrusted = e
+					}
+					return false, nil
+				}
+				if e := r.trust.unapprovedHere("claim refused", cand); e != nil {
+					err = errors.New(e.Why)
+				}
+			}
 			if err == nil && r.escapes != nil {
 				err = r.escapes(cand)
 				var ee *Error
@@ -243,6 +290,9 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 			}
 		}
 		if t == nil {
+			if distrusted != nil {
+				return nil, "", nil, distrusted
+			}
 			if why == "" {
 				// Saying what the next task waits for looks at every task:
 				// the index tells, unless leases expired in this
@@ -284,6 +334,15 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	}
 	return t, "", &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.Worker), Op: "claim", Task: t.ID(),
 		Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
+}
+
+// nothingToClaim reports whether a claim's error is a refusal: nothing
+// can be claimed for the request now, which a claim made on the way to
+// something else (a rush's worker moving on) takes as nothing to do.
+func nothingToClaim(err error) bool {
+	var ref *gates.Refusal
+	var ee *Error
+	return errors.As(err, &ref) || errors.As(err, &ee) && ee.Kind == Refused
 }
 
 // escapeCheck returns the check that refuses a task whose owned paths pass

@@ -235,7 +235,7 @@ func (g *Engine) DeleteState() error {
 		return err
 	}
 	s.DropCache(feature)
-	for _, p := range []string{TrustFile(s, feature),
+	for _, p := range []string{TrustFile(s, feature), AcceptedFile(s, feature),
 		filepath.Join(s.ZergDir(), "run", feature)} {
 		os.RemoveAll(p)
 	}

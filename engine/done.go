@@ -44,8 +44,8 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 	if err := gates.Holder(t, "done", r.Worker); err != nil {
 		return nil, err
 	}
-	if !Trusted(s, feature, t) {
-		return nil, untrusted("done "+t.ID()+" refused", t, feature)
+	if err := g.checkTrust("done "+t.ID()+" refused", t); err != nil {
+		return nil, err
 	}
 	mode := gates.Shared
 	if f, w, ok := worktree.WorkerOf(CurrentBranch(s)); ok && f == feature {
@@ -201,8 +201,8 @@ func (r *rush) verifyCheckout(ctx context.Context, w *worktree.Worker, commit st
 // this machine planned or accepted, checked now: a graph synced in since
 // the rush started must not get its commands run.
 func (g *Engine) verify(t *state.Task, dir string, env []string) (gates.Verification, error) {
-	if !Trusted(g.Store, g.Feature, t) {
-		return gates.Verification{}, untrusted("verification of "+t.ID()+" refused", t, g.Feature)
+	if err := g.checkTrust("verification of "+t.ID()+" refused", t); err != nil {
+		return gates.Verification{}, err
 	}
 	timeout := time.Duration(g.Config.Workers.Timeout)
 	if ts := t.Spec.Verification.TimeoutSeconds; ts > 0 {
@@ -226,7 +226,9 @@ func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Statu
 	policy, ttl := g.Policy(), time.Duration(0)
 	if then != nil {
 		ttl = g.TTL()
-		then.policy, then.ttl = policy, ttl
+		if err := g.prepareClaim(then, policy, ttl, nil); err != nil {
+			return nil, nil, err
+		}
 	}
 	feature := g.Feature
 	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
@@ -305,8 +307,7 @@ func (x *txn) chain(msg *gitstore.Message, then *ClaimRequest, next **state.Task
 	}
 	t, _, cm, err := x.claim(*then)
 	if err != nil {
-		var ref *gates.Refusal
-		if errors.As(err, &ref) {
+		if nothingToClaim(err) {
 			return msg, nil // nothing to chain: the scheduler will look again
 		}
 		return nil, err

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -291,18 +289,6 @@ func issueProblem(issues []forgeapi.Issue, p levels.Problem) IssueProblem {
 	}
 	// The graph's words for an issue's parts: ids are issue-N.
 	return IssueProblem{issues[i].Number, msg}
-}
-
-// DistrustCommands forgets that this machine trusts the feature's
-// verification commands. A graph planned from issues carries commands that
-// anyone who can write an issue wrote: they run only after a person has
-// read them (plan --accept), as for state that arrived by sync.
-func (g *Engine) DistrustCommands() error {
-	err := os.Remove(TrustFile(g.Store, g.Feature))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
 }
 
 // IssuesFeature is the feature planned from issues: the name given, else

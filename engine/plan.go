@@ -24,10 +24,14 @@ type PlanResult struct {
 }
 
 // Plan stores a valid graph's plan as the feature's initial state, every
-// task pending, and trusts its verification commands on this machine. An
-// existing feature is refused (kind Refused) unless force, which starts it
-// over with the old history kept behind the new plan.
+// task pending, and trusts its tasks on this machine. An existing feature
+// is refused (kind Refused) unless force, which starts it over with the
+// old history kept behind the new plan.
 func (g *Engine) Plan(plan *levels.Plan, force bool) (*PlanResult, error) {
+	return g.plan(plan, force, true)
+}
+
+func (g *Engine) plan(plan *levels.Plan, force, trusted bool) (*PlanResult, error) {
 	s, name := g.Store, g.Feature
 	if err := levels.ValidFeatureName(name); err != nil {
 		return nil, &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: err.Error()}
@@ -80,8 +84,12 @@ func (g *Engine) Plan(plan *levels.Plan, force bool) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := Trust(s, name, tasks); err != nil {
-		return nil, err
+	// An untrusted plan leaves the trust here as it was: what it trusts is
+	// specs a person accepted, whichever plan brings them back.
+	if trusted {
+		if err := Trust(s, name, tasks); err != nil {
+			return nil, err
+		}
 	}
 	// This process holds every task it just wrote: the task index and the
 	// task cache built from them now cost little (0.8 s at 100,000 tasks),
@@ -103,7 +111,18 @@ func (g *Engine) Plan(plan *levels.Plan, force bool) (*PlanResult, error) {
 // PlanCurrent plans as Plan does, makes the feature the current one, and
 // tells of a staging branch an earlier plan of its name left.
 func (g *Engine) PlanCurrent(plan *levels.Plan, force bool) (*PlanResult, error) {
-	res, err := g.Plan(plan, force)
+	return g.planCurrent(plan, force, true)
+}
+
+// PlanCurrentUntrusted is PlanCurrent for a graph that others wrote (the
+// forge's issues): nothing of it is trusted here, not even for a moment,
+// until a person has read it (plan --accept).
+func (g *Engine) PlanCurrentUntrusted(plan *levels.Plan, force bool) (*PlanResult, error) {
+	return g.planCurrent(plan, force, false)
+}
+
+func (g *Engine) planCurrent(plan *levels.Plan, force, trusted bool) (*PlanResult, error) {
+	res, err := g.plan(plan, force, trusted)
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,10 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.trustedAll(tasks); err != nil {
+	if err := EpicHold(s, feature); err != nil {
+		return nil, err
+	}
+	if err := g.trustedAll("rush refused", tasks); err != nil {
 		return nil, err
 	}
 	var spent state.Usage
@@ -335,7 +338,10 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.trustedAll(tasks); err != nil {
+	if err := EpicHold(g.Store, feature); err != nil {
+		return nil, err
+	}
+	if err := g.trustedAll("rush --mode task refused", tasks); err != nil {
 		return nil, err
 	}
 	tmpl, err := g.promptTemplate()

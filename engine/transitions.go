@@ -113,7 +113,9 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 	policy, ttl := g.Policy(), time.Duration(0)
 	if f.Then != nil {
 		ttl = g.TTL()
-		f.Then.policy, f.Then.ttl = policy, ttl
+		if err := g.prepareClaim(f.Then, policy, ttl, nil); err != nil {
+			return nil, nil, err
+		}
 	}
 	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
 		out, next = nil, nil
@@ -238,10 +240,30 @@ func quoteList(ids []string) string {
 }
 
 // Approve lets a high or critical risk task be claimed; who approved is
-// returned with it.
+// returned with it. An approval is this machine's, given to the task as it
+// now is: the task must be the one planned or accepted here, the approval
+// is recorded here with its digest (a changed task needs one again), and a
+// task that the shared state has approved by another clone is approved
+// here without a second transition.
 func (g *Engine) Approve(task string) (*state.Task, string, error) {
 	who := g.UserIdentity()
+	tr, err := openTrust(g.Store, g.Feature)
+	if err != nil {
+		return nil, "", err
+	}
+	var seen *state.Task
 	t, err := g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
+		seen = t
+		if e := tr.check("approve "+t.ID()+" refused", t, g.Feature); e != nil {
+			return nil, e
+		}
+		if t.Approved != "" && !tr.approvedHere(t) {
+			// Approved in the shared state by another clone: the gate, as
+			// if it were not, decides; the state needs no second approval.
+			here := *t
+			here.Approved = ""
+			return nil, gates.Approve(&here)
+		}
 		if err := gates.Approve(t); err != nil {
 			return nil, err
 		}
@@ -250,7 +272,16 @@ func (g *Engine) Approve(task string) (*state.Task, string, error) {
 		return &gitstore.Message{Subject: fmt.Sprintf("approve %s (%s risk)", t.ID(), t.Spec.Risk), Op: "approve",
 			Task: t.ID(), Worker: who, From: string(t.Status), To: string(t.Status)}, nil
 	})
-	return t, who, err
+	if err != nil {
+		return nil, "", err
+	}
+	if t == nil {
+		t = seen
+	}
+	if err := approveHere(g.Store, g.Feature, t); err != nil {
+		return nil, "", err
+	}
+	return t, who, nil
 }
 
 // Heartbeat extends a worker's lease and its task's locks by the TTL. An

@@ -26,8 +26,8 @@ func runAsked(dir, answer string, args ...string) (int, string, string) {
 	return exitOK, out.String(), errb.String()
 }
 
-// On a terminal, plan --accept shows the commands and trusts them only on
-// a yes.
+// On a terminal, plan --accept shows the tasks and trusts them only on a
+// yes.
 func TestAcceptAsksOnTerminal(t *testing.T) {
 	dir := t.TempDir()
 	for _, kv := range gitEnv(dir)[len(os.Environ()):] {
@@ -50,7 +50,7 @@ func TestAcceptAsksOnTerminal(t *testing.T) {
 	}
 	for _, answer := range []string{"", "n\n", "no\n", "yess\n"} {
 		code, out, errs := runAsked(repo, answer, "plan", "--accept", "f")
-		if code != exitRefused || !strings.Contains(errs, "[y/N]") || !strings.Contains(errs, "accept T0000: true") || strings.Contains(out, "accepted") {
+		if code != exitRefused || !strings.Contains(errs, "[y/N]") || !strings.Contains(out, "T0000: new here") || strings.Contains(out, "accepted") {
 			t.Fatalf("answer %q: exit %d\n%s%s", answer, code, out, errs)
 		}
 		if _, err := os.Stat(trustFile); err == nil {
@@ -58,7 +58,7 @@ func TestAcceptAsksOnTerminal(t *testing.T) {
 		}
 	}
 	code, out, errs := runAsked(repo, "y\n", "plan", "--accept", "f")
-	if code != exitOK || !strings.Contains(out, "accepted the commands of f (2 tasks)") {
+	if code != exitOK || !strings.Contains(out, "accepted 2 tasks (0 changed, 2 new) of f") {
 		t.Fatalf("yes: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(trustFile); err != nil {

@@ -28,6 +28,7 @@ func TestSyncOverGitDaemon(t *testing.T) {
 	run(t, a, env, "git", "zerg", "claim", "--worker", "wa", "T0001")
 	run(t, a, env, "git", "zerg", "sync")
 	run(t, b, env, "git", "zerg", "sync")
+	run(t, b, env, "git", "zerg", "plan", "--accept", "--yes", "net")
 	run(t, b, env, "git", "zerg", "claim", "--worker", "wb", "T0002")
 	run(t, b, env, "git", "zerg", "sync")
 	run(t, a, env, "git", "zerg", "sync")

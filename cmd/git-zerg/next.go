@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
 )
 
@@ -15,7 +17,8 @@ func nextCmd(e *env) *cli.Command {
 		Usage: "ready tasks, best first, without claiming",
 		Description: "A task is ready when it is pending (or failed with attempts left), its hard\n" +
 			"dependencies are done and its backoff has passed. Best first: lowest level,\n" +
-			"then most dependents.",
+			"then most dependents. A feature whose epic holds it back (a hard dependency\n" +
+			"not complete) has none: it says so on stderr.",
 		Action: func(c *cli.Context) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
@@ -30,9 +33,22 @@ func runNext(e *env) error {
 	if err != nil {
 		return err
 	}
-	_, tx, _, err := e.view()
+	s, tx, feature, err := e.view()
 	if err != nil {
 		return err
+	}
+	if err := engine.EpicHold(s, feature); err != nil {
+		var held *engine.Error
+		if !errors.As(err, &held) || held.Kind != engine.Refused {
+			return err
+		}
+		// Nothing is ready while the epic holds the feature back: next
+		// lists nothing, as whenever no task is ready, and says why.
+		fmt.Fprintf(e.stderr, "note: no task is ready: %s\nhint: %s\n", printable.String(held.Error()), printable.String(held.Hint))
+		if e.json {
+			return report.WriteJSON(e.stdout, report.TasksOf(nil))
+		}
+		return nil
 	}
 	ready, tasks, err := engine.ReadyIn(tx, engine.PolicyOf(cfg), e.now(), e.json)
 	if err != nil {

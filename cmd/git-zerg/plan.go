@@ -11,7 +11,6 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
-	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
 )
 
@@ -118,12 +117,14 @@ func planCmd(e *env) *cli.Command {
 		ArgsUsage: "[FEATURE]",
 		Description: "FEATURE defaults to the graph's \"feature\". An existing feature is refused (exit 3)\n" +
 			"unless --force, which starts it over and keeps the old history in its log.\n" +
-			"--accept trusts the verification commands of a feature that arrived by sync:\n" +
-			"it shows them and asks first (--yes accepts without asking, for scripts).",
+			"--accept trusts, on this machine, the tasks of a feature that arrived by sync (or\n" +
+			"from the forge's issues): it shows each task that is new here, or changed since it\n" +
+			"was accepted here, as a diff, and asks first; --yes accepts without asking (for\n" +
+			"scripts); without a terminal and without --yes it shows them and exits 3.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "graph", Aliases: []string{"g"}, Usage: "task graph `FILE`", Destination: &o.graph},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing feature", Destination: &o.force},
-			&cli.BoolFlag{Name: "accept", Usage: "trust the commands of a synced feature", Destination: &o.accept},
+			&cli.BoolFlag{Name: "accept", Usage: "review and trust the tasks of a synced feature", Destination: &o.accept},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --accept: accept without asking", Destination: &o.yes},
 			&cli.BoolFlag{Name: "strict", Usage: "treat warnings as errors", Destination: &o.strict},
 			&cli.BoolFlag{Name: "from-issues", Usage: "build the graph from the forge's open issues", Destination: &o.fromIssues},
@@ -189,12 +190,17 @@ func runPlan(e *env, o *planOptions) error {
 	if err := engine.CheckFeatureName(name); err != nil {
 		return err
 	}
-	return e.storePlan(&engine.Engine{Ctx: e.ctx, Store: s, Feature: name, Now: e.now}, plan, o.force)
+	return e.storePlan(&engine.Engine{Ctx: e.ctx, Store: s, Feature: name, Now: e.now}, plan, o.force, false)
 }
 
 // storePlan stores a checked plan as the feature's first state and says so.
-func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force bool) error {
-	res, err := g.PlanCurrent(plan, force)
+// An untrusted plan (from the forge's issues) trusts nothing of it here.
+func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force, untrusted bool) error {
+	planCurrent := g.PlanCurrent
+	if untrusted {
+		planCurrent = g.PlanCurrentUntrusted
+	}
+	res, err := planCurrent(plan, force)
 	if err != nil {
 		return err
 	}
@@ -218,28 +224,30 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 	if err != nil {
 		return err
 	}
-	tasks, err := engine.Commands(s, name)
+	rv, err := engine.ReviewTrust(s, name)
 	if err != nil {
 		return err
 	}
-	for _, t := range tasks {
-		fmt.Fprintf(e.stderr, "accept %s: %s\n", t.ID(), printable.String(t.Spec.Verification.Command))
+	if len(rv.Changed) == 0 {
+		fmt.Fprintf(e.stdout, "nothing to accept: every task of %s is accepted here as it is\n", name)
+		return nil
 	}
+	report.AcceptReviewText(e.stdout, rv)
 	if !o.yes && !e.inTTY {
-		// Accepting lets these commands run here: never by default when
-		// no one is there to read them.
-		return &cliError{code: exitUsage, what: "plan --accept asks before trusting commands, and stdin is not a terminal",
-			hint: "review the commands above, then git zerg plan --accept --yes " + name}
+		// Accepting lets these tasks reach workers and their commands run
+		// here: never by default when no one is there to read them.
+		return &cliError{code: exitRefused, what: "nothing accepted", why: "plan --accept asks before trusting tasks, and stdin is not a terminal",
+			hint: "review the changes above, then git zerg plan --accept --yes " + name}
 	}
 	if !o.yes {
-		fmt.Fprintf(e.stderr, "run these %s on this machine? [y/N] ", report.Plural(len(tasks), "command"))
+		fmt.Fprint(e.stderr, report.AcceptQuestion(rv))
 		if !cmdline.Yes(e.stdin) {
 			return &cliError{code: exitRefused, what: "nothing accepted", why: "the answer was not yes"}
 		}
 	}
-	if err := engine.Trust(s, name, tasks); err != nil {
+	if err := engine.Trust(s, name, rv.Tasks); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "accepted the commands of %s (%s)\n", name, report.Plural(len(tasks), "task"))
+	report.AcceptedText(e.stdout, rv)
 	return nil
 }

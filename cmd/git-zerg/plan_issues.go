@@ -32,12 +32,9 @@ func runPlanFromIssues(e *env, o *planOptions) error {
 	if err := engine.IssuesVerdict(name, probs, warns, o.strict); err != nil {
 		return err
 	}
-	if err := e.storePlan(g, plan, o.force); err != nil {
+	if err := e.storePlan(g, plan, o.force, true); err != nil {
 		return err
 	}
-	if err := g.DistrustCommands(); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stderr, "note: the verification commands come from the issues: review them, then git zerg plan --accept %s\n", name)
+	fmt.Fprintf(e.stderr, "note: the tasks come from the issues: review them, then git zerg plan --accept %s\n", name)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -113,7 +114,9 @@ func retryCmd(e *env) *cli.Command {
 }
 
 func approveCmd(e *env) *cli.Command {
-	return taskCmd("approve", "approve a high or critical risk task so that it can be claimed", "", nil, func(task string) error {
+	return taskCmd("approve", "approve a high or critical risk task so that it can be claimed", "An approval is this machine's, given to the task as it now is: a task changed since\n"+
+		"(by a re-plan or a sync) needs approving again, and an approval that arrived by sync\n"+
+		"from another clone does not count here until it is given here too.", nil, func(task string) error {
 		g, err := e.engine()
 		if err != nil {
 			return err
@@ -121,6 +124,10 @@ func approveCmd(e *env) *cli.Command {
 		t, who, err := g.Approve(task)
 		if err != nil || e.json {
 			return e.printTask(t, err)
+		}
+		if t.Approved != who {
+			fmt.Fprintf(e.stdout, "%s approved here by %s (the shared state has it approved by %s)\n", t.ID(), who, printable.String(t.Approved))
+			return nil
 		}
 		fmt.Fprintf(e.stdout, "%s approved by %s\n", t.ID(), who)
 		return nil
