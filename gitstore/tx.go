@@ -637,11 +637,11 @@ type refUpdate struct {
 
 var errRace = errors.New("ref moved")
 
-// updateRefs moves refs in one transaction, each only if it is still at its
+// moveRefs moves refs in one transaction, each only if it is still at its
 // old value. git's files backend takes every <ref>.lock first, checks the
 // old values, then renames: all or nothing, and respected by every git
 // process.
-func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
+func (s *Store) moveRefs(ctx context.Context, us []refUpdate) error {
 	var b strings.Builder
 	b.WriteString("start\n")
 	for _, u := range us {
