@@ -551,7 +551,7 @@ func (e *DamagedError) Hint() string {
 func (s *Store) Damaged(ctx context.Context, ref string, tip plumbing.Hash, err error) error {
 	var de *DamagedError
 	var ge *gitcmd.Error
-	if err == nil || errors.As(err, &de) {
+	if err == nil || tip.IsZero() || errors.As(err, &de) {
 		return err
 	}
 	missing := ""
