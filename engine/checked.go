@@ -69,7 +69,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 	if !ok {
 		bad, err := illegalSince(ctx, s, feature, tip, last)
 		if err != nil {
-			return err
+			return s.Damaged(ctx, gitstore.FeatureRef(feature), tip, err)
 		}
 		if len(bad) > 0 {
 			hint := "git zerg fsck lists them; whoever wrote that state must repair it"

@@ -78,9 +78,15 @@ func Classify(err error) *Error {
 	var hr *hooks.Refusal
 	var hi *hooks.InputError
 	var re *gitstore.RemoteError
+	var de *gitstore.DamagedError
 	switch {
 	case errors.As(err, &ee):
 		return ee
+	case errors.As(err, &de):
+		return &Error{Kind: Failed, What: de.What(), Why: de.Why(), Hint: de.Hint()}
+	case errors.Is(err, gitstore.ErrMissingObject):
+		return &Error{Kind: Failed, What: err.Error(), Why: "an object is missing from the repository",
+			Hint: "git zerg fsck says which state is damaged and how to restore it"}
 	case errors.As(err, &hi):
 		return &Error{Kind: Usage, What: err.Error()}
 	case errors.As(err, &hr):

@@ -91,7 +91,7 @@ func (g *Engine) Fsck() (*FsckReport, error) {
 	h := newHistoryChecker(g.ctx(), s)
 	problems, err := h.check(feature, tip.String(), "")
 	if err != nil {
-		return nil, err
+		return nil, s.Damaged(g.ctx(), gitstore.FeatureRef(feature), tip, err)
 	}
 	moved, err := checkSeen(g.ctx(), s, feature, tip.String())
 	if err != nil {

@@ -238,3 +238,44 @@ func TestReadsSurviveRepack(t *testing.T) {
 		t.Errorf("%d of %d reads failed beside gc and repack:\n%v", len(failures), 2*rounds, errors.Join(failures...))
 	}
 }
+
+// TestAcknowledgedSurvivePruneNow runs writers beside a loop of `git gc
+// --prune=now`, which deletes every loose object no ref reaches when it
+// looks, whatever its age: a transition's objects are written a moment
+// before its ref moves, so a gc that listed the refs in between would
+// delete them once the update is acknowledged. Every update acknowledged
+// must be in the final state, and git fsck must find nothing missing.
+func TestAcknowledgedSurvivePruneNow(t *testing.T) {
+	writers, updates := 2, 12
+	if testing.Short() {
+		writers, updates = 2, 8
+	}
+	dir := newRepo(t)
+	plan(t, openStore(t, dir), "f", tasks(writers))
+	stop := gitLoop(t, dir, "gc", "--quiet", "--prune=now")
+	var mu sync.Mutex
+	var acked []ackedUpdate
+	var errs []error
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			a, e := writeLoop(t, dir, w, updates)
+			mu.Lock()
+			acked, errs = append(acked, a...), append(errs, e...)
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	t.Logf("gc --prune=now ran %d times beside %d acknowledged updates", stop(), len(acked))
+	if len(errs) > 0 {
+		t.Errorf("%d operations failed beside gc --prune=now:\n%v", len(errs), errors.Join(errs...))
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress", "--no-dangling").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+	if lost := lostUpdates(t, dir, acked); len(lost) > 0 {
+		t.Errorf("%d acknowledged updates lost: %s", len(lost), strings.Join(lost, ", "))
+	}
+}

@@ -46,6 +46,9 @@ type memo struct {
 	indexes map[string]*Index
 
 	packed *packedRefs
+	// unconfirmed are the objects written loose since the last update
+	// acknowledged, for it to check (objects.go).
+	unconfirmed []batchObject
 	// checked is how far each state ref's reflog was checked (repair.go).
 	checked map[string]checked
 }
@@ -282,9 +285,9 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 // repacks again meanwhile.
 const packMovesFollowed = 5
 
-// errNoObject: the object is in no object directory (fs.ErrNotExist, for
+// ErrMissingObject: the object is in no object directory (fs.ErrNotExist, for
 // callers that tell a missing object from a damaged one).
-var errNoObject = fmt.Errorf("object not found: %w", fs.ErrNotExist)
+var ErrMissingObject = fmt.Errorf("object not found: %w", fs.ErrNotExist)
 
 func (s *Store) readPacked(h plumbing.Hash) (memoObject, error) {
 	s.packMu.Lock()
@@ -295,7 +298,7 @@ func (s *Store) readPacked(h plumbing.Hash) (memoObject, error) {
 		return o, err
 	}
 	if !foreign {
-		return memoObject{}, errNoObject
+		return memoObject{}, ErrMissingObject
 	}
 	return s.catFile(h)
 }
@@ -307,7 +310,7 @@ func (s *Store) catFile(h plumbing.Hash) (memoObject, error) {
 	ctx := context.Background()
 	typ, err := s.git.Line(ctx, "cat-file", "-t", h.String())
 	if err != nil {
-		return memoObject{}, errNoObject
+		return memoObject{}, ErrMissingObject
 	}
 	t, err := plumbing.ParseObjectType(typ)
 	if err != nil {
@@ -490,8 +493,24 @@ var tmpSeq atomic.Uint64
 // in objects/xx/yyyy, read-only, through a temporary file renamed into
 // place. Compressed in memory first (at git's default for loose objects,
 // level 1, unless small): one write, and four system calls in all when the
-// fan-out directory exists.
+// fan-out directory exists. The object is checked once the update that
+// needs it is made (confirmWritten).
 func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte) error {
+	raw, err := looseBytes(typ, data)
+	if err != nil {
+		return err
+	}
+	if err := s.placeLoose(s.loosePath(h), raw); err != nil {
+		return err
+	}
+	m := s.memo()
+	m.putObject(h, memoObject{typ: typ, data: data})
+	m.noteWritten(batchObject{hash: h, typ: typ, data: data})
+	return nil
+}
+
+// looseBytes is an object as a loose file holds it.
+func looseBytes(typ plumbing.ObjectType, data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(data) + 64)
 	pool := &zlibWriters
@@ -504,10 +523,23 @@ func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte
 	zw.Write(data)
 	err := zw.Close()
 	pool.Put(zw)
-	if err != nil {
-		return err
+	return buf.Bytes(), err
+}
+
+// placeLoose puts a loose object's bytes at final.
+func (s *Store) placeLoose(final string, raw []byte) error {
+	var err error
+	// git prune deletes the tmp_obj_ files older than its expiry, which
+	// under --prune=now is every one: the write is then made again.
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = placeLooseOnce(final, raw); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
 	}
-	final := s.loosePath(h)
+	return err
+}
+
+func placeLooseOnce(final string, raw []byte) error {
 	dir := filepath.Dir(final)
 	tmp := filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
@@ -524,7 +556,7 @@ func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(buf.Bytes())
+	_, err = f.Write(raw)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -538,6 +570,5 @@ func (s *Store) writeLoose(h plumbing.Hash, typ plumbing.ObjectType, data []byte
 		}
 		return err
 	}
-	s.memo().putObject(h, memoObject{typ: typ, data: data})
 	return nil
 }

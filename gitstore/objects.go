@@ -2,16 +2,24 @@ package gitstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
 )
 
@@ -316,16 +324,20 @@ func (b *batch) flush() error {
 		}
 	}
 	b.objs = nil
-	if len(missing) > packAbove {
+	// While git gc runs, its prune may delete any loose object no ref
+	// reaches yet: the objects go into a pack kept until the update is
+	// over, which neither prune nor repack touches (see above).
+	pruning := len(missing) > 0 && b.s.gcRunning()
+	if len(missing) > packAbove || pruning {
 		var packed, loose []batchObject
 		for _, o := range missing {
-			if b.loose[o.hash] {
+			if b.loose[o.hash] && !pruning {
 				loose = append(loose, o)
 			} else {
 				packed = append(packed, o)
 			}
 		}
-		keep, err := b.s.writePack(packed)
+		keep, err := b.s.writePack(packed, true)
 		b.held.add(keep, packed)
 		if err != nil {
 			return err
@@ -338,4 +350,151 @@ func (b *batch) flush() error {
 		}
 	}
 	return nil
+}
+
+// A loose object no ref reaches yet is one `git prune` may delete: git
+// gives such objects a grace period (gc.pruneExpire, two weeks by
+// default) for their writer to make them reachable, and `git gc
+// --prune=now` takes it away ("now" is every object, whatever its date).
+// A transition writes its objects a moment before its ref moves; a prune
+// that listed the refs in between deleted them after the update was
+// acknowledged, and the state ref pointed at a missing commit.
+//
+// No loose object is safe from such a prune: it deletes whatever it did
+// not reach when it listed the refs, up to its last moment, so no check
+// made after the update can tell it is over. A pack is safe: git prune
+// never deletes one, and `git repack -d` deletes only the packs that were
+// there, without a .keep, when it started. Hence:
+//
+//   - while `git gc` runs (its gc.pid exists from before it lists the refs
+//     until its prune is over), a transition's objects go into a pack kept
+//     until its refs are updated, as a plan's always do (flush);
+//   - once an update is made, every object written loose since the last
+//     one is looked at, a stat each, and written again from the bytes
+//     still held if it is gone; if a gc runs by then (it began after the
+//     objects were written), a pack of them is written too: only a repack
+//     that starts after that pack can delete it, and it sees the update;
+//     with no gc running, every prune that listed the refs before the
+//     update is over, and the stat saw all it deleted;
+//   - an update git refuses because its commit was deleted first is made
+//     again once the objects are written again.
+//
+// Outside a gc, transitions stay loose objects and pay one stat each. A
+// `git prune --expire=now` run by hand (not through git gc) leaves no
+// mark: only the stat after the update covers it, and a state left with
+// an object missing is named as such, with its repair (DamagedError).
+
+// updateRefs is moveRefs, made safe from git prune: an update git refuses
+// for a missing object (a prune deleted it between its write and the
+// update) is made again once the objects written are, and an update made
+// has its objects confirmed.
+func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
+	err := s.moveRefs(ctx, us)
+	if missingObject(err) && s.restoreWritten(s.memo().unconfirmedObjects()) == nil {
+		err = s.moveRefs(ctx, us)
+	}
+	if err != nil {
+		return err
+	}
+	return s.confirmWritten()
+}
+
+func missingObject(err error) bool {
+	var ge *gitcmd.Error
+	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "with nonexistent object")
+}
+
+func (m *memo) noteWritten(o batchObject) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unconfirmed = append(m.unconfirmed, o)
+}
+
+func (m *memo) unconfirmedObjects() []batchObject {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.unconfirmed
+}
+
+func (m *memo) confirmed(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unconfirmed = append(m.unconfirmed[:0:0], m.unconfirmed[n:]...)
+}
+
+// confirmWritten makes the objects this process wrote loose since the
+// last update made safe from git prune, now that one is (see above):
+// all of them, not only this update's, since an update can reuse an
+// object an attempt before it wrote.
+func (s *Store) confirmWritten() error {
+	m := s.memo()
+	objs := m.unconfirmedObjects()
+	if len(objs) == 0 {
+		return nil
+	}
+	err := s.restoreWritten(objs)
+	if err == nil && s.gcRunning() {
+		_, err = s.writePack(objs, false)
+	}
+	if err != nil {
+		return fmt.Errorf("the state moved, but keeping the objects it needs failed: %w", err)
+	}
+	m.confirmed(len(objs))
+	return nil
+}
+
+// restoreWritten writes again, from the bytes held, every object of objs
+// whose loose file is gone. An object git gc moved into a pack is written
+// too: one more copy harms nothing (git gc drops it), where looking for it
+// in every pack would cost more.
+func (s *Store) restoreWritten(objs []batchObject) error {
+	for _, o := range objs {
+		path := s.loosePath(o.hash)
+		_, err := os.Lstat(path)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		raw, err := looseBytes(o.typ, o.data)
+		if err == nil {
+			err = s.placeLoose(path, raw)
+		}
+		if err != nil {
+			return fmt.Errorf("object %s: %w", o.hash, err)
+		}
+	}
+	return nil
+}
+
+// gcStale is when git itself takes a gc.pid for the leftover of a gc that
+// died without removing it.
+const gcStale = 12 * time.Hour
+
+// gcRunning reports whether a `git gc` may be running on this repository,
+// as git gc itself decides whether another one is: its gc.pid ("<pid>
+// <host>") exists, is not older than 12 hours, and names a live process
+// or another host.
+func (s *Store) gcRunning() bool {
+	path := filepath.Join(s.CommonDir, "gc.pid")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) > gcStale {
+		return false
+	}
+	pid, host, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
+	n, err := strconv.Atoi(pid)
+	if err != nil || host != hostname() {
+		return true
+	}
+	return processAlive(n)
+}
+
+// processAlive: a signal 0 reaches it (EPERM: it exists, another user's).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

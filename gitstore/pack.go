@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,9 +39,9 @@ const packAbove = 64
 // to make its pack 40% smaller. The entries are built on every processor,
 // in chunks.
 //
-// The pack is kept until the caller has updated its refs: the path of its
-// .keep file is returned.
-func (s *Store) writePack(objs []batchObject) (string, error) {
+// With keep, the pack is kept until the caller has updated its refs: the
+// path of its .keep file is returned.
+func (s *Store) writePack(objs []batchObject, keep bool) (string, error) {
 	var head bytes.Buffer
 	head.WriteString("PACK")
 	binary.Write(&head, binary.BigEndian, uint32(2))
@@ -53,27 +56,54 @@ func (s *Store) writePack(objs []batchObject) (string, error) {
 	}
 	sum := sha1.New()
 	sum.Write(head.Bytes())
-	readers := []io.Reader{&head}
 	for _, c := range chunks {
 		sum.Write(c)
-		readers = append(readers, bytes.NewReader(c))
 	}
-	readers = append(readers, bytes.NewReader(sum.Sum(nil)))
-	out, err := s.git.RunWith(context.Background(), gitcmd.Call{Stdin: io.MultiReader(readers...)}, "index-pack", "--stdin", "--keep=git-zerg: refs not updated yet")
+	trailer := sum.Sum(nil)
+	args, want := []string{"index-pack", "--stdin"}, "pack"
+	if keep {
+		args, want = append(args, "--keep=git-zerg: refs not updated yet"), "keep"
+	}
+	// A pack is named by its trailing checksum.
+	name := hex.EncodeToString(trailer)
+	base := filepath.Join(s.CommonDir, "objects", "pack", "pack-"+name)
+	var out []byte
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		readers := []io.Reader{bytes.NewReader(head.Bytes())}
+		for _, c := range chunks {
+			readers = append(readers, bytes.NewReader(c))
+		}
+		readers = append(readers, bytes.NewReader(trailer))
+		if out, err = s.git.RunWith(context.Background(), gitcmd.Call{Stdin: io.MultiReader(readers...)}, args...); err == nil {
+			break
+		}
+		// `git prune --expire=now` deletes index-pack's temporary files
+		// (tmp_pack_*) as it deletes every tmp_ file older than its
+		// expiry; index-pack had made the .keep by then, which would make
+		// the next attempt keep nothing.
+		if _, serr := os.Stat(base + ".pack"); errors.Is(serr, fs.ErrNotExist) {
+			os.Remove(base + ".keep")
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("writing %d objects as a pack: %w", len(objs), err)
 	}
-	// It prints "keep\t<name>": the pack's name, its .keep beside it.
-	kind, name, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
-	if kind != "keep" || !plumbing.IsHash(name) {
+	// It prints "keep\t<name>" (the pack's name, its .keep beside it), or
+	// "pack\t<name>" when it kept none.
+	kind, got, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if kind != want || got != name {
 		return "", fmt.Errorf("writing %d objects as a pack: git index-pack said %q", len(objs), out)
 	}
-	keep := filepath.Join(s.CommonDir, "objects", "pack", "pack-"+name+".keep")
+	keepFile := ""
+	if keep {
+		keepFile = base + ".keep"
+	}
 	m := s.memo()
 	for _, o := range objs {
 		m.putObject(o.hash, memoObject{typ: o.typ, data: o.data})
 	}
-	return keep, nil
+	return keepFile, nil
 }
 
 // A pack is kept (a .keep file beside it, as git's fetches keep theirs)

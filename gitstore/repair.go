@@ -499,3 +499,117 @@ func (s *Store) gitHasObject(ctx context.Context, h plumbing.Hash) bool {
 	_, err := s.git.Run(ctx, "cat-file", "-e", h.String())
 	return err == nil
 }
+
+// DamagedError: a state ref reaches an object the repository no longer
+// has. git-zerg keeps the objects of every update it acknowledges (see
+// confirmWritten); this is what is left when something else deleted
+// them: a `git prune --expire=now` run by hand beside an update, a
+// deleted file. Nothing can bring back what the lost objects held, so
+// the state is not moved on a guess: the hint names the state to go back
+// to, the newest one the ref's reflog records whose every object exists,
+// and the git command that does it.
+type DamagedError struct {
+	Ref string
+	Tip plumbing.Hash
+	// Missing says what is missing, as far as the failed read tells.
+	Missing string
+	Err     error // the read that failed
+	// Restore is the state to go back to, zero when the reflog has none.
+	Restore plumbing.Hash
+}
+
+func (e *DamagedError) Error() string { return e.What() + " (" + e.Why() + ")" }
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// What names the damaged state.
+func (e *DamagedError) What() string {
+	if f, ok := strings.CutPrefix(e.Ref, FeaturePrefix); ok {
+		return fmt.Sprintf("the state of feature %s is damaged", f)
+	}
+	return fmt.Sprintf("the state in %s is damaged", e.Ref)
+}
+
+// Why says what is missing, and what deletes such objects.
+func (e *DamagedError) Why() string {
+	return e.Missing + ": deleted by git prune or git gc --prune=now beside an update, or lost"
+}
+
+// Hint is the command that repairs it.
+func (e *DamagedError) Hint() string {
+	if e.Restore.IsZero() {
+		return fmt.Sprintf("no complete state is left in its reflog: fetch it from a clone that has it (git fetch REMOTE +%s:%s) or remove it (git update-ref -d %s)", e.Ref, e.Ref, e.Ref)
+	}
+	return fmt.Sprintf("go back to its last complete state, %s (what came after it is lost): git update-ref -m 'restore: objects missing' %s %s %s", short(e.Restore), e.Ref, e.Restore, e.Tip)
+}
+
+// Damaged turns err, from a read of the state at tip of ref, into a
+// DamagedError when an object the state needs is missing: our reader
+// found one missing, or git failed on the history and finds one missing
+// when asked. Other errors are returned as they are. Only for reads of
+// the state itself: a worker's commit may be missing for good reasons
+// (not fetched yet).
+func (s *Store) Damaged(ctx context.Context, ref string, tip plumbing.Hash, err error) error {
+	var de *DamagedError
+	var ge *gitcmd.Error
+	if err == nil || tip.IsZero() || errors.As(err, &de) {
+		return err
+	}
+	missing := ""
+	switch {
+	case !s.hasObject(tip) && !s.gitHasObject(ctx, tip):
+		missing = fmt.Sprintf("its commit %s is missing", tip)
+	case errors.Is(err, ErrMissingObject):
+		missing = err.Error()
+	case errors.As(err, &ge) && !s.complete(ctx, tip):
+		missing = "an object of its history is missing (" + ge.Error() + ")"
+	default:
+		return err
+	}
+	return &DamagedError{Ref: ref, Tip: tip, Missing: missing, Err: err, Restore: s.lastComplete(ctx, ref, tip)}
+}
+
+// complete reports whether every object of commit c's history exists.
+// git rather than our reader: it reads every object, and stops at the
+// first one missing.
+func (s *Store) complete(ctx context.Context, c plumbing.Hash) bool {
+	_, err := s.git.Run(ctx, "rev-list", "--objects", "--quiet", c.String())
+	return err == nil
+}
+
+// restoreCandidates bounds the states of the reflog looked at: each look
+// is a walk of the whole history.
+const restoreCandidates = 20
+
+// lastComplete is the newest value the ref's reflog records whose every
+// object, history included, exists (zero when none).
+func (s *Store) lastComplete(ctx context.Context, ref string, tip plumbing.Hash) plumbing.Hash {
+	entries, _, _, err := s.scanReflog(ref, checkpoint{})
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	seen := map[plumbing.Hash]bool{tip: true, plumbing.ZeroHash: true}
+	looked := 0
+	for i := len(entries) - 1; i >= 0 && looked < restoreCandidates; i-- {
+		for _, c := range []plumbing.Hash{entries[i].new, entries[i].old} {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			looked++
+			if s.complete(ctx, c) {
+				return c
+			}
+		}
+	}
+	return plumbing.ZeroHash
+}
+
+// damaged is Damaged for a read of this transaction's feature state.
+func (tx *Tx) damaged(err error) error {
+	return tx.s.Damaged(context.Background(), FeatureRef(tx.feature), tx.featTip, err)
+}
+
+// locksDamaged is Damaged for a read of the locks it began with.
+func (tx *Tx) locksDamaged(err error) error {
+	return tx.s.Damaged(context.Background(), LocksRef, tx.locksTip, err)
+}

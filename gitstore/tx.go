@@ -137,11 +137,11 @@ func (s *Store) begin(feature string) (*Tx, error) {
 	}
 	c, err := s.readCommit(tx.featTip)
 	if err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	t, err := s.readTree(c.TreeHash)
 	if err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	tx.root = entriesOf(t)
 	if _, ok := tx.root[tombstone]; ok {
@@ -153,7 +153,7 @@ func (s *Store) begin(feature string) (*Tx, error) {
 	if te, ok := tx.root["clock"]; ok {
 		b, err := s.readBlob(te.Hash)
 		if err != nil {
-			return nil, err
+			return nil, tx.damaged(err)
 		}
 		tx.clock, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 	}
@@ -174,7 +174,7 @@ func (tx *Tx) Meta() (*state.Feature, error) {
 	}
 	var f state.Feature
 	if err := tx.s.readJSON(te.Hash, &f); err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	tx.meta = &f
 	return tx.meta, nil
@@ -190,7 +190,7 @@ func (tx *Tx) loadTasksTree() error {
 	}
 	t, err := tx.s.readTree(tx.root["tasks"].Hash)
 	if err != nil {
-		return err
+		return tx.damaged(err)
 	}
 	tx.tasksTree = entriesOf(t)
 	return nil
@@ -208,7 +208,7 @@ func (tx *Tx) shard(name string) (*shard, error) {
 		sh.hash = te.Hash
 	}
 	if err := tx.s.loadShardTree(sh); err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	tx.shards[name] = sh
 	return sh, nil
@@ -227,7 +227,7 @@ func (tx *Tx) Task(id string) (*state.Task, error) {
 		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
 	}
 	if err := tx.s.loadShardTree(sh); err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	te, ok := sh.e[id]
 	if !ok {
@@ -235,7 +235,7 @@ func (tx *Tx) Task(id string) (*state.Task, error) {
 	}
 	t, err := tx.s.readTask(te.Hash)
 	if err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	sh.tasks[id] = t
 	return t, nil
@@ -342,11 +342,11 @@ func (tx *Tx) Workers() (map[string]*state.Worker, error) {
 	}
 	ws, err := decodeEntries(tx.s, tx.feature+".workers", workerCodec, te.Hash)
 	if err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	t, err := tx.s.readTree(te.Hash)
 	if err != nil {
-		return nil, err
+		return nil, tx.damaged(err)
 	}
 	tx.workersRead = make(map[string]readWorker, len(t.Entries))
 	for _, e := range t.Entries {
@@ -397,7 +397,7 @@ func (tx *Tx) Locks() ([]state.Lock, error) {
 	}
 	locks, err := tx.s.readLocks(tx.locksTip)
 	if err != nil {
-		return nil, err
+		return nil, tx.locksDamaged(err)
 	}
 	tx.locks, tx.locksRead = locks, true
 	return tx.locks, nil
@@ -646,11 +646,11 @@ type refUpdate struct {
 
 var errRace = errors.New("ref moved")
 
-// updateRefs moves refs in one transaction, each only if it is still at its
+// moveRefs moves refs in one transaction, each only if it is still at its
 // old value. git's files backend takes every <ref>.lock first, checks the
 // old values, then renames: all or nothing, and respected by every git
 // process.
-func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
+func (s *Store) moveRefs(ctx context.Context, us []refUpdate) error {
 	var b strings.Builder
 	b.WriteString("start\n")
 	for _, u := range us {

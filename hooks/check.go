@@ -371,10 +371,11 @@ func ParsePush(r io.Reader) ([]PushLine, error) {
 
 // PrePush checks what a push would send to remote (git's first argument:
 // a remote name, or the URL when there is none; url is the second): no
-// pushed commit may change a path under an active lock of another owner, and
-// a feature's staging branch goes to a non-zerg branch only when the
-// quality gates of gateSet (GateSet of the configuration) passed here on
-// exactly that commit's tree.
+// pushed commit may change a path under an active lock of another owner,
+// and nothing goes to a non-zerg branch that carries staging work whose
+// tree the quality gates of gateSet (GateSet of the configuration) did not
+// pass here: neither a feature's staging branch by name, nor any commit
+// that holds a merge git-zerg made into staging (see pushgate.go).
 //
 // Pushes of state (refs/zerg/*) and deletions are not checked. The commits
 // checked are those of each local sha that are neither on the remote's
@@ -385,6 +386,7 @@ func ParsePush(r io.Reader) ([]PushLine, error) {
 func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines []PushLine, id Identity, gateSet string, now time.Time) ([]Problem, error) {
 	var out []Problem
 	var sending []PushLine
+	staging := sync.OnceValues(func() (bool, error) { return stagingInUse(s) })
 	for _, l := range lines {
 		// State refs carry no work: their trees are git-zerg's own files,
 		// and plain pushes of refs/zerg/* are how some users sync.
@@ -392,17 +394,29 @@ func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines [
 			continue
 		}
 		sending = append(sending, l)
-		f, ok := stagingBranch(l.LocalRef)
-		if !ok || strings.HasPrefix(l.RemoteRef, "refs/heads/zerg/") {
+		if strings.HasPrefix(l.RemoteRef, "refs/heads/zerg/") {
 			continue
 		}
-		if ok, why := gatesPassed(s, l.LocalSHA, gateSet); !ok {
-			if why != "" {
-				why = ": " + why
+		if f, ok := stagingBranch(l.LocalRef); ok {
+			if ok, why := gatesPassed(s, l.LocalSHA, gateSet); !ok {
+				if why != "" {
+					why = ": " + why
+				}
+				out = append(out, Problem{Ref: refPair(l),
+					What: fmt.Sprintf("the quality gates have not passed on %s (commit %s of feature %s's staging)%s", shortRef(l.LocalRef), short(l.LocalSHA), f, why),
+					Hint: "run git zerg gates run on it and push again once they pass"})
+				continue
 			}
-			out = append(out, Problem{Ref: refPair(l),
-				What: fmt.Sprintf("the quality gates have not passed on %s (commit %s of feature %s's staging)%s", shortRef(l.LocalRef), short(l.LocalSHA), f, why),
-				Hint: "run git zerg gates run on it and push again once they pass"})
+		}
+		// Whatever the branch's name: see pushgate.go.
+		if in, err := staging(); err != nil {
+			return nil, err
+		} else if in {
+			ps, err := ungatedStaging(ctx, s, remote, url, l, gateSet)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ps...)
 		}
 	}
 	if len(sending) == 0 {

@@ -110,8 +110,13 @@ func (r Run) CheckPush(ctx context.Context, in io.Reader, remote, url string, ga
 	if to == "" {
 		to = "the remote"
 	}
-	return &Refusal{What: "push to " + to + " refused", Why: count(len(ps), "problem"),
-		Hint: "git zerg locks shows who holds what", Problems: ps}
+	hint := "git zerg gates run runs the quality gates on a feature's staging"
+	for _, p := range ps {
+		if p.Path != "" {
+			hint = "git zerg locks shows who holds what"
+		}
+	}
+	return &Refusal{What: "push to " + to + " refused", Why: count(len(ps), "problem"), Hint: hint, Problems: ps}
 }
 
 // count is "1 problem", "2 problems".
