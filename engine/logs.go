@@ -92,15 +92,6 @@ func privateRunDir(s *gitstore.Store, dir string) error {
 	}
 }
 
-// writePrivate writes a file of the run directory, readable by the user
-// alone, whatever mode an older one had.
-func writePrivate(path string, data []byte) error {
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o600)
-}
-
 // attemptLog is an attempt's log as it is written: each stream through a
 // scrubber of its own, so that a secret one stream prints in pieces is
 // caught however the other's output falls between them.
