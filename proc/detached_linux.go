@@ -28,8 +28,12 @@ var becomeSubreaper = sync.OnceFunc(func() {
 func endDetached(mark string, sweep bool) bool {
 	self, group := os.Getpid(), syscall.Getpgrp()
 	killed := map[int]bool{}
+	var since uint64 // a dead git-zerg's leftovers may be older than this one
+	if sweep {
+		since = ownStart()
+	}
 	deadline := time.Now().Add(reapWait)
-	for poll := time.Millisecond; endPass(mark, sweep, self, group, killed); poll = min(2*poll, 20*time.Millisecond) {
+	for poll := time.Millisecond; endPass(mark, sweep, since, self, group, killed); poll = min(2*poll, 20*time.Millisecond) {
 		if time.Now().After(deadline) {
 			break
 		}
@@ -38,10 +42,11 @@ func endDetached(mark string, sweep bool) bool {
 	return len(killed) > 0
 }
 
-// endPass looks at every process once: an adopted zombie is reaped, a
-// doomed process is sent SIGKILL and noted in killed. It tells whether
-// another look is needed: a process killed is not a zombie yet.
-func endPass(mark string, sweep bool, self, group int, killed map[int]bool) (again bool) {
+// endPass looks at every process started since then (in clock ticks since
+// boot) once: an adopted zombie is reaped, a doomed process is sent SIGKILL
+// and noted in killed. It tells whether another look is needed: a process
+// killed is not a zombie yet.
+func endPass(mark string, sweep bool, since uint64, self, group int, killed map[int]bool) (again bool) {
 	procs, ok := processes()
 	if !ok {
 		return false
@@ -54,7 +59,7 @@ func endPass(mark string, sweep bool, self, group int, killed map[int]bool) (aga
 		killed[pid], again = true, true
 	}
 	for _, p := range procs {
-		if p.pid == self || commands.shells[p.pid] {
+		if p.pid == self || commands.shells[p.pid] || p.start < since {
 			continue
 		}
 		// Outside our group, reparented here: a command left it (or what
@@ -104,7 +109,16 @@ func ownGit(environ []byte) bool {
 type process struct {
 	pid, ppid, pgrp int
 	state           string
+	start           uint64 // clock ticks since boot
 }
+
+// ownStart is when this process started. What started before it cannot
+// descend from its commands, and its environment need not be read: most
+// of a machine's processes.
+var ownStart = sync.OnceValue(func() uint64 {
+	p, _ := readStat(strconv.Itoa(os.Getpid()))
+	return p.start
+})
 
 func (p process) zombie() bool { return p.state == "Z" || p.state == "X" }
 
@@ -142,13 +156,14 @@ func readStat(pid string) (process, bool) {
 		return process{}, false
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
+	if len(f) < 20 {
 		return process{}, false
 	}
 	p := process{state: f[0]}
-	var e1, e2, e3 error
+	var e1, e2, e3, e4 error
 	p.pid, e1 = strconv.Atoi(pid)
 	p.ppid, e2 = strconv.Atoi(f[1])
 	p.pgrp, e3 = strconv.Atoi(f[2])
-	return p, e1 == nil && e2 == nil && e3 == nil
+	p.start, e4 = strconv.ParseUint(f[19], 10, 64)
+	return p, e1 == nil && e2 == nil && e3 == nil && e4 == nil
 }
