@@ -34,17 +34,22 @@ import (
 //
 // The trust file, .git/zerg/trusted/<feature>, is this machine's alone:
 //
-//	zerg-trust 2
-//	<id> <sha256 of the spec> [approved]
+//	zerg-trust 3
+//	<id> <sha256 of the spec> <approved or -> <seal>
 //
-// "approved" is an approval given here (git zerg approve) to that very
+// Each line is sealed with the repository's key (gitstore.Store.Seal), so
+// a line a worker writes into the file with the file system trusts
+// nothing. "approved" is an approval given here (git zerg approve) to that very
 // spec: it does not survive a change of the task, and an approval that
 // arrived in the shared state from another clone is not one. The specs
 // accepted last are kept beside it, in .git/zerg/accepted/<feature>.json,
 // for the next plan --accept to show what changed. A trust file of the
 // first format ("<id> <sha256 of the command>" lines) trusts nothing: it
-// said nothing of what the worker is told.
-const trustFormat = "zerg-trust 2"
+// said nothing of what the worker is told; nor does one of the second,
+// whose lines were not sealed.
+const trustFormat = "zerg-trust 3"
+
+const trustDomain = "git-zerg trust"
 
 // SpecDigest is the digest of everything a task's spec tells or lets a
 // worker do; "" for a spec that cannot be encoded, which nothing matches.
@@ -103,8 +108,31 @@ type trust struct {
 	// opened only.
 	path  string
 	start int64
-	// old: the file is of the first format, which trusts nothing now.
+	// old: the file is of an earlier format, which trusts nothing now.
 	old bool
+	// s and feature check each line's seal; a trust without a store
+	// trusts nothing.
+	s       *gitstore.Store
+	feature string
+}
+
+// line reads what a line says after "<id> ", "" when its seal does not
+// verify: written by anyone but git-zerg, or for another task or feature.
+func (tr *trust) line(id, rest string) (digest string, approved bool) {
+	f := strings.Fields(rest)
+	if tr.s == nil || len(f) != 4 || !tr.s.Sealed(f[2]+" "+f[3], trustDomain, tr.feature, id, f[0], f[1]) {
+		return "", false
+	}
+	return f[0], f[1] == "approved"
+}
+
+// trustLine is a sealed line of the trust file, newline included.
+func trustLine(key []byte, feature, id, digest string, approved bool) string {
+	flag := "-"
+	if approved {
+		flag = "approved"
+	}
+	return id + " " + digest + " " + flag + " " + gitstore.KeyID(key) + " " + gitstore.MAC(key, trustDomain, feature, id, digest, flag) + "\n"
 }
 
 func readTrust(s *gitstore.Store, feature string) (*trust, error) {
@@ -122,7 +150,7 @@ func readTrust(s *gitstore.Store, feature string) (*trust, error) {
 	if len(rest) > 0 && rest[len(rest)-1] != '\n' {
 		rest = append(rest, '\n')
 	}
-	return &trust{lines: rest}, nil
+	return &trust{lines: rest, s: s, feature: feature}, nil
 }
 
 // openTrust reads the trust file's header alone: a claim, a done or an
@@ -147,7 +175,7 @@ func openTrust(s *gitstore.Store, feature string) (*trust, error) {
 	if string(head[:n]) != trustFormat+"\n" {
 		return &trust{old: n > 0}, nil
 	}
-	return &trust{path: path, start: int64(n)}, nil
+	return &trust{path: path, start: int64(n), s: s, feature: feature}, nil
 }
 
 // entry is what the file says of one task: the digest trusted, and
@@ -159,8 +187,7 @@ func (tr *trust) entry(id string) (digest string, approved bool) {
 	} else {
 		line = findLine(tr.lines, id)
 	}
-	d, flag, _ := strings.Cut(line, " ")
-	return d, flag == "approved"
+	return tr.line(id, line)
 }
 
 // findLine returns what follows "<id> " on its line of lines, "" when no
@@ -183,8 +210,8 @@ func findLine(lines []byte, id string) string {
 }
 
 // maxTrustLine bounds a line of the trust file: an id of at most 64
-// characters, a digest of 64, " approved".
-const maxTrustLine = 160
+// characters, a digest of 64, "approved", a seal of 81.
+const maxTrustLine = 240
 
 // lookLine is findLine on the lines of the file at path from start on,
 // sorted by id as Trust writes them: a binary search over byte offsets.
@@ -242,9 +269,9 @@ func lookLine(path string, start int64, id string) string {
 func (tr *trust) entries() map[string]trustEntry {
 	out := map[string]trustEntry{}
 	for _, line := range strings.Split(string(tr.lines), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 {
-			out[f[0]] = trustEntry{digest: f[1], approved: len(f) > 2 && f[2] == "approved"}
+		id, rest, _ := strings.Cut(line, " ")
+		if d, approved := tr.line(id, rest); d != "" {
+			out[id] = trustEntry{digest: d, approved: approved}
 		}
 	}
 	return out
@@ -254,7 +281,7 @@ func (tr *trust) entries() map[string]trustEntry {
 // task id.
 func (tr *trust) approvals() map[string]string {
 	out := map[string]string{}
-	if tr.old || !bytes.Contains(tr.lines, []byte(" approved\n")) {
+	if tr.old || !bytes.Contains(tr.lines, []byte(" approved ")) {
 		return out
 	}
 	for id, e := range tr.entries() {
@@ -382,6 +409,10 @@ func Trust(s *gitstore.Store, feature string, tasks []*state.Task) error {
 		return err
 	}
 	approved := before.approvals()
+	key, err := s.Key(true)
+	if err != nil {
+		return err
+	}
 	sorted := append([]*state.Task(nil), tasks...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID() < sorted[j].ID() })
 	enc := encodeSpecs(sorted)
@@ -404,11 +435,7 @@ func Trust(s *gitstore.Store, feature string, tasks []*state.Task) error {
 			continue // nothing could match it: not worth a line
 		}
 		d := digestOf(enc[i])
-		lines.WriteString(t.ID() + " " + d)
-		if approved[t.ID()] == d {
-			lines.WriteString(" approved")
-		}
-		lines.WriteByte('\n')
+		lines.WriteString(trustLine(key, feature, t.ID(), d, approved[t.ID()] == d))
 		if n > 0 {
 			specs.WriteByte(',')
 		}
@@ -456,11 +483,16 @@ func approveHere(s *gitstore.Store, feature string, t *state.Task) error {
 	if tr.approvedHere(t) {
 		return nil
 	}
+	key, err := s.Key(true)
+	if err != nil {
+		return err
+	}
 	var out bytes.Buffer
 	out.WriteString(trustFormat + "\n")
 	for _, line := range strings.SplitAfter(string(tr.lines), "\n") {
-		if strings.HasPrefix(line, t.ID()+" ") {
-			line = strings.TrimSuffix(line, "\n") + " approved\n"
+		if id, rest, _ := strings.Cut(line, " "); id == t.ID() {
+			d, _ := tr.line(id, strings.TrimSuffix(rest, "\n"))
+			line = trustLine(key, feature, id, d, true)
 		}
 		out.WriteString(line)
 	}

