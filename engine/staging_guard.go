@@ -71,6 +71,25 @@ func (sg *stagingGuard) Moved(tip string) error {
 }
 
 func (sg *stagingGuard) Check(ctx context.Context, known, tip string) error {
+	err := sg.checkFrom(ctx, known, tip)
+	if err == nil {
+		return nil
+	}
+	// A host whose own merge lost the race to another's holds a tip the
+	// remote never took; the remote's staging then descends not from it
+	// but from where both merges started. Both lines must hold only merges
+	// of verified work from there.
+	base, berr := sg.m.LineBase(ctx, known, tip, maxStagingWalk)
+	if berr != nil || base == "" || base == known || base == tip {
+		return err
+	}
+	if sg.checkFrom(ctx, base, known) != nil {
+		return err
+	}
+	return sg.checkFrom(ctx, base, tip)
+}
+
+func (sg *stagingGuard) checkFrom(ctx context.Context, known, tip string) error {
 	tx, err := sg.g.Store.View(sg.g.Feature)
 	if err != nil {
 		return err

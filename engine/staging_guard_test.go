@@ -97,6 +97,21 @@ func TestStagingGuard(t *testing.T) {
 	if err := mgr.SetStaging(g.ctx(), full, level1); err != nil {
 		t.Fatalf("SetStaging of another host's merge: %v", err)
 	}
+
+	// This host merged B itself, and lost the race to push it: the
+	// remote's staging, another host's merge of the same work, descends
+	// from where both merges started.
+	fullTree := run(t, dir, "git", "rev-parse", full+"^{tree}")
+	mine := run(t, dir, "git", "commit-tree", fullTree, "-p", level1, "-p", workB, "-m", "merge B into staging (this host)")
+	put(mine, mine)
+	if err := mgr.SetStaging(g.ctx(), full, mine); err != nil {
+		t.Fatalf("SetStaging after a lost merge race: %v", err)
+	}
+	// But not when the remote's line holds a foreign commit.
+	put(mine, mine)
+	if err := mgr.SetStaging(g.ctx(), evil, mine); !errors.Is(err, worktree.ErrForeignStaging) {
+		t.Fatalf("SetStaging of an evil merge after a lost race: %v", err)
+	}
 }
 
 // treeWith is the tree of commit with one more file.

@@ -96,6 +96,38 @@ func (m *Manager) EnsureStaging(ctx context.Context, from string) (string, error
 	return known, nil
 }
 
+// LineBase is the newest commit on both a's and b's first-parent lines
+// (within max commits of each), "" when there is none: where two lines of
+// level merges forked. git merge-base would answer the merged work itself
+// when both lines merged the same task.
+func (m *Manager) LineBase(ctx context.Context, a, b string, max int) (string, error) {
+	line := func(tip string) ([]string, error) {
+		out, err := m.Git.Run(ctx, "rev-list", "--first-parent", fmt.Sprintf("--max-count=%d", max), tip)
+		if err != nil {
+			return nil, err
+		}
+		return gitcmd.Split(out, '\n'), nil
+	}
+	la, err := line(a)
+	if err != nil {
+		return "", err
+	}
+	lb, err := line(b)
+	if err != nil {
+		return "", err
+	}
+	onB := make(map[string]bool, len(lb))
+	for _, c := range lb {
+		onB[c] = true
+	}
+	for _, c := range la {
+		if onB[c] {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
 func (m *Manager) isAncestor(ctx context.Context, a, b string) bool {
 	_, err := m.Git.Run(ctx, "merge-base", "--is-ancestor", a, b)
 	return err == nil
