@@ -96,6 +96,7 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 		gitstore.OnRemoteWait(func(remote string, err error, wait time.Duration) {
 			(&rush{g: g, remote: remote}).remoteWaiting(remote, err, wait)
 		})
+		gitstore.OnRemoteLost(func(remote, ref string) { g.noteRecreated(remote, ref) })
 	}
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")

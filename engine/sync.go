@@ -48,12 +48,22 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 			return nil, err
 		}
 		if done {
+			for _, ref := range report.Recreated {
+				g.noteRecreated(remote, ref)
+			}
 			return &SyncResult{SyncReport: report, Rounds: round}, nil
 		}
 		g.note("%s moved during the sync; trying again", remote)
 		time.Sleep(time.Duration(round*50) * time.Millisecond)
 	}
 	return nil, refused("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
+}
+
+// noteRecreated says that remote had lost ref (a state ref nothing here
+// deletes, or the pin of a verified task's work) and that this host put it
+// back from its own state.
+func (g *Engine) noteRecreated(remote, ref string) {
+	g.note("remote %s had lost %s; re-created from this host's state", remote, ref)
 }
 
 // Whatever an arbiter's catch-up brings in is judged as sync judges what
