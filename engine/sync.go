@@ -38,6 +38,12 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 	if tries < 1 {
 		return nil, usageErr("--tries must be at least 1")
 	}
+	// A clone that shares state has its host identity from its first sync:
+	// a copy made of it afterwards (a prepared clone copied to more
+	// runners) keeps it, and is told apart as a copy, not taken for it.
+	if h := g.Store.Host(); h.Err != nil {
+		g.note("warning: %v; this clone's host is its machine's name, %s", h.Err, h.Name)
+	}
 	for round := 1; round <= tries; round++ {
 		report, done, err := g.Store.SyncRound(g.ctx(), remote, CheckIncoming)
 		var re *gitstore.RemoteError

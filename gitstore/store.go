@@ -117,6 +117,9 @@ type Store struct {
 	// arbiterWait how long an update waits for it (0: RemoteWait).
 	arbiter     string
 	arbiterWait time.Duration
+
+	// hostID is the clone's host identity, made on first use (Host).
+	hostID hostIDOnce
 }
 
 // Open finds the repository containing dir.
