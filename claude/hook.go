@@ -301,7 +301,7 @@ func (h StopHook) facts(s *gitstore.Store, tx *gitstore.Tx, feature string) (Sto
 		return f, err
 	}
 	for _, t := range tasks {
-		if t.Status == state.Claimed && taskModeWorker().MatchString(t.Worker) && t.Owner == engine.Owner(t.Worker) {
+		if t.Status == state.Claimed && taskModeWorker().MatchString(t.Worker) && t.Owner == engine.Owner(s.Host(), t.Worker) {
 			f.Claimed = append(f.Claimed, TaskRef{ID: t.ID(), Worker: t.Worker, Level: t.Level})
 		}
 		if t.Status != state.Done && t.Status != state.Blocked && (f.Level == 0 || t.Level < f.Level) {

@@ -119,6 +119,11 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Before a lease of the worker's name is taken for this host's
+		// own: under one name, another clone's would be.
+		if err := hostClash(x.tx.Host(), ws); err != nil {
+			return nil, err
+		}
 		var msg *gitstore.Message
 		for _, r := range reqs {
 			if w, ok := ws[r.Worker]; ok {
@@ -160,7 +165,8 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 // so that a rush's worker moves on in one state commit instead of two.
 func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitstore.Message, err error) {
 	tx := x.tx
-	owner := Owner(r.Worker)
+	host := tx.Host()
+	owner := Owner(host, r.Worker)
 	if r.trust == nil {
 		r.trust = &trust{}
 	}
@@ -183,6 +189,9 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	}
 	ws, err := tx.Workers()
 	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := hostClash(host, ws); err != nil {
 		return nil, "", nil, err
 	}
 	held := ""
@@ -318,14 +327,14 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	}
 	t.Record(x.event("claim", state.Claimed, r.Worker, "", ""))
 	t.Worker, t.Owner, t.Base, t.Commit, t.Reason = r.Worker, owner, r.Base, "", ""
-	t.Host = gitstore.Hostname()
+	t.Host = host.Name
 	t.NotBefore = time.Time{}
 	t.Attempts++
 	if err := tx.Put(t); err != nil {
 		return nil, "", nil, err
 	}
 	lease := &state.Worker{Name: r.Worker, Owner: owner, Task: t.ID(), Since: x.now, Expires: x.now.Add(x.ttl),
-		Host: gitstore.Hostname(), PID: r.PID, Started: r.Started}
+		Host: host.Name, Instance: host.Instance, PID: r.PID, Started: r.Started}
 	if err := tx.PutWorker(lease); err != nil {
 		return nil, "", nil, err
 	}

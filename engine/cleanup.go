@@ -35,10 +35,10 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 	feature, s := g.Feature, g.Store
 	if b, err := os.ReadFile(filepath.Join(s.ZergDir(), "rush", feature+".json")); err == nil {
 		var h rushHolder
-		if json.Unmarshal(b, &h) == nil && h.alive() {
+		if json.Unmarshal(b, &h) == nil && h.alive(s.Host()) {
 			return nil, refused("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
 		}
-		if h.PID > 0 && h.Host == gitstore.Hostname() {
+		if h.PID > 0 && s.Host().Holds(&state.Worker{Host: h.Host, Instance: h.Instance}) {
 			// A rush killed outright left its workers' groups behind, and
 			// its claims: end those before anything is removed.
 			if err := g.stopDeadRush(&h); err != nil {

@@ -62,7 +62,7 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	facts.Worker, facts.Owner, facts.Now = r.Worker, Owner(r.Worker), now
+	facts.Worker, facts.Owner, facts.Now = r.Worker, Owner(g.Store.Host(), r.Worker), now
 	if facts.Locks, err = tx.Locks(); err != nil {
 		return nil, err
 	}

@@ -158,14 +158,14 @@ func (g *Engine) update(policy gates.Policy, ttl time.Duration, fn func(x *txn) 
 	})
 }
 
-// Owner is the lock owner identity of a worker on this host.
-func Owner(worker string) string { return worker + "@" + gitstore.Hostname() }
+// Owner is the lock owner identity of a worker on host.
+func Owner(host gitstore.HostIdentity, worker string) string { return worker + "@" + host.Name }
 
 // UserIdentity is who owns manual locks and approvals: the worker named by
 // ZERG_WORKER when a shared-mode worker runs us, else the git user.
 func (g *Engine) UserIdentity() string {
-	if w := os.Getenv("ZERG_WORKER"); w != "" {
-		return Owner(w)
+	if w := os.Getenv("ZERG_WORKER"); w != "" && g.Store != nil {
+		return Owner(g.Store.Host(), w)
 	}
 	if g.Store != nil {
 		if out, err := gitOf(g.Store).Line(g.ctx(), "config", "--get", "user.email"); err == nil && out != "" {
@@ -176,7 +176,10 @@ func (g *Engine) UserIdentity() string {
 	if u == "" {
 		u = "user"
 	}
-	return u + "@" + gitstore.Hostname()
+	if g.Store == nil {
+		return u
+	}
+	return u + "@" + g.Store.Host().Name
 }
 
 // Manager is the worktree manager of the feature, as configured.

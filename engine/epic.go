@@ -227,7 +227,7 @@ func FeatureRushRunning(s *gitstore.Store, feature string) bool {
 	if json.Unmarshal(b, &h) != nil {
 		return false
 	}
-	return h.alive()
+	return h.alive(s.Host())
 }
 
 // epicLevels orders the stored epic's features by hard dependencies.

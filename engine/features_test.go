@@ -114,7 +114,7 @@ func TestManualLocks(t *testing.T) {
 		t.Fatalf("ttl: %v", ttl)
 	}
 	owner, err := g.LockOwner("w1")
-	if err != nil || owner != Owner("w1") {
+	if err != nil || owner != Owner(g.Store.Host(), "w1") {
 		t.Fatalf("%q %v", owner, err)
 	}
 	if owner, err := g.LockOwner(""); err != nil || owner != g.UserIdentity() {
@@ -135,7 +135,7 @@ func TestManualLocks(t *testing.T) {
 	wantKind(t, CheckLock([]string{"a"}, -time.Second), Usage, "--ttl must be positive")
 	wantKind(t, CheckLock([]string{"a", "a"}, 0), Usage, `path "a" given twice`)
 	taken, err := g.LockAs("w2", []string{"src/"}, "", 0)
-	if err != nil || len(taken) != 1 || taken[0].Owner != Owner("w2") || !taken[0].Expires.Equal(taken[0].Created.Add(time.Duration(cfg.Locks.TTL))) {
+	if err != nil || len(taken) != 1 || taken[0].Owner != Owner(g.Store.Host(), "w2") || !taken[0].Expires.Equal(taken[0].Created.Add(time.Duration(cfg.Locks.TTL))) {
 		t.Fatalf("LockAs: %v %v", taken, err)
 	}
 	_, err = g.UnlockAs("w1", []string{"src/"}, false)

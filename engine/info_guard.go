@@ -32,6 +32,7 @@ type infoGuard struct {
 	marker string // this rush's marker, not counted among the other rushes
 	rushes string // where the rush markers are
 	orig   map[string]infoFile
+	self   gitstore.HostIdentity // this clone, which judges whether a rush marker's process lives
 }
 
 // infoFile is a file's content, or its absence.
@@ -82,7 +83,7 @@ func (g *infoGuard) read() (map[string]infoFile, error) {
 // all gone (killed before they put the files back), the files are put back
 // now, and note says so.
 func keepInfo(s *gitstore.Store, marker string) (g *infoGuard, note string, err error) {
-	g = &infoGuard{info: filepath.Join(s.CommonDir, "info"), saved: filepath.Join(s.ZergDir(), "info.orig"),
+	g = &infoGuard{self: s.Host(), info: filepath.Join(s.CommonDir, "info"), saved: filepath.Join(s.ZergDir(), "info.orig"),
 		marker: marker, rushes: filepath.Join(s.ZergDir(), "rush")}
 	cur, err := g.read()
 	if err != nil {
@@ -217,7 +218,7 @@ func (g *infoGuard) otherRush() bool {
 			continue
 		}
 		var h rushHolder
-		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &h) == nil && h.alive() {
+		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &h) == nil && h.alive(g.self) {
 			return true
 		}
 	}

@@ -41,7 +41,8 @@ func excludeRepo(t *testing.T) (*gitstore.Store, string) {
 // none (dead).
 func marker(t *testing.T, s *gitstore.Store, feature string, alive bool) string {
 	t.Helper()
-	h := rushHolder{Host: gitstore.Hostname()}
+	self := s.Host()
+	h := rushHolder{Host: self.Name, Instance: self.Instance}
 	if alive {
 		h.PID, h.Started = os.Getpid(), processStart(os.Getpid())
 	}

@@ -167,7 +167,7 @@ func (g *Engine) LockOwner(worker string) (string, error) {
 	if err := CheckWorker(worker); err != nil {
 		return "", err
 	}
-	return Owner(worker), nil
+	return Owner(g.Store.Host(), worker), nil
 }
 
 // LockTTL is the lease of a manual lock: ttl, else the configured one.

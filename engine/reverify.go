@@ -124,7 +124,7 @@ func (g *Engine) reverified(pins []worktree.Pin) ([]worktree.Pin, error) {
 // and records a pass.
 func (g *Engine) verifyAgain(t *state.Task, commit string) (ok bool, why string, err error) {
 	where := "not verified here"
-	if t.Host != "" && t.Host != gitstore.Hostname() {
+	if t.Host != "" && t.Host != g.Store.Host().Name {
 		where = "verified on " + t.Host
 	}
 	g.note("%s: %s: running its verification here on %s", t.ID(), where, ShortHash(commit))

@@ -99,6 +99,7 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 		gitstore.OnRemoteWait(func(remote string, err error, wait time.Duration) {
 			(&rush{g: g, remote: remote}).remoteWaiting(remote, err, wait)
 		})
+		gitstore.OnRemoteLost(func(remote, ref string) { g.noteRecreated(remote, ref) })
 	}
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")
@@ -209,6 +210,9 @@ type rushHolder struct {
 	PID     int    `json:"pid"`
 	Started string `json:"started"` // process start time, against pid reuse
 	Host    string `json:"host"`
+	// Instance tells this clone from a copy of it (cp -r) that kept its
+	// marker: there, the pid is another clone's rush, or nobody's.
+	Instance string `json:"instance,omitempty"`
 }
 
 // processStart returns an identifier of when pid started (its start time in
@@ -237,9 +241,9 @@ func procStat(pid int) []string {
 }
 
 // alive reports whether the holder's process still runs (same pid, same
-// start time).
-func (h rushHolder) alive() bool {
-	if h.Host != gitstore.Hostname() || h.PID <= 0 {
+// start time) on self, this clone's host.
+func (h rushHolder) alive(self gitstore.HostIdentity) bool {
+	if !self.Holds(&state.Worker{Host: h.Host, Instance: h.Instance}) || h.PID <= 0 {
 		return false
 	}
 	if err := syscall.Kill(h.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
@@ -263,7 +267,8 @@ func acquireRush(s *gitstore.Store, feature string) (*rushMarker, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	self := rushHolder{PID: os.Getpid(), Started: processStart(os.Getpid()), Host: gitstore.Hostname()}
+	host := s.Host()
+	self := rushHolder{PID: os.Getpid(), Started: processStart(os.Getpid()), Host: host.Name, Instance: host.Instance}
 	data, _ := json.Marshal(self)
 	m := &rushMarker{path: path, self: self}
 	for attempt := 0; attempt < 3; attempt++ {
@@ -278,7 +283,7 @@ func acquireRush(s *gitstore.Store, feature string) (*rushMarker, error) {
 		}
 		var prev rushHolder
 		b, _ := os.ReadFile(path)
-		if json.Unmarshal(b, &prev) == nil && prev.alive() {
+		if json.Unmarshal(b, &prev) == nil && prev.alive(host) {
 			return nil, &Error{Kind: Refused, What: "rush refused",
 				Why:  fmt.Sprintf("a rush of %s is already running (pid %d)", feature, prev.PID),
 				Hint: "wait for it, or stop it; git zerg rush --resume takes over once it is gone"}
@@ -394,10 +399,10 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 }
 
 // ClaimHolderAlive reports whether the rush process that holds a claim
-// still runs: a claim whose rush died on this host is taken back by the
-// next rush --resume, whatever its lease says.
-func ClaimHolderAlive(w *state.Worker) bool {
-	return rushHolder{PID: w.PID, Started: w.Started, Host: w.Host}.alive()
+// still runs on self, this clone's host: a claim whose rush died here is
+// taken back by the next rush --resume, whatever its lease says.
+func ClaimHolderAlive(self gitstore.HostIdentity, w *state.Worker) bool {
+	return rushHolder{PID: w.PID, Started: w.Started, Host: w.Host, Instance: w.Instance}.alive(self)
 }
 
 // RunDir is where a task's rush files are: its prompts, its task file,

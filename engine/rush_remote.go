@@ -31,15 +31,15 @@ const remotePoll = 100 * time.Millisecond
 
 // hostWorker is a worker's name in the shared state: worker-<n> of each
 // host, told apart by the host's name.
-func hostWorker(name string) string {
-	host := strings.Map(func(c rune) rune {
+func hostWorker(host gitstore.HostIdentity, name string) string {
+	label := strings.Map(func(c rune) rune {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
 			return c
 		}
 		return '-'
-	}, gitstore.Hostname())
-	out := name + "." + strings.Trim(host, "-")
+	}, host.Name)
+	out := name + "." + strings.Trim(label, "-")
 	if len(out) > 64 {
 		out = out[:64]
 	}
@@ -256,7 +256,7 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			// run on this machine once per tree.
 			return r.g.runQualityGates(r.mgr, true)
 		}
-		if round == 1 && last != nil && last.Host != gitstore.Hostname() {
+		if round == 1 && last != nil && last.Host != r.s.Host().Name {
 			if ok, staging := r.awaitMerge(level); ok {
 				polled, fetched = true, staging
 				continue // the host that settled the level merged it
@@ -500,14 +500,15 @@ func lastAt(t *state.Task) time.Time {
 	return t.History[len(t.History)-1].At
 }
 
-// heldBy is the task worker holds in the local state, nil when none.
+// heldBy is the task worker holds in the local state, nil when none (or
+// when the lease is another clone's under this one's name).
 func heldBy(s *gitstore.Store, feature, worker string) *state.Task {
 	tx, err := s.View(feature)
 	if err != nil {
 		return nil
 	}
 	ws, err := tx.Workers()
-	if err != nil || ws[worker] == nil {
+	if err != nil || ws[worker] == nil || !s.Host().Holds(ws[worker]) {
 		return nil
 	}
 	t, err := tx.Task(ws[worker].Task)

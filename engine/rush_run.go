@@ -112,7 +112,7 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	}
 	r.noteRepaired(workerName(n), w.Dir, w.Repaired)
 	if r.remote != "" {
-		w.Name = hostWorker(w.Name)
+		w.Name = hostWorker(r.s.Host(), w.Name)
 	}
 	r.slotsMu.Lock()
 	if r.slots == nil {
@@ -736,7 +736,7 @@ func (r *rush) claimTogether(tasks []*state.Task, level int, free []int, tip str
 	reqs := make([]ClaimRequest, n)
 	for i := range reqs {
 		slot := free[len(free)-1-i]
-		reqs[i] = ClaimRequest{Worker: hostWorker(workerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, Only: only, inWorktree: true}
+		reqs[i] = ClaimRequest{Worker: hostWorker(r.s.Host(), workerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, Only: only, inWorktree: true}
 	}
 	claimed, err := r.g.ClaimAll(reqs)
 	var ref *gates.Refusal
@@ -1087,7 +1087,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		}
 		return nil, err
 	}
-	facts.Worker, facts.Owner, facts.Now = w.Name, Owner(w.Name), r.g.now().UTC()
+	facts.Worker, facts.Owner, facts.Now = w.Name, Owner(s.Host(), w.Name), r.g.now().UTC()
 	tx, err := s.View(r.feature)
 	if err != nil {
 		return nil, err
@@ -1314,7 +1314,8 @@ func (r *rush) takeBack(dead *rushHolder) error {
 		}
 		var names []string
 		for name, w := range ws {
-			if dead != nil && w.Host == dead.Host && w.PID == dead.PID || dead == nil && deadHolder(w) {
+			if dead != nil && w.Host == dead.Host && (dead.Instance == "" || w.Instance == dead.Instance) && w.PID == dead.PID ||
+				dead == nil && deadHolder(tx.Host(), w) {
 				// Whatever the dead rush's worker left running must not
 				// write into a worktree we are about to reuse.
 				killRecordedGroup(filepath.Join(r.s.ZergDir(), "run", r.feature, w.Task, "pgid"))
@@ -1336,17 +1337,18 @@ func (r *rush) takeBack(dead *rushHolder) error {
 		sort.Strings(names)
 		if dead == nil {
 			return &gitstore.Message{Subject: "take back claims of dead rushes: " + strings.Join(names, ", "),
-				Op: "expire", Reason: "their rush on " + gitstore.Hostname() + " is gone"}, nil
+				Op: "expire", Reason: "their rush on " + tx.Host().Name + " is gone"}, nil
 		}
 		return &gitstore.Message{Subject: fmt.Sprintf("take back claims of dead rush %d: %s", dead.PID, strings.Join(names, ", ")),
 			Op: "expire", Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
 	})
 }
 
-// deadHolder: the claim was made by a rush of this host that is gone,
-// whatever way it ended (its marker may be gone with it).
-func deadHolder(w *state.Worker) bool {
-	return w.Host == gitstore.Hostname() && w.PID > 0 && w.PID != os.Getpid() && !ClaimHolderAlive(w)
+// deadHolder: the claim was made by a rush of self, this clone's host,
+// that is gone, whatever way it ended (its marker may be gone with it). A
+// claim of another clone under this one's name is not this clone's to take.
+func deadHolder(self gitstore.HostIdentity, w *state.Worker) bool {
+	return self.Holds(w) && w.PID > 0 && w.PID != os.Getpid() && !ClaimHolderAlive(self, w)
 }
 
 // releaseOwn gives back, without counting an attempt, every claim this
@@ -1363,7 +1365,7 @@ func (r *rush) releaseOwn() {
 		return
 	}
 	for _, w := range ws {
-		if w.PID == os.Getpid() && w.Host == gitstore.Hostname() {
+		if w.PID == os.Getpid() && r.s.Host().Holds(w) {
 			if _, err := r.g.Interrupt(w.Name, w.Task, nil); err == nil {
 				r.g.transition(w.Task, "given back, the attempt not counted: the rush stopped on an error")
 			}

@@ -174,7 +174,13 @@ func HookRun(ctx context.Context, dir string, open func() (*gitstore.Store, erro
 	return hooks.Run{Dir: dir, Open: open, Now: now.UTC(), Owner: func() string {
 		s, _ := open()
 		return (&Engine{Ctx: ctx, Store: s}).UserIdentity()
-	}, WorkerOwner: Owner}
+	}, WorkerOwner: func(worker string) string {
+		s, err := open()
+		if err != nil {
+			return ""
+		}
+		return Owner(s.Host(), worker)
+	}}
 }
 
 // HookGateSet is the gate set of the configuration the pre-push hook runs

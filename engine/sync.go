@@ -35,6 +35,12 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 	if tries < 1 {
 		return nil, usageErr("--tries must be at least 1")
 	}
+	// A clone that shares state has its host identity from its first sync:
+	// a copy made of it afterwards (a prepared clone copied to more
+	// runners) keeps it, and is told apart as a copy, not taken for it.
+	if h := g.Store.Host(); h.Err != nil {
+		g.note("warning: %v; this clone's host is its machine's name, %s", h.Err, h.Name)
+	}
 	for round := 1; round <= tries; round++ {
 		report, done, err := g.Store.SyncRound(g.ctx(), remote, CheckIncoming)
 		var re *gitstore.RemoteError
@@ -45,12 +51,22 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 			return nil, err
 		}
 		if done {
+			for _, ref := range report.Recreated {
+				g.noteRecreated(remote, ref)
+			}
 			return &SyncResult{SyncReport: report, Rounds: round}, nil
 		}
 		g.note("%s moved during the sync; trying again", remote)
 		time.Sleep(time.Duration(round*50) * time.Millisecond)
 	}
 	return nil, refused("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
+}
+
+// noteRecreated says that remote had lost ref (a state ref nothing here
+// deletes, or the pin of a verified task's work) and that this host put it
+// back from its own state.
+func (g *Engine) noteRecreated(remote, ref string) {
+	g.note("remote %s had lost %s; re-created from this host's state", remote, ref)
 }
 
 // Whatever an arbiter's catch-up brings in is judged as sync judges what

@@ -104,6 +104,22 @@ var remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Durat
 // does not answer.
 func OnRemoteWait(f func(remote string, err error, wait time.Duration)) { remoteWaitNote.Store(&f) }
 
+// remoteLostNote, when set, is told each ref an arbiter had lost and this
+// process put back from its own state.
+var remoteLostNote atomic.Pointer[func(remote, ref string)]
+
+// OnRemoteLost sets what is told when a ref the arbiter had lost is
+// re-created from this clone's state.
+func OnRemoteLost(f func(remote, ref string)) { remoteLostNote.Store(&f) }
+
+func noteRecreated(remote string, refs []string) {
+	if f := remoteLostNote.Load(); f != nil {
+		for _, ref := range refs {
+			(*f)(remote, ref)
+		}
+	}
+}
+
 // catchUp is a SyncRound in arbiter mode: the feature and the locks
 // fetched from the arbiter, checked and merged into the local refs. When
 // someone listens (OnRemoteWait: a rush), an arbiter that does not answer
@@ -188,10 +204,11 @@ func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, e
 	if c := arbiterCheck.Load(); c != nil {
 		check = *c
 	}
-	_, fetched, done, err := s.SyncRoundWith(ctx, SyncOptions{Remote: s.arbiter, Check: check, Arbiter: true, Feature: feature})
+	report, fetched, done, err := s.SyncRoundWith(ctx, SyncOptions{Remote: s.arbiter, Check: check, Arbiter: true, Feature: feature})
 	if err != nil {
 		return v, err
 	}
+	noteRecreated(s.arbiter, report.Recreated)
 	hash := func(rel string) plumbing.Hash {
 		if fetched[rel] == "" {
 			return plumbing.ZeroHash
@@ -253,6 +270,14 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			specs = append(specs, v.locks.String()+":"+LocksRef)
 			continue
 		}
+		if u.verify && u.name == LocksRef && !u.old.IsZero() {
+			// The arbiter has no locks (it lost them): the decision holds
+			// only while it still has none, and the locks it was made on go
+			// there.
+			args = append(args, "--force-with-lease="+LocksRef+":")
+			specs = append(specs, u.old.String()+":"+LocksRef)
+			continue
+		}
 		if u.verify || u.unchecked || u.delete {
 			continue
 		}
@@ -267,7 +292,9 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 		args = append(args, "--force-with-lease="+m.Ref+":"+m.Old)
 		specs = append(specs, m.New+":"+m.Ref)
 	}
+	var lost []string
 	if len(specs) > 0 {
+		lost = s.lostOn(s.arbiter, args)
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
 			s.forget(feature)
 			lost := pushLost(err)
@@ -302,8 +329,11 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 		}
 		return nil
 	}
+	noteRecreated(s.arbiter, lost)
 	for _, u := range moved {
 		switch {
+		case u.verify && u.name == LocksRef && v.locks.IsZero():
+			v.locks = u.old
 		case u.verify || u.unchecked || u.delete:
 		case u.name == LocksRef:
 			v.locks = u.new
@@ -313,6 +343,25 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	}
 	s.rememberLocal(feature, v)
 	return nil
+}
+
+// lostOn names the state refs a push leasing on their absence re-creates
+// though this clone had fetched them from remote before (their tracking
+// refs, which a fetch that finds no ref leaves as they were): the remote
+// lost them, and this clone's state, the same history, goes back.
+func (s *Store) lostOn(remote string, leases []string) []string {
+	var lost []string
+	for _, l := range leases {
+		ref, ok := strings.CutSuffix(strings.TrimPrefix(l, "--force-with-lease="), ":")
+		rel, state := strings.CutPrefix(ref, ZergPrefix)
+		if !ok || !state || !stateRef(rel) {
+			continue
+		}
+		if h, _ := s.ReadRef(TrackingPrefix(remote) + rel); !h.IsZero() {
+			lost = append(lost, ref)
+		}
+	}
+	return lost
 }
 
 // leaseLost is when this process last lost a push's lease to another

@@ -292,14 +292,14 @@ func TestFetchDropsOnlyTheMissingRef(t *testing.T) {
 	if err == nil {
 		t.Fatal("the fetch of a ref the remote lacks succeeded: the test shows nothing")
 	}
-	rest := withoutMissing(specs, err)
-	if len(rest) != 2 || rest[0] != specs[1] || rest[1] != specs[2] {
-		t.Fatalf("withoutMissing = %q, want the locks refspec alone dropped (git said %v)", rest, err)
+	rest, name := withoutMissing(specs, err)
+	if len(rest) != 2 || rest[0] != specs[1] || rest[1] != specs[2] || name != LocksRef {
+		t.Fatalf("withoutMissing = %q, %q, want the locks refspec alone dropped (git said %v)", rest, name, err)
 	}
 	if _, err := s.git.Run(context.Background(), fetchArgs(remote, rest...)...); err != nil {
 		t.Fatalf("the fetch without it: %v", err)
 	}
-	if got := withoutMissing(rest, errors.New("unable to connect")); len(got) != len(rest) {
+	if got, _ := withoutMissing(rest, errors.New("unable to connect")); len(got) != len(rest) {
 		t.Error("an error that names no ref dropped refspecs")
 	}
 }

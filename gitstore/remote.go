@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -16,15 +15,6 @@ import (
 // pushes only the refs each step needs: the feature's state and the locks
 // for a transition (the arbiter's catch-up), the staging branch and the
 // level's pinned work for a level merge.
-
-func init() {
-	// Clones on one machine, or machines that share a name (containers),
-	// are told apart by ZERG_HOST: the host that leases, locks and claims
-	// name.
-	if h := os.Getenv("ZERG_HOST"); h != "" {
-		hostCache = h
-	}
-}
 
 // Arbiter is the remote every update goes through, "" for none.
 func (s *Store) Arbiter() string { return s.arbiter }

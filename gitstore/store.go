@@ -121,6 +121,9 @@ type Store struct {
 	// key is the repository's key (Key), read once.
 	keyMu sync.Mutex
 	key   []byte
+
+	// hostID is the clone's host identity, made on first use (Host).
+	hostID hostIDOnce
 }
 
 // Open finds the repository containing dir.

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 // ZergPrefix holds every ref git-zerg writes, and nothing else.
@@ -27,6 +29,10 @@ type SyncReport struct {
 	Remote   string
 	Features []SyncFeature
 	Pushed   []string // refs pushed, sorted
+	// Recreated are the refs the remote had lost (this clone had fetched
+	// them from it, and it no longer has them) and this round pushed again
+	// from the local state: the same history, so nothing is overwritten.
+	Recreated []string
 }
 
 // IncomingCheck judges a feature's state fetched from a remote before it
@@ -97,9 +103,17 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 	report = SyncReport{Remote: remote, Features: []SyncFeature{}, Pushed: []string{}}
 	prefix := TrackingPrefix(remote)
 	var remoteRefs, localRefs map[string]string
+	var few fewFetched
+	var trackedBefore map[string]plumbing.Hash
 	if o.Arbiter {
-		remoteRefs, localRefs, err = s.fetchFew(ctx, remote, o.Feature)
+		few, err = s.fetchFew(ctx, remote, o.Feature)
+		remoteRefs, localRefs = few.remote, few.local
 	} else {
+		// What this clone last fetched from the remote: a state ref in it
+		// that the remote no longer has was lost there.
+		if trackedBefore, err = s.RefsUnder(prefix); err != nil {
+			return report, nil, false, err
+		}
 		if _, err = s.git.Run(ctx, append(fetchArgs(remote, "+refs/zerg/*:"+prefix+"*"), "--prune")...); err != nil {
 			return report, nil, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
 		}
@@ -182,6 +196,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		}
 	}
 	if o.Arbiter {
+		report.Recreated = s.repushPins(ctx, remote, few.unpinned, merged[o.Feature])
 		return report, remoteRefs, true, nil
 	}
 	// Then the remote, compare-and-swap on the values we fetched.
@@ -202,11 +217,15 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		args = append(args, "--force-with-lease="+ref+":"+remoteRefs[rel])
 		refspecs = append(refspecs, all[rel]+":"+ref)
 		report.Pushed = append(report.Pushed, ref)
+		if stateRef(rel) && remoteRefs[rel] == "" && !trackedBefore[prefix+rel].IsZero() {
+			report.Recreated = append(report.Recreated, ref)
+		}
 	}
 	if len(refspecs) == 0 {
 		return report, remoteRefs, true, nil
 	}
 	if _, err := s.git.Run(ctx, append(args, refspecs...)...); err != nil {
+		report.Recreated = nil
 		if pushLost(err) {
 			return report, remoteRefs, false, nil
 		}
@@ -214,6 +233,13 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 	}
 	sort.Strings(report.Pushed)
 	return report, remoteRefs, true, nil
+}
+
+// stateRef reports whether rel (relative to refs/zerg/) is a state ref: a
+// feature's state or the locks, which git-zerg never deletes (a deleted
+// feature is a tombstone commit). One the remote lacks was lost there.
+func stateRef(rel string) bool {
+	return rel == "locks" || strings.HasPrefix(rel, "features/")
 }
 
 // pushLost tells a push refused by a lease (someone pushed first) from a
@@ -224,10 +250,24 @@ func pushLost(err error) bool {
 		strings.Contains(ge.Stderr, "failed to push"))
 }
 
+// fewFetched is what fetchFew brought: the remote's and the local values
+// of the locks and the feature's state (relative to refs/zerg/), and the
+// pins of this clone's work the remote lacks.
+type fewFetched struct {
+	remote, local map[string]string
+	unpinned      map[string]plumbing.Hash
+}
+
 // fetchFew fetches only the feature's state, the locks and the feature's
-// pinned work (one round trip), and returns the remote's and the local
-// values of the first two.
-func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRefs, localRefs map[string]string, err error) {
+// pinned work (one round trip).
+//
+// A state ref the remote lacks though this clone fetched it from there
+// before (its tracking ref exists) was lost on the remote (deleted by hand,
+// a remote restored from an older copy): the remote's value is then none,
+// so that the transaction's push leases on its absence and puts back this
+// clone's state, the same history, instead of leasing on a value the remote
+// no longer has and losing every try.
+func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetched, error) {
 	prefix := TrackingPrefix(remote)
 	rels := []string{"locks"}
 	if feature != "" {
@@ -249,44 +289,128 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (remoteRef
 	// the batch, naming it: the batch goes again without it, one round
 	// trip more per missing ref rather than one per ref.
 	var ferr error
+	missing := map[string]bool{}
 	for len(specs) > 0 {
-		_, err := s.git.Run(ctx, fetchArgs(remote, specs...)...)
+		// --prune drops the tracking refs of pins the remote no longer has
+		// (merged, or lost): the pattern alone is pruned, never local refs.
+		_, err := s.git.Run(ctx, append(fetchArgs(remote, specs...), "--prune")...)
 		if err == nil {
 			ferr = nil
 			break
 		}
 		ferr = err
-		rest := withoutMissing(specs, err)
+		rest, name := withoutMissing(specs, err)
 		if len(rest) == len(specs) {
 			break
 		}
+		missing[name] = true
 		specs = rest
 	}
 	if ferr != nil && !s.remoteEmpty(ctx, remote) {
-		return nil, nil, &RemoteError{Op: "fetch", Remote: remote, Err: ferr}
+		return fewFetched{}, &RemoteError{Op: "fetch", Remote: remote, Err: ferr}
 	}
-	remoteRefs, localRefs = map[string]string{}, map[string]string{}
+	f := fewFetched{remote: map[string]string{}, local: map[string]string{}}
 	for _, rel := range rels {
-		if h, _ := s.ReadRef(prefix + rel); !h.IsZero() {
-			remoteRefs[rel] = h.String()
-		}
 		if h, _ := s.ReadRef(ZergPrefix + rel); !h.IsZero() {
-			localRefs[rel] = h.String()
+			f.local[rel] = h.String()
+		}
+		// The tracking ref of a ref the remote lacks stays, stale, as the
+		// evidence that the remote had it (see lostOn), until a fetch finds
+		// it there again.
+		if missing[ZergPrefix+rel] || ferr != nil {
+			continue
+		}
+		if h, _ := s.ReadRef(prefix + rel); !h.IsZero() {
+			f.remote[rel] = h.String()
 		}
 	}
-	return remoteRefs, localRefs, nil
+	if feature != "" && ferr == nil {
+		var err error
+		if f.unpinned, err = s.unpinned(prefix, feature); err != nil {
+			return fewFetched{}, err
+		}
+	}
+	return f, nil
+}
+
+// unpinned are the pins of feature's work in this clone that the remote,
+// as just fetched, lacks.
+func (s *Store) unpinned(prefix, feature string) (map[string]plumbing.Hash, error) {
+	own, err := s.RefsUnder(WorkPrefix + feature + "/")
+	if err != nil || len(own) == 0 {
+		return nil, err
+	}
+	there, err := s.RefsUnder(prefix + strings.TrimPrefix(WorkPrefix, ZergPrefix) + feature + "/")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]plumbing.Hash{}
+	for ref, h := range own {
+		if there[prefix+strings.TrimPrefix(ref, ZergPrefix)] != h {
+			out[ref] = h
+		}
+	}
+	return out, nil
+}
+
+// repushPins pushes again the pins of pins that the remote lacks while
+// the feature's state at tip still has their task verified on that very
+// commit: a remote that lost them would leave the level merge without the
+// work. A pin dropped because its task was merged stays dropped. Each goes
+// only where the remote has none (a lease on absence), and a push that
+// fails is tried again at the next catch-up. It returns the refs pushed.
+func (s *Store) repushPins(ctx context.Context, remote string, pins map[string]plumbing.Hash, tip plumbing.Hash) []string {
+	if len(pins) == 0 || tip.IsZero() {
+		return nil
+	}
+	args := []string{"push", "--quiet", "--porcelain", "--no-verify", remote}
+	var specs, refs []string
+	for _, ref := range sortedHashKeys(pins) {
+		rest := strings.TrimPrefix(ref, WorkPrefix)
+		i := strings.LastIndexByte(rest, '/')
+		if i < 0 {
+			continue
+		}
+		b, err := s.TaskAt(tip, rest[i+1:])
+		if err != nil || b == nil {
+			continue
+		}
+		var t state.Task
+		if json.Unmarshal(b, &t) != nil || t.Status != state.Verified || t.Commit != pins[ref].String() {
+			continue
+		}
+		args = append(args, "--force-with-lease="+ref+":")
+		specs = append(specs, pins[ref].String()+":"+ref)
+		refs = append(refs, ref)
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
+		return nil
+	}
+	return refs
+}
+
+func sortedHashKeys(m map[string]plumbing.Hash) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // withoutMissing drops from specs the refspec whose source a failed fetch
-// says the remote lacks ("couldn't find remote ref <name>").
-func withoutMissing(specs []string, err error) []string {
+// says the remote lacks ("couldn't find remote ref <name>"), and names it.
+func withoutMissing(specs []string, err error) ([]string, string) {
 	var ge *gitcmd.Error
 	if !errors.As(err, &ge) {
-		return specs
+		return specs, ""
 	}
 	_, after, ok := strings.Cut(ge.Stderr, "couldn't find remote ref ")
 	if !ok {
-		return specs
+		return specs, ""
 	}
 	name, _, _ := strings.Cut(after, "\n")
 	name = strings.TrimSpace(name)
@@ -297,7 +421,7 @@ func withoutMissing(specs []string, err error) []string {
 			out = append(out, sp)
 		}
 	}
-	return out
+	return out, name
 }
 
 // remoteEmpty reports whether remote answers and holds none of the

@@ -952,22 +952,6 @@ func (s *Store) updateLocked(ctx context.Context, feature string, mustBeNew bool
 	}
 }
 
-var hostCache string
-
-func hostname() string {
-	if hostCache == "" {
-		h, err := os.Hostname()
-		if err != nil || h == "" {
-			h = "localhost"
-		}
-		hostCache = h
-	}
-	return hostCache
-}
-
-// Hostname is the host part of lock owners and worker leases.
-func Hostname() string { return hostname() }
-
 // View opens a read-only transaction: a consistent snapshot of the feature
 // ("" for the locks alone) as of now.
 func (s *Store) View(feature string) (*Tx, error) {

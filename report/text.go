@@ -9,7 +9,6 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
-	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/view"
@@ -78,7 +77,7 @@ func WriteStatusText(w io.Writer, sn *view.Snapshot, o TextOptions) error {
 		for _, l := range sn.Leases {
 			lease := "lease expired"
 			switch {
-			case view.HolderDied(l):
+			case sn.HolderDied(l):
 				lease = fmt.Sprintf("its rush (pid %d) died: git zerg rush --resume takes it back", l.PID)
 			case now.Before(l.Expires):
 				lease = "lease " + RoundDur(l.Expires.Sub(now)) + " left"
@@ -136,7 +135,7 @@ func taskLine(tw io.Writer, sn *view.Snapshot, t *state.Task) {
 	switch {
 	case t.Status == state.Claimed:
 		extra = "by " + t.Worker
-		if t.Host != "" && t.Host != gitstore.Hostname() {
+		if t.Host != "" && t.Host != sn.Host().Name {
 			extra += " on " + t.Host
 		}
 	case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):

@@ -102,7 +102,7 @@ type Task struct {
 	PR      int     `json:"pr,omitempty"`
 	History []Event `json:"history"`
 	// Host is the host of the worker holding (or last holding) the task:
-	// ZERG_HOST, else the machine's name.
+	// ZERG_HOST, else the clone's host identity (gitstore.HostIdentity).
 	Host string `json:"host,omitempty"`
 }
 
@@ -135,7 +135,10 @@ type Worker struct {
 	Since   time.Time `json:"since"`
 	Expires time.Time `json:"expires"`
 	Host    string    `json:"host"`
-	PID     int       `json:"pid,omitempty"`
+	// Instance tells the clone that made the lease from a copy of it
+	// that kept its host name (gitstore.HostIdentity).
+	Instance string `json:"instance,omitempty"`
+	PID      int    `json:"pid,omitempty"`
 	// Started identifies the process beyond its pid (pid reuse), so a
 	// resumed rush on the same host can tell a dead holder from a live one.
 	Started string `json:"started,omitempty"`

@@ -180,10 +180,19 @@ func (sn *Snapshot) LevelStatus(id string) state.Status {
 	return sn.ix.Status(id)
 }
 
-// HolderDied reports a lease held by a rush on this machine that is gone:
+// HolderDied reports a lease held by a rush of this clone that is gone:
 // its lease would hold for hours, and `rush --resume` takes it back now.
-func HolderDied(w *state.Worker) bool {
-	return w.PID > 0 && w.Host == gitstore.Hostname() && !engine.ClaimHolderAlive(w)
+func (sn *Snapshot) HolderDied(w *state.Worker) bool {
+	self := sn.Host()
+	return w.PID > 0 && self.Holds(w) && !engine.ClaimHolderAlive(self, w)
+}
+
+// Host is the host identity of the clone the snapshot was taken in.
+func (sn *Snapshot) Host() gitstore.HostIdentity {
+	if sn.s == nil {
+		return gitstore.HostIdentity{}
+	}
+	return sn.s.Host()
 }
 
 // HasLog reports whether a worker's output for the task's last attempt is

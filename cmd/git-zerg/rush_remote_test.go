@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -158,7 +159,25 @@ func remoteRushSetupGraph(t testing.TB, n int, config string, levels, width int)
 // task of level 2 (on host HANG_HOST, when set) says it started (a file in
 // $HANG) and waits for $HANG/go (at most a minute): a worker busy when its
 // host dies, or when the remote goes away.
+//
+// With RUNS set, each run of a task appends a line to $RUNS/<task>: the
+// worker's name and the git dir of the clone that ran it. With
+// DROP_TASK set, that task's worker (once: it makes $DROP_ONCE) waits until
+// the remote holds DROP_PINS pins, then runs DROP: the remote loses refs
+// while the rush runs. With HOLD set, the workers of level 1 wait for
+// $HOLD/go (at most a minute), holding their leases.
 const workerScript = `[ -z "$TASK_SECONDS" ] || sleep "$TASK_SECONDS"
+[ -z "$RUNS" ] || echo "$ZERG_WORKER $(git rev-parse --path-format=absolute --git-common-dir)" >> "$RUNS/$ZERG_TASK"
+if [ -n "$DROP_TASK" ] && [ "$DROP_TASK" = "$ZERG_TASK" ] && mkdir "$DROP_ONCE" 2>/dev/null; then
+  i=0
+  while [ "$(git -C "$DROP_REMOTE" for-each-ref refs/zerg/work/ | wc -l)" -lt "${DROP_PINS:-0}" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+  sh -c "$DROP"
+fi
+case "$HOLD:$ZERG_TASK" in
+?*:L1-*)
+  i=0
+  while [ ! -e "$HOLD/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done ;;
+esac
 mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
 case "$HANG:$ZERG_TASK" in
 ?*:L2-*)
@@ -170,17 +189,32 @@ case "$HANG:$ZERG_TASK" in
 esac
 `
 
+// withoutEnv is env without the variable name.
+func withoutEnv(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 type rushRun struct {
 	out, errOut string
 	err         error
 }
 
-// startRush runs `git zerg rush --remote origin` in clone as host name.
+// startRush runs `git zerg rush --remote origin` in clone as host name
+// (ZERG_HOST), or as the clone's own host identity when name is "".
 func startRush(ctx context.Context, env []string, clone, host string, extra ...string) (*exec.Cmd, *strings.Builder, *strings.Builder) {
 	// git-zerg itself, not through git: kill -9 must reach the rush.
 	cmd := exec.CommandContext(ctx, "git-zerg", append([]string{"rush", "--remote", "origin", "--workers", "2"}, extra...)...)
 	cmd.Dir = clone
-	cmd.Env = append(append([]string(nil), env...), "ZERG_HOST="+host)
+	cmd.Env = withoutEnv(env, "ZERG_HOST")
+	if host != "" {
+		cmd.Env = append(cmd.Env, "ZERG_HOST="+host)
+	}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
@@ -211,7 +245,7 @@ func TestRushRemote(t *testing.T) {
 // expired once and they were claimed again.
 func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []rushRun, retried map[string]bool) {
 	t.Helper()
-	summary := regexp.MustCompile(`(?m)^rush rr complete: 40 tasks done, staging zerg/rr/staging at [0-9a-f]+$`)
+	summary := regexp.MustCompile(fmt.Sprintf(`(?m)^rush rr complete: %d tasks done, staging zerg/rr/staging at [0-9a-f]+$`, len(ids)))
 	for i, r := range runs {
 		if !summary.MatchString(r.out) || r.out != runs[0].out {
 			t.Errorf("host%d printed %q, host1 %q", i+1, r.out, runs[0].out)
@@ -284,7 +318,7 @@ func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []ru
 		}
 		for _, id := range ids {
 			if done[id] != 1 {
-				t.Errorf("host%d: git zerg log has %d done for %s", i+1, done[id], id)
+				t.Errorf("host%d: git zerg log has %d done for %s\n%s", i+1, done[id], id, run(t, c, env, "git", "zerg", "log"))
 			}
 		}
 	}
@@ -300,10 +334,21 @@ func runHosts(t testing.TB, ctx context.Context, env []string, clones []string, 
 // startHosts is runHosts in two steps: start, then wait.
 func startHosts(t testing.TB, ctx context.Context, env []string, clones []string, envs [][]string, extra [][]string) func() []rushRun {
 	t.Helper()
+	names := make([]string, len(clones))
+	for i := range names {
+		names[i] = fmt.Sprintf("host%d", i+1)
+	}
+	return startNamedHosts(t, ctx, env, clones, names, envs, extra)
+}
+
+// startNamedHosts is startHosts with each clone's ZERG_HOST given ("" for
+// none: the clone's own identity).
+func startNamedHosts(t testing.TB, ctx context.Context, env []string, clones, names []string, envs [][]string, extra [][]string) func() []rushRun {
+	t.Helper()
 	runs := make([]rushRun, len(clones))
 	var wg sync.WaitGroup
 	for i, c := range clones {
-		cmd, stdout, stderr := startRush(ctx, append(append([]string(nil), env...), envs[i]...), c, fmt.Sprintf("host%d", i+1), extra[i]...)
+		cmd, stdout, stderr := startRush(ctx, append(append([]string(nil), env...), envs[i]...), c, names[i], extra[i]...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -424,6 +469,214 @@ func TestRushRemoteOutage(t *testing.T) {
 	}
 	if !said {
 		t.Error("no host said that the remote did not answer")
+	}
+}
+
+// runsPerTask reads the lines workers appended to runs/<task> (RUNS): one
+// per run of the task, "<worker> <clone's git dir>".
+func runsPerTask(t *testing.T, runs string, ids []string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(runs, id))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		out[id] = strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' })
+	}
+	return out
+}
+
+// TestRushRemoteOneMachine runs one rush on three clones of one machine
+// without ZERG_HOST: each clone is a host of its own (an identity made
+// once per clone), so every task runs once, not once per clone.
+func TestRushRemoteOneMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three rushes over git daemon")
+	}
+	dir, env, _, clones, ids := remoteRushSetupGraph(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n", 2, 4)
+	runs := filepath.Join(dir, "runs")
+	os.Mkdir(runs, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	e := []string{"RUNS=" + runs}
+	wait := startNamedHosts(t, ctx, env, clones, []string{"", "", ""}, [][]string{e, e, e}, [][]string{nil, nil, nil})
+	results := wait()
+	for id, by := range runsPerTask(t, runs, ids) {
+		if len(by) != 1 {
+			t.Errorf("%s ran %d times (by %v), want once", id, len(by), by)
+		}
+	}
+	checkRemoteRush(t, env, clones, ids, results, nil)
+	names := map[string]bool{}
+	for _, c := range clones {
+		b, err := os.ReadFile(filepath.Join(c, ".git", "zerg", "host-id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[strings.SplitN(string(b), "\n", 2)[0]] = true
+	}
+	if len(names) != len(clones) {
+		t.Errorf("the clones' host identities are %v, want %d", names, len(clones))
+	}
+}
+
+// TestRushRemoteCopiedClone copies a clone that has synced (its host
+// identity made) with cp -r, and runs one rush of six tasks on the
+// original, the copy and a third clone, two workers each, none with
+// ZERG_HOST. Beside its original, the copy knows it is one and is refused
+// (exit 3) before it claims anything. Elsewhere (the original moved away:
+// a copy on another machine), the copy and the original present one
+// identity on the remote: the workers hold their tasks until one of the
+// two is refused, which is whichever claims while the other holds a lease
+// (two tasks are left for it). Nothing runs in the refused clone, and the
+// other two finish the rush with every task run once.
+func TestRushRemoteCopiedClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three rushes over git daemon")
+	}
+	for _, c := range []struct {
+		name  string
+		apart bool
+	}{{"beside", false}, {"apart", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, env, _, clones, ids := remoteRushSetupGraph(t, 2, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n", 1, 6)
+			copied := filepath.Join(dir, "h3")
+			run(t, dir, env, "cp", "-r", clones[1], copied)
+			if _, err := os.Stat(filepath.Join(copied, ".git", "zerg", "host-id")); err != nil {
+				t.Fatalf("the copied clone has no host identity: %v", err)
+			}
+			original := filepath.Join(clones[1], ".git")
+			if c.apart {
+				moved := filepath.Join(dir, "h2-moved")
+				if err := os.Rename(clones[1], moved); err != nil {
+					t.Fatal(err)
+				}
+				clones[1] = moved
+			}
+			clones = append(clones, copied)
+			runs := filepath.Join(dir, "runs")
+			os.Mkdir(runs, 0o755)
+			hold := filepath.Join(dir, "hold")
+			os.Mkdir(hold, 0o755)
+			e := append(append([]string(nil), env...), "RUNS="+runs)
+			if c.apart {
+				e = append(e, "HOLD="+hold)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			results := make([]rushRun, len(clones))
+			ended := make(chan struct{}, len(clones))
+			var wg sync.WaitGroup
+			for i, c := range clones {
+				cmd, stdout, stderr := startRush(ctx, e, c, "")
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					err := cmd.Wait()
+					results[i] = rushRun{stdout.String(), stderr.String(), err}
+					ended <- struct{}{}
+				}()
+			}
+			if c.apart {
+				select {
+				case <-ended:
+				case <-ctx.Done():
+				}
+				os.WriteFile(filepath.Join(hold, "go"), []byte("go\n"), 0o644)
+			}
+			wg.Wait()
+			refused := -1
+			why := `another clone presents this clone's host identity \S+: the lease of worker-\d\.\S+ on L1-\d+ was not made here`
+			if !c.apart {
+				why = `this clone is a copy of the clone in ` + regexp.QuoteMeta(original) + `: both present host identity \S+`
+			}
+			said := regexp.MustCompile(`(?m)^git-zerg: claim refused \(` + why + `\)\nhint: .*host-id.*ZERG_HOST`)
+			for i, r := range results {
+				if r.err == nil {
+					continue
+				}
+				var ee *exec.ExitError
+				if i == 0 || refused >= 0 || !c.apart && i != 2 || !errors.As(r.err, &ee) || ee.ExitCode() != 3 || !said.MatchString(r.errOut) {
+					t.Fatalf("h%d: %v\n%s%s", i+1, r.err, r.out, r.errOut)
+				}
+				refused = i
+			}
+			if refused < 0 {
+				t.Fatal("the copy and its original both ran the rush under one identity")
+			}
+			t.Logf("h%d was refused:\n%s", refused+1, results[refused].errOut)
+			gitDir := filepath.Join(clones[refused], ".git")
+			for id, by := range runsPerTask(t, runs, ids) {
+				if len(by) != 1 {
+					t.Errorf("%s ran %d times (by %v), want once", id, len(by), by)
+				}
+				for _, b := range by {
+					if strings.HasSuffix(b, " "+gitDir) {
+						t.Errorf("%s ran in the refused clone h%d", id, refused+1)
+					}
+				}
+			}
+			var rest []string
+			var restRuns []rushRun
+			for i := range clones {
+				if i != refused {
+					rest, restRuns = append(rest, clones[i]), append(restRuns, results[i])
+				}
+			}
+			checkRemoteRush(t, env, rest, ids, restRuns, nil)
+		})
+	}
+}
+
+// TestRushRemoteLostRefs deletes zerg refs on the remote while a rush runs
+// on two hosts (a worker does it, once the other tasks of its level have
+// pushed their work): the first host to see a ref gone re-creates it from
+// its own state and says so, pinned work the remote lost is pushed again by
+// the host that made it, and the rush finishes at once with every task
+// done once.
+func TestRushRemoteLostRefs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs rushes over git daemon")
+	}
+	for _, c := range []struct {
+		name, drop, said string
+		pins             int
+	}{
+		{"locks", "git -C $DROP_REMOTE update-ref -d refs/zerg/locks", "refs/zerg/locks", 0},
+		{"feature", "git -C $DROP_REMOTE update-ref -d refs/zerg/features/rr", "refs/zerg/features/rr", 0},
+		{"all", "git -C $DROP_REMOTE for-each-ref --format='delete %(refname)' refs/zerg/ | git -C $DROP_REMOTE update-ref --stdin", "refs/zerg/", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, env, _, clones, ids := remoteRushSetupGraph(t, 2, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n", 2, 3)
+			runs := filepath.Join(dir, "runs")
+			os.Mkdir(runs, 0o755)
+			// Bounded below the 90 s a lost ref used to cost (a rush of six
+			// tasks takes some 10 s on an idle machine).
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			e := []string{"RUNS=" + runs, "DROP_TASK=L1-02", "DROP_ONCE=" + filepath.Join(dir, "dropped"),
+				"DROP_REMOTE=" + filepath.Join(dir, "srv", "remote.git"), "DROP=" + c.drop, fmt.Sprintf("DROP_PINS=%d", c.pins)}
+			start := time.Now()
+			results := runHosts(t, ctx, env, clones, [][]string{e, e}, [][]string{nil, nil})
+			t.Logf("the rush took %s", time.Since(start).Round(time.Millisecond))
+			if _, err := os.Stat(filepath.Join(dir, "dropped")); err != nil {
+				t.Fatal("no worker deleted the remote's refs")
+			}
+			for id, by := range runsPerTask(t, runs, ids) {
+				if len(by) != 1 {
+					t.Errorf("%s ran %d times (by %v), want once", id, len(by), by)
+				}
+			}
+			checkRemoteRush(t, env, clones, ids, results, nil)
+			said := regexp.MustCompile(`remote origin had lost ` + regexp.QuoteMeta(c.said) + `[^;]*; re-created from this host's state`)
+			if !said.MatchString(results[0].errOut + results[1].errOut) {
+				t.Errorf("no host said it re-created %s:\n%s\n%s", c.said, results[0].errOut, results[1].errOut)
+			}
+		})
 	}
 }
 
