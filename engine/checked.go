@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -109,14 +108,7 @@ func writeChecked(s *gitstore.Store, feature, file string, tip plumbing.Hash) er
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(tip.String()+" "+seal+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
+	return writePrivate(file, []byte(tip.String()+" "+seal+"\n"))
 }
 
 // maxWalk bounds the cheap path: past it, the replay is no dearer.

@@ -49,14 +49,7 @@ func (g *Engine) recordVerified(t *state.Task, commit string) {
 	if err != nil {
 		return
 	}
-	file := VerifiedFile(s, feature, t.ID())
-	if os.MkdirAll(filepath.Dir(file), 0o755) != nil {
-		return
-	}
-	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
-	if os.WriteFile(tmp, []byte(commit+" "+seal+"\n"), 0o644) == nil {
-		os.Rename(tmp, file)
-	}
+	writePrivate(VerifiedFile(s, feature, t.ID()), []byte(commit+" "+seal+"\n"))
 }
 
 // verifiedHere reports whether t's verification passed here on commit,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -59,15 +58,7 @@ func (sg *stagingGuard) Moved(tip string) error {
 	if err != nil {
 		return err
 	}
-	file := StagingRecordFile(s, feature)
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	tmp := file + ".tmp" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(tip+" "+seal+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
+	return writePrivate(StagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
 }
 
 func (sg *stagingGuard) Check(ctx context.Context, known, tip string) error {
