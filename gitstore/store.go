@@ -117,6 +117,8 @@ type Store struct {
 	// arbiterWait how long an update waits for it (0: RemoteWait).
 	arbiter     string
 	arbiterWait time.Duration
+	// repushPins: see SetRepushPins.
+	repushPins bool
 
 	// hostID is the clone's host identity, made on first use (Host).
 	hostID hostIDOnce
