@@ -96,6 +96,7 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	if o.Remote != "" {
 		s.SetArbiter(o.Remote)
 		s.SetArbiterWait(time.Duration(cfg.Rush.RemoteWait))
+		s.SetRepushPins(g.reviewMode() == "")
 		gitstore.OnRemoteWait(func(remote string, err error, wait time.Duration) {
 			(&rush{g: g, remote: remote}).remoteWaiting(remote, err, wait)
 		})

@@ -84,6 +84,7 @@ func (r *rush) prefetch() {
 			s.Persistent = true
 			s.SetArbiter(r.remote)
 			s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
+			s.SetRepushPins(r.g.reviewMode() == "")
 			r.fresher = s
 		}
 		start := time.Now()

@@ -637,6 +637,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	if r.remote != "" {
 		s.SetArbiter(r.remote)
 		s.SetArbiterWait(r.remoteWait())
+		s.SetRepushPins(r.g.reviewMode() == "")
 	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {

@@ -117,6 +117,8 @@ type Store struct {
 	// arbiterWait how long an update waits for it (0: RemoteWait).
 	arbiter     string
 	arbiterWait time.Duration
+	// repushPins: see SetRepushPins.
+	repushPins bool
 
 	// key is the repository's key (Key), read once.
 	keyMu sync.Mutex

@@ -196,7 +196,9 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		}
 	}
 	if o.Arbiter {
-		report.Recreated = s.repushPins(ctx, remote, few.unpinned, merged[o.Feature])
+		if s.repushPins {
+			report.Recreated = s.pushLostPins(ctx, remote, few.unpinned, merged[o.Feature])
+		}
 		return report, remoteRefs, true, nil
 	}
 	// Then the remote, compare-and-swap on the values we fetched.
@@ -324,7 +326,7 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 			f.remote[rel] = h.String()
 		}
 	}
-	if feature != "" && ferr == nil {
+	if feature != "" && ferr == nil && s.repushPins {
 		var err error
 		if f.unpinned, err = s.unpinned(prefix, feature); err != nil {
 			return fewFetched{}, err
@@ -346,20 +348,27 @@ func (s *Store) unpinned(prefix, feature string) (map[string]plumbing.Hash, erro
 	}
 	out := map[string]plumbing.Hash{}
 	for ref, h := range own {
-		if there[prefix+strings.TrimPrefix(ref, ZergPrefix)] != h {
+		if _, ok := there[prefix+strings.TrimPrefix(ref, ZergPrefix)]; !ok {
 			out[ref] = h
 		}
 	}
 	return out, nil
 }
 
-// repushPins pushes again the pins of pins that the remote lacks while
-// the feature's state at tip still has their task verified on that very
+// SetRepushPins makes every catch-up push again this clone's pins of
+// verified work that the arbiter lost (see pushLostPins). Only where a
+// verified task's pin leaves the remote with its merge, which records it
+// done: under review, the merge keeps the task verified and drops its pin.
+func (s *Store) SetRepushPins(on bool) { s.repushPins = on }
+
+// pushLostPins pushes again the pins that the remote lacks while the
+// feature's state at tip still has their task verified on that very
 // commit: a remote that lost them would leave the level merge without the
-// work. A pin dropped because its task was merged stays dropped. Each goes
-// only where the remote has none (a lease on absence), and a push that
-// fails is tried again at the next catch-up. It returns the refs pushed.
-func (s *Store) repushPins(ctx context.Context, remote string, pins map[string]plumbing.Hash, tip plumbing.Hash) []string {
+// work. A pin dropped because its task was merged (done) stays dropped.
+// Each goes only where the remote has none (a lease on absence), and a
+// push that fails is tried again at the next catch-up. It returns the refs
+// pushed.
+func (s *Store) pushLostPins(ctx context.Context, remote string, pins map[string]plumbing.Hash, tip plumbing.Hash) []string {
 	if len(pins) == 0 || tip.IsZero() {
 		return nil
 	}
