@@ -20,9 +20,10 @@ import (
 // (Gerrit caches NoteDb the same way, by the ref's tip). Losing or
 // corrupting the file only costs time.
 
-// Format 2 is taskcodec.go's encoding; format 1 was encoding/gob's, in
-// files named .gob, removed when the cache is next rewritten.
-const cacheFormat = 2
+// Format 2 is taskcodec.go's encoding (3: a lease's instance added to
+// lockcodec.go's); format 1 was encoding/gob's, in files named .gob,
+// removed when the cache is next rewritten.
+const cacheFormat = 3
 
 type cachedShard struct {
 	Hash  plumbing.Hash

@@ -61,6 +61,7 @@ var workerCodec = entryCodec[state.Worker]{kind: "worker",
 			return err
 		}
 		e.str(w.Host)
+		e.str(w.Instance)
 		e.int(int64(w.PID))
 		e.str(w.Started)
 		return nil
@@ -73,6 +74,7 @@ var workerCodec = entryCodec[state.Worker]{kind: "worker",
 		w.Since = d.time()
 		w.Expires = d.time()
 		w.Host = d.str()
+		w.Instance = d.str()
 		w.PID = int(d.int())
 		w.Started = d.str()
 		return w
