@@ -141,7 +141,7 @@ done`
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(40 * time.Second):
+	case <-time.After(150 * time.Second):
 		for _, c := range cmds {
 			c.Process.Kill()
 		}
@@ -156,7 +156,7 @@ done`
 			b, _ := os.ReadFile(l)
 			t.Logf("%s: %s", filepath.Base(l), strings.Join(strings.Fields(string(b)), " "))
 		}
-		t.Fatal("workers did not finish in 90 seconds")
+		t.Fatal("workers did not finish in 150 seconds")
 	}
 	stopNoise()
 	noise.Wait()
