@@ -318,6 +318,9 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			}
 			return err
 		}
+		// The remote has the re-created refs now, whatever happens here.
+		noteRecreated(s.arbiter, lost)
+		s.trackPushed(ctx, s.arbiter, specs)
 	}
 	if err := s.updateRefs(ctx, moved); err != nil {
 		if !errors.Is(err, errRace) {
@@ -329,7 +332,6 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 		}
 		return nil
 	}
-	noteRecreated(s.arbiter, lost)
 	for _, u := range moved {
 		switch {
 		case u.verify && u.name == LocksRef && v.locks.IsZero():
@@ -343,6 +345,27 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	}
 	s.rememberLocal(feature, v)
 	return nil
+}
+
+// trackPushed sets the tracking refs of the state refs a push that went
+// through set on remote to what it set them to, as git does for a branch's
+// remote-tracking ref: a host that only ever pushed a ref has then fetched
+// it too, in effect, and knows the remote had it (see lostOn) should the
+// remote lose it later. Nothing depends on it otherwise, so a failure is
+// left for the next fetch to mend.
+func (s *Store) trackPushed(ctx context.Context, remote string, specs []string) {
+	var us []refUpdate
+	for _, spec := range specs {
+		src, dst, ok := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
+		rel, state := strings.CutPrefix(dst, ZergPrefix)
+		if !ok || !state || !stateRef(rel) || !plumbing.IsHash(src) {
+			continue
+		}
+		us = append(us, refUpdate{name: TrackingPrefix(remote) + rel, new: plumbing.NewHash(src), unchecked: true})
+	}
+	if len(us) > 0 {
+		s.updateRefs(ctx, us)
+	}
 }
 
 // lostOn names the state refs a push leasing on their absence re-creates

@@ -269,8 +269,18 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 		if o, err = s.readLoose(h); !errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		if o, err = s.readPacked(h); err == nil || moves == packMovesFollowed || !s.packsMoved() {
+		if o, err = s.readPacked(h); err == nil || moves == packMovesFollowed {
 			break
+		}
+		if !packGone(err) && !s.packsMoved() {
+			break
+		}
+		if packGone(err) {
+			// Deleted after its index was read (git repack unlinks the
+			// .pack before the .idx, so the listing may not show it yet).
+			s.packMu.Lock()
+			s.dropDirectPacks()
+			s.packMu.Unlock()
 		}
 	}
 	if err != nil {
@@ -278,6 +288,12 @@ func (s *Store) rawObject(h plumbing.Hash) (memoObject, error) {
 	}
 	m.putObject(h, o)
 	return o, nil
+}
+
+// packGone tells a read that failed because the pack file it read went.
+func packGone(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(pe.Path, ".pack")
 }
 
 // packMovesFollowed bounds the reads of one object: each read after the

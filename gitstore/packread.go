@@ -231,6 +231,9 @@ func (s *Store) directPacks() []*packFile {
 	for _, d := range s.objectDirs() {
 		names, _ := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
 		for _, name := range names {
+			if _, err := os.Stat(strings.TrimSuffix(name, ".idx") + ".pack"); err != nil {
+				continue // being deleted: git unlinks the .pack first
+			}
 			if p, err := openPackIndex(name); err == nil {
 				s.packs = append(s.packs, p)
 			} else if !errors.Is(err, fs.ErrNotExist) { // not deleted by gc meanwhile

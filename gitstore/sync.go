@@ -120,6 +120,9 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		if remoteRefs, err = s.refsUnder(ctx, prefix); err == nil {
 			localRefs, err = s.refsUnder(ctx, ZergPrefix)
 		}
+		if err == nil {
+			err = s.keepLostEvidence(ctx, prefix, trackedBefore, remoteRefs)
+		}
 	}
 	if err != nil {
 		return report, nil, false, err
@@ -233,8 +236,29 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		}
 		return report, remoteRefs, false, &RemoteError{Op: "push", Remote: remote, Err: err}
 	}
+	s.trackPushed(ctx, remote, refspecs)
 	sort.Strings(report.Pushed)
 	return report, remoteRefs, true, nil
+}
+
+// keepLostEvidence puts back the tracking refs of state refs the fetch's
+// --prune just dropped because the remote lost them: the stale tracking
+// ref is what tells a later round (or a transition's push) that the push
+// re-creating the ref puts back what the remote lost, and a round whose
+// push loses its race must not take that evidence with it. The next fetch
+// that finds the ref on the remote again replaces it.
+func (s *Store) keepLostEvidence(ctx context.Context, prefix string, before map[string]plumbing.Hash, remote map[string]string) error {
+	var back []refUpdate
+	for ref, h := range before {
+		rel := strings.TrimPrefix(ref, prefix)
+		if stateRef(rel) && remote[rel] == "" && !h.IsZero() {
+			back = append(back, refUpdate{name: ref, new: h, unchecked: true})
+		}
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	return s.updateRefs(ctx, back)
 }
 
 // stateRef reports whether rel (relative to refs/zerg/) is a state ref: a

@@ -875,10 +875,16 @@ func (s *Store) processLock() *sync.Mutex {
 	return m.(*sync.Mutex)
 }
 
+// writerTurnWait bounds the wait for a turn among this machine's writers
+// (see writerTurn): many transactions' worth, and well inside the retry
+// budget.
+const writerTurnWait = 5 * time.Second
+
 func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
 	mu := s.processLock()
 	mu.Lock()
 	defer mu.Unlock()
+	defer s.writerTurn(min(s.Retry, writerTurnWait))()
 	return s.updateLocked(ctx, feature, mustBeNew, now, fn)
 }
 

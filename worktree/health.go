@@ -173,7 +173,7 @@ func (m *Manager) repair(ctx context.Context, common, dir string) (*Repaired, er
 	rep := &Repaired{Problem: problem}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		rep.Gone = true
-		_, err := m.Git.Run(ctx, "worktree", "prune")
+		_, err := m.worktreeGit(ctx, "prune")
 		return rep, err
 	}
 	if admin := adminOf(common, dir); admin != "" && mendable(dir) {
@@ -243,7 +243,7 @@ func (m *Manager) MoveAside(ctx context.Context, w Worker) (string, error) {
 
 func (m *Manager) moveAside(ctx context.Context, dir string) (string, error) {
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		_, err := m.Git.Run(ctx, "worktree", "prune")
+		_, err := m.worktreeGit(ctx, "prune")
 		return "", err
 	}
 	aside := ""
@@ -264,7 +264,7 @@ func (m *Manager) moveAside(ctx context.Context, dir string) (string, error) {
 	}
 	// The registration now names a path that is gone: prune drops it.
 	// Its branch stays, with whatever the worker committed on it.
-	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+	if _, err := m.worktreeGit(ctx, "prune"); err != nil {
 		return aside, err
 	}
 	return aside, nil

@@ -55,7 +55,7 @@ func (m *Manager) AdvanceStaging(ctx context.Context, commit string) error {
 func (m *Manager) Prune(ctx context.Context) error {
 	worktreeMu.Lock()
 	defer worktreeMu.Unlock()
-	_, err := m.Git.Run(ctx, "worktree", "prune")
+	_, err := m.worktreeGit(ctx, "prune")
 	return err
 }
 
@@ -69,7 +69,7 @@ func (m *Manager) RemoveStaging(ctx context.Context) (string, error) {
 	}
 	worktreeMu.Lock()
 	defer worktreeMu.Unlock()
-	if _, err := m.Git.Run(ctx, "worktree", "remove", "--force", dir); err != nil {
+	if _, err := m.worktreeGit(ctx, "remove", "--force", dir); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -77,7 +77,7 @@ func (m *Manager) RemoveStaging(ctx context.Context) (string, error) {
 
 // Supported checks that git worktree works in the repository at all.
 func Supported(ctx context.Context, git *gitcmd.Runner) error {
-	_, err := git.Run(ctx, "worktree", "list", "--porcelain")
+	_, err := worktreeGit(ctx, git, "list", "--porcelain")
 	return err
 }
 

@@ -196,7 +196,7 @@ func (m *Manager) fresh(ctx context.Context, common string, list []entry, dir, c
 // is told apart (*CheckoutError) from a failure of `git worktree add`.
 func (m *Manager) addDetached(ctx context.Context, dir, commit string) error {
 	worktreeMu.Lock()
-	_, err := m.Git.Run(ctx, "worktree", "add", "-q", "--detach", "--no-checkout", dir, commit)
+	_, err := m.worktreeGit(ctx, "add", "-q", "--detach", "--no-checkout", dir, commit)
 	worktreeMu.Unlock()
 	if err != nil {
 		return err
@@ -215,7 +215,7 @@ func (m *Manager) dropCheckout(ctx context.Context, common string, list []entry,
 	worktreeMu.Lock()
 	defer worktreeMu.Unlock()
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		_, err := m.Git.Run(ctx, "worktree", "prune")
+		_, err := m.worktreeGit(ctx, "prune")
 		return err
 	}
 	e := find(list, "", dir)
@@ -237,7 +237,7 @@ func (m *Manager) dropCheckout(ctx context.Context, common string, list []entry,
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	_, err := m.Git.Run(ctx, "worktree", "prune")
+	_, err := m.worktreeGit(ctx, "prune")
 	return err
 }
 
@@ -298,7 +298,7 @@ func (m *Manager) TempCheckout(ctx context.Context, commit string) (dir string, 
 		worktreeMu.Lock()
 		defer worktreeMu.Unlock()
 		os.RemoveAll(dir)
-		m.Git.Run(ctx, "worktree", "prune")
+		m.worktreeGit(ctx, "prune")
 	}
 	if err := m.addDetached(ctx, dir, commit); err != nil {
 		done()

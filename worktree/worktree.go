@@ -344,19 +344,19 @@ func (e *entry) interrupted() bool { return e.locked && e.lockReason == "initial
 // git drops what it keeps of it. Nothing is lost: a worktree still locked
 // "initializing" was never handed to a worker.
 func (m *Manager) removeInterrupted(ctx context.Context, dir string) error {
-	_, err := m.Git.Run(ctx, "worktree", "remove", "--force", "--force", dir)
+	_, err := m.worktreeGit(ctx, "remove", "--force", "--force", dir)
 	if err == nil || !strings.Contains(err.Error(), "validation failed") {
 		return err
 	}
 	if rerr := os.RemoveAll(dir); rerr != nil {
 		return err
 	}
-	_, err = m.Git.Run(ctx, "worktree", "remove", "--force", "--force", dir)
+	_, err = m.worktreeGit(ctx, "remove", "--force", "--force", dir)
 	return err
 }
 
 func (m *Manager) entries(ctx context.Context) ([]entry, error) {
-	out, err := m.Git.Run(ctx, "worktree", "list", "--porcelain", "-z")
+	out, err := m.worktreeGit(ctx, "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, err
 	}
@@ -577,6 +577,44 @@ func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error)
 // ("failed to read .git/worktrees/<name>/commondir").
 var worktreeMu sync.Mutex
 
+// worktreeGit runs `git worktree <args>`. Between processes nothing
+// serializes git's worktree list: a `git worktree prune` or `remove` (git
+// gc runs one) removes .git/worktrees when it empties it, between an add's
+// creating that directory and making its entry in it ("could not create
+// directory of '.git/worktrees/<name>'"), and an add, a list or a prune
+// reads an entry another process's add is still writing ("failed to read
+// .git/worktrees/<name>/commondir"). Such a failure leaves nothing behind
+// (a failed add removes what it made), so the command is tried again, a
+// bounded number of times.
+func worktreeGit(ctx context.Context, git *gitcmd.Runner, args ...string) ([]byte, error) {
+	var out []byte
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
+		}
+		if out, err = git.Run(ctx, append([]string{"worktree"}, args...)...); err == nil || !worktreeListRace(err) {
+			return out, err
+		}
+	}
+	return out, err
+}
+
+// worktreeGit runs `git worktree <args>` in the Manager's repository.
+func (m *Manager) worktreeGit(ctx context.Context, args ...string) ([]byte, error) {
+	return worktreeGit(ctx, m.Git, args...)
+}
+
+// worktreeListRace tells the failures of a `git worktree add` that lost a
+// race with another process changing the worktree list.
+func worktreeListRace(err error) bool {
+	var ge *gitcmd.Error
+	if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "/worktrees/") {
+		return false
+	}
+	return strings.Contains(ge.Stderr, "No such file or directory") || strings.Contains(ge.Stderr, "failed to read")
+}
+
 var branchLockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }) // compiled on first use, not at every start
 
 // dropStaleBranchLock removes the lock file of a worker branch that a git
@@ -626,7 +664,7 @@ func (m *Manager) DropStaleLocks(w Worker, before time.Time) []string {
 func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entry, bool, error) {
 	worktreeMu.Lock()
 	defer worktreeMu.Unlock()
-	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+	if _, err := m.worktreeGit(ctx, "prune"); err != nil {
 		return nil, nil, false, err
 	}
 	branch := WorkerBranch(m.Feature, n)
@@ -706,14 +744,14 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 		if err := os.MkdirAll(filepath.Dir(w.Dir), 0o755); err != nil {
 			return nil, nil, false, err
 		}
-		if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "-B", branch, w.Dir, startC); err != nil {
+		if _, err := m.worktreeGit(ctx, "add", "-q", "-B", branch, w.Dir, startC); err != nil {
 			if !m.dropStaleBranchLock(err, ref) {
 				return nil, nil, false, err
 			}
 			// A half-made worktree of the failed add goes with prune.
-			m.Git.Run(ctx, "worktree", "prune")
+			m.worktreeGit(ctx, "prune")
 			os.RemoveAll(w.Dir)
-			if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "-B", branch, w.Dir, startC); err != nil {
+			if _, err := m.worktreeGit(ctx, "add", "-q", "-B", branch, w.Dir, startC); err != nil {
 				return nil, nil, false, err
 			}
 		}
@@ -761,7 +799,7 @@ func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
 	ref := "refs/heads/" + branch
 	worktreeMu.Lock()
 	defer worktreeMu.Unlock()
-	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+	if _, err := m.worktreeGit(ctx, "prune"); err != nil {
 		return err
 	}
 	list, err := m.entries(ctx)
@@ -810,11 +848,11 @@ func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
 			return err
 		}
 	case e != nil:
-		args := []string{"worktree", "remove"}
+		args := []string{"remove"}
 		if force {
 			args = append(args, "--force")
 		}
-		if _, err := m.Git.Run(ctx, append(args, e.dir)...); err != nil {
+		if _, err := m.worktreeGit(ctx, append(args, e.dir)...); err != nil {
 			return err
 		}
 	}
@@ -844,7 +882,7 @@ func (m *Manager) StagingWorktree(ctx context.Context) (string, error) {
 	}
 	worktreeMu.Lock()
 	defer worktreeMu.Unlock()
-	if _, err := m.Git.Run(ctx, "worktree", "prune"); err != nil {
+	if _, err := m.worktreeGit(ctx, "prune"); err != nil {
 		return "", err
 	}
 	list, err := m.entries(ctx)
@@ -880,7 +918,7 @@ func (m *Manager) StagingWorktree(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", err
 	}
-	if _, err := m.Git.Run(ctx, "worktree", "add", "-q", "--detach", dir, tip); err != nil {
+	if _, err := m.worktreeGit(ctx, "add", "-q", "--detach", dir, tip); err != nil {
 		return "", err
 	}
 	return dir, nil

@@ -1,0 +1,61 @@
+//go:build unix
+
+package gitstore
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// writerTurn waits for this process's turn among the processes of this
+// machine writing the repository's state, and returns what ends it.
+//
+// The compare-and-swap alone keeps the state right, but it is not fair:
+// writers that lose retry after a random pause, and under load one of
+// them can lose every round for the whole retry budget while the others
+// win ("state kept changing"). An advisory lock (flock: the kernel drops
+// it with its process, so it never outlives a transaction) has each
+// writer try once the last one is through. It only orders: a process that
+// waited longer than wait (a holder stopped, or a worker holding the file
+// on purpose) goes on without its turn, and the compare-and-swap decides
+// as before.
+func (s *Store) writerTurn(wait time.Duration) (end func()) {
+	f, err := os.OpenFile(filepath.Join(s.ZergDir(), "writer.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return func() {} // no .git/zerg yet (the first plan), or read-only
+	}
+	var mu sync.Mutex
+	abandoned := false
+	got := make(chan struct{})
+	go func() {
+		// flock blocks its thread: it cannot be cancelled, so a wait given
+		// up on ends here when the turn comes, releasing it at once.
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || abandoned {
+			f.Close()
+			return
+		}
+		close(got)
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-got:
+		return func() { f.Close() } // closing the last descriptor unlocks
+	case <-t.C:
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-got:
+			return func() { f.Close() }
+		default:
+		}
+		abandoned = true
+		return func() {}
+	}
+}
