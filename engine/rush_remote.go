@@ -77,7 +77,7 @@ func (r *rush) prefetch() {
 		// One store for every catch-up, used by one at a time: a Store
 		// is not for concurrent use.
 		if r.fresher == nil {
-			s, err := gitstore.Open(ctx, r.s.Top)
+			s, err := r.s.Repo().Open(ctx, r.s.Top)
 			if err != nil {
 				return
 			}
@@ -448,7 +448,7 @@ func (r *rush) awaitMerge(level int) (bool, string) {
 	ctx := r.g.ctx()
 	// A store of its own for the second fetch: a Store is not for
 	// concurrent use.
-	other, err := gitstore.Open(ctx, r.s.Top)
+	other, err := r.s.Repo().Open(ctx, r.s.Top)
 	if err != nil {
 		return false, ""
 	}

@@ -17,7 +17,7 @@ func BackgroundSync(ctx context.Context, main *gitstore.Store, cfg *config.Confi
 	if dir == "" {
 		dir = main.CommonDir
 	}
-	s, err := gitstore.Open(ctx, dir)
+	s, err := main.Repo().Open(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,9 @@ var (
 	ErrNotRepo = errors.New("not a git repository")
 )
 
-// Store is the state of one repository.
+// Store is the state of one repository, as one goroutine sees it: a Store
+// is not safe for concurrent use. What the stores of a repository share in
+// the process is their Repo.
 type Store struct {
 	// Top is the work tree the command runs in ("" in a bare repository).
 	Top string
@@ -78,7 +80,8 @@ type Store struct {
 	// git runs the git binary for this repository. It stays unexported:
 	// refs under refs/zerg/ are written by this package alone.
 	git *gitcmd.Runner
-	m   *memo
+	// repo is what the stores of this repository in this process share.
+	repo *Repo
 	// packMu serializes the pack reads, which share each pack's file and
 	// buffer.
 	packMu sync.Mutex
@@ -128,8 +131,9 @@ type Store struct {
 	hostID hostIDOnce
 }
 
-// Open finds the repository containing dir.
-func Open(ctx context.Context, dir string) (*Store, error) {
+// open finds the repository containing dir; the caller gives the store
+// its Repo.
+func open(ctx context.Context, dir string) (*Store, error) {
 	var s *Store
 	if r, ok := gitcmd.Discover(dir); ok {
 		s = &Store{Top: r.Top, GitDir: r.GitDir, CommonDir: r.CommonDir}

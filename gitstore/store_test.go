@@ -44,7 +44,20 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// openStore opens dir as a process of its own would: with a Repo of its
+// own.
 func openStore(t *testing.T, dir string) *Store { return openStoreB(t, dir) }
+
+// openIn opens another store of s's Repo, as another goroutine of s's
+// process would.
+func openIn(t *testing.T, s *Store, dir string) *Store {
+	t.Helper()
+	o, err := s.Repo().Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
 
 func openStoreB(t testing.TB, dir string) *Store {
 	t.Helper()
@@ -203,16 +216,17 @@ func TestCacheNeverStale(t *testing.T) {
 func TestConcurrentUpdates(t *testing.T) {
 	for _, processes := range []bool{true, false} {
 		dir := newRepo(t)
-		plan(t, openStore(t, dir), "f", tasks(40))
+		shared := openStore(t, dir)
+		plan(t, shared, "f", tasks(40))
 		var wg sync.WaitGroup
 		errs := make(chan error, 80)
 		for g := 0; g < 4; g++ {
 			wg.Add(1)
 			go func(g int) {
 				defer wg.Done()
-				s := openStore(t, dir)
-				if processes {
-					s.procKey = fmt.Sprint("process ", g)
+				s := openStore(t, dir) // a process of its own
+				if !processes {
+					s = openIn(t, shared, dir)
 				}
 				for i := g; i < 40; i += 4 {
 					errs <- setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done)
@@ -442,8 +456,7 @@ func TestPersistentUpdates(t *testing.T) {
 
 	// Close ends the update-ref process (nothing outlives the command);
 	// a later update starts another.
-	v, _ := refPipes.Load(s.CommonDir)
-	cmd := v.(*refPipe).p.Process()
+	cmd := s.repo.pipe.p.Process()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

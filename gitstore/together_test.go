@@ -32,7 +32,7 @@ func TestUpdateTogether(t *testing.T) {
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	for i := range 4 {
-		s := openStore(t, a)
+		s := openIn(t, sa, a)
 		s.SetArbiter(remote)
 		wg.Add(1)
 		go func() {
