@@ -145,8 +145,8 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 	}
 }
 
-// arbiterSeen remembers, for each repository, arbiter and feature, what
-// this process last knew the arbiter to hold (caught up with, or pushed
+// Repo.seen remembers, for each arbiter and feature, what this process
+// last knew the arbiter to hold (caught up with, or pushed
 // itself) and where the local refs were then. While the local refs are
 // still there, an update skips the catch-up and pushes at once with a
 // lease on those values: the lease refuses the push if the arbiter moved
@@ -154,29 +154,24 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 // transitions thus cost one push instead of a fetch and a push, and
 // nothing is decided on a state the arbiter no longer holds. A one-off
 // command knows nothing yet and always catches up first.
-var arbiterSeen sync.Map // seenKey -> seen
 
 type seen struct {
 	view        arbiterView
 	feat, locks plumbing.Hash // the local refs when view was right
 }
 
-func (s *Store) seenKey(feature string) string {
-	key := s.CommonDir
-	if s.procKey != "" {
-		key = s.procKey
-	}
-	return key + "\x00" + s.arbiter + "\x00" + feature
-}
+func (s *Store) seenKey(feature string) arbiterKey { return arbiterKey{s.arbiter, feature} }
 
 // fresh returns what the arbiter holds, when this process knows it
 // without asking: the local refs are where they were when it last knew.
 func (s *Store) fresh(feature string) (arbiterView, bool) {
-	v, ok := arbiterSeen.Load(s.seenKey(feature))
+	r := s.repo
+	r.mu.Lock()
+	sn, ok := r.seen[s.seenKey(feature)]
+	r.mu.Unlock()
 	if !ok {
 		return arbiterView{}, false
 	}
-	sn := v.(seen)
 	locks, err := s.ReadRef(LocksRef)
 	if err != nil || locks != sn.locks {
 		return arbiterView{}, false
@@ -192,11 +187,19 @@ func (s *Store) fresh(feature string) (arbiterView, bool) {
 // remember records that the arbiter holds v and the local refs are now at
 // the given values.
 func (s *Store) remember(feature string, v arbiterView, feat, locks plumbing.Hash) {
-	arbiterSeen.Store(s.seenKey(feature), seen{view: v, feat: feat, locks: locks})
+	r := s.repo
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[s.seenKey(feature)] = seen{view: v, feat: feat, locks: locks}
 }
 
 // forget drops what remember recorded: the next update catches up.
-func (s *Store) forget(feature string) { arbiterSeen.Delete(s.seenKey(feature)) }
+func (s *Store) forget(feature string) {
+	r := s.repo
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.seen, s.seenKey(feature))
+}
 
 func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, error) {
 	var v arbiterView
@@ -299,7 +302,9 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			s.forget(feature)
 			lost := pushLost(err)
 			if lost {
-				leaseLost.Store(s.seenKey(feature), time.Now())
+				s.repo.mu.Lock()
+				s.repo.leaseLost[s.seenKey(feature)] = time.Now()
+				s.repo.mu.Unlock()
 			}
 			if len(also) > 0 && lost {
 				// Whichever lease failed, the caller decides again on what
@@ -387,17 +392,13 @@ func (s *Store) lostOn(remote string, leases []string) []string {
 	return lost
 }
 
-// leaseLost is when this process last lost a push's lease to another
-// writer of the arbiter, by seenKey.
-var leaseLost sync.Map
-
-// LeaseLost is when a transition of this process last found the arbiter
-// moved by someone else (zero: never): others are writing to it now.
+// LeaseLost is when a transition of this process (of s's Repo) last found
+// the arbiter moved by someone else (zero: never): others are writing to
+// it now.
 func (s *Store) LeaseLost(feature string) time.Time {
-	if v, ok := leaseLost.Load(s.seenKey(feature)); ok {
-		return v.(time.Time)
-	}
-	return time.Time{}
+	s.repo.mu.Lock()
+	defer s.repo.mu.Unlock()
+	return s.repo.leaseLost[s.seenKey(feature)]
 }
 
 func hashOrEmpty(h plumbing.Hash) string {

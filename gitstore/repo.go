@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
 // Repo is this process's handle on one repository: what every Store of the
@@ -29,6 +30,25 @@ type Repo struct {
 	// stores: `update-ref --stdin` takes transaction after transaction, and
 	// a rush makes hundreds of them.
 	pipe refPipe
+
+	// mu guards what follows: the process's knowledge of each arbiter,
+	// by arbiter and feature.
+	mu sync.Mutex
+	// seen is what the arbiter was last known to hold (see fresh).
+	seen map[arbiterKey]seen
+	// leaseLost is when a push last lost its lease (see LeaseLost).
+	leaseLost map[arbiterKey]time.Time
+	// together are the transitions waiting to share a commit (see
+	// UpdateTogether).
+	together map[arbiterKey]*joiners
+}
+
+// arbiterKey names one feature's state on one arbiter.
+type arbiterKey struct{ arbiter, feature string }
+
+func newRepoHandle(commonDir string) *Repo {
+	return &Repo{commonDir: commonDir, memo: newMemo(), seen: map[arbiterKey]seen{},
+		leaseLost: map[arbiterKey]time.Time{}, together: map[arbiterKey]*joiners{}}
 }
 
 // Open opens the repository containing dir with a handle of its own: the
@@ -38,7 +58,7 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.repo = &Repo{commonDir: s.CommonDir, memo: newMemo()}
+	s.repo = newRepoHandle(s.CommonDir)
 	return s, nil
 }
 

@@ -113,9 +113,6 @@ type Store struct {
 	// afterObjects, for tests, is called once the objects are written,
 	// before the refs are updated.
 	afterObjects func()
-	// procKey stands in for the common dir as the in-process lock's key, so
-	// a test can play a second process.
-	procKey string
 	// arbiter is the remote every update must reach (sync.arbiter), and
 	// arbiterWait how long an update waits for it (0: RemoteWait).
 	arbiter     string

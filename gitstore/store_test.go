@@ -173,8 +173,7 @@ func TestCreateViewUpdate(t *testing.T) {
 // Store (another process): the changed shard must be read again.
 func TestCacheNeverStale(t *testing.T) {
 	dir := newRepo(t)
-	a, b := openStore(t, dir), openStore(t, dir)
-	a.procKey, b.procKey = t.Name()+" a", t.Name()+" b" // two processes: no memo shared
+	a, b := openStore(t, dir), openStore(t, dir) // two processes: no memo shared
 	plan(t, a, "f", tasks(50))
 	for i, st := range []state.Status{state.Claimed, state.Done, state.Failed} {
 		// a full read fills the cache...
@@ -249,7 +248,6 @@ func TestConcurrentUpdates(t *testing.T) {
 			}
 		}
 		fresh := openStore(t, dir)
-		fresh.procKey = t.Name() + " fresh"
 		for _, tk := range allTasks(t, fresh, "f") {
 			if tk.Status != state.Done {
 				t.Errorf("processes=%v: %s is %s: an update was lost", processes, tk.ID(), tk.Status)
@@ -268,7 +266,6 @@ func TestLostRaceRetries(t *testing.T) {
 	s := openStore(t, dir)
 	plan(t, s, "f", tasks(3))
 	other := openStore(t, dir)
-	other.procKey = "another process"
 	runs := 0
 	s.beforeCommit = func() {
 		if runs == 1 {
@@ -327,7 +324,6 @@ func TestLocksMoveWithFeature(t *testing.T) {
 	// Read the locks, then have someone else lock meanwhile: the commit
 	// must be retried, and the retry sees the new lock.
 	other := openStore(t, dir)
-	other.procKey = "another process"
 	seen := []int{}
 	s.beforeCommit = func() {
 		if len(seen) == 1 {
@@ -424,7 +420,6 @@ func TestPersistentUpdates(t *testing.T) {
 	s.Persistent = true
 	plan(t, s, "f", tasks(5))
 	other := openStore(t, dir)
-	other.procKey = "another process"
 	raced := false
 	s.beforeCommit = func() {
 		if !raced {

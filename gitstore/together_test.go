@@ -51,11 +51,7 @@ func TestUpdateTogether(t *testing.T) {
 		}()
 	}
 	waitFor(t, func() bool {
-		v, ok := together.Load(sa.seenKey("f"))
-		if !ok {
-			return false
-		}
-		js := v.(*joiners)
+		js := sa.joinersOf("f")
 		js.mu.Lock()
 		defer js.mu.Unlock()
 		return len(js.waiting) == 4
