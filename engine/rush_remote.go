@@ -82,7 +82,7 @@ func (r *rush) prefetch() {
 				return
 			}
 			s.Persistent = true
-			s.SetArbiter(r.remote)
+			s.SetArbiter(r.remote, checkCaughtUp)
 			s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
 			s.SetRepushPins(r.g.reviewMode() == "")
 			r.fresher = s

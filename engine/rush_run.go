@@ -635,7 +635,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	defer s.Drop()
 	s.Persistent = true
 	if r.remote != "" {
-		s.SetArbiter(r.remote)
+		s.SetArbiter(r.remote, checkCaughtUp)
 		s.SetArbiterWait(r.remoteWait())
 		s.SetRepushPins(r.g.reviewMode() == "")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,11 @@ type Repo struct {
 	// together are the transitions waiting to share a commit (see
 	// UpdateTogether).
 	together map[arbiterKey]*joiners
+
+	// What is told when an update waits for an arbiter, or re-creates a
+	// ref it had lost (OnRemoteWait, OnRemoteLost): set by the rush.
+	remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
+	remoteLostNote atomic.Pointer[func(remote, ref string)]
 }
 
 // arbiterKey names one feature's state on one arbiter.

@@ -113,10 +113,12 @@ type Store struct {
 	// afterObjects, for tests, is called once the objects are written,
 	// before the refs are updated.
 	afterObjects func()
-	// arbiter is the remote every update must reach (sync.arbiter), and
+	// arbiter is the remote every update must reach (sync.arbiter),
+	// arbiterCheck what judges the state a catch-up brings in, and
 	// arbiterWait how long an update waits for it (0: RemoteWait).
-	arbiter     string
-	arbiterWait time.Duration
+	arbiter      string
+	arbiterCheck IncomingCheck
+	arbiterWait  time.Duration
 	// repushPins: see SetRepushPins.
 	repushPins bool
 

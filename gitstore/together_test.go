@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -20,7 +18,7 @@ import (
 // the others still go.
 func TestUpdateTogether(t *testing.T) {
 	a, _, remote, sa, _ := arbiterPair(t)
-	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	sa.SetArbiter(remote, acceptAll)
 	plan(t, sa, "f", tasks(4))
 	before := git(t, a, "rev-parse", FeatureRef("f"))
 
@@ -33,7 +31,7 @@ func TestUpdateTogether(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 4 {
 		s := openIn(t, sa, a)
-		s.SetArbiter(remote)
+		s.SetArbiter(remote, acceptAll)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
