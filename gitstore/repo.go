@@ -32,8 +32,8 @@ type Repo struct {
 	// a rush makes hundreds of them.
 	pipe refPipe
 
-	// mu guards what follows: the process's knowledge of each arbiter,
-	// by arbiter and feature.
+	// mu guards seen, leaseLost and together: the process's knowledge of
+	// each arbiter, by arbiter and feature.
 	mu sync.Mutex
 	// seen is what the arbiter was last known to hold (see fresh).
 	seen map[arbiterKey]seen
