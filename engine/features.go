@@ -151,7 +151,7 @@ func LoadConfig(s *gitstore.Store) (*config.Config, error) {
 		return nil, &Error{Kind: Usage, What: "bad configuration", Why: err.Error()}
 	}
 	if c.Sync.Arbiter != "" {
-		s.SetArbiter(c.Sync.Arbiter)
+		s.SetArbiter(c.Sync.Arbiter, checkCaughtUp)
 	}
 	return c, nil
 }

@@ -94,13 +94,13 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 		return nil, usageErr("rush: bad remote %q", o.Remote)
 	}
 	if o.Remote != "" {
-		s.SetArbiter(o.Remote)
+		s.SetArbiter(o.Remote, checkCaughtUp)
 		s.SetArbiterWait(time.Duration(cfg.Rush.RemoteWait))
 		s.SetRepushPins(g.reviewMode() == "")
-		gitstore.OnRemoteWait(func(remote string, err error, wait time.Duration) {
+		s.Repo().OnRemoteWait(func(remote string, err error, wait time.Duration) {
 			(&rush{g: g, remote: remote}).remoteWaiting(remote, err, wait)
 		})
-		gitstore.OnRemoteLost(func(remote, ref string) { g.noteRecreated(remote, ref) })
+		s.Repo().OnRemoteLost(func(remote, ref string) { g.noteRecreated(remote, ref) })
 	}
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")

@@ -77,12 +77,12 @@ func (r *rush) prefetch() {
 		// One store for every catch-up, used by one at a time: a Store
 		// is not for concurrent use.
 		if r.fresher == nil {
-			s, err := gitstore.Open(ctx, r.s.Top)
+			s, err := r.s.Repo().Open(ctx, r.s.Top)
 			if err != nil {
 				return
 			}
 			s.Persistent = true
-			s.SetArbiter(r.remote)
+			s.SetArbiter(r.remote, checkCaughtUp)
 			s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
 			s.SetRepushPins(r.g.reviewMode() == "")
 			r.fresher = s
@@ -448,7 +448,7 @@ func (r *rush) awaitMerge(level int) (bool, string) {
 	ctx := r.g.ctx()
 	// A store of its own for the second fetch: a Store is not for
 	// concurrent use.
-	other, err := gitstore.Open(ctx, r.s.Top)
+	other, err := r.s.Repo().Open(ctx, r.s.Top)
 	if err != nil {
 		return false, ""
 	}

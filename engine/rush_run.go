@@ -628,14 +628,14 @@ func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err err
 // blocked. Errors returned are the tool's own.
 func (r *rush) runTask(id string, slot int, tip string, level int, held *state.Task) error {
 	ctx := r.g.ctx()
-	s, err := gitstore.Open(ctx, r.s.Top) // a store per goroutine: a Store is not for concurrent use
+	s, err := r.s.Repo().Open(ctx, r.s.Top) // a store per goroutine: a Store is not for concurrent use
 	if err != nil {
 		return err
 	}
 	defer s.Drop()
 	s.Persistent = true
 	if r.remote != "" {
-		s.SetArbiter(r.remote)
+		s.SetArbiter(r.remote, checkCaughtUp)
 		s.SetArbiterWait(r.remoteWait())
 		s.SetRepushPins(r.g.reviewMode() == "")
 	}
@@ -1172,6 +1172,8 @@ func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (st
 			return "", err // staged changes and still no commit: a real failure
 		}
 	}
+	// A handle of its own: a look at a HEAD the worker controls shares
+	// nothing with the rush's stores.
 	ws, err := gitstore.Open(ctx, w.Dir)
 	if err != nil {
 		return "", err

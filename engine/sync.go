@@ -69,11 +69,9 @@ func (g *Engine) noteRecreated(remote, ref string) {
 	g.note("remote %s had lost %s; re-created from this host's state", remote, ref)
 }
 
-// Whatever an arbiter's catch-up brings in is judged as sync judges what
-// it fetches.
-func init() { gitstore.SetIncomingCheck(checkCaughtUp) }
-
-// checkCaughtUp is CheckIncoming for an arbiter's catch-up, which runs
+// checkCaughtUp, the check of every store given an arbiter, judges what
+// an arbiter's catch-up brings in as sync judges what it fetches. It is
+// CheckIncoming for an arbiter's catch-up, which runs
 // before every transition: the local tip checked first (at no cost when
 // it was written or checked here), then the arbiter's new commits replayed.
 // Together they cover the arbiter's whole history, so its tip is

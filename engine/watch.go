@@ -17,12 +17,12 @@ func BackgroundSync(ctx context.Context, main *gitstore.Store, cfg *config.Confi
 	if dir == "" {
 		dir = main.CommonDir
 	}
-	s, err := gitstore.Open(ctx, dir)
+	s, err := main.Repo().Open(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Sync.Arbiter != "" {
-		s.SetArbiter(cfg.Sync.Arbiter)
+		s.SetArbiter(cfg.Sync.Arbiter, checkCaughtUp)
 	}
 	return &Engine{Ctx: ctx, Store: s, Config: cfg, Now: now, Events: func(Event) {}}, nil
 }

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -26,8 +25,13 @@ import (
 // local commit and the attempt starts over, so two machines can never hold
 // the same task or lock at once.
 
-// SetArbiter makes every state update of this store go through remote.
-func (s *Store) SetArbiter(remote string) { s.arbiter = remote }
+// SetArbiter makes every state update of this store go through remote,
+// with check judging the state each catch-up brings in (the engine's
+// replay of the history with the gates, as sync does); with a nil check, a
+// catch-up that would bring in anything new fails.
+func (s *Store) SetArbiter(remote string, check IncomingCheck) {
+	s.arbiter, s.arbiterCheck = remote, check
+}
 
 // SetArbiterWait sets how long an update waits for an arbiter that does
 // not answer (RemoteWait when zero).
@@ -82,38 +86,24 @@ type arbiterView struct {
 	feature, locks plumbing.Hash // the arbiter's values, for the lease
 }
 
-// arbiterCheck judges the state a catch-up brings in. The engine sets it
-// (its replay of the history with the gates, as sync does); with none set,
-// a catch-up that would bring in anything new fails.
-var arbiterCheck atomic.Pointer[IncomingCheck]
-
-// SetIncomingCheck sets what judges the state every arbiter catch-up
-// brings in.
-func SetIncomingCheck(c IncomingCheck) { arbiterCheck.Store(&c) }
-
 // RemoteWait bounds how long an update waits for an arbiter that does not
 // answer, trying again with backoff, before it fails, unless the store says
 // otherwise (SetArbiterWait: rush.remote_wait).
 var RemoteWait = 10 * time.Minute
 
-// remoteWaitNote, when set, is told each time an update waits for the
-// arbiter: why, and for how long before the next try.
-var remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
+// OnRemoteWait sets what is told, each time an update of one of r's stores
+// waits for an arbiter that does not answer: why, and for how long before
+// the next try.
+func (r *Repo) OnRemoteWait(f func(remote string, err error, wait time.Duration)) {
+	r.remoteWaitNote.Store(&f)
+}
 
-// OnRemoteWait sets what is told when an update waits for an arbiter that
-// does not answer.
-func OnRemoteWait(f func(remote string, err error, wait time.Duration)) { remoteWaitNote.Store(&f) }
+// OnRemoteLost sets what is told of each ref an arbiter had lost and one
+// of r's stores re-created from this clone's state.
+func (r *Repo) OnRemoteLost(f func(remote, ref string)) { r.remoteLostNote.Store(&f) }
 
-// remoteLostNote, when set, is told each ref an arbiter had lost and this
-// process put back from its own state.
-var remoteLostNote atomic.Pointer[func(remote, ref string)]
-
-// OnRemoteLost sets what is told when a ref the arbiter had lost is
-// re-created from this clone's state.
-func OnRemoteLost(f func(remote, ref string)) { remoteLostNote.Store(&f) }
-
-func noteRecreated(remote string, refs []string) {
-	if f := remoteLostNote.Load(); f != nil {
+func (s *Store) noteRecreated(remote string, refs []string) {
+	if f := s.repo.remoteLostNote.Load(); f != nil {
 		for _, ref := range refs {
 			(*f)(remote, ref)
 		}
@@ -122,7 +112,7 @@ func noteRecreated(remote string, refs []string) {
 
 // catchUp is a SyncRound in arbiter mode: the feature and the locks
 // fetched from the arbiter, checked and merged into the local refs. When
-// someone listens (OnRemoteWait: a rush), an arbiter that does not answer
+// someone listens (Repo.OnRemoteWait: a rush), an arbiter that does not answer
 // is tried again with backoff, up to RemoteWait: nothing is decided
 // without it. A one-off command fails at once instead.
 func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
@@ -131,7 +121,7 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 	for {
 		v, err := s.catchUpOnce(ctx, feature)
 		var re *RemoteError
-		f := remoteWaitNote.Load()
+		f := s.repo.remoteWaitNote.Load()
 		if f == nil || !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
 			return v, err
 		}
@@ -145,8 +135,8 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 	}
 }
 
-// arbiterSeen remembers, for each repository, arbiter and feature, what
-// this process last knew the arbiter to hold (caught up with, or pushed
+// Repo.seen remembers, for each arbiter and feature, what this process
+// last knew the arbiter to hold (caught up with, or pushed
 // itself) and where the local refs were then. While the local refs are
 // still there, an update skips the catch-up and pushes at once with a
 // lease on those values: the lease refuses the push if the arbiter moved
@@ -154,29 +144,24 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 // transitions thus cost one push instead of a fetch and a push, and
 // nothing is decided on a state the arbiter no longer holds. A one-off
 // command knows nothing yet and always catches up first.
-var arbiterSeen sync.Map // seenKey -> seen
 
 type seen struct {
 	view        arbiterView
 	feat, locks plumbing.Hash // the local refs when view was right
 }
 
-func (s *Store) seenKey(feature string) string {
-	key := s.CommonDir
-	if s.procKey != "" {
-		key = s.procKey
-	}
-	return key + "\x00" + s.arbiter + "\x00" + feature
-}
+func (s *Store) seenKey(feature string) arbiterKey { return arbiterKey{s.arbiter, feature} }
 
 // fresh returns what the arbiter holds, when this process knows it
 // without asking: the local refs are where they were when it last knew.
 func (s *Store) fresh(feature string) (arbiterView, bool) {
-	v, ok := arbiterSeen.Load(s.seenKey(feature))
+	r := s.repo
+	r.mu.Lock()
+	sn, ok := r.seen[s.seenKey(feature)]
+	r.mu.Unlock()
 	if !ok {
 		return arbiterView{}, false
 	}
-	sn := v.(seen)
 	locks, err := s.ReadRef(LocksRef)
 	if err != nil || locks != sn.locks {
 		return arbiterView{}, false
@@ -192,23 +177,27 @@ func (s *Store) fresh(feature string) (arbiterView, bool) {
 // remember records that the arbiter holds v and the local refs are now at
 // the given values.
 func (s *Store) remember(feature string, v arbiterView, feat, locks plumbing.Hash) {
-	arbiterSeen.Store(s.seenKey(feature), seen{view: v, feat: feat, locks: locks})
+	r := s.repo
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[s.seenKey(feature)] = seen{view: v, feat: feat, locks: locks}
 }
 
 // forget drops what remember recorded: the next update catches up.
-func (s *Store) forget(feature string) { arbiterSeen.Delete(s.seenKey(feature)) }
+func (s *Store) forget(feature string) {
+	r := s.repo
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.seen, s.seenKey(feature))
+}
 
 func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, error) {
 	var v arbiterView
-	var check IncomingCheck
-	if c := arbiterCheck.Load(); c != nil {
-		check = *c
-	}
-	report, fetched, done, err := s.SyncRoundWith(ctx, SyncOptions{Remote: s.arbiter, Check: check, Arbiter: true, Feature: feature})
+	report, fetched, done, err := s.SyncRoundWith(ctx, SyncOptions{Remote: s.arbiter, Check: s.arbiterCheck, Arbiter: true, Feature: feature})
 	if err != nil {
 		return v, err
 	}
-	noteRecreated(s.arbiter, report.Recreated)
+	s.noteRecreated(s.arbiter, report.Recreated)
 	hash := func(rel string) plumbing.Hash {
 		if fetched[rel] == "" {
 			return plumbing.ZeroHash
@@ -299,7 +288,9 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			s.forget(feature)
 			lost := pushLost(err)
 			if lost {
-				leaseLost.Store(s.seenKey(feature), time.Now())
+				s.repo.mu.Lock()
+				s.repo.leaseLost[s.seenKey(feature)] = time.Now()
+				s.repo.mu.Unlock()
 			}
 			if len(also) > 0 && lost {
 				// Whichever lease failed, the caller decides again on what
@@ -319,7 +310,7 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			return err
 		}
 		// The remote has the re-created refs now, whatever happens here.
-		noteRecreated(s.arbiter, lost)
+		s.noteRecreated(s.arbiter, lost)
 		s.trackPushed(ctx, s.arbiter, specs)
 	}
 	if err := s.updateRefs(ctx, moved); err != nil {
@@ -387,17 +378,13 @@ func (s *Store) lostOn(remote string, leases []string) []string {
 	return lost
 }
 
-// leaseLost is when this process last lost a push's lease to another
-// writer of the arbiter, by seenKey.
-var leaseLost sync.Map
-
-// LeaseLost is when a transition of this process last found the arbiter
-// moved by someone else (zero: never): others are writing to it now.
+// LeaseLost is when a transition of this process (of s's Repo) last found
+// the arbiter moved by someone else (zero: never): others are writing to
+// it now.
 func (s *Store) LeaseLost(feature string) time.Time {
-	if v, ok := leaseLost.Load(s.seenKey(feature)); ok {
-		return v.(time.Time)
-	}
-	return time.Time{}
+	s.repo.mu.Lock()
+	defer s.repo.mu.Unlock()
+	return s.repo.leaseLost[s.seenKey(feature)]
 }
 
 func hashOrEmpty(h plumbing.Hash) string {

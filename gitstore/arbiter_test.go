@@ -15,21 +15,21 @@ import (
 )
 
 // arbiterPair makes two clones a and b of one bare remote, each with a
-// store whose arbiter is that remote; the incoming check in force before
-// is restored when the test ends.
+// store whose arbiter is that remote, with no incoming check yet.
 func arbiterPair(t *testing.T) (a, b, remote string, sa, sb *Store) {
 	a = newRepo(t)
 	remote = filepath.Join(t.TempDir(), "remote.git")
 	git(t, a, "init", "-q", "--bare", remote)
 	b = filepath.Join(t.TempDir(), "b")
 	git(t, a, "clone", "-q", remote, b)
-	saved := arbiterCheck.Load()
-	t.Cleanup(func() { arbiterCheck.Store(saved) })
 	sa, sb = openStore(t, a), openStore(t, b)
-	sa.SetArbiter(remote)
-	sb.SetArbiter(remote)
+	sa.SetArbiter(remote, nil)
+	sb.SetArbiter(remote, nil)
 	return a, b, remote, sa, sb
 }
+
+// acceptAll is an incoming check that lets everything in.
+func acceptAll(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil }
 
 // TestArbiterCatchUpIsCheckedSyncRound: an arbiter's catch-up is a
 // SyncRound in arbiter mode, so what it brings in goes through the
@@ -45,7 +45,6 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 		t.Fatalf("the arbiter has %v, want the plan %s", got, tip)
 	}
 
-	SetIncomingCheck(nil)
 	if err := setStatus(sb, "f", "T000", state.Claimed); err == nil || !strings.Contains(err.Error(), "nothing to check it") {
 		t.Fatalf("catch-up without a check: %v, want it refused", err)
 	}
@@ -55,7 +54,7 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 
 	refusal := errors.New("refused by the check")
 	var calls []string
-	SetIncomingCheck(func(ctx context.Context, s *Store, feature string, local, remote plumbing.Hash) error {
+	sb.SetArbiter(remote, func(ctx context.Context, s *Store, feature string, local, remote plumbing.Hash) error {
 		calls = append(calls, feature+" "+remote.String())
 		return refusal
 	})
@@ -69,7 +68,8 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 		t.Fatalf("check called with %v, want the arbiter's tip %s once", calls, tip)
 	}
 
-	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	sa.SetArbiter(remote, acceptAll)
+	sb.SetArbiter(remote, acceptAll)
 	if err := setStatus(sb, "f", "T000", state.Claimed); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,8 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 // losing neither transition.
 func TestArbiterPushesOnWhatItKnows(t *testing.T) {
 	a, _, remote, sa, sb := arbiterPair(t)
-	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	sa.SetArbiter(remote, acceptAll)
+	sb.SetArbiter(remote, acceptAll)
 	plan(t, sa, "f", tasks(3))
 	if err := setStatus(sa, "f", "T000", state.Claimed); err != nil {
 		t.Fatal(err)
@@ -143,8 +144,9 @@ func TestArbiterPushesOnWhatItKnows(t *testing.T) {
 // machine took a lock meanwhile, the push is refused and the decision is
 // made again on the arbiter's locks.
 func TestArbiterLeaseOnLocksRead(t *testing.T) {
-	_, _, _, sa, sb := arbiterPair(t)
-	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	_, _, remote, sa, sb := arbiterPair(t)
+	sa.SetArbiter(remote, acceptAll)
+	sb.SetArbiter(remote, acceptAll)
 	plan(t, sa, "f", tasks(3))
 	ctx := context.Background()
 	lock := func(s *Store, path string) {
@@ -190,7 +192,8 @@ func TestArbiterLeaseOnLocksRead(t *testing.T) {
 // merge has every verified commit without a fetch of its own.
 func TestArbiterCatchUpBringsWork(t *testing.T) {
 	a, b, remote, sa, sb := arbiterPair(t)
-	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	sa.SetArbiter(remote, acceptAll)
+	sb.SetArbiter(remote, acceptAll)
 	plan(t, sa, "f", tasks(2))
 	git(t, b, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "work of T000")
 	work := git(t, b, "rev-parse", "HEAD")
@@ -215,7 +218,7 @@ func TestArbiterCatchUpBringsWork(t *testing.T) {
 // there; a transition with nothing to record pushes nothing.
 func TestArbiterPushAlso(t *testing.T) {
 	a, _, remote, sa, _ := arbiterPair(t)
-	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	sa.SetArbiter(remote, acceptAll)
 	plan(t, sa, "f", tasks(3))
 	ctx := context.Background()
 	head := git(t, a, "rev-parse", "HEAD")

@@ -56,7 +56,6 @@ type ackedUpdate struct {
 // transaction. It returns the updates acknowledged and the errors.
 func writeLoop(t *testing.T, dir string, w, n int) ([]ackedUpdate, []error) {
 	s := openStore(t, dir)
-	s.procKey = fmt.Sprintf("%s writer %d", t.Name(), w)
 	id := fmt.Sprintf("T%03d", w)
 	var acked []ackedUpdate
 	var errs []error
@@ -95,7 +94,6 @@ func writeLoop(t *testing.T, dir string, w, n int) ([]ackedUpdate, []error) {
 func lostUpdates(t *testing.T, dir string, acked []ackedUpdate) []string {
 	t.Helper()
 	s := openStore(t, dir)
-	s.procKey = t.Name() + " checker"
 	tx, err := s.View("f")
 	if err != nil {
 		t.Fatal(err)
@@ -209,11 +207,9 @@ func TestReadsSurviveRepack(t *testing.T) {
 		writer <- errs
 	}()
 	long := openStore(t, dir)
-	long.procKey = t.Name() + " long-lived"
 	var failures []error
 	for i := 0; i < rounds; i++ {
 		fresh := openStore(t, dir)
-		fresh.procKey = fmt.Sprintf("%s reader %d", t.Name(), i)
 		for _, s := range []*Store{fresh, long} {
 			tx, err := s.View("f")
 			if err == nil {

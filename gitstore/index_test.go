@@ -73,7 +73,6 @@ func TestIndexAgreesWithFullScan(t *testing.T) {
 			os.Remove(s.indexPath("f"))
 		}
 		fresh := openStore(t, dir)
-		fresh.procKey = fmt.Sprintf("%s fresh %d", t.Name(), step)
 		checkIndex(t, fresh, fmt.Sprintf("step %d, fresh process", step))
 	}
 
@@ -98,7 +97,6 @@ func TestIndexAgreesWithFullScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := openStore(t, dir)
-	fresh.procKey = t.Name() + " after replan"
 	checkIndex(t, fresh, "after another plan")
 }
 
@@ -117,7 +115,6 @@ func checkIndex(t *testing.T, s *Store, when string) {
 	// The full read, by a process that has seen nothing.
 	scan := openStore(t, s.Top)
 	scans++
-	scan.procKey = fmt.Sprintf("%s scan %d", t.Name(), scans)
 	os.Remove(scan.cachePath("f"))
 	os.Remove(scan.deltaPath("f"))
 	stx, err := scan.View("f")

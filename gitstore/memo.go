@@ -28,7 +28,8 @@ import (
 // change, the locks and leases. The memo keeps, per repository and for the
 // whole process, the objects read or written and what their state blobs
 // decode to. Everything in it is keyed by object hash, so it can never be
-// stale; every Store of the process shares it.
+// stale; every Store of the process's Repo shares it, and it is safe for
+// concurrent use.
 type memo struct {
 	mu      sync.Mutex
 	objs    map[plumbing.Hash]memoObject
@@ -62,16 +63,7 @@ type memoObject struct {
 // (it only saves time).
 var memoLimit = 64 << 20 // a variable for tests
 
-var memos sync.Map // common dir -> *memo
-
-func (s *Store) memo() *memo {
-	if s.m == nil {
-		key := s.CommonDir + "\x00" + s.procKey
-		v, _ := memos.LoadOrStore(key, newMemo())
-		s.m = v.(*memo)
-	}
-	return s.m
-}
+func (s *Store) memo() *memo { return s.repo.memo }
 
 func newMemo() *memo {
 	m := &memo{checked: map[string]checked{}}

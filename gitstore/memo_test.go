@@ -35,7 +35,6 @@ func TestLooseObjectsReadByGit(t *testing.T) {
 		}
 		// And a fresh process (no memo) reads git's own objects.
 		fresh := openStore(t, dir)
-		fresh.procKey = t.Name() + " fresh"
 		got, err := fresh.readBlob(h)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("size %d: read back %d bytes, %v", size, len(got), err)
@@ -57,7 +56,6 @@ func TestReadPackedObjectsAndRefs(t *testing.T) {
 	}
 
 	fresh := openStore(t, dir)
-	fresh.procKey = t.Name() + " fresh"
 	got, err := fresh.ReadRef(FeatureRef("f"))
 	if err != nil || got.String() != tip {
 		t.Fatalf("packed ref: %s, %v; want %s", got, err, tip)
@@ -145,7 +143,6 @@ func TestMemoAfterCommit(t *testing.T) {
 	}
 	warm := allTasks(t, s, "f")
 	cold := openStore(t, dir)
-	cold.procKey = t.Name() + " cold"
 	os.RemoveAll(cold.ZergDir() + "/cache")
 	fromGit := allTasks(t, cold, "f")
 	for i := range warm {
@@ -220,9 +217,8 @@ func TestLeaseCacheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func(key string) map[string]*state.Worker {
+	read := func() map[string]*state.Worker { // as a fresh process
 		fresh := openStore(t, dir)
-		fresh.procKey = key
 		tx, err := fresh.View("f")
 		if err != nil {
 			t.Fatal(err)
@@ -240,7 +236,7 @@ func TestLeaseCacheFile(t *testing.T) {
 	if err := os.WriteFile(legacy, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(read(t.Name() + " 1")); n != 3*rewriteAfter {
+	if n := len(read()); n != 3*rewriteAfter {
 		t.Fatalf("%d leases", n)
 	}
 	if _, err := os.Stat(legacy); err == nil {
@@ -264,7 +260,7 @@ func TestLeaseCacheFile(t *testing.T) {
 	}
 	b, _ = workerCodec.encodeBlobs(blobs)
 	os.WriteFile(s.ZergDir()+"/cache/f.workers", b, 0o644)
-	if got := read(t.Name() + " 2")["w0"].Host; got != "from-the-cache" {
+	if got := read()["w0"].Host; got != "from-the-cache" {
 		t.Fatalf("lease read from git, not from the cache file (host %q)", got)
 	}
 }
@@ -317,7 +313,6 @@ func TestCacheDelta(t *testing.T) {
 	plan(t, s, "f", tasks(1000))
 	fresh := func(i int) *Store {
 		f := openStore(t, dir)
-		f.procKey = fmt.Sprint(t.Name(), i)
 		return f
 	}
 	allTasks(t, fresh(0), "f") // writes the main file
@@ -387,7 +382,6 @@ func TestMemoBounded(t *testing.T) {
 	memoLimit, presentLimit = 4096, 16
 	dir := newRepo(t)
 	s := openStore(t, dir)
-	s.procKey = t.Name()
 	plan(t, s, "f", tasks(50))
 	for i := 0; i < 10; i++ {
 		if err := setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done); err != nil {

@@ -33,7 +33,6 @@ func TestPlanWritesOnePack(t *testing.T) {
 	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
 
 	fresh := openStore(t, dir)
-	fresh.procKey = t.Name() + " fresh"
 	tx, err := fresh.View("f")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +76,6 @@ func TestPlanPackKeptUntilRefUpdated(t *testing.T) {
 		t.Errorf("packs left kept: %v", kept)
 	}
 	fresh := openStore(t, dir)
-	fresh.procKey = t.Name() + " fresh"
 	tx, err := fresh.View("f")
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,6 @@ func TestLockFilesAreNotRefs(t *testing.T) {
 				locks = append(locks, lock)
 			}
 			fresh := openStore(t, dir)
-			fresh.procKey = t.Name() + " reader"
 			readEverything(t, fresh, want)
 			for _, l := range locks {
 				os.Remove(l)

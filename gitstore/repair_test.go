@@ -64,9 +64,7 @@ func doubleClaim(t *testing.T, dir string) (lost plumbing.Hash) {
 	plan(t, openStore(t, dir), "f", tasks(2))
 	before := map[string]string{FeatureRef("f"): git(t, dir, "rev-parse", FeatureRef("f"))}
 	w1 := openStore(t, dir)
-	w1.procKey = "w1"
 	w2 := openStore(t, dir)
-	w2.procKey = "w2"
 	t0 := time.Now()
 	raced := false
 	w2.beforeCommit = func() {
@@ -106,7 +104,6 @@ func TestRollbackBuiltOnIsMergedBack(t *testing.T) {
 	dir := newRepo(t)
 	lost := doubleClaim(t, dir)
 	r := openStore(t, dir)
-	r.procKey = "reader"
 
 	rbs, err := r.Rollbacks("f")
 	if err != nil {
@@ -191,7 +188,6 @@ func TestRollbackOfBothRefsMergedBack(t *testing.T) {
 	}
 	doubleClaim(t, dir)
 	r := openStore(t, dir)
-	r.procKey = "reader"
 	rbs, err := r.Rollbacks("")
 	if err != nil || len(rbs) != 1 {
 		t.Fatalf("Rollbacks(\"\") = %+v, %v; want w1's claim in the locks", rbs, err)
@@ -244,7 +240,6 @@ func TestRollbackBelowCheckpoint(t *testing.T) {
 	built := git(t, dir, "-c", "user.name=t", "-c", "user.email=t@e", "commit-tree", old+"^{tree}", "-p", old, "-m", "state again\n\nZerg-Op: test")
 	git(t, dir, "update-ref", FeatureRef("f"), built, old)
 	fresh := openStore(t, dir)
-	fresh.procKey = "fresh"
 	if err := setStatus(fresh, "f", "T000", state.Blocked); err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +350,6 @@ func TestReadRepairsPastLockedRef(t *testing.T) {
 		os.Remove(lock) // the other process is done with the ref
 	}
 	fresh := openStore(t, dir)
-	fresh.procKey = "fresh"
 	tx, err := fresh.View("f")
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +382,6 @@ func TestTripleClaimAllRecorded(t *testing.T) {
 	ws := make([]*Store, 3)
 	for i := range ws {
 		ws[i] = openStore(t, dir)
-		ws[i].procKey = fmt.Sprintf("w%d", i+1)
 	}
 	t0 := time.Now()
 	claim := func(i int) error {
@@ -422,7 +415,6 @@ func TestTripleClaimAllRecorded(t *testing.T) {
 		t.Fatalf("the race was played %d times of 2", played)
 	}
 	r := openStore(t, dir)
-	r.procKey = "reader"
 	tx, err := r.View("f")
 	if err != nil {
 		t.Fatal(err)
@@ -514,7 +506,6 @@ func TestWriterWaitsForEveryUndoneUpdate(t *testing.T) {
 	dir := newRepo(t)
 	lost := doubleClaim(t, dir)
 	r := openStore(t, dir)
-	r.procKey = "writer"
 	tx, err := r.begin("f")
 	if err != nil {
 		t.Fatal(err)

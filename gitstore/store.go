@@ -67,7 +67,9 @@ var (
 	ErrNotRepo = errors.New("not a git repository")
 )
 
-// Store is the state of one repository.
+// Store is the state of one repository, as one goroutine sees it: a Store
+// is not safe for concurrent use. What the stores of a repository share in
+// the process is their Repo.
 type Store struct {
 	// Top is the work tree the command runs in ("" in a bare repository).
 	Top string
@@ -78,7 +80,8 @@ type Store struct {
 	// git runs the git binary for this repository. It stays unexported:
 	// refs under refs/zerg/ are written by this package alone.
 	git *gitcmd.Runner
-	m   *memo
+	// repo is what the stores of this repository in this process share.
+	repo *Repo
 	// packMu serializes the pack reads, which share each pack's file and
 	// buffer.
 	packMu sync.Mutex
@@ -110,13 +113,12 @@ type Store struct {
 	// afterObjects, for tests, is called once the objects are written,
 	// before the refs are updated.
 	afterObjects func()
-	// procKey stands in for the common dir as the in-process lock's key, so
-	// a test can play a second process.
-	procKey string
-	// arbiter is the remote every update must reach (sync.arbiter), and
+	// arbiter is the remote every update must reach (sync.arbiter),
+	// arbiterCheck what judges the state a catch-up brings in, and
 	// arbiterWait how long an update waits for it (0: RemoteWait).
-	arbiter     string
-	arbiterWait time.Duration
+	arbiter      string
+	arbiterCheck IncomingCheck
+	arbiterWait  time.Duration
 	// repushPins: see SetRepushPins.
 	repushPins bool
 
@@ -128,8 +130,9 @@ type Store struct {
 	hostID hostIDOnce
 }
 
-// Open finds the repository containing dir.
-func Open(ctx context.Context, dir string) (*Store, error) {
+// open finds the repository containing dir; the caller gives the store
+// its Repo.
+func open(ctx context.Context, dir string) (*Store, error) {
 	var s *Store
 	if r, ok := gitcmd.Discover(dir); ok {
 		s = &Store{Top: r.Top, GitDir: r.GitDir, CommonDir: r.CommonDir}

@@ -44,7 +44,20 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// openStore opens dir as a process of its own would: with a Repo of its
+// own.
 func openStore(t *testing.T, dir string) *Store { return openStoreB(t, dir) }
+
+// openIn opens another store of s's Repo, as another goroutine of s's
+// process would.
+func openIn(t *testing.T, s *Store, dir string) *Store {
+	t.Helper()
+	o, err := s.Repo().Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
 
 func openStoreB(t testing.TB, dir string) *Store {
 	t.Helper()
@@ -160,8 +173,7 @@ func TestCreateViewUpdate(t *testing.T) {
 // Store (another process): the changed shard must be read again.
 func TestCacheNeverStale(t *testing.T) {
 	dir := newRepo(t)
-	a, b := openStore(t, dir), openStore(t, dir)
-	a.procKey, b.procKey = t.Name()+" a", t.Name()+" b" // two processes: no memo shared
+	a, b := openStore(t, dir), openStore(t, dir) // two processes: no memo shared
 	plan(t, a, "f", tasks(50))
 	for i, st := range []state.Status{state.Claimed, state.Done, state.Failed} {
 		// a full read fills the cache...
@@ -203,16 +215,17 @@ func TestCacheNeverStale(t *testing.T) {
 func TestConcurrentUpdates(t *testing.T) {
 	for _, processes := range []bool{true, false} {
 		dir := newRepo(t)
-		plan(t, openStore(t, dir), "f", tasks(40))
+		shared := openStore(t, dir)
+		plan(t, shared, "f", tasks(40))
 		var wg sync.WaitGroup
 		errs := make(chan error, 80)
 		for g := 0; g < 4; g++ {
 			wg.Add(1)
 			go func(g int) {
 				defer wg.Done()
-				s := openStore(t, dir)
-				if processes {
-					s.procKey = fmt.Sprint("process ", g)
+				s := openStore(t, dir) // a process of its own
+				if !processes {
+					s = openIn(t, shared, dir)
 				}
 				for i := g; i < 40; i += 4 {
 					errs <- setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done)
@@ -235,7 +248,6 @@ func TestConcurrentUpdates(t *testing.T) {
 			}
 		}
 		fresh := openStore(t, dir)
-		fresh.procKey = t.Name() + " fresh"
 		for _, tk := range allTasks(t, fresh, "f") {
 			if tk.Status != state.Done {
 				t.Errorf("processes=%v: %s is %s: an update was lost", processes, tk.ID(), tk.Status)
@@ -254,7 +266,6 @@ func TestLostRaceRetries(t *testing.T) {
 	s := openStore(t, dir)
 	plan(t, s, "f", tasks(3))
 	other := openStore(t, dir)
-	other.procKey = "another process"
 	runs := 0
 	s.beforeCommit = func() {
 		if runs == 1 {
@@ -313,7 +324,6 @@ func TestLocksMoveWithFeature(t *testing.T) {
 	// Read the locks, then have someone else lock meanwhile: the commit
 	// must be retried, and the retry sees the new lock.
 	other := openStore(t, dir)
-	other.procKey = "another process"
 	seen := []int{}
 	s.beforeCommit = func() {
 		if len(seen) == 1 {
@@ -410,7 +420,6 @@ func TestPersistentUpdates(t *testing.T) {
 	s.Persistent = true
 	plan(t, s, "f", tasks(5))
 	other := openStore(t, dir)
-	other.procKey = "another process"
 	raced := false
 	s.beforeCommit = func() {
 		if !raced {
@@ -442,8 +451,7 @@ func TestPersistentUpdates(t *testing.T) {
 
 	// Close ends the update-ref process (nothing outlives the command);
 	// a later update starts another.
-	v, _ := refPipes.Load(s.CommonDir)
-	cmd := v.(*refPipe).p.Process()
+	cmd := s.repo.pipe.p.Process()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,20 @@ type joiners struct {
 	waiting []*joiner
 }
 
-var together sync.Map // seenKey -> *joiners
+// joinersOf returns the transitions of s's Repo waiting to share a commit
+// on feature.
+func (s *Store) joinersOf(feature string) *joiners {
+	r := s.repo
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := s.seenKey(feature)
+	js := r.together[k]
+	if js == nil {
+		js = &joiners{}
+		r.together[k] = js
+	}
+	return js
+}
 
 // errAgain: the transaction's work changed (a joiner left); run it again
 // on a fresh read, without waiting.
@@ -46,8 +59,7 @@ func (s *Store) UpdateTogether(ctx context.Context, feature string, now func() t
 	if s.arbiter == "" {
 		return s.Update(ctx, feature, now, fn)
 	}
-	v, _ := together.LoadOrStore(s.seenKey(feature), &joiners{})
-	js := v.(*joiners)
+	js := s.joinersOf(feature)
 	me := &joiner{fn: fn, done: make(chan struct{})}
 	js.mu.Lock()
 	js.waiting = append(js.waiting, me)

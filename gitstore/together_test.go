@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -20,7 +18,7 @@ import (
 // the others still go.
 func TestUpdateTogether(t *testing.T) {
 	a, _, remote, sa, _ := arbiterPair(t)
-	SetIncomingCheck(func(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil })
+	sa.SetArbiter(remote, acceptAll)
 	plan(t, sa, "f", tasks(4))
 	before := git(t, a, "rev-parse", FeatureRef("f"))
 
@@ -32,8 +30,8 @@ func TestUpdateTogether(t *testing.T) {
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	for i := range 4 {
-		s := openStore(t, a)
-		s.SetArbiter(remote)
+		s := openIn(t, sa, a)
+		s.SetArbiter(remote, acceptAll)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -51,11 +49,7 @@ func TestUpdateTogether(t *testing.T) {
 		}()
 	}
 	waitFor(t, func() bool {
-		v, ok := together.Load(sa.seenKey("f"))
-		if !ok {
-			return false
-		}
-		js := v.(*joiners)
+		js := sa.joinersOf("f")
 		js.mu.Lock()
 		defer js.mu.Unlock()
 		return len(js.waiting) == 4

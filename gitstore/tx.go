@@ -767,11 +767,7 @@ var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "-c", "core.p
 // barrierRef is never created; deleting it only takes packed-refs.lock.
 const barrierRef = "refs/zerg/barrier"
 
-// refPipes holds one `git update-ref --stdin` process per repository for
-// stores marked Persistent: `update-ref --stdin` takes transaction after
-// transaction, and a rush makes hundreds of them.
-var refPipes sync.Map // common dir -> *refPipe
-
+// refPipe is a Repo's long-lived `git update-ref --stdin` (Repo.pipe).
 type refPipe struct {
 	mu sync.Mutex
 	p  *gitcmd.Pipe
@@ -790,11 +786,7 @@ func (s *Store) Drop() error {
 // Close ends the long-lived `git update-ref --stdin` of a Persistent
 // store, so that no git process outlives the command.
 func (s *Store) Close() error {
-	v, ok := refPipes.Load(s.CommonDir)
-	if !ok {
-		return nil
-	}
-	rp := v.(*refPipe)
+	rp := &s.repo.pipe
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	if rp.p == nil {
@@ -806,8 +798,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) updateRefsPiped(tx string) error {
-	v, _ := refPipes.LoadOrStore(s.CommonDir, &refPipe{})
-	rp := v.(*refPipe)
+	rp := &s.repo.pipe
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	if rp.p == nil {
@@ -860,20 +851,9 @@ func (s *Store) Create(ctx context.Context, feature string, force bool, now func
 	})
 }
 
-// inProcess serializes the transactions of one process on one repository.
-// Goroutines of a rush would otherwise race each other's compare-and-swap
-// and redo their work; between processes the compare-and-swap alone
-// decides, and no lock outlives a transaction.
-var inProcess sync.Map // common dir -> *sync.Mutex
-
-func (s *Store) processLock() *sync.Mutex {
-	key := s.CommonDir
-	if s.procKey != "" {
-		key = s.procKey
-	}
-	m, _ := inProcess.LoadOrStore(key, &sync.Mutex{})
-	return m.(*sync.Mutex)
-}
+// processLock serializes the transactions of the stores of s's Repo (see
+// Repo.txMu).
+func (s *Store) processLock() *sync.Mutex { return &s.repo.txMu }
 
 // writerTurnWait bounds the wait for a turn among this machine's writers
 // (see writerTurn): many transactions' worth, and well inside the retry

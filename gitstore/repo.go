@@ -1,0 +1,100 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Repo is this process's handle on one repository: what every Store of the
+// repository in the process shares. It is made by whoever opens the
+// repository (Open) and handed on (Repo.Open) to the stores of its
+// goroutines and of its linked worktrees; nothing finds it by directory, so
+// two Repos of one repository are two processes to each other — their
+// transactions race by compare-and-swap alone, as separate processes' do —
+// and a repository opened in the same process shares nothing with another.
+//
+// A Repo is safe for concurrent use; a Store is not (one per goroutine).
+type Repo struct {
+	commonDir string
+
+	memo *memo
+	// txMu takes the process's transactions one at a time: goroutines of
+	// a rush would otherwise race each other's compare-and-swap and redo
+	// their work. Between processes the compare-and-swap alone decides,
+	// and no lock outlives a transaction.
+	txMu sync.Mutex
+	// pipe is the one `git update-ref --stdin` of the process's Persistent
+	// stores: `update-ref --stdin` takes transaction after transaction, and
+	// a rush makes hundreds of them.
+	pipe refPipe
+
+	// mu guards seen, leaseLost and together: the process's knowledge of
+	// each arbiter, by arbiter and feature.
+	mu sync.Mutex
+	// seen is what the arbiter was last known to hold (see fresh).
+	seen map[arbiterKey]seen
+	// leaseLost is when a push last lost its lease (see LeaseLost).
+	leaseLost map[arbiterKey]time.Time
+	// together are the transitions waiting to share a commit (see
+	// UpdateTogether).
+	together map[arbiterKey]*joiners
+
+	// What is told when an update waits for an arbiter, or re-creates a
+	// ref it had lost (OnRemoteWait, OnRemoteLost): set by the rush.
+	remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
+	remoteLostNote atomic.Pointer[func(remote, ref string)]
+}
+
+// arbiterKey names one feature's state on one arbiter.
+type arbiterKey struct{ arbiter, feature string }
+
+func newRepoHandle(commonDir string) *Repo {
+	return &Repo{commonDir: commonDir, memo: newMemo(), seen: map[arbiterKey]seen{},
+		leaseLost: map[arbiterKey]time.Time{}, together: map[arbiterKey]*joiners{}}
+}
+
+// Open opens the repository containing dir with a handle of its own: the
+// first store of this process, which hands its Repo on to the others.
+func Open(ctx context.Context, dir string) (*Store, error) {
+	s, err := open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	s.repo = newRepoHandle(s.CommonDir)
+	return s, nil
+}
+
+// Open opens another store of r's repository at dir (the same work tree,
+// for another goroutine, or a linked worktree), sharing what r holds. A dir
+// of another repository is refused.
+func (r *Repo) Open(ctx context.Context, dir string) (*Store, error) {
+	s, err := open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if !sameDir(s.CommonDir, r.commonDir) {
+		return nil, fmt.Errorf("%s is in the repository %s, not %s", dir, s.CommonDir, r.commonDir)
+	}
+	s.repo = r
+	return s, nil
+}
+
+// Repo is the handle s shares with the other stores of its repository in
+// this process.
+func (s *Store) Repo() *Repo { return s.repo }
+
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
