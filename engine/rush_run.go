@@ -1338,10 +1338,10 @@ func (r *rush) takeBack(dead *rushHolder) error {
 		sort.Strings(names)
 		if dead == nil {
 			return &gitstore.Message{Subject: "take back claims of dead rushes: " + strings.Join(names, ", "),
-				Op: "expire", Reason: "their rush on " + tx.Host().Name + " is gone"}, nil
+				Op: state.OpExpire, Reason: "their rush on " + tx.Host().Name + " is gone"}, nil
 		}
 		return &gitstore.Message{Subject: fmt.Sprintf("take back claims of dead rush %d: %s", dead.PID, strings.Join(names, ", ")),
-			Op: "expire", Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
+			Op: state.OpExpire, Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
 	})
 }
 

@@ -39,56 +39,6 @@ func refuse(t *state.Task, op string, reasons ...string) error {
 	return &Refusal{Task: id, Op: op, Reasons: reasons}
 }
 
-// Ops and the transitions they may make (README "Task states" lists the
-// same table); fsck replays histories against it.
-var transitions = map[string][][2]state.Status{
-	"claim":   {{state.Pending, state.Claimed}},
-	"done":    {{state.Claimed, state.Verified}, {state.Claimed, state.Done}, {state.Claimed, state.Failed}},
-	"merge":   {{state.Verified, state.Done}, {state.Verified, state.Blocked}},
-	"release": {{state.Claimed, state.Pending}},
-	// interrupt: a person stopped the rush; the attempt is not counted.
-	"interrupt": {{state.Claimed, state.Pending}},
-	"expire":    {{state.Claimed, state.Pending}, {state.Claimed, state.Failed}},
-	"fail":      {{state.Claimed, state.Failed}},
-	"backoff":   {{state.Failed, state.Pending}},
-	"block":     {{state.Failed, state.Blocked}},
-	"retry":     {{state.Blocked, state.Pending}, {state.Failed, state.Pending}},
-	"approve":   {{state.Pending, state.Pending}, {state.Failed, state.Failed}, {state.Blocked, state.Blocked}},
-	"plan":      {{"", state.Pending}},
-	// The forge (README "Review on a forge"): ship records a verified
-	// task's pull request; land makes it done once that PR is merged with
-	// its work; reject blocks it when the PR was closed unmerged; reopen
-	// blocks a done task whose issue was reopened; close blocks a task
-	// whose issue was closed elsewhere before its work was done (never
-	// done: only its work's facts make a task done).
-	"ship":   {{state.Verified, state.Verified}},
-	"land":   {{state.Verified, state.Done}},
-	"reject": {{state.Verified, state.Blocked}},
-	"reopen": {{state.Done, state.Blocked}},
-	"close":  {{state.Pending, state.Blocked}, {state.Failed, state.Blocked}, {state.Verified, state.Blocked}},
-	// conflict records, in a sync merge, a transition another machine made
-	// concurrently and lost; the task's own state does not move.
-	"conflict": sameState(),
-}
-
-func sameState() [][2]state.Status {
-	var out [][2]state.Status
-	for _, st := range state.Statuses {
-		out = append(out, [2]state.Status{st, st})
-	}
-	return out
-}
-
-// Legal reports whether op may take a task from one status to another.
-func Legal(op string, from, to state.Status) bool {
-	for _, tr := range transitions[op] {
-		if tr[0] == from && tr[1] == to {
-			return true
-		}
-	}
-	return false
-}
-
 // Policy is the configuration the gates depend on.
 type Policy struct {
 	MaxAttempts int
@@ -158,9 +108,9 @@ type Readiness struct {
 // ReadyFacts is Ready on the facts alone.
 func (p Policy) ReadyFacts(r Readiness, status func(id string) state.Status, now time.Time) bool {
 	switch {
-	case r.Status == state.Pending:
-	case r.Status == state.Failed && r.Attempts < p.MaxAttempts:
-	default:
+	case !r.Status.Claimable():
+		return false
+	case r.Status == state.Failed && r.Attempts >= p.MaxAttempts:
 		return false
 	}
 	if now.Before(r.NotBefore) || r.Unapproved {
@@ -404,7 +354,7 @@ func Holder(t *state.Task, op, worker string) error {
 
 // Retry checks blocked (or failed) → pending by hand.
 func Retry(t *state.Task) error {
-	if t.Status != state.Blocked && t.Status != state.Failed {
+	if !state.OpRetry.From(t.Status) {
 		return refuse(t, "retry", fmt.Sprintf("task is %s; only blocked or failed tasks can be retried", t.Status))
 	}
 	return nil
@@ -418,7 +368,7 @@ func Approve(t *state.Task) error {
 		return refuse(t, "approve", fmt.Sprintf("risk is %q; only high and critical tasks need approval", t.Spec.Risk))
 	case t.Approved != "":
 		return refuse(t, "approve", "already approved by "+t.Approved)
-	case t.Status != state.Pending && t.Status != state.Failed && t.Status != state.Blocked:
+	case !state.OpApprove.From(t.Status):
 		return refuse(t, "approve", fmt.Sprintf("task is already %s", t.Status))
 	}
 	return nil

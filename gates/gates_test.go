@@ -179,25 +179,6 @@ func TestBackoffAndFailure(t *testing.T) {
 	}
 }
 
-func TestLegal(t *testing.T) {
-	legal := [][3]string{{"claim", "pending", "claimed"}, {"done", "claimed", "verified"}, {"done", "claimed", "done"},
-		{"merge", "verified", "done"}, {"release", "claimed", "pending"}, {"expire", "claimed", "pending"},
-		{"fail", "claimed", "failed"}, {"backoff", "failed", "pending"}, {"block", "failed", "blocked"},
-		{"retry", "blocked", "pending"}, {"conflict", "done", "done"}}
-	illegal := [][3]string{{"claim", "claimed", "claimed"}, {"done", "pending", "done"}, {"merge", "claimed", "done"},
-		{"retry", "done", "pending"}, {"conflict", "pending", "done"}, {"nonsense", "pending", "claimed"}}
-	for _, l := range legal {
-		if !Legal(l[0], state.Status(l[1]), state.Status(l[2])) {
-			t.Errorf("%s %s → %s should be legal", l[0], l[1], l[2])
-		}
-	}
-	for _, l := range illegal {
-		if Legal(l[0], state.Status(l[1]), state.Status(l[2])) {
-			t.Errorf("%s %s → %s should be illegal", l[0], l[1], l[2])
-		}
-	}
-}
-
 func TestOwnWork(t *testing.T) {
 	other := func(p string) bool { return strings.HasPrefix(p, "b/") }
 	touched, own := OwnWork([]CommitFiles{

@@ -140,7 +140,7 @@ func Close(f IssueFacts) error {
 	t := f.Task
 	var why []string
 	switch {
-	case !Legal("close", t.Status, state.Blocked):
+	case !state.OpClose.Legal(t.Status, state.Blocked):
 		why = append(why, fmt.Sprintf("task is %s", t.Status))
 	case t.PR != 0:
 		why = append(why, fmt.Sprintf("the task is in review: pull request #%d decides", t.PR))
