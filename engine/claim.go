@@ -416,7 +416,7 @@ func waitingFor(items []waiting, status func(string) state.Status, p gates.Polic
 	for _, it := range items {
 		r := it.r
 		counts[r.Status]++
-		waiting := r.Status == state.Pending || (r.Status == state.Failed && r.Attempts < p.MaxAttempts)
+		waiting := p.MayRun(r.Status, r.Attempts)
 		switch {
 		case !waiting:
 		case now.Before(r.NotBefore):

@@ -350,7 +350,7 @@ func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*sta
 			return nil, false, err
 		}
 		for _, o := range all {
-			if o.ID() != t.ID() && (o.Status == state.Claimed || o.Status == state.Verified || o.Status == state.Done) {
+			if o.ID() != t.ID() && o.Status.Begun() {
 				others = append(others, o)
 			}
 		}

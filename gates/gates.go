@@ -81,11 +81,17 @@ func DepsDone(t *state.Task, status func(id string) state.Status) (missing []str
 	return missing
 }
 
-// Waiting reports whether a task is waiting for its backoff: failed, with
-// attempts left, and not yet at NotBefore. Such a task becomes pending
-// (op "backoff") once the wait is over.
+// Retryable reports whether a failed task has attempts left: it becomes
+// pending (op "backoff") once its wait is over.
 func (p Policy) Retryable(t *state.Task) bool {
 	return t.Status == state.Failed && t.Attempts < p.MaxAttempts
+}
+
+// MayRun reports whether a task in status st after attempts attempts may
+// still be claimed, now or after its backoff: claimable, and a failed one
+// with attempts left.
+func (p Policy) MayRun(st state.Status, attempts int) bool {
+	return st.Claimable() && (st != state.Failed || attempts < p.MaxAttempts)
 }
 
 // Ready reports whether the task can be claimed now as far as its own state
@@ -107,13 +113,7 @@ type Readiness struct {
 
 // ReadyFacts is Ready on the facts alone.
 func (p Policy) ReadyFacts(r Readiness, status func(id string) state.Status, now time.Time) bool {
-	switch {
-	case !r.Status.Claimable():
-		return false
-	case r.Status == state.Failed && r.Attempts >= p.MaxAttempts:
-		return false
-	}
-	if now.Before(r.NotBefore) || r.Unapproved {
+	if !p.MayRun(r.Status, r.Attempts) || now.Before(r.NotBefore) || r.Unapproved {
 		return false
 	}
 	for _, d := range r.Deps {

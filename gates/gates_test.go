@@ -233,3 +233,17 @@ func TestSmallGates(t *testing.T) {
 		t.Error("Lock: a path under another owner's directory lock must be refused")
 	}
 }
+
+// TestMayRun: a pending task may always run; a failed one while it has
+// attempts left; no other status ever.
+func TestMayRun(t *testing.T) {
+	p := Policy{MaxAttempts: 2}
+	for _, st := range state.Statuses {
+		for attempts := 0; attempts <= 3; attempts++ {
+			want := st == state.Pending || st == state.Failed && attempts < 2
+			if got := p.MayRun(st, attempts); got != want {
+				t.Errorf("MayRun(%s, %d) with at most 2 attempts = %v, want %v", st, attempts, got, want)
+			}
+		}
+	}
+}
