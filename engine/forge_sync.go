@@ -105,9 +105,9 @@ func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 func knownClosed(t *state.Task) bool {
 	for i := len(t.History) - 1; i >= 0; i-- {
 		switch t.History[i].Op {
-		case "land", "close":
+		case state.OpLand, state.OpClose:
 			return true
-		case "reopen", "retry", "plan":
+		case state.OpReopen, state.OpRetry, state.OpPlan:
 			return false
 		}
 	}

@@ -31,12 +31,12 @@ func (r *Refusal) Error() string {
 	return fmt.Sprintf("%s refused (%s)", what, strings.Join(r.Reasons, "; "))
 }
 
-func refuse(t *state.Task, op string, reasons ...string) error {
+func refuse(t *state.Task, op state.Op, reasons ...string) error {
 	id := ""
 	if t != nil {
 		id = t.ID()
 	}
-	return &Refusal{Task: id, Op: op, Reasons: reasons}
+	return &Refusal{Task: id, Op: string(op), Reasons: reasons}
 }
 
 // Policy is the configuration the gates depend on.
@@ -163,7 +163,7 @@ func (p Policy) Claim(f ClaimFacts) error {
 		why = append(why, c.String())
 	}
 	if len(why) > 0 {
-		return refuse(t, "claim", why...)
+		return refuse(t, state.OpClaim, why...)
 	}
 	return nil
 }
@@ -272,7 +272,7 @@ type DoneFacts struct {
 // only what the task owns and nothing another owner locked.
 func DoneWork(f DoneFacts) error {
 	t := f.Task
-	if err := Holder(t, "done", f.Worker); err != nil {
+	if err := Holder(t, string(state.OpDone), f.Worker); err != nil {
 		return err
 	}
 	var why []string
@@ -295,7 +295,7 @@ func DoneWork(f DoneFacts) error {
 		why = append(why, fmt.Sprintf("commit %s is not on the integration branch", short(f.Commit)))
 	}
 	if len(why) > 0 {
-		return refuse(t, "done", why...)
+		return refuse(t, state.OpDone, why...)
 	}
 	return nil
 }
@@ -341,13 +341,15 @@ func short(h string) string {
 }
 
 // Holder checks that worker holds the claimed task (release, fail,
-// heartbeat): anything else is an illegal transition or a lost claim.
-func Holder(t *state.Task, op, worker string) error {
+// heartbeat, a worker's commit): anything else is an illegal transition or
+// a lost claim. action names what was refused.
+func Holder(t *state.Task, action, worker string) error {
+	refused := func(why string) error { return &Refusal{Task: t.ID(), Op: action, Reasons: []string{why}} }
 	if t.Status != state.Claimed {
-		return refuse(t, op, fmt.Sprintf("task is %s, not claimed", t.Status))
+		return refused(fmt.Sprintf("task is %s, not claimed", t.Status))
 	}
 	if t.Worker != worker {
-		return refuse(t, op, fmt.Sprintf("claim lost: task is held by %s, not %s", t.Worker, worker))
+		return refused(fmt.Sprintf("claim lost: task is held by %s, not %s", t.Worker, worker))
 	}
 	return nil
 }
@@ -355,7 +357,7 @@ func Holder(t *state.Task, op, worker string) error {
 // Retry checks blocked (or failed) → pending by hand.
 func Retry(t *state.Task) error {
 	if !state.OpRetry.From(t.Status) {
-		return refuse(t, "retry", fmt.Sprintf("task is %s; only blocked or failed tasks can be retried", t.Status))
+		return refuse(t, state.OpRetry, fmt.Sprintf("task is %s; only blocked or failed tasks can be retried", t.Status))
 	}
 	return nil
 }
@@ -365,11 +367,11 @@ func Retry(t *state.Task) error {
 func Approve(t *state.Task) error {
 	switch {
 	case !t.NeedsApproval():
-		return refuse(t, "approve", fmt.Sprintf("risk is %q; only high and critical tasks need approval", t.Spec.Risk))
+		return refuse(t, state.OpApprove, fmt.Sprintf("risk is %q; only high and critical tasks need approval", t.Spec.Risk))
 	case t.Approved != "":
-		return refuse(t, "approve", "already approved by "+t.Approved)
+		return refuse(t, state.OpApprove, "already approved by "+t.Approved)
 	case !state.OpApprove.From(t.Status):
-		return refuse(t, "approve", fmt.Sprintf("task is already %s", t.Status))
+		return refuse(t, state.OpApprove, fmt.Sprintf("task is already %s", t.Status))
 	}
 	return nil
 }
