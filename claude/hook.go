@@ -228,9 +228,6 @@ func transcriptDrives(workDir, path string) bool {
 	return driving || err != nil
 }
 
-// notTransitions are state commits that move no task.
-var notTransitions = map[string]bool{"heartbeat": true, "approve": true, "lock": true, "unlock": true, "": true}
-
 // transitionSince reports whether a task transition was recorded after
 // the state commit old (also when old is no longer in the history, after
 // a re-plan).
@@ -243,7 +240,8 @@ func transitionSince(s *gitstore.Store, feature, old string) bool {
 		if en.Hash.String() == old {
 			return false
 		}
-		if !notTransitions[en.Message.Op] {
+		// A commit without an op is none of git-zerg's: not progress.
+		if op := en.Message.Op; op != "" && op.Progress() {
 			return true
 		}
 	}
@@ -263,12 +261,12 @@ func failuresAtHead(s *gitstore.Store, feature string) (int, []string, error) {
 	for _, en := range entries {
 		m := en.Message
 		switch m.Op {
-		case "fail":
-		case "done", "merge":
-			if m.To != string(state.Failed) && m.To != string(state.Blocked) {
+		case state.OpFail:
+		case state.OpDone, state.OpMerge:
+			if !state.Status(m.To).Stopped() {
 				return n, ids, nil
 			}
-		case "retry", "plan":
+		case state.OpRetry, state.OpPlan:
 			return n, ids, nil
 		default:
 			continue
@@ -304,7 +302,7 @@ func (h StopHook) facts(s *gitstore.Store, tx *gitstore.Tx, feature string) (Sto
 		if t.Status == state.Claimed && taskModeWorker().MatchString(t.Worker) && t.Owner == engine.Owner(s.Host(), t.Worker) {
 			f.Claimed = append(f.Claimed, TaskRef{ID: t.ID(), Worker: t.Worker, Level: t.Level})
 		}
-		if t.Status != state.Done && t.Status != state.Blocked && (f.Level == 0 || t.Level < f.Level) {
+		if !t.Status.Settled() && (f.Level == 0 || t.Level < f.Level) {
 			f.Level = t.Level
 		}
 	}

@@ -85,7 +85,7 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 		claimed, why, msg, err = x.claim(r)
 		if err == nil && claimed == nil {
 			// Expired leases found on the way are still worth recording.
-			msg = &gitstore.Message{Subject: "expire leases in " + g.Feature, Op: "expire"}
+			msg = &gitstore.Message{Subject: "expire leases in " + g.Feature, Op: state.OpExpire}
 		}
 		return msg, err
 	})
@@ -150,7 +150,7 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 		}
 		if msg == nil {
 			// Expired leases found on the way are still worth recording.
-			msg = &gitstore.Message{Subject: "expire leases in " + g.Feature, Op: "expire"}
+			msg = &gitstore.Message{Subject: "expire leases in " + g.Feature, Op: state.OpExpire}
 		}
 		return msg, nil
 	})
@@ -323,9 +323,9 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	}
 	t = t.Clone()
 	if t.Status == state.Failed {
-		t.Record(x.event("backoff", state.Pending, "", "backoff over", ""))
+		t.Record(x.event(state.OpBackoff, state.Pending, "", "backoff over", ""))
 	}
-	t.Record(x.event("claim", state.Claimed, r.Worker, "", ""))
+	t.Record(x.event(state.OpClaim, state.Claimed, r.Worker, "", ""))
 	t.Worker, t.Owner, t.Base, t.Commit, t.Reason = r.Worker, owner, r.Base, "", ""
 	t.Host = host.Name
 	t.NotBefore = time.Time{}
@@ -341,7 +341,7 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	if err := x.takeLocks(t, owner, lease.Expires); err != nil {
 		return nil, "", nil, err
 	}
-	return t, "", &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.Worker), Op: "claim", Task: t.ID(),
+	return t, "", &gitstore.Message{Subject: fmt.Sprintf("claim %s (%s)", t.ID(), r.Worker), Op: state.OpClaim, Task: t.ID(),
 		Worker: owner, From: string(t.History[len(t.History)-2].To), To: string(state.Claimed)}, nil
 }
 
@@ -416,7 +416,7 @@ func waitingFor(items []waiting, status func(string) state.Status, p gates.Polic
 	for _, it := range items {
 		r := it.r
 		counts[r.Status]++
-		waiting := r.Status == state.Pending || (r.Status == state.Failed && r.Attempts < p.MaxAttempts)
+		waiting := p.MayRun(r.Status, r.Attempts)
 		switch {
 		case !waiting:
 		case now.Before(r.NotBefore):

@@ -205,7 +205,7 @@ func (g *Engine) DeleteState() error {
 			return nil, nil
 		}
 		who := g.UserIdentity()
-		return &gitstore.Message{Subject: "delete " + feature, Op: "delete", Worker: who}, tx.Delete("deleted by " + who)
+		return &gitstore.Message{Subject: "delete " + feature, Op: state.OpDelete, Worker: who}, tx.Delete("deleted by " + who)
 	})
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func (g *Engine) DeleteState() error {
 			return nil, nil
 		}
 		tx.SetLocks(keep)
-		return &gitstore.Message{Subject: "cleanup --state " + feature + ": drop its locks", Op: "unlock"}, nil
+		return &gitstore.Message{Subject: "cleanup --state " + feature + ": drop its locks", Op: state.OpUnlock}, nil
 	})
 	if err != nil {
 		return err

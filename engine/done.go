@@ -247,14 +247,14 @@ func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Statu
 			return nil, err
 		}
 		t = t.Clone()
-		msg := &gitstore.Message{Op: "done", Task: t.ID(), Worker: t.Owner, From: string(state.Claimed)}
+		msg := &gitstore.Message{Op: state.OpDone, Task: t.ID(), Worker: t.Owner, From: string(state.Claimed)}
 		if to == state.Failed {
-			ev := x.event("done", state.Failed, worker, reason, f.Commit)
+			ev := x.event(state.OpDone, state.Failed, worker, reason, f.Commit)
 			ev.Usage = usage
 			t.Record(ev)
 			next, notBefore := policy.AfterFailure(t, x.now)
 			if next == state.Blocked {
-				t.Record(x.event("block", state.Blocked, worker, "attempts exhausted", ""))
+				t.Record(x.event(state.OpBlock, state.Blocked, worker, "attempts exhausted", ""))
 			}
 			t.NotBefore, t.Reason = notBefore, reason
 			msg.Subject = fmt.Sprintf("done %s (%s): %s", t.ID(), worker, next)
@@ -268,7 +268,7 @@ func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Statu
 				// the verified commit reachable until the level merge.
 				tx.SetRef(PinRef(feature, t.ID()), f.Commit)
 			}
-			ev := x.event("done", to, worker, "", f.Commit)
+			ev := x.event(state.OpDone, to, worker, "", f.Commit)
 			ev.Usage = usage
 			t.Record(ev)
 			t.Commit, t.Reason = f.Commit, ""
@@ -350,7 +350,7 @@ func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*sta
 			return nil, false, err
 		}
 		for _, o := range all {
-			if o.ID() != t.ID() && (o.Status == state.Claimed || o.Status == state.Verified || o.Status == state.Done) {
+			if o.ID() != t.ID() && o.Status.Begun() {
 				others = append(others, o)
 			}
 		}

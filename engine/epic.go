@@ -102,7 +102,7 @@ func (g *Engine) PlanEpic(p *levels.EpicPlan, force bool) (*EpicPlanResult, erro
 		res.Features = append(res.Features, r)
 	}
 	subject := fmt.Sprintf("epic plan %s v%d: %s", ep.Name, ep.Version, Plural(len(ep.Features), "feature"))
-	tip, err := s.SaveEpic(g.ctx(), stored, plumbing.ZeroHash, force, subject, "epic-plan", g.now().UTC())
+	tip, err := s.SaveEpic(g.ctx(), stored, plumbing.ZeroHash, force, subject, state.OpEpicPlan, g.now().UTC())
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +303,7 @@ func (g *Engine) BumpEpic(name string, frozen []string, setFrozen bool) (*BumpRe
 		if len(res.Review) > 0 {
 			subject += ": review " + strings.Join(res.Review, ", ")
 		}
-		_, err = g.Store.SaveEpic(g.ctx(), ep, tip, false, subject, "epic-bump", now)
+		_, err = g.Store.SaveEpic(g.ctx(), ep, tip, false, subject, state.OpEpicBump, now)
 		if errors.Is(err, gitstore.ErrEpicMoved) && attempt < 5 {
 			continue
 		}
@@ -346,7 +346,7 @@ func (g *Engine) ApproveEpic(name string, features []string) (*state.Epic, error
 		}
 		ep.Review = keep
 		subject := fmt.Sprintf("epic approve %s v%d: %s (by %s)", name, ep.Version, strings.Join(features, ", "), g.UserIdentity())
-		_, err = g.Store.SaveEpic(g.ctx(), ep, tip, false, subject, "epic-approve", g.now().UTC())
+		_, err = g.Store.SaveEpic(g.ctx(), ep, tip, false, subject, state.OpEpicApprove, g.now().UTC())
 		if errors.Is(err, gitstore.ErrEpicMoved) && attempt < 5 {
 			continue
 		}

@@ -114,14 +114,16 @@ func CheckWorker(w string) error {
 	return nil
 }
 
-// actsOn narrows the tasks a command can act on now.
+// actsOn narrows the tasks a command can act on now: those its op may
+// start from. A claim also takes a failed task (its backoff event comes
+// first); approve is about the task's risk, not its status.
 var actsOn = map[string]func(*state.Task) bool{
-	"done":    func(t *state.Task) bool { return t.Status == state.Claimed },
-	"fail":    func(t *state.Task) bool { return t.Status == state.Claimed },
-	"release": func(t *state.Task) bool { return t.Status == state.Claimed },
-	"retry":   func(t *state.Task) bool { return t.Status == state.Failed || t.Status == state.Blocked },
+	"done":    func(t *state.Task) bool { return state.OpDone.From(t.Status) },
+	"fail":    func(t *state.Task) bool { return state.OpFail.From(t.Status) },
+	"release": func(t *state.Task) bool { return state.OpRelease.From(t.Status) },
+	"retry":   func(t *state.Task) bool { return state.OpRetry.From(t.Status) },
 	"approve": func(t *state.Task) bool { return t.NeedsApproval() && t.Approved == "" },
-	"claim":   func(t *state.Task) bool { return t.Status == state.Pending || t.Status == state.Failed },
+	"claim":   func(t *state.Task) bool { return t.Status.Claimable() },
 }
 
 // TasksFor are the tasks the command (done, retry, claim...) can act on

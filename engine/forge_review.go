@@ -183,11 +183,11 @@ func (g *Engine) recordShip(f gates.ShipFacts) error {
 		if err := gates.Ship(f); err != nil {
 			return nil, err
 		}
-		ev := x.event("ship", state.Verified, "", fmt.Sprintf("in review: pull request #%d (%s)", f.PR, f.Branch), "")
+		ev := x.event(state.OpShip, state.Verified, "", fmt.Sprintf("in review: pull request #%d (%s)", f.PR, f.Branch), "")
 		ev.PR = f.PR
 		t.Record(ev)
 		t.PR = f.PR
-		return &gitstore.Message{Subject: fmt.Sprintf("ship %s: pull request #%d", t.ID(), f.PR), Op: "ship", Task: t.ID(),
+		return &gitstore.Message{Subject: fmt.Sprintf("ship %s: pull request #%d", t.ID(), f.PR), Op: state.OpShip, Task: t.ID(),
 			From: string(state.Verified), To: string(state.Verified)}, nil
 	})
 	return err
@@ -291,8 +291,8 @@ func (g *Engine) recordLand(f gates.LandFacts) error {
 		if err := gates.Land(f); err != nil {
 			return nil, err
 		}
-		t.Record(x.event("land", state.Done, "", fmt.Sprintf("pull request #%d merged into %s", t.PR, f.Base), f.MergeCommit))
-		return &gitstore.Message{Subject: fmt.Sprintf("land %s: pull request #%d merged", t.ID(), t.PR), Op: "land", Task: t.ID(),
+		t.Record(x.event(state.OpLand, state.Done, "", fmt.Sprintf("pull request #%d merged into %s", t.PR, f.Base), f.MergeCommit))
+		return &gitstore.Message{Subject: fmt.Sprintf("land %s: pull request #%d merged", t.ID(), t.PR), Op: state.OpLand, Task: t.ID(),
 			From: string(state.Verified), To: string(state.Done)}, nil
 	})
 	return err
@@ -304,9 +304,9 @@ func (g *Engine) recordReject(id string, pr int) error {
 			return nil, nil
 		}
 		why := fmt.Sprintf("pull request #%d closed without merge", pr)
-		t.Record(x.event("reject", state.Blocked, "", why, ""))
+		t.Record(x.event(state.OpReject, state.Blocked, "", why, ""))
 		t.Reason = why
-		return &gitstore.Message{Subject: fmt.Sprintf("reject %s: %s", t.ID(), why), Op: "reject", Task: t.ID(),
+		return &gitstore.Message{Subject: fmt.Sprintf("reject %s: %s", t.ID(), why), Op: state.OpReject, Task: t.ID(),
 			From: string(state.Verified), To: string(state.Blocked), Reason: why}, nil
 	})
 	return err

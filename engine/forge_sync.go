@@ -21,7 +21,7 @@ type ForgeSyncResult struct {
 // ForgeChange is one transition sync --forge made.
 type ForgeChange struct {
 	Task   string       `json:"task"`
-	Op     string       `json:"op"`
+	Op     state.Op     `json:"op"`
 	To     state.Status `json:"to"`
 	Reason string       `json:"reason"`
 }
@@ -55,12 +55,12 @@ func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 				if err := g.recordReject(t.ID(), t.PR); err != nil {
 					return res, err
 				}
-				res.Changes = append(res.Changes, ForgeChange{t.ID(), "reject", state.Blocked, fmt.Sprintf("pull request #%d closed without merge", t.PR)})
+				res.Changes = append(res.Changes, ForgeChange{t.ID(), state.OpReject, state.Blocked, fmt.Sprintf("pull request #%d closed without merge", t.PR)})
 				continue
 			case f.Merged:
 				err := g.recordLand(f)
 				if err == nil {
-					res.Changes = append(res.Changes, ForgeChange{t.ID(), "land", state.Done, fmt.Sprintf("pull request #%d merged", t.PR)})
+					res.Changes = append(res.Changes, ForgeChange{t.ID(), state.OpLand, state.Done, fmt.Sprintf("pull request #%d merged", t.PR)})
 					continue
 				}
 				var ref *gates.Refusal
@@ -81,16 +81,16 @@ func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 		switch {
 		case gates.Reopen(f) == nil:
 			why := fmt.Sprintf("issue #%d reopened", t.Spec.Issue)
-			if err := g.recordIssue("reopen", state.Blocked, why, f); err != nil {
+			if err := g.recordIssue(state.OpReopen, state.Blocked, why, f); err != nil {
 				return res, err
 			}
-			res.Changes = append(res.Changes, ForgeChange{t.ID(), "reopen", state.Blocked, why})
+			res.Changes = append(res.Changes, ForgeChange{t.ID(), state.OpReopen, state.Blocked, why})
 		case gates.Close(f) == nil:
 			why := fmt.Sprintf("issue #%d closed on the forge without this task's work", t.Spec.Issue)
-			if err := g.recordIssue("close", state.Blocked, why, f); err != nil {
+			if err := g.recordIssue(state.OpClose, state.Blocked, why, f); err != nil {
 				return res, err
 			}
-			res.Changes = append(res.Changes, ForgeChange{t.ID(), "close", state.Blocked, why})
+			res.Changes = append(res.Changes, ForgeChange{t.ID(), state.OpClose, state.Blocked, why})
 		case !is.Open && t.Status == state.Claimed:
 			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: issue #%d closed elsewhere, but %s holds the task", t.ID(), t.Spec.Issue, t.Worker))
 		case !is.Open && t.Status == state.Verified && t.PR != 0:
@@ -105,20 +105,20 @@ func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 func knownClosed(t *state.Task) bool {
 	for i := len(t.History) - 1; i >= 0; i-- {
 		switch t.History[i].Op {
-		case "land", "close":
+		case state.OpLand, state.OpClose:
 			return true
-		case "reopen", "retry", "plan":
+		case state.OpReopen, state.OpRetry, state.OpPlan:
 			return false
 		}
 	}
 	return false
 }
 
-func (g *Engine) recordIssue(op string, to state.Status, why string, f gates.IssueFacts) error {
+func (g *Engine) recordIssue(op state.Op, to state.Status, why string, f gates.IssueFacts) error {
 	_, err := g.transition1(f.Task.ID(), func(x *txn, t *state.Task) (*gitstore.Message, error) {
 		f.Task, f.KnownClosed = t, knownClosed(t)
 		check := gates.Close
-		if op == "reopen" {
+		if op == state.OpReopen {
 			check = gates.Reopen
 		}
 		if err := check(f); err != nil {

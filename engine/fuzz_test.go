@@ -7,7 +7,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
@@ -138,7 +137,7 @@ func breaksARule(before *state.Task, data []byte, id string, clock uint64) strin
 			return "an event with another clock than its commit"
 		case ev.Op == "plan":
 			return "a plan event outside a plan"
-		case !gates.Legal(ev.Op, ev.From, ev.To):
+		case !ev.Op.Legal(ev.From, ev.To):
 			return "an illegal transition"
 		}
 		status = ev.To

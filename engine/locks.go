@@ -47,7 +47,7 @@ func (g *Engine) Lock(paths []string, owner, reason string, ttl time.Duration) (
 			taken = append(taken, l)
 		}
 		tx.SetLocks(keep)
-		return &gitstore.Message{Subject: "lock " + strings.Join(paths, " "), Op: "lock", Worker: owner, Reason: reason}, nil
+		return &gitstore.Message{Subject: "lock " + strings.Join(paths, " "), Op: state.OpLock, Worker: owner, Reason: reason}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func (g *Engine) Unlock(paths []string, who string, force bool) ([]string, error
 			}
 		}
 		tx.SetLocks(keep)
-		msg := &gitstore.Message{Subject: "unlock " + strings.Join(paths, " "), Op: "unlock", Worker: who}
+		msg := &gitstore.Message{Subject: "unlock " + strings.Join(paths, " "), Op: state.OpUnlock, Worker: who}
 		if len(broken) > 0 {
 			msg.Subject = "unlock --force " + strings.Join(paths, " ")
 			msg.Reason = "broken by " + who + ": " + strings.Join(broken, ", ")

@@ -133,12 +133,12 @@ func (g *Engine) mergeOnly(mgr *worktree.Manager, pins []worktree.Pin) (res work
 				return nil, nil
 			}
 			t = t.Clone()
-			t.Record(x.event("merge", state.Blocked, t.Worker, reason, c.Commit))
+			t.Record(x.event(state.OpMerge, state.Blocked, t.Worker, reason, c.Commit))
 			t.Reason = reason
 			if err := x.releaseLocks(t); err != nil {
 				return nil, err
 			}
-			return &gitstore.Message{Subject: fmt.Sprintf("merge %s: conflict", t.ID()), Op: "merge", Task: t.ID(),
+			return &gitstore.Message{Subject: fmt.Sprintf("merge %s: conflict", t.ID()), Op: state.OpMerge, Task: t.ID(),
 				From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
 		})
 		if err != nil {
@@ -191,7 +191,7 @@ func (g *Engine) recordMergedPushing(pins []worktree.Pin, merged []string, tip s
 				continue
 			}
 			t = t.Clone()
-			t.Record(x.event("merge", state.Done, t.Worker, "", t.Commit))
+			t.Record(x.event(state.OpMerge, state.Done, t.Worker, "", t.Commit))
 			tx.SetRef(PinRef(feature, id), "") // reachable from staging now
 			if err := x.releaseLocks(t); err != nil {
 				return nil, err
@@ -205,7 +205,7 @@ func (g *Engine) recordMergedPushing(pins []worktree.Pin, merged []string, tip s
 			return nil, nil
 		}
 		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), ShortHash(tip)),
-			Op: "merge", Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
+			Op: state.OpMerge, Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
 	})
 	if err != nil {
 		return false, err

@@ -75,7 +75,7 @@ func (g *Engine) plan(plan *levels.Plan, force, trusted bool) (*PlanResult, erro
 		if res.Replaced {
 			subject = fmt.Sprintf("plan --force %s: %s in %s", name, Plural(len(tasks), "task"), Plural(len(plan.Levels), "level"))
 		}
-		return &gitstore.Message{Subject: subject, Op: "plan"}, nil
+		return &gitstore.Message{Subject: subject, Op: state.OpPlan}, nil
 	})
 	if errors.Is(err, gitstore.ErrExists) {
 		return nil, &Error{Kind: Refused, What: fmt.Sprintf("feature %q is already planned", name),
@@ -146,7 +146,7 @@ func PlanTasks(plan *levels.Plan, now time.Time) []*state.Task {
 			Implied:    plan.Implied[sp.ID],
 			Dependents: plan.Dependents[sp.ID],
 			Status:     state.Pending,
-			History:    []state.Event{{At: now, Op: "plan", To: state.Pending}},
+			History:    []state.Event{{At: now, Op: state.OpPlan, To: state.Pending}},
 		})
 	}
 	return tasks

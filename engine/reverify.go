@@ -150,12 +150,12 @@ func (g *Engine) blockVerified(id, commit, reason string) error {
 			return nil, nil
 		}
 		t = t.Clone()
-		t.Record(x.event("merge", state.Blocked, t.Worker, reason, commit))
+		t.Record(x.event(state.OpMerge, state.Blocked, t.Worker, reason, commit))
 		t.Reason = reason
 		if err := x.releaseLocks(t); err != nil {
 			return nil, err
 		}
-		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: not verified here", t.ID()), Op: "merge", Task: t.ID(),
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: not verified here", t.ID()), Op: state.OpMerge, Task: t.ID(),
 			From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
 	})
 	if err != nil {

@@ -361,7 +361,7 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 	out.Complete = counts[string(state.Done)] == len(tasks)
 	level := 0
 	for _, t := range tasks {
-		if t.Status != state.Done && t.Status != state.Blocked && (level == 0 || t.Level < level) {
+		if !t.Status.Settled() && (level == 0 || t.Level < level) {
 			level = t.Level
 		}
 	}

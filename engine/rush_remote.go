@@ -421,7 +421,7 @@ func (r *rush) expireStale() error {
 			return nil, err
 		}
 		sort.Strings(names)
-		return &gitstore.Message{Subject: "expire leases: " + strings.Join(names, ", "), Op: "expire", Reason: "leases ran out"}, nil
+		return &gitstore.Message{Subject: "expire leases: " + strings.Join(names, ", "), Op: state.OpExpire, Reason: "leases ran out"}, nil
 	})
 	if err == nil && len(names) > 0 {
 		r.g.note("took back the claims of %s: their leases ran out", strings.Join(names, ", "))

@@ -478,7 +478,7 @@ func hopeless(tasks []*state.Task, level int) string {
 	}
 	var waits []string
 	for _, t := range tasks {
-		if t.Level != level || t.Status == state.Done || t.Status == state.Blocked {
+		if t.Level != level || t.Status.Settled() {
 			continue
 		}
 		switch b := blockedBy(t, map[string]bool{}); {
@@ -496,26 +496,21 @@ func hopeless(tasks []*state.Task, level int) string {
 	return strings.Join(firstFew(waits, 5), "; ")
 }
 
-// levelDone: every task of the level is done (or blocked) already.
-// levelSettled reports whether every task of the level is verified, done
-// or blocked: nothing of it runs any more.
+// levelSettled reports whether every task of the level is at rest
+// (verified, done or blocked): nothing of it runs any more.
 func levelSettled(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
-		if t.Level != level {
-			continue
-		}
-		switch t.Status {
-		case state.Verified, state.Done, state.Blocked:
-		default:
+		if t.Level == level && !t.Status.AtRest() {
 			return false
 		}
 	}
 	return true
 }
 
+// levelDone: every task of the level is settled (done or blocked) already.
 func levelDone(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
-		if t.Level == level && t.Status != state.Done && t.Status != state.Blocked {
+		if t.Level == level && !t.Status.Settled() {
 			return false
 		}
 	}
@@ -531,18 +526,14 @@ func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
 	allSettled := true
 	var wait time.Duration
 	for _, t := range tasks {
-		if t.Level != level {
-			continue
-		}
-		switch t.Status {
-		case state.Verified, state.Done, state.Blocked:
+		if t.Level != level || t.Status.AtRest() {
 			continue
 		}
 		allSettled = false
 		switch {
 		case t.Status == state.Claimed:
 			wait = remotePoll // someone else's claim: its lease decides
-		case (t.Status == state.Pending || r.policy.Retryable(t)) && len(gates.DepsDone(t, status)) == 0:
+		case r.policy.MayRun(t.Status, t.Attempts) && len(gates.DepsDone(t, status)) == 0:
 			if t.NeedsApproval() && t.Approved == "" {
 				continue // waits for a human: never in this rush
 			}
@@ -1340,10 +1331,10 @@ func (r *rush) takeBack(dead *rushHolder) error {
 		sort.Strings(names)
 		if dead == nil {
 			return &gitstore.Message{Subject: "take back claims of dead rushes: " + strings.Join(names, ", "),
-				Op: "expire", Reason: "their rush on " + tx.Host().Name + " is gone"}, nil
+				Op: state.OpExpire, Reason: "their rush on " + tx.Host().Name + " is gone"}, nil
 		}
 		return &gitstore.Message{Subject: fmt.Sprintf("take back claims of dead rush %d: %s", dead.PID, strings.Join(names, ", ")),
-			Op: "expire", Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
+			Op: state.OpExpire, Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
 	})
 }
 

@@ -91,7 +91,7 @@ func (sg *stagingGuard) checkFrom(ctx context.Context, known, tip string) error 
 	}
 	work := map[string]*state.Task{} // verified commit -> task
 	for _, t := range tasks {
-		if t.Commit != "" && (t.Status == state.Verified || t.Status == state.Done) {
+		if t.Commit != "" && t.Status.HasWork() {
 			work[t.Commit] = t
 		}
 	}

@@ -54,7 +54,7 @@ func (g *Engine) Release(worker, task string) (*state.Task, error) {
 		if err := gates.Holder(t, "release", worker); err != nil {
 			return nil, err
 		}
-		t.Record(x.event("release", state.Pending, worker, "released", ""))
+		t.Record(x.event(state.OpRelease, state.Pending, worker, "released", ""))
 		t.Attempts--
 		t.Worker, t.Owner = "", ""
 		if err := x.tx.DeleteWorker(worker); err != nil {
@@ -63,7 +63,7 @@ func (g *Engine) Release(worker, task string) (*state.Task, error) {
 		if err := x.releaseLocks(t); err != nil {
 			return nil, err
 		}
-		return &gitstore.Message{Subject: fmt.Sprintf("release %s (%s)", t.ID(), worker), Op: "release", Task: t.ID(),
+		return &gitstore.Message{Subject: fmt.Sprintf("release %s (%s)", t.ID(), worker), Op: state.OpRelease, Task: t.ID(),
 			Worker: t.Owner, From: string(state.Claimed), To: string(state.Pending)}, nil
 	})
 }
@@ -77,7 +77,7 @@ func (g *Engine) Interrupt(worker, task string, usage *state.Usage) (*state.Task
 			return nil, err
 		}
 		owner := t.Owner
-		ev := x.event("interrupt", state.Pending, worker, "interrupted", "")
+		ev := x.event(state.OpInterrupt, state.Pending, worker, "interrupted", "")
 		ev.Usage = usage
 		t.Record(ev)
 		t.Attempts--
@@ -88,7 +88,7 @@ func (g *Engine) Interrupt(worker, task string, usage *state.Usage) (*state.Task
 		if err := x.releaseLocks(t); err != nil {
 			return nil, err
 		}
-		return &gitstore.Message{Subject: fmt.Sprintf("interrupt %s (%s)", t.ID(), worker), Op: "interrupt", Task: t.ID(),
+		return &gitstore.Message{Subject: fmt.Sprintf("interrupt %s (%s)", t.ID(), worker), Op: state.OpInterrupt, Task: t.ID(),
 			Worker: owner, From: string(state.Claimed), To: string(state.Pending), Reason: "interrupted"}, nil
 	})
 }
@@ -130,7 +130,7 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 			return nil, err
 		}
 		t = t.Clone()
-		ev := x.event("fail", state.Failed, f.Worker, f.Reason, "")
+		ev := x.event(state.OpFail, state.Failed, f.Worker, f.Reason, "")
 		ev.Usage = f.Usage
 		t.Record(ev)
 		nextStatus, notBefore := policy.AfterFailure(t, x.now)
@@ -142,7 +142,7 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 			if f.Block {
 				why = f.Reason
 			}
-			t.Record(x.event("block", state.Blocked, f.Worker, why, ""))
+			t.Record(x.event(state.OpBlock, state.Blocked, f.Worker, why, ""))
 		}
 		t.NotBefore, t.Reason = notBefore, f.Reason
 		if err := tx.DeleteWorker(f.Worker); err != nil {
@@ -155,7 +155,7 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 			return nil, err
 		}
 		out = t
-		return x.chain(&gitstore.Message{Subject: fmt.Sprintf("fail %s (%s): %s", t.ID(), f.Worker, nextStatus), Op: "fail", Task: t.ID(),
+		return x.chain(&gitstore.Message{Subject: fmt.Sprintf("fail %s (%s): %s", t.ID(), f.Worker, nextStatus), Op: state.OpFail, Task: t.ID(),
 			Worker: t.Owner, From: string(state.Claimed), To: string(nextStatus), Reason: f.Reason}, f.Then, &next)
 	})
 	return out, next, err
@@ -211,7 +211,7 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 			if string(t.Status) != from {
 				from = ""
 			}
-			t.Record(x.event("retry", state.Pending, "", "retry by "+who, ""))
+			t.Record(x.event(state.OpRetry, state.Pending, "", "retry by "+who, ""))
 			t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
 			// A new start is reviewed anew: the old pull request is history.
 			t.PR = 0
@@ -225,7 +225,7 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 		}
 		// The message names the first task; log shows the others as
 		// "also", as it does for any commit that changes several tasks.
-		return &gitstore.Message{Subject: "retry " + strings.Join(ids, " "), Op: "retry", Task: ids[0], Worker: who,
+		return &gitstore.Message{Subject: "retry " + strings.Join(ids, " "), Op: state.OpRetry, Task: ids[0], Worker: who,
 			From: from, To: string(state.Pending)}, nil
 	})
 	return out, err
@@ -267,9 +267,9 @@ func (g *Engine) Approve(task string) (*state.Task, string, error) {
 		if err := gates.Approve(t); err != nil {
 			return nil, err
 		}
-		t.Record(x.event("approve", t.Status, "", "approved by "+who, ""))
+		t.Record(x.event(state.OpApprove, t.Status, "", "approved by "+who, ""))
 		t.Approved = who
-		return &gitstore.Message{Subject: fmt.Sprintf("approve %s (%s risk)", t.ID(), t.Spec.Risk), Op: "approve",
+		return &gitstore.Message{Subject: fmt.Sprintf("approve %s (%s risk)", t.ID(), t.Spec.Risk), Op: state.OpApprove,
 			Task: t.ID(), Worker: who, From: string(t.Status), To: string(t.Status)}, nil
 	})
 	if err != nil {
@@ -324,7 +324,7 @@ func (g *Engine) renewLease(worker string, ttl time.Duration) (*state.Worker, st
 			if _, err := x.expireLeases(); err != nil {
 				return nil, err
 			}
-			return &gitstore.Message{Subject: "expire leases", Op: "expire"}, nil
+			return &gitstore.Message{Subject: "expire leases", Op: state.OpExpire}, nil
 		}
 		w2 := *w
 		w2.Expires = x.now.Add(ttl)
@@ -346,7 +346,7 @@ func (g *Engine) renewLease(worker string, ttl time.Duration) (*state.Worker, st
 		}
 		tx.SetLocks(renewed)
 		lease = &w2
-		return &gitstore.Message{Subject: fmt.Sprintf("heartbeat %s (%s)", w.Task, worker), Op: "heartbeat",
+		return &gitstore.Message{Subject: fmt.Sprintf("heartbeat %s (%s)", w.Task, worker), Op: state.OpHeartbeat,
 			Task: w.Task, Worker: w.Owner}, nil
 	})
 	return lease, lost, err

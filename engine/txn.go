@@ -17,7 +17,7 @@ type txn struct {
 	ttl    time.Duration
 }
 
-func (x *txn) event(op string, to state.Status, worker, reason, commit string) state.Event {
+func (x *txn) event(op state.Op, to state.Status, worker, reason, commit string) state.Event {
 	// Every event of one transaction carries the clock of its commit.
 	return state.Event{Clock: x.tx.Clock() + 1, At: x.now, Op: op, To: to, Worker: worker, Reason: reason, Commit: commit}
 }
@@ -55,11 +55,11 @@ func (x *txn) expireLeases() ([]string, error) {
 		}
 		t = t.Clone()
 		if t.Attempts < x.policy.MaxAttempts {
-			t.Record(x.event("expire", state.Pending, name, "lease expired", ""))
+			t.Record(x.event(state.OpExpire, state.Pending, name, "lease expired", ""))
 			t.NotBefore = x.now.Add(x.policy.BackoffAfter(t.ID(), t.Attempts))
 		} else {
-			t.Record(x.event("expire", state.Failed, name, "lease expired", ""))
-			t.Record(x.event("block", state.Blocked, name, "attempts exhausted", ""))
+			t.Record(x.event(state.OpExpire, state.Failed, name, "lease expired", ""))
+			t.Record(x.event(state.OpBlock, state.Blocked, name, "attempts exhausted", ""))
 		}
 		t.Reason = "lease of " + name + " expired"
 		if t.Status == state.Pending {

@@ -31,62 +31,12 @@ func (r *Refusal) Error() string {
 	return fmt.Sprintf("%s refused (%s)", what, strings.Join(r.Reasons, "; "))
 }
 
-func refuse(t *state.Task, op string, reasons ...string) error {
+func refuse(t *state.Task, op state.Op, reasons ...string) error {
 	id := ""
 	if t != nil {
 		id = t.ID()
 	}
-	return &Refusal{Task: id, Op: op, Reasons: reasons}
-}
-
-// Ops and the transitions they may make (README "Task states" lists the
-// same table); fsck replays histories against it.
-var transitions = map[string][][2]state.Status{
-	"claim":   {{state.Pending, state.Claimed}},
-	"done":    {{state.Claimed, state.Verified}, {state.Claimed, state.Done}, {state.Claimed, state.Failed}},
-	"merge":   {{state.Verified, state.Done}, {state.Verified, state.Blocked}},
-	"release": {{state.Claimed, state.Pending}},
-	// interrupt: a person stopped the rush; the attempt is not counted.
-	"interrupt": {{state.Claimed, state.Pending}},
-	"expire":    {{state.Claimed, state.Pending}, {state.Claimed, state.Failed}},
-	"fail":      {{state.Claimed, state.Failed}},
-	"backoff":   {{state.Failed, state.Pending}},
-	"block":     {{state.Failed, state.Blocked}},
-	"retry":     {{state.Blocked, state.Pending}, {state.Failed, state.Pending}},
-	"approve":   {{state.Pending, state.Pending}, {state.Failed, state.Failed}, {state.Blocked, state.Blocked}},
-	"plan":      {{"", state.Pending}},
-	// The forge (README "Review on a forge"): ship records a verified
-	// task's pull request; land makes it done once that PR is merged with
-	// its work; reject blocks it when the PR was closed unmerged; reopen
-	// blocks a done task whose issue was reopened; close blocks a task
-	// whose issue was closed elsewhere before its work was done (never
-	// done: only its work's facts make a task done).
-	"ship":   {{state.Verified, state.Verified}},
-	"land":   {{state.Verified, state.Done}},
-	"reject": {{state.Verified, state.Blocked}},
-	"reopen": {{state.Done, state.Blocked}},
-	"close":  {{state.Pending, state.Blocked}, {state.Failed, state.Blocked}, {state.Verified, state.Blocked}},
-	// conflict records, in a sync merge, a transition another machine made
-	// concurrently and lost; the task's own state does not move.
-	"conflict": sameState(),
-}
-
-func sameState() [][2]state.Status {
-	var out [][2]state.Status
-	for _, st := range state.Statuses {
-		out = append(out, [2]state.Status{st, st})
-	}
-	return out
-}
-
-// Legal reports whether op may take a task from one status to another.
-func Legal(op string, from, to state.Status) bool {
-	for _, tr := range transitions[op] {
-		if tr[0] == from && tr[1] == to {
-			return true
-		}
-	}
-	return false
+	return &Refusal{Task: id, Op: string(op), Reasons: reasons}
 }
 
 // Policy is the configuration the gates depend on.
@@ -131,11 +81,17 @@ func DepsDone(t *state.Task, status func(id string) state.Status) (missing []str
 	return missing
 }
 
-// Waiting reports whether a task is waiting for its backoff: failed, with
-// attempts left, and not yet at NotBefore. Such a task becomes pending
-// (op "backoff") once the wait is over.
+// Retryable reports whether a failed task has attempts left: it becomes
+// pending (op "backoff") once its wait is over.
 func (p Policy) Retryable(t *state.Task) bool {
 	return t.Status == state.Failed && t.Attempts < p.MaxAttempts
+}
+
+// MayRun reports whether a task in status st after attempts attempts may
+// still be claimed, now or after its backoff: claimable, and a failed one
+// with attempts left.
+func (p Policy) MayRun(st state.Status, attempts int) bool {
+	return st.Claimable() && (st != state.Failed || attempts < p.MaxAttempts)
 }
 
 // Ready reports whether the task can be claimed now as far as its own state
@@ -157,13 +113,7 @@ type Readiness struct {
 
 // ReadyFacts is Ready on the facts alone.
 func (p Policy) ReadyFacts(r Readiness, status func(id string) state.Status, now time.Time) bool {
-	switch {
-	case r.Status == state.Pending:
-	case r.Status == state.Failed && r.Attempts < p.MaxAttempts:
-	default:
-		return false
-	}
-	if now.Before(r.NotBefore) || r.Unapproved {
+	if !p.MayRun(r.Status, r.Attempts) || now.Before(r.NotBefore) || r.Unapproved {
 		return false
 	}
 	for _, d := range r.Deps {
@@ -213,7 +163,7 @@ func (p Policy) Claim(f ClaimFacts) error {
 		why = append(why, c.String())
 	}
 	if len(why) > 0 {
-		return refuse(t, "claim", why...)
+		return refuse(t, state.OpClaim, why...)
 	}
 	return nil
 }
@@ -322,7 +272,7 @@ type DoneFacts struct {
 // only what the task owns and nothing another owner locked.
 func DoneWork(f DoneFacts) error {
 	t := f.Task
-	if err := Holder(t, "done", f.Worker); err != nil {
+	if err := Holder(t, string(state.OpDone), f.Worker); err != nil {
 		return err
 	}
 	var why []string
@@ -345,7 +295,7 @@ func DoneWork(f DoneFacts) error {
 		why = append(why, fmt.Sprintf("commit %s is not on the integration branch", short(f.Commit)))
 	}
 	if len(why) > 0 {
-		return refuse(t, "done", why...)
+		return refuse(t, state.OpDone, why...)
 	}
 	return nil
 }
@@ -391,21 +341,23 @@ func short(h string) string {
 }
 
 // Holder checks that worker holds the claimed task (release, fail,
-// heartbeat): anything else is an illegal transition or a lost claim.
-func Holder(t *state.Task, op, worker string) error {
+// heartbeat, a worker's commit): anything else is an illegal transition or
+// a lost claim. action names what was refused.
+func Holder(t *state.Task, action, worker string) error {
+	refused := func(why string) error { return &Refusal{Task: t.ID(), Op: action, Reasons: []string{why}} }
 	if t.Status != state.Claimed {
-		return refuse(t, op, fmt.Sprintf("task is %s, not claimed", t.Status))
+		return refused(fmt.Sprintf("task is %s, not claimed", t.Status))
 	}
 	if t.Worker != worker {
-		return refuse(t, op, fmt.Sprintf("claim lost: task is held by %s, not %s", t.Worker, worker))
+		return refused(fmt.Sprintf("claim lost: task is held by %s, not %s", t.Worker, worker))
 	}
 	return nil
 }
 
 // Retry checks blocked (or failed) → pending by hand.
 func Retry(t *state.Task) error {
-	if t.Status != state.Blocked && t.Status != state.Failed {
-		return refuse(t, "retry", fmt.Sprintf("task is %s; only blocked or failed tasks can be retried", t.Status))
+	if !state.OpRetry.From(t.Status) {
+		return refuse(t, state.OpRetry, fmt.Sprintf("task is %s; only blocked or failed tasks can be retried", t.Status))
 	}
 	return nil
 }
@@ -415,11 +367,11 @@ func Retry(t *state.Task) error {
 func Approve(t *state.Task) error {
 	switch {
 	case !t.NeedsApproval():
-		return refuse(t, "approve", fmt.Sprintf("risk is %q; only high and critical tasks need approval", t.Spec.Risk))
+		return refuse(t, state.OpApprove, fmt.Sprintf("risk is %q; only high and critical tasks need approval", t.Spec.Risk))
 	case t.Approved != "":
-		return refuse(t, "approve", "already approved by "+t.Approved)
-	case t.Status != state.Pending && t.Status != state.Failed && t.Status != state.Blocked:
-		return refuse(t, "approve", fmt.Sprintf("task is already %s", t.Status))
+		return refuse(t, state.OpApprove, "already approved by "+t.Approved)
+	case !state.OpApprove.From(t.Status):
+		return refuse(t, state.OpApprove, fmt.Sprintf("task is already %s", t.Status))
 	}
 	return nil
 }

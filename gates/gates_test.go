@@ -179,25 +179,6 @@ func TestBackoffAndFailure(t *testing.T) {
 	}
 }
 
-func TestLegal(t *testing.T) {
-	legal := [][3]string{{"claim", "pending", "claimed"}, {"done", "claimed", "verified"}, {"done", "claimed", "done"},
-		{"merge", "verified", "done"}, {"release", "claimed", "pending"}, {"expire", "claimed", "pending"},
-		{"fail", "claimed", "failed"}, {"backoff", "failed", "pending"}, {"block", "failed", "blocked"},
-		{"retry", "blocked", "pending"}, {"conflict", "done", "done"}}
-	illegal := [][3]string{{"claim", "claimed", "claimed"}, {"done", "pending", "done"}, {"merge", "claimed", "done"},
-		{"retry", "done", "pending"}, {"conflict", "pending", "done"}, {"nonsense", "pending", "claimed"}}
-	for _, l := range legal {
-		if !Legal(l[0], state.Status(l[1]), state.Status(l[2])) {
-			t.Errorf("%s %s → %s should be legal", l[0], l[1], l[2])
-		}
-	}
-	for _, l := range illegal {
-		if Legal(l[0], state.Status(l[1]), state.Status(l[2])) {
-			t.Errorf("%s %s → %s should be illegal", l[0], l[1], l[2])
-		}
-	}
-}
-
 func TestOwnWork(t *testing.T) {
 	other := func(p string) bool { return strings.HasPrefix(p, "b/") }
 	touched, own := OwnWork([]CommitFiles{
@@ -250,5 +231,19 @@ func TestSmallGates(t *testing.T) {
 	}
 	if Lock("x/y", "v@h", []state.Lock{{Path: "x/", Owner: "u@h", Expires: now.Add(time.Hour)}}, now) == nil {
 		t.Error("Lock: a path under another owner's directory lock must be refused")
+	}
+}
+
+// TestMayRun: a pending task may always run; a failed one while it has
+// attempts left; no other status ever.
+func TestMayRun(t *testing.T) {
+	p := Policy{MaxAttempts: 2}
+	for _, st := range state.Statuses {
+		for attempts := 0; attempts <= 3; attempts++ {
+			want := st == state.Pending || st == state.Failed && attempts < 2
+			if got := p.MayRun(st, attempts); got != want {
+				t.Errorf("MayRun(%s, %d) with at most 2 attempts = %v, want %v", st, attempts, got, want)
+			}
+		}
 	}
 }

@@ -80,8 +80,9 @@ type Commit struct {
 	Hash string
 	// Op, Task, Clock are the commit message's trailers (Zerg-Op,
 	// Zerg-Task, Zerg-Clock).
-	Op, Task string
-	Clock    uint64
+	Op    state.Op
+	Task  string
+	Clock uint64
 	// Root: the commit starts a history: it has no parent, or its parent
 	// is a deleted feature's tombstone (a plan after cleanup --state).
 	// ParentClock is the highest Zerg-Clock of its parents.
@@ -113,11 +114,7 @@ type MergeStep struct {
 
 // ConflictOp is the event a merge records on a task that both sides
 // changed, for the side that lost (see gitstore.MergeFeature).
-const ConflictOp = "conflict"
-
-// taskOps are the ops whose commit names the task it moved.
-var taskOps = map[string]bool{"claim": true, "done": true, "merge": true, "release": true, "interrupt": true, "fail": true, "retry": true, "approve": true,
-	"ship": true, "land": true, "reject": true, "reopen": true, "close": true}
+const ConflictOp = state.OpConflict
 
 // Replay returns every problem of one state commit: its message, its clock,
 // and each task change it made.
@@ -130,7 +127,7 @@ func Replay(c Commit) []Problem {
 		switch {
 		case c.Root:
 			add("", "a history that starts with a deletion")
-		case c.Op != "delete" && !c.Merge:
+		case c.Op != state.OpDelete && !c.Merge:
 			add("", "the feature's state was deleted by a %q commit, not by a delete", c.Op)
 		}
 		if c.Clock <= c.ParentClock {
@@ -141,7 +138,7 @@ func Replay(c Commit) []Problem {
 	switch {
 	case c.Op == "":
 		add("", "no Zerg-Op trailer: not a transition written by git-zerg")
-	case c.Root && c.Op != "plan":
+	case c.Root && c.Op != state.OpPlan:
 		add("", "the first state commit is %q, not a plan", c.Op)
 	}
 	switch {
@@ -157,10 +154,10 @@ func Replay(c Commit) []Problem {
 			add("", "the clock file says %d, the message %d", c.StoredClock, c.Clock)
 		}
 	}
-	if c.FeatureChanged && c.Op != "plan" {
+	if c.FeatureChanged && c.Op != state.OpPlan {
 		add("", "feature.json changed outside a plan")
 	}
-	if taskOps[c.Op] && c.Task != "" {
+	if c.Op.NamesTask() && c.Task != "" {
 		found := false
 		for _, s := range c.Steps {
 			if s.ID != c.Task {
@@ -234,11 +231,11 @@ func replayMerge(c Commit, m MergeStep) string {
 
 // newEvents returns the events After appended to Before's history, nil when
 // the history was not only appended to. A plan starts every task afresh.
-func newEvents(before, after *state.Task, op string) []state.Event {
+func newEvents(before, after *state.Task, op state.Op) []state.Event {
 	if after == nil {
 		return nil
 	}
-	if op == "plan" || before == nil {
+	if op == state.OpPlan || before == nil {
 		return after.History
 	}
 	if len(after.History) < len(before.History) {
@@ -249,13 +246,13 @@ func newEvents(before, after *state.Task, op string) []state.Event {
 
 // WorkNeeded lists the work whose facts Replay needs for a step: the
 // commits of its new events that take the task to verified or done.
-func WorkNeeded(op string, before, after *state.Task) []WorkQuery {
+func WorkNeeded(op state.Op, before, after *state.Task) []WorkQuery {
 	var out []WorkQuery
 	if after == nil {
 		return nil
 	}
 	for _, ev := range newEvents(before, after, op) {
-		if ev.Op == "land" && ev.Commit != "" && after.Commit != "" {
+		if ev.Op == state.OpLand && ev.Commit != "" && after.Commit != "" {
 			out = append(out, WorkQuery{Commit: ev.Commit, Base: after.Commit, Mode: Landed})
 			continue
 		}
@@ -263,7 +260,7 @@ func WorkNeeded(op string, before, after *state.Task) []WorkQuery {
 			continue
 		}
 		mode := Worktree
-		if ev.Op == "done" && ev.To == state.Done {
+		if ev.Op == state.OpDone && ev.To == state.Done {
 			mode = Shared
 		}
 		out = append(out, WorkQuery{Commit: ev.Commit, Base: after.Base, Mode: mode})
@@ -271,9 +268,7 @@ func WorkNeeded(op string, before, after *state.Task) []WorkQuery {
 	return out
 }
 
-func carriesWork(ev state.Event) bool {
-	return (ev.Op == "done" || ev.Op == "merge") && (ev.To == state.Verified || ev.To == state.Done)
-}
+func carriesWork(ev state.Event) bool { return ev.Op.CarriesWork(ev.To) }
 
 // replayStep checks one task's change.
 func replayStep(c Commit, s Step) []Problem {
@@ -282,7 +277,7 @@ func replayStep(c Commit, s Step) []Problem {
 		why = append(why, Problem{Commit: c.Hash, Task: s.ID, Msg: fmt.Sprintf(format, args...)})
 	}
 	before, after := s.Before, s.After
-	if c.Op == "plan" {
+	if c.Op == state.OpPlan {
 		// A plan, first or forced, starts the task afresh: its earlier
 		// history stays behind the commit's parent.
 		before = nil
@@ -331,7 +326,7 @@ func replayStep(c Commit, s Step) []Problem {
 		}
 		return why
 	}
-	if c.Op == "plan" && (len(evs) != 1 || evs[0].Op != "plan") {
+	if c.Op == state.OpPlan && (len(evs) != 1 || evs[0].Op != state.OpPlan) {
 		add("a plan must start the task with its plan event alone, not %d events", len(evs))
 	}
 
@@ -366,19 +361,26 @@ func replayStep(c Commit, s Step) []Problem {
 		if ev.From != status {
 			add("%s starts from %s, but the task was %s", what, orNone(ev.From), orNone(status))
 		}
-		if !Legal(ev.Op, ev.From, ev.To) {
+		if !ev.Op.Legal(ev.From, ev.To) {
 			add("%s is not a legal transition", what)
 		}
-		if ev.Op == "plan" && c.Op != "plan" {
+		if ev.Op == state.OpPlan && c.Op != state.OpPlan {
 			add("%s outside a plan", what)
 		}
 		if ev.Clock != c.Clock {
 			add("%s has clock %d, its commit %d", what, ev.Clock, c.Clock)
 		}
-		switch ev.Op {
-		case "claim":
-			claimed = true
+		switch ev.Op.Attempts() {
+		case state.Counted:
 			attempts++
+		case state.GivenBack:
+			attempts--
+		case state.ResetCount:
+			attempts = 0
+		}
+		switch ev.Op {
+		case state.OpClaim:
+			claimed = true
 			commit, base = "", after.Base
 			if s.Status != nil {
 				if missing := DepsDone(after, s.Status); len(missing) > 0 {
@@ -391,16 +393,14 @@ func replayStep(c Commit, s Step) []Problem {
 			if ev.Worker == "" {
 				add("%s names no worker", what)
 			}
-		case "release", "interrupt":
-			attempts--
-		case "retry":
-			attempts, pr = 0, 0
-		case "ship":
+		case state.OpRetry:
+			pr = 0
+		case state.OpShip:
 			if ev.PR <= 0 {
 				add("%s names no pull request", what)
 			}
 			pr = ev.PR
-		case "land":
+		case state.OpLand:
 			if pr == 0 {
 				add("%s of a task with no pull request", what)
 			}
@@ -412,7 +412,7 @@ func replayStep(c Commit, s Step) []Problem {
 				why = append(why, Problem{Commit: c.Hash, Task: s.ID, Unchecked: true,
 					Msg: fmt.Sprintf("%s: merge commit %s or the work %s is not in this repository", what, short(ev.Commit), short(after.Commit))})
 			}
-		case "approve":
+		case state.OpApprove:
 			if !after.NeedsApproval() {
 				add("%s of a %q risk task, which needs none", what, after.Spec.Risk)
 			} else if approved {
@@ -482,7 +482,7 @@ func checkWork(what string, ev state.Event, t *state.Task, facts map[string]Work
 		return why
 	}
 	owned := t.Spec.Owned()
-	if ev.Op == "done" && len(owned) > 0 && !w.New {
+	if ev.Op == state.OpDone && len(owned) > 0 && !w.New {
 		add("%s with no new commit since the claim (base %s)", what, short(t.Base))
 	}
 	if len(owned) == 0 && len(w.Touched) > 0 {

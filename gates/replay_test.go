@@ -31,7 +31,7 @@ type tx struct {
 	t     *state.Task
 }
 
-func (x tx) ev(op string, to state.Status, worker, reason, commit string) state.Event {
+func (x tx) ev(op state.Op, to state.Status, worker, reason, commit string) state.Event {
 	return state.Event{Clock: x.clock, At: t0.Add(time.Duration(x.clock) * time.Minute), Op: op, To: to, Worker: worker, Reason: reason, Commit: commit}
 }
 
@@ -103,7 +103,7 @@ func statuses(m map[string]state.Status) func(string) state.Status {
 }
 
 // commitOf is the state commit of one task change.
-func commitOf(op string, clock uint64, before, after *state.Task, st func(string) state.Status, work map[string]Work) Commit {
+func commitOf(op state.Op, clock uint64, before, after *state.Task, st func(string) state.Status, work map[string]Work) Commit {
 	id := ""
 	if after != nil {
 		id = after.ID()

@@ -43,7 +43,7 @@ func Ship(f ShipFacts) error {
 		why = append(why, "no pull request")
 	}
 	if len(why) > 0 {
-		return refuse(t, "ship", why...)
+		return refuse(t, state.OpShip, why...)
 	}
 	return nil
 }
@@ -92,7 +92,7 @@ func Land(f LandFacts) error {
 		why = append(why, fmt.Sprintf("issue #%d is still open", t.Spec.Issue))
 	}
 	if len(why) > 0 {
-		return refuse(t, "land", why...)
+		return refuse(t, state.OpLand, why...)
 	}
 	return nil
 }
@@ -126,7 +126,7 @@ func Reopen(f IssueFacts) error {
 		why = append(why, "its issue was not reopened")
 	}
 	if len(why) > 0 {
-		return refuse(t, "reopen", why...)
+		return refuse(t, state.OpReopen, why...)
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ func Close(f IssueFacts) error {
 	t := f.Task
 	var why []string
 	switch {
-	case !Legal("close", t.Status, state.Blocked):
+	case !state.OpClose.Legal(t.Status, state.Blocked):
 		why = append(why, fmt.Sprintf("task is %s", t.Status))
 	case t.PR != 0:
 		why = append(why, fmt.Sprintf("the task is in review: pull request #%d decides", t.PR))
@@ -149,7 +149,7 @@ func Close(f IssueFacts) error {
 		why = append(why, "its issue is not closed")
 	}
 	if len(why) > 0 {
-		return refuse(t, "close", why...)
+		return refuse(t, state.OpClose, why...)
 	}
 	return nil
 }

@@ -108,11 +108,11 @@ func TestReplayReview(t *testing.T) {
 	}
 	// A done task whose issue was reopened is blocked; a task whose issue
 	// was closed before its work was done is blocked, never done.
-	if !Legal("reopen", state.Done, state.Blocked) || !Legal("close", state.Pending, state.Blocked) || Legal("close", state.Claimed, state.Blocked) {
+	if !state.OpReopen.Legal(state.Done, state.Blocked) || !state.OpClose.Legal(state.Pending, state.Blocked) || state.OpClose.Legal(state.Claimed, state.Blocked) {
 		t.Error("reopen and close transitions")
 	}
 	for _, from := range state.Statuses {
-		if Legal("close", from, state.Done) {
+		if state.OpClose.Legal(from, state.Done) {
 			t.Errorf("close may take a %s task to done", from)
 		}
 	}

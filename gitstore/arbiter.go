@@ -77,7 +77,7 @@ func (s *Store) LockKeeper(tips map[string]plumbing.Hash) func(state.Lock) bool 
 		if json.Unmarshal(b, &t) != nil {
 			return true
 		}
-		return (t.Status == state.Claimed || t.Status == state.Verified) && t.Owner == l.Owner
+		return t.Status.Holding() && t.Owner == l.Owner
 	}
 }
 

@@ -65,7 +65,7 @@ func (s *Store) Epic(name string) (*state.Epic, plumbing.Hash, error) {
 // must not exist yet; force replaces whatever is there, keeping it as the
 // new commit's parent), as a compare-and-swap. A lost race is
 // ErrEpicMoved, an existing epic without force ErrExists.
-func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, force bool, subject, op string, now time.Time) (plumbing.Hash, error) {
+func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, force bool, subject string, op state.Op, now time.Time) (plumbing.Hash, error) {
 	ref := EpicRef(e.Name)
 	cur, err := s.ReadRef(ref)
 	if err != nil {

@@ -407,9 +407,9 @@ func appendPositions(b []byte, ps []int32) []byte {
 	return b
 }
 
-// candidate: pending or failed, every dependency done.
+// candidate: claimable, every dependency done.
 func candidate(st state.Status, deps []int32, status func(int32) state.Status) bool {
-	if st != state.Pending && st != state.Failed {
+	if !st.Claimable() {
 		return false
 	}
 	for _, d := range deps {

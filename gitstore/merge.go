@@ -49,9 +49,6 @@ type Conflict struct {
 	Loser  string
 }
 
-// conflictOp is the event recording a lost transition.
-const conflictOp = "conflict"
-
 // MergeFeature merges the feature state at remote into the state at local
 // and writes the merge commit if one is needed; it moves no ref.
 func (s *Store) MergeFeature(ctx context.Context, feature string, local, remote plumbing.Hash) (MergeResult, error) {
@@ -103,7 +100,7 @@ func (s *Store) mergeFeature(ctx context.Context, feature string, local, remote 
 		lines = append(lines, fmt.Sprintf("conflict %s: %s wins over %s", c.Task, c.Winner, c.Loser))
 	}
 	msg := &Message{Subject: subject,
-		Op: "sync", Feature: feature, Clock: clock, Reason: strings.Join(lines, "; ")}
+		Op: state.OpSync, Feature: feature, Clock: clock, Reason: strings.Join(lines, "; ")}
 	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
 	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
 	if err := s.seal(c); err != nil {
@@ -355,7 +352,7 @@ func (m *merger) mergeTask(name string, base, a, b gitobj.TreeEntry) (gitobj.Tre
 	// conflict events go along, or a third concurrent claim would vanish.
 	var own []state.Event
 	for _, ev := range lostEvents {
-		if ev.Op != conflictOp {
+		if ev.Op != state.OpConflict {
 			own = append(own, ev)
 			continue
 		}
@@ -365,7 +362,7 @@ func (m *merger) mergeTask(name string, base, a, b gitobj.TreeEntry) (gitobj.Tre
 	if len(own) > 0 {
 		first := own[0]
 		merged.History = append(merged.History, state.Event{
-			Clock: m.clock, At: first.At, Op: conflictOp, From: merged.Status, To: merged.Status,
+			Clock: m.clock, At: first.At, Op: state.OpConflict, From: merged.Status, To: merged.Status,
 			Worker: first.Worker,
 			Reason: fmt.Sprintf("lost to a concurrent %s: %s", describe(newEvents(winner, n)), describe(own)),
 		})
@@ -410,7 +407,7 @@ func describe(evs []state.Event) string {
 		return "nothing"
 	}
 	e := evs[0]
-	s := e.Op
+	s := string(e.Op)
 	if e.Worker != "" {
 		s += " by " + e.Worker
 	}
@@ -589,7 +586,7 @@ func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 	if err != nil {
 		return MergeResult{}, err
 	}
-	msg := &Message{Subject: subject, Op: "sync"}
+	msg := &Message{Subject: subject, Op: state.OpSync}
 	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
 	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
 	if err := s.seal(c); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
@@ -156,7 +157,7 @@ func sortStrings(s []string) { sort.Strings(s) }
 // line; the other fields become trailers, which `log` and `fsck` read back.
 type Message struct {
 	Subject string
-	Op      string
+	Op      state.Op
 	Feature string
 	Task    string
 	Worker  string
@@ -175,7 +176,7 @@ func (m *Message) String() string {
 			fmt.Fprintf(&b, "%s: %s\n", k, strings.ReplaceAll(v, "\n", " "))
 		}
 	}
-	tr("Zerg-Op", m.Op)
+	tr("Zerg-Op", string(m.Op))
 	tr("Zerg-Feature", m.Feature)
 	tr("Zerg-Task", m.Task)
 	tr("Zerg-Worker", m.Worker)
@@ -200,7 +201,7 @@ func ParseMessage(msg string) Message {
 		}
 		switch k {
 		case "Zerg-Op":
-			m.Op = v
+			m.Op = state.Op(v)
 		case "Zerg-Feature":
 			m.Feature = v
 		case "Zerg-Task":

@@ -135,7 +135,7 @@ func TestRollbackBuiltOnIsMergedBack(t *testing.T) {
 	}
 	conflicts := 0
 	for _, ev := range tk.History {
-		if ev.Op == conflictOp {
+		if ev.Op == state.OpConflict {
 			conflicts++
 		}
 	}
@@ -428,7 +428,7 @@ func TestTripleClaimAllRecorded(t *testing.T) {
 		switch ev.Op {
 		case "claim":
 			seen[ev.Worker] = true
-		case conflictOp:
+		case state.OpConflict:
 			for _, w := range []string{"w1", "w2", "w3"} {
 				if strings.Contains(ev.Reason, "claim by "+w) && !strings.Contains(ev.Reason, "concurrent claim by "+w+" ") {
 					seen[w] = true

@@ -72,7 +72,7 @@ func (e *encoder) task(t *state.Task) error {
 		if err := e.time(ev.At); err != nil {
 			return err
 		}
-		e.str(ev.Op)
+		e.str(string(ev.Op))
 		e.str(string(ev.From))
 		e.str(string(ev.To))
 		e.str(ev.Worker)
@@ -165,7 +165,7 @@ func (d *decoder) task() *state.Task {
 		ev := &t.History[i]
 		ev.Clock = d.uint()
 		ev.At = d.time()
-		ev.Op = d.str()
+		ev.Op = state.Op(d.str())
 		ev.From = state.Status(d.str())
 		ev.To = state.Status(d.str())
 		ev.Worker = d.str()

@@ -87,7 +87,7 @@ func encodeTask(t *state.Task) ([]byte, error) {
 				return encodeJSON(t)
 			}
 			w.key("op")
-			w.str(e.Op)
+			w.str(string(e.Op))
 			w.key("from")
 			w.str(string(e.From))
 			w.key("to")

@@ -28,7 +28,7 @@ func TestEncodeTask(t *testing.T) {
 			Attempts: 3, Base: s + "b", Commit: s + "c", Approved: s + "a", NotBefore: at.In(zone), Reason: s + "r", PR: 12, Host: s + "h",
 			History: []state.Event{
 				{Clock: 1, At: at, Op: "plan", To: state.Pending},
-				{Clock: 1 << 40, At: at.In(zone), Op: s, From: state.Status(s + "f"), To: state.Status(s + "t"), Worker: s + "w", Commit: s + "c", Reason: s + "r", PR: 3},
+				{Clock: 1 << 40, At: at.In(zone), Op: state.Op(s), From: state.Status(s + "f"), To: state.Status(s + "t"), Worker: s + "w", Commit: s + "c", Reason: s + "r", PR: 3},
 			},
 		}
 	}

@@ -147,10 +147,10 @@ func EpicStatusText(w io.Writer, st EpicStatus) {
 
 // EpicLogEntry is a commit of an epic's history in `epic log --json`.
 type EpicLogEntry struct {
-	Commit  string `json:"commit"`
-	At      string `json:"at"`
-	Op      string `json:"op"`
-	Subject string `json:"subject"`
+	Commit  string   `json:"commit"`
+	At      string   `json:"at"`
+	Op      state.Op `json:"op"`
+	Subject string   `json:"subject"`
 }
 
 // WriteEpicLog prints an epic's history, a line a commit (or as JSON).

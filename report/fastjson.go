@@ -255,7 +255,7 @@ func appendEvent(b []byte, ev *Event, prefix string) []byte {
 	b = append(b, in...)
 	b = append(b, `"at": `...)
 	b = appendTime(b, ev.At)
-	str("op", ev.Op, false)
+	str("op", string(ev.Op), false)
 	str("from", ev.From, false)
 	str("to", ev.To, false)
 	str("worker", ev.Worker, true)

@@ -57,7 +57,7 @@ type Verification struct {
 type Event struct {
 	Clock  uint64    `json:"clock"`
 	At     time.Time `json:"at"`
-	Op     string    `json:"op"`
+	Op     state.Op  `json:"op"`
 	From   string    `json:"from"`
 	To     string    `json:"to"`
 	Worker string    `json:"worker,omitempty"`

@@ -72,10 +72,10 @@ func (p *Live) update(level int, tasks []*state.Task) {
 			continue
 		}
 		total++
-		switch t.Status {
-		case state.Verified, state.Done, state.Blocked:
+		switch {
+		case t.Status.AtRest():
 			settled++
-		case state.Claimed:
+		case t.Status == state.Claimed:
 			since := now
 			if n := len(t.History); n > 0 {
 				since = t.History[n-1].At
@@ -119,7 +119,7 @@ func (p *Live) levelTable(level int, tasks []*state.Task) {
 			continue
 		}
 		extra := ShortHash(t.Commit)
-		if t.Status == state.Blocked || t.Status == state.Failed {
+		if t.Status.Stopped() {
 			extra = printable.String(t.Reason)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", printable.String(t.ID()), printable.String(string(t.Status)), t.Attempts, extra)

@@ -19,17 +19,17 @@ import (
 
 // LogEntry is one state commit of a feature, as `log` shows it.
 type LogEntry struct {
-	Commit  string `json:"commit"`
-	At      string `json:"at"`
-	Subject string `json:"subject"`
-	Op      string `json:"op"`
-	Task    string `json:"task,omitempty"`
-	Worker  string `json:"worker,omitempty"`
-	From    string `json:"from,omitempty"`
-	To      string `json:"to,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Clock   uint64 `json:"clock"`
-	Diff    string `json:"diff,omitempty"`
+	Commit  string   `json:"commit"`
+	At      string   `json:"at"`
+	Subject string   `json:"subject"`
+	Op      state.Op `json:"op"`
+	Task    string   `json:"task,omitempty"`
+	Worker  string   `json:"worker,omitempty"`
+	From    string   `json:"from,omitempty"`
+	To      string   `json:"to,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Clock   uint64   `json:"clock"`
+	Diff    string   `json:"diff,omitempty"`
 	// Also lists the transitions of other tasks made by the same commit
 	// (a claim that first records the expiry of another worker's lease).
 	Also []LogChange `json:"also,omitempty"`
@@ -37,13 +37,13 @@ type LogEntry struct {
 
 // LogChange is a transition of another task in a state commit.
 type LogChange struct {
-	Task   string `json:"task"`
-	Op     string `json:"op"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Worker string `json:"worker,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	Diff   string `json:"diff,omitempty"`
+	Task   string   `json:"task"`
+	Op     state.Op `json:"op"`
+	From   string   `json:"from"`
+	To     string   `json:"to"`
+	Worker string   `json:"worker,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	Diff   string   `json:"diff,omitempty"`
 }
 
 // ReadLog reads the feature's state commits, newest first, at most limit
@@ -63,7 +63,7 @@ func ReadLog(s *gitstore.Store, feature string, limit int, patch bool) ([]LogEnt
 				return nil, err
 			}
 		}
-		if m.Op != "plan" {
+		if m.Op != state.OpPlan {
 			others, err := changedTasks(s, en)
 			if err != nil {
 				return nil, err

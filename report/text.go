@@ -138,7 +138,7 @@ func taskLine(tw io.Writer, sn *view.Snapshot, t *state.Task) {
 		if t.Host != "" && t.Host != sn.Host().Name {
 			extra += " on " + t.Host
 		}
-	case t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked):
+	case t.Reason != "" && t.Status.Stopped():
 		extra = t.Reason
 		if sn.HasLog(t) {
 			extra += " (output: git zerg logs " + t.ID() + ")"

@@ -1,7 +1,10 @@
 // Package state holds the values git-zerg keeps under refs/zerg/: a
 // feature's tasks with their history, its workers' leases, and the
-// repository-wide file locks. It knows nothing of git (gitstore stores these
-// values as commits) and nothing of the rules (gates decides transitions).
+// repository-wide file locks, and the facts of the state machine they move
+// through: which transitions each op makes (op.go) and the sets of statuses
+// the rest decides on (status.go). It knows nothing of git (gitstore stores
+// these values as commits) and nothing of the rules (gates decides whether
+// a transition may happen now).
 package state
 
 import (
@@ -36,7 +39,7 @@ var Statuses = []Status{Pending, Claimed, Verified, Done, Failed, Blocked}
 type Event struct {
 	Clock  uint64    `json:"clock"`
 	At     time.Time `json:"at"`
-	Op     string    `json:"op"`
+	Op     Op        `json:"op"`
 	From   Status    `json:"from"`
 	To     Status    `json:"to"`
 	Worker string    `json:"worker,omitempty"`
@@ -172,7 +175,7 @@ func (l Lock) Active(now time.Time) bool { return now.Before(l.Expires) }
 
 // Record appends a transition to the task's history and moves it to ev.To.
 func (t *Task) Record(ev Event) {
-	if ev.From == "" && ev.Op != "plan" {
+	if ev.From == "" && ev.Op != OpPlan {
 		ev.From = t.Status
 	}
 	t.Status = ev.To

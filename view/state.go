@@ -255,12 +255,12 @@ func (sn *Snapshot) Summarise(p *gates.Policy) (*Summary, error) {
 	}
 	all := ix.All()
 	for i := range all {
-		switch en := &all[i]; en.Status {
-		case state.Claimed, state.Verified:
+		switch en := &all[i]; {
+		case en.Status.Holding():
 			su.Active = append(su.Active, en.ID)
-		case state.Failed:
+		case en.Status == state.Failed:
 			su.Failed = append(su.Failed, en.ID)
-		case state.Blocked:
+		case en.Status == state.Blocked:
 			su.Blocked = append(su.Blocked, en.ID)
 		}
 	}

@@ -36,7 +36,7 @@ func (t *Task) Columns(now time.Time, withCost bool) []string {
 		cols = append(cols, t.Cost())
 	}
 	note := Clean(t.Title)
-	if t.Reason != "" && (t.Status == state.Failed || t.Status == state.Blocked) {
+	if t.Reason != "" && t.Status.Stopped() {
 		note += " — " + Clean(t.Reason)
 	}
 	return append(cols, note)
