@@ -273,7 +273,12 @@ func (r *rush) run() error {
 			if r.remote != "" {
 				r.poll(true) // the counts every host reports, as far as the remote answers
 			}
-			r.summary()
+			if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
+				// The last task crossed the budget: nothing is left to
+				// stop, and --resume would find nothing to do.
+				r.g.note("%s (the feature is complete)", r.budget.Load().What)
+				return nil
+			}
 			return stop
 		}
 	}
