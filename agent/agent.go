@@ -20,32 +20,57 @@ import (
 type Preset struct {
 	Name string
 	// Command is run by sh in the worker's worktree; the prompt is in the
-	// file $ZERG_PROMPT_FILE (too long and too full of quotes for argv
-	// when written inline).
+	// file $ZERG_PROMPT_FILE and reaches the agent on its standard input:
+	// as an argument, a prompt over 128 KiB is more than exec takes (the
+	// shell's exit 126, taken for a missing program), and one starting with
+	// "-" (a template's front matter) is read as an option.
 	Command string
 	// Allows says, for people, what the flags let the agent do.
 	Allows string
+	// NoCommit: the agent cannot commit where it runs (Codex's sandbox
+	// makes the linked worktree's git directory read-only), so its prompt
+	// must not ask it to; git-zerg commits what it leaves.
+	NoCommit bool
 }
 
 // Custom is the agent name for a command of the user's own.
 const Custom = "custom"
 
+// FailedExit is the worker protocol's failed attempt, the exit a preset
+// gives for any failure of its agent.
+const FailedExit = 1
+
+// failed ends an agent's command line so that the agent's own exit codes
+// are not read as the worker protocol, which no agent speaks: Codex's
+// usage error (2) would be a checkpoint, a 3 or 4 a block or an
+// escalation. Any other failure is a failed attempt, its code told on
+// stderr; the shell's 126 and 127 (no program to run) pass through.
+func failed(name, command string) string {
+	return fmt.Sprintf(`%s || { s=$?; echo "%s exited $s" >&2; [ $s -eq 126 ] || [ $s -eq 127 ] || exit %d; exit $s; }`,
+		command, name, FailedExit)
+}
+
 // presets follow each agent's documented non-interactive mode. None of
 // them needs to commit: git-zerg commits what a worker leaves, and checks
-// it either way. Each must be able to edit files without asking, since
-// nobody is there to answer.
+// it either way. Each must be able to edit files and run commands (the
+// task's tests, git) without asking, since nobody is there to answer.
 var presets = map[string]Preset{
 	"claude": {Name: "claude",
-		Command: `claude -p "$(cat "$ZERG_PROMPT_FILE")" --permission-mode acceptEdits --allowedTools "Read,Edit,Write,Glob,Grep,Bash" --output-format json`,
+		Command: failed("claude", `claude -p --permission-mode acceptEdits --allowedTools "Read,Edit,Write,Glob,Grep,Bash" --output-format json < "$ZERG_PROMPT_FILE"`),
 		Allows:  "edits accepted without asking; reads, searches and shell commands allowed; prints its JSON result (cost, tokens, turns, session)"},
+	// Codex reads its prompt from stdin when given "-".
 	"codex": {Name: "codex",
-		Command: `codex exec --sandbox workspace-write --json "$(cat "$ZERG_PROMPT_FILE")" </dev/null`,
-		Allows:  "writes inside the worktree (sandbox workspace-write), no approvals; prints JSON events with token usage"},
+		Command:  failed("codex", `codex exec --sandbox workspace-write --json - < "$ZERG_PROMPT_FILE"`),
+		Allows:   "writes and runs commands inside the worktree (sandbox workspace-write), no approvals, cannot commit (git-zerg commits for it); prints JSON events with token usage",
+		NoCommit: true},
+	// Gemini CLI appends its stdin to -p's text. A worktree is a folder it
+	// has never been told to trust (exit 55 without --skip-trust), and under
+	// auto_edit it has no shell tool: yolo approves every tool call.
 	"gemini": {Name: "gemini",
-		Command: `gemini -p "$(cat "$ZERG_PROMPT_FILE")" --approval-mode auto_edit --output-format json`,
-		Allows:  "edits approved automatically; prints its JSON result with token stats"},
+		Command: failed("gemini", `gemini -p "Do the task described on standard input." --skip-trust --approval-mode yolo --output-format json < "$ZERG_PROMPT_FILE"`),
+		Allows:  "every tool call approved (yolo: edits and shell commands), the worktree trusted; prints its JSON result with token stats"},
 	"aider": {Name: "aider",
-		Command: `aider --message-file "$ZERG_PROMPT_FILE" --yes-always --no-pretty --no-stream --no-auto-commits`,
+		Command: failed("aider", `aider --message-file "$ZERG_PROMPT_FILE" --yes-always --no-pretty --no-stream --no-auto-commits`),
 		Allows:  "edits the files it is told about, answers yes to every question; git-zerg commits its edits"},
 }
 
@@ -120,7 +145,7 @@ func Parse(out []byte) *Result {
 			continue
 		}
 		if f.isError {
-			res.IsError, res.Message = true, strings.TrimSpace(f.message)
+			res.IsError, res.Message = true, innerMessage(strings.TrimSpace(f.message))
 		}
 	}
 	return res
@@ -133,7 +158,8 @@ func kindOf(obj map[string]any) (string, bool) {
 		return "claude", true
 	case obj["type"] == "thread.started", obj["type"] == "turn.completed", obj["type"] == "turn.failed":
 		return "codex " + obj["type"].(string), true
-	case has(obj, "stats") && (has(obj, "response") || has(obj, "error")):
+	case !has(obj, "type") && (has(obj, "response") || has(obj, "error")) && (has(obj, "stats") || has(obj, "session_id")):
+		// Gemini CLI's error object has no stats: a session and the error.
 		return "gemini", true
 	}
 	return "", false
@@ -209,8 +235,10 @@ func read(kind string, obj map[string]any) figures {
 			for name := range models {
 				m, _ := f.object(models, name)
 				if t, ok := f.object(m, "tokens"); ok {
-					f.usage.InputTokens += f.count(t, "prompt", maxTokens)
-					f.usage.OutputTokens += f.count(t, "candidates", maxTokens)
+					// Thoughts are billed as output, a tool-use prompt as
+					// input; cached tokens are part of the prompt.
+					f.usage.InputTokens += f.count(t, "prompt", maxTokens) + f.count(t, "tool", maxTokens)
+					f.usage.OutputTokens += f.count(t, "candidates", maxTokens) + f.count(t, "thoughts", maxTokens)
 				}
 				if a, ok := f.object(m, "api"); ok {
 					f.usage.Turns += int(f.count(a, "totalRequests", maxTurns))
@@ -219,12 +247,42 @@ func read(kind string, obj map[string]any) figures {
 		}
 		f.usage.InputTokens += f.count(stats, "inputTokens", maxTokens)
 		f.usage.OutputTokens += f.count(stats, "outputTokens", maxTokens)
+		f.usage.SessionID, _ = obj["session_id"].(string)
 		if e, ok := obj["error"].(map[string]any); ok {
 			f.isError = true
 			f.message, _ = e["message"].(string)
 		}
 	}
 	return f
+}
+
+// innerMessage is what a provider said inside an agent's error message:
+// Codex and Gemini CLI (and Claude Code's API errors) pass on the API's
+// JSON body, as in `unexpected status 400: {"error":{"message":"..."}}`,
+// sometimes that body again as a string within. Its innermost
+// error.message is the part a person can act on; a message without one is
+// kept whole.
+func innerMessage(msg string) string {
+	for depth := 0; depth < 4; depth++ {
+		i := strings.IndexByte(msg, '{')
+		if i < 0 {
+			break
+		}
+		var body struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.NewDecoder(strings.NewReader(msg[i:])).Decode(&body) != nil || len(body.Error) == 0 {
+			break
+		}
+		var e struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(body.Error, &e) != nil || strings.TrimSpace(e.Message) == "" {
+			break
+		}
+		msg = strings.TrimSpace(e.Message)
+	}
+	return msg
 }
 
 // object is the object under key k of m; absent is no error, anything but

@@ -27,6 +27,20 @@ func TestParse(t *testing.T) {
 			in: 5, outTok: 1, turns: 1, session: "th", errMessage: "rate limited"},
 		{name: "gemini pretty", out: "{\n  \"response\": \"x\",\n  \"stats\": {\"models\": {\"m\": {\"api\": {\"totalRequests\": 3}, \"tokens\": {\"prompt\": 8, \"candidates\": 2}}}}\n}\n",
 			in: 8, outTok: 2, turns: 3},
+		{name: "gemini thoughts, tool prompt and session", out: `{"session_id":"g-1","response":"x","stats":{"models":{"m":{"api":{"totalRequests":1},` +
+			`"tokens":{"prompt":100,"candidates":20,"total":155,"cached":40,"thoughts":30,"tool":5}}}}}`,
+			in: 105, outTok: 50, turns: 1, session: "g-1"},
+		// Gemini CLI's error object has no stats; its message carries the
+		// API's body, which carries the API's own body again as a string.
+		{name: "gemini error object", out: "{\n  \"session_id\": \"g-2\",\n  \"error\": {\n    \"type\": \"Error\",\n" +
+			`    "message": "[API Error: {\"error\":{\"message\":\"{\\n  \\\"error\\\": {\\n    \\\"code\\\": 400,\\n    \\\"message\\\": \\\"API key not valid. Please pass a valid API key.\\\"\\n  }\\n}\\n\",\"code\":400}}]",` + "\n" +
+			"    \"code\": 1\n  }\n}\n",
+			session: "g-2", errMessage: "API key not valid. Please pass a valid API key."},
+		{name: "codex provider error", out: `{"type":"thread.started","thread_id":"th-2"}` + "\n" +
+			`{"type":"turn.failed","error":{"message":"unexpected status 400 Bad Request: {\"error\":{\"message\":\"Unsupported value: 'xhigh'\",\"type\":\"invalid_request_error\"}}"}}`,
+			session: "th-2", errMessage: "Unsupported value: 'xhigh'"},
+		{name: "error message without a body", out: `{"type":"turn.failed","error":{"message":"stream closed {before completion}"}}`,
+			errMessage: "stream closed {before completion}"},
 		{name: "plain output", out: "did it\n{not json\n{\"a\": 1}\n", none: true},
 		{name: "empty", out: "", none: true},
 	} {

@@ -11,10 +11,12 @@ import (
 // The Stop hook's limits (README, "Claude Code mode"): it lets a session stop
 // after MaxFailures failed tasks in a row, after MaxIdle stops in a row at
 // which the state had not moved since the stop before, and after MaxRounds
-// stops in all.
+// stops in all. MaxIdle is no more than the 8 blocks in a row after which
+// Claude Code stops honouring a Stop hook (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP):
+// past that, its limit would decide, not this one.
 const (
 	MaxFailures = 3
-	MaxIdle     = 10
+	MaxIdle     = 8
 	MaxRounds   = 100
 	// TaskModeAttempts is how often /zerg:rush tries a task: once, and
 	// one retry. A failed task tried that often is left for a human

@@ -80,7 +80,7 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 		u := t.Spent()
 		spent.Add(&u)
 	}
-	if err := BudgetReached(cfg, spent); err != nil {
+	if err := BudgetReached(cfg, spent); err != nil && !allDone(tasks) {
 		return nil, err
 	}
 	tmpl, err := g.promptTemplate()
@@ -141,6 +141,17 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 	return r.result, err
 }
 
+// allDone tells a complete feature, which a reached budget does not stop:
+// it has nothing left to spend on.
+func allDone(tasks []*state.Task) bool {
+	for _, t := range tasks {
+		if t.Status != state.Done {
+			return false
+		}
+	}
+	return true
+}
+
 // BudgetReached is the error of a spending that reached the configured
 // budget, nil while it is under.
 func BudgetReached(cfg *config.Config, spent state.Usage) *Error {
@@ -148,7 +159,7 @@ func BudgetReached(cfg *config.Config, spent state.Usage) *Error {
 	hint := "raise it in .zerg/config.toml ([budget]), then git zerg rush --resume"
 	switch {
 	case b.MaxCostUSD > 0 && spent.CostUSD >= b.MaxCostUSD:
-		return &Error{Kind: NeedsPerson, What: fmt.Sprintf("budget reached: $%.2f of $%.2f", spent.CostUSD, b.MaxCostUSD), Hint: hint}
+		return &Error{Kind: NeedsPerson, What: fmt.Sprintf("budget reached: %s of %s", state.USD(spent.CostUSD), state.USD(b.MaxCostUSD)), Hint: hint}
 	case b.MaxTokens > 0 && spent.Tokens() >= b.MaxTokens:
 		return &Error{Kind: NeedsPerson, What: fmt.Sprintf("budget reached: %d of %d tokens", spent.Tokens(), b.MaxTokens), Hint: hint}
 	}

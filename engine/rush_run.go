@@ -273,7 +273,12 @@ func (r *rush) run() error {
 			if r.remote != "" {
 				r.poll(true) // the counts every host reports, as far as the remote answers
 			}
-			r.summary()
+			if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
+				// The last task crossed the budget: nothing is left to
+				// stop, and --resume would find nothing to do.
+				r.g.note("%s (the feature is complete)", r.budget.Load().What)
+				return nil
+			}
 			return stop
 		}
 	}
@@ -830,7 +835,8 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	// environment, which its own holds, and those added to it.
 	secrets := append(os.Environ(), env...)
 	text, err := r.tmpl.Render(prompt.Data{Feature: r.feature, Worker: w.Name, Level: t.Level, Attempt: t.Attempts,
-		Mode: "worktree", Worktree: w.Dir, Branch: w.Branch, Task: t.Spec, Done: r.doneDeps(s, t), NoteFile: r.noteFile(t)})
+		Mode: "worktree", Worktree: w.Dir, Branch: w.Branch, Task: t.Spec, Done: r.doneDeps(s, t), NoteFile: r.noteFile(t),
+		NoCommit: r.agentNoCommit()})
 	if err != nil {
 		return workResult{}, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
 	}
@@ -889,6 +895,13 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		}
 		return wr, nil
 	}
+}
+
+// agentNoCommit tells whether the workers' agent cannot commit, whatever
+// command line starts it: it is the agent that cannot.
+func (r *rush) agentNoCommit() bool {
+	p, ok := agent.Lookup(r.cfg.Workers.Agent)
+	return ok && p.NoCommit
 }
 
 // noteFile is where a task's worker may leave a note for the tasks that

@@ -33,6 +33,9 @@ type Data struct {
 	// NoteFile is where the worker may leave a note for the tasks that
 	// depend on its task ("" when notes are not kept).
 	NoteFile string
+	// NoCommit: the worker's agent cannot commit where it runs (Codex's
+	// sandbox), so it is not asked to; git-zerg commits what it leaves.
+	NoCommit bool
 }
 
 // Dep is a finished dependency, as the prompt tells it.

@@ -42,6 +42,30 @@ func TestDefaultSaysEverything(t *testing.T) {
 	}
 }
 
+// An agent that cannot commit where it runs (Codex in its sandbox) is not
+// told to: git-zerg commits what it leaves.
+func TestNoCommit(t *testing.T) {
+	d := Data{Feature: "auth", Worker: "worker-1", Level: 1, Attempt: 1, Mode: "worktree", Worktree: "/wt/1",
+		Branch: "zerg/auth/worker-1", Task: task(), NoteFile: "/run/note.md"}
+	commits, _ := Default().Render(d)
+	d.NoCommit = true
+	leaves, err := Default().Render(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(commits, "git commit") {
+		t.Errorf("a worker that can commit is not told how:\n%s", commits)
+	}
+	for _, want := range []string{"Do not commit", "git-zerg commits them for you", "/run/note.md", "/wt/1", "exit with status"} {
+		if !strings.Contains(leaves, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, leaves)
+		}
+	}
+	if strings.Contains(leaves, "git commit") || strings.Contains(leaves, "Commit your files") {
+		t.Errorf("a worker that cannot commit is asked to:\n%s", leaves)
+	}
+}
+
 func TestOverride(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "prompt.tmpl")

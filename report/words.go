@@ -53,7 +53,7 @@ func ShortHash(h string) string {
 func UsageLine(u *state.Usage) string {
 	var parts []string
 	if u.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", u.CostUSD))
+		parts = append(parts, state.USD(u.CostUSD))
 	}
 	if n := u.Tokens(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d tokens", n))

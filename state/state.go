@@ -9,6 +9,7 @@ package state
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/git-zerg/git-zerg/levels"
@@ -59,6 +60,19 @@ type Usage struct {
 	OutputTokens int64   `json:"output_tokens,omitempty"`
 	Turns        int     `json:"turns,omitempty"`
 	SessionID    string  `json:"session_id,omitempty"`
+}
+
+// USD prints an amount of dollars for people: cents, and below a cent
+// two significant digits ($0.0042), so that a small spending and a small
+// budget never both read $0.00.
+func USD(x float64) string {
+	prec := 2
+	if x > 0 && x < 0.01 {
+		for v := x * 100; v < 10 && prec < 8; v *= 10 {
+			prec++
+		}
+	}
+	return fmt.Sprintf("$%.*f", prec, x)
 }
 
 // Tokens is the input and output tokens together.

@@ -260,7 +260,7 @@ func (t *Task) Cost() string {
 	}
 	var parts []string
 	if t.CostUSD != 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", t.CostUSD))
+		parts = append(parts, state.USD(t.CostUSD))
 	}
 	if t.Tokens != 0 {
 		parts = append(parts, tokens(t.Tokens)+" tok")

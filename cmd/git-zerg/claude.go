@@ -64,7 +64,7 @@ func withClaudeHooks(e *env, hook *cli.Command) *cli.Command {
 			Usage: "Claude Code Stop hook: keep a session driving a rush going while work remains",
 			Description: "Reads the hook's JSON on stdin. Prints {\"decision\": \"block\", \"reason\": ...} while\n" +
 				"tasks can be claimed or are claimed; prints nothing (the session may stop) once the feature\n" +
-				"is complete, after 3 failed tasks in a row, after 10 stops in a row without a transition,\n" +
+				"is complete, after 3 failed tasks in a row, after 8 stops in a row without a transition,\n" +
 				"or after 100 stops. Always exits 0 unless it fails (exit 1).",
 			Action: hookNoArgs(func() error { return hookError(runClaudeStop(e)) }),
 		},
