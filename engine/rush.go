@@ -100,7 +100,13 @@ func (g *Engine) Rush(o RushOptions) (*RushResult, error) {
 		s.Repo().OnRemoteWait(func(remote string, err error, wait time.Duration) {
 			(&rush{g: g, remote: remote}).remoteWaiting(remote, err, wait)
 		})
-		s.Repo().OnRemoteLost(func(remote, ref string) { g.noteRecreated(remote, ref) })
+		s.Repo().OnRemoteLost(func(remote, ref string, here bool) {
+			if here {
+				g.noteRecreated(remote, ref)
+			} else {
+				g.note("remote %s had lost %s; another host re-created it from its state, merged here with this host's", remote, ref)
+			}
+		})
 	}
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, usageErr("rush --mode container needs workers.image in .zerg/config.toml")

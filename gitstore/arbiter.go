@@ -98,14 +98,15 @@ func (r *Repo) OnRemoteWait(f func(remote string, err error, wait time.Duration)
 	r.remoteWaitNote.Store(&f)
 }
 
-// OnRemoteLost sets what is told of each ref an arbiter had lost and one
-// of r's stores re-created from this clone's state.
-func (r *Repo) OnRemoteLost(f func(remote, ref string)) { r.remoteLostNote.Store(&f) }
+// OnRemoteLost sets what is told of each ref an arbiter had lost: here
+// is true when one of r's stores re-created it from this clone's state,
+// false when a catch-up found it re-created by another clone.
+func (r *Repo) OnRemoteLost(f func(remote, ref string, here bool)) { r.remoteLostNote.Store(&f) }
 
-func (s *Store) noteRecreated(remote string, refs []string) {
+func (s *Store) noteRecreated(remote string, refs []string, here bool) {
 	if f := s.repo.remoteLostNote.Load(); f != nil {
 		for _, ref := range refs {
-			(*f)(remote, ref)
+			(*f)(remote, ref, here)
 		}
 	}
 }
@@ -197,7 +198,8 @@ func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, e
 	if err != nil {
 		return v, err
 	}
-	s.noteRecreated(s.arbiter, report.Recreated)
+	s.noteRecreated(s.arbiter, report.Recreated, true)
+	s.noteRecreated(s.arbiter, report.Rewound, false)
 	hash := func(rel string) plumbing.Hash {
 		if fetched[rel] == "" {
 			return plumbing.ZeroHash
@@ -310,7 +312,7 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			return err
 		}
 		// The remote has the re-created refs now, whatever happens here.
-		s.noteRecreated(s.arbiter, lost)
+		s.noteRecreated(s.arbiter, lost, true)
 		s.trackPushed(ctx, s.arbiter, specs)
 	}
 	if err := s.updateRefs(ctx, moved); err != nil {

@@ -307,3 +307,51 @@ func TestFetchDropsOnlyTheMissingRef(t *testing.T) {
 		t.Error("an error that names no ref dropped refspecs")
 	}
 }
+
+// TestArbiterRewoundNoted: a remote that lost a state ref gets it back
+// from the first host to push, from that host's state; a host that had
+// fetched (or pushed) a later value there is told, when it catches up,
+// that the remote lost it and another host re-created it, and the merge
+// keeps both sides. The host that re-created it says so itself.
+func TestArbiterRewoundNoted(t *testing.T) {
+	ctx := context.Background()
+	a, _, remote, sa, sb := arbiterPair(t)
+	sa.SetArbiter(remote, acceptAll)
+	sb.SetArbiter(remote, acceptAll)
+	type note struct {
+		ref  string
+		here bool
+	}
+	var toldA, toldB []note
+	sa.Repo().OnRemoteLost(func(_, ref string, here bool) { toldA = append(toldA, note{ref, here}) })
+	sb.Repo().OnRemoteLost(func(_, ref string, here bool) { toldB = append(toldB, note{ref, here}) })
+	plan(t, sa, "f", tasks(3))
+	if err := setStatus(sb, "f", "T001", state.Claimed); err != nil {
+		t.Fatal(err)
+	}
+	if err := setStatus(sa, "f", "T000", state.Claimed); err != nil { // on top of b's: a knows more
+		t.Fatal(err)
+	}
+	git(t, a, "push", "-q", remote, ":"+FeatureRef("f"))
+	if err := setStatus(sb, "f", "T002", state.Claimed); err != nil { // b re-creates it, without a's
+		t.Fatal(err)
+	}
+	if len(toldB) != 1 || toldB[0] != (note{FeatureRef("f"), true}) {
+		t.Errorf("b was told %v, want that it re-created %s", toldB, FeatureRef("f"))
+	}
+	if _, err := sa.catchUp(ctx, "f"); err != nil {
+		t.Fatal(err)
+	}
+	if len(toldA) != 1 || toldA[0] != (note{FeatureRef("f"), false}) {
+		t.Errorf("a was told %v, want that another host re-created %s", toldA, FeatureRef("f"))
+	}
+	tx, err := sa.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"T000", "T001", "T002"} {
+		if tk, _ := tx.Task(id); tk == nil || tk.Status != state.Claimed {
+			t.Errorf("%s is not claimed on a after the catch-up", id)
+		}
+	}
+}

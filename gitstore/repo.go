@@ -46,7 +46,7 @@ type Repo struct {
 	// What is told when an update waits for an arbiter, or re-creates a
 	// ref it had lost (OnRemoteWait, OnRemoteLost): set by the rush.
 	remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
-	remoteLostNote atomic.Pointer[func(remote, ref string)]
+	remoteLostNote atomic.Pointer[func(remote, ref string, here bool)]
 }
 
 // arbiterKey names one feature's state on one arbiter.

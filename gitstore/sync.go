@@ -33,6 +33,11 @@ type SyncReport struct {
 	// them from it, and it no longer has them) and this round pushed again
 	// from the local state: the same history, so nothing is overwritten.
 	Recreated []string
+	// Rewound are the state refs the remote holds with a history that
+	// lacks what this clone fetched from it before: the remote lost them
+	// and another clone re-created them from its own state. The merge keeps
+	// both sides.
+	Rewound []string
 }
 
 // IncomingCheck judges a feature's state fetched from a remote before it
@@ -107,7 +112,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 	var trackedBefore map[string]plumbing.Hash
 	if o.Arbiter {
 		few, err = s.fetchFew(ctx, remote, o.Feature)
-		remoteRefs, localRefs = few.remote, few.local
+		remoteRefs, localRefs, report.Rewound = few.remote, few.local, few.rewound
 	} else {
 		// What this clone last fetched from the remote: a state ref in it
 		// that the remote no longer has was lost there.
@@ -282,6 +287,7 @@ func pushLost(err error) bool {
 type fewFetched struct {
 	remote, local map[string]string
 	unpinned      map[string]plumbing.Hash
+	rewound       []string // see SyncReport.Rewound
 }
 
 // fetchFew fetches only the feature's state, the locks and the feature's
@@ -300,8 +306,10 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 		rels = append(rels, "features/"+feature)
 	}
 	var specs []string
+	before := map[string]plumbing.Hash{}
 	for _, rel := range rels {
 		specs = append(specs, "+"+ZergPrefix+rel+":"+prefix+rel)
+		before[rel], _ = s.ReadRef(prefix + rel)
 	}
 	if feature != "" {
 		// The other machines' verified work comes along (a pattern, which
@@ -348,6 +356,14 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 		}
 		if h, _ := s.ReadRef(prefix + rel); !h.IsZero() {
 			f.remote[rel] = h.String()
+			if old := before[rel]; !old.IsZero() && old != h {
+				// The remote's state refs only move forward (every push is
+				// leased on what was read there): one that no longer holds
+				// what was fetched before was lost and made again.
+				if in, err := s.IsAncestor(ctx, old, h); err == nil && !in {
+					f.rewound = append(f.rewound, ZergPrefix+rel)
+				}
+			}
 		}
 	}
 	if feature != "" && ferr == nil && s.repushPins {
