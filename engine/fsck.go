@@ -149,7 +149,7 @@ func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local
 	// managed nor cleaned up once merged: refuse it with the rest.
 	if err := levels.ValidFeatureName(feature); err != nil {
 		return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote has a feature named %q", feature),
-			Why: strings.TrimPrefix(err.Error(), fmt.Sprintf("feature name %q ", feature)), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
+			Why: nameProblem(err), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
 	}
 	bad, err := illegalSince(ctx, s, feature, remote, local)
 	if err != nil {
