@@ -119,7 +119,7 @@ func (h StopHook) Run(in StopInput) (Verdict, error) {
 	} else if err != nil {
 		return letGo, err
 	}
-	sessPath := filepath.Join(s.ZergDir(), "claude", sessionFile(in.SessionID))
+	sessPath := s.Layout().ClaudeSession(sessionFile(in.SessionID))
 	var sess Session
 	if b, err := os.ReadFile(sessPath); err == nil {
 		json.Unmarshal(b, &sess) // a damaged file starts the session afresh

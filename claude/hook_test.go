@@ -204,7 +204,7 @@ func TestStopHookRun(t *testing.T) {
 	if err != nil || !v.Block || !strings.Contains(v.Reason, "1 ready task of level 1 (A)") {
 		t.Fatalf("a driving session with a ready task: %+v, %v", v, err)
 	}
-	if _, err := os.Stat(filepath.Join(g.Store.ZergDir(), "claude", "s1.json")); err != nil {
+	if _, err := os.Stat(g.Store.Layout().ClaudeSession("s1.json")); err != nil {
 		t.Fatalf("the session is not remembered: %v", err)
 	}
 	// Remembered as driving: the transcript is no longer needed.

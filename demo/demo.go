@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitstore"
 )
 
 // Feature is the demo graph's feature.
@@ -116,7 +117,7 @@ func Setup(dir string, workers int) (string, error) {
 	// repository keeps a copy, so that its rush can be run again.
 	var keep string
 	if strings.Contains(self, string(filepath.Separator)+"go-build") {
-		keep, self = self, filepath.Join(dir, ".git", "zerg", "bin", "git-zerg")
+		keep, self = self, gitstore.LayoutOf(filepath.Join(dir, ".git")).DemoBinary()
 	}
 	graph, _ := json.MarshalIndent(Graph(), "", "  ")
 	quoted := strconv.Quote(self)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -27,7 +26,7 @@ import (
 
 // CheckedFile is where the last checked tip of a feature is kept.
 func CheckedFile(s *gitstore.Store, feature string) string {
-	return filepath.Join(s.ZergDir(), "checked", feature)
+	return s.Layout().Checked(feature)
 }
 
 // CheckState checks the feature's state as it is now (see CheckStateAt).

@@ -33,7 +33,7 @@ type Cleaned struct {
 // empty. Work it kept is an error of kind Refused naming it.
 func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 	feature, s := g.Feature, g.Store
-	if b, err := os.ReadFile(filepath.Join(s.ZergDir(), "rush", feature+".json")); err == nil {
+	if b, err := os.ReadFile(s.Layout().Rush(feature)); err == nil {
 		var h rushHolder
 		if json.Unmarshal(b, &h) == nil && h.alive(s.Host()) {
 			return nil, refused("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
@@ -236,11 +236,11 @@ func (g *Engine) DeleteState() error {
 	}
 	s.DropCache(feature)
 	for _, p := range []string{TrustFile(s, feature), AcceptedFile(s, feature),
-		filepath.Join(s.ZergDir(), "run", feature)} {
+		s.Layout().RunFeature(feature)} {
 		os.RemoveAll(p)
 	}
 	if s.CurrentFeature() == feature {
-		os.Remove(filepath.Join(s.ZergDir(), "feature"))
+		os.Remove(s.Layout().CurrentFeature())
 	}
 	g.note("deleted the state of %s (a tombstone on %s; %d work refs removed)", feature, gitstore.FeatureRef(feature), dropped)
 	return nil

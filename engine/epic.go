@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -219,7 +218,7 @@ func (g *Engine) StatusOfEpic(name string) (*EpicStatus, error) {
 // FeatureRushRunning reports whether a live rush of this host runs the
 // feature.
 func FeatureRushRunning(s *gitstore.Store, feature string) bool {
-	b, err := os.ReadFile(filepath.Join(s.ZergDir(), "rush", feature+".json"))
+	b, err := os.ReadFile(s.Layout().Rush(feature))
 	if err != nil {
 		return false
 	}

@@ -53,8 +53,7 @@ func ResolveFeature(named string, open func() (*gitstore.Store, error)) (string,
 // work on when no feature is named.
 func UseFeature(name string, open func() (*gitstore.Store, error)) error {
 	if err := levels.ValidFeatureName(name); err != nil {
-		why := strings.TrimPrefix(err.Error(), fmt.Sprintf("feature name %q ", name))
-		return &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: why}
+		return &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: nameProblem(err)}
 	}
 	s, err := open()
 	if err != nil {

@@ -102,7 +102,7 @@ func (g *Engine) Fsck() (*FsckReport, error) {
 			Msg: fmt.Sprintf("transition %q undone by a concurrent ref update at %s; it is merged back now", r.Subject, r.When.UTC().Format(time.RFC3339))})
 	}
 	return &FsckReport{Feature: feature, Tip: tip.String(), Commits: h.commits, Problems: append(problems, moved...),
-		Moved: len(moved) > 0, SeenFile: filepath.Join(s.ZergDir(), "seen", feature)}, nil
+		Moved: len(moved) > 0, SeenFile: s.Layout().Seen(feature)}, nil
 }
 
 // illegalSince replays the commits of tip that stop lacks and describes
@@ -149,7 +149,7 @@ func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local
 	// managed nor cleaned up once merged: refuse it with the rest.
 	if err := levels.ValidFeatureName(feature); err != nil {
 		return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote has a feature named %q", feature),
-			Why: strings.TrimPrefix(err.Error(), fmt.Sprintf("feature name %q ", feature)), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
+			Why: nameProblem(err), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
 	}
 	bad, err := illegalSince(ctx, s, feature, remote, local)
 	if err != nil {
@@ -516,7 +516,7 @@ func (h *historyChecker) tasksIn(commit plumbing.Hash) ([]*state.Task, error) {
 // on only when nothing moved back, so the problem is reported until someone
 // looks (and removes the file).
 func checkSeen(ctx context.Context, s *gitstore.Store, feature, tip string) ([]gates.Problem, error) {
-	file := filepath.Join(s.ZergDir(), "seen", feature)
+	file := s.Layout().Seen(feature)
 	var problems []gates.Problem
 	if b, err := os.ReadFile(file); err == nil {
 		if was := strings.TrimSpace(string(b)); plumbing.IsHash(was) && was != tip {

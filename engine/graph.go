@@ -128,6 +128,16 @@ func CheckFeatureName(name string) error {
 	if err == nil {
 		return nil
 	}
-	why := strings.TrimPrefix(err.Error(), fmt.Sprintf("feature name %q ", name))
-	return &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: why}
+	return &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: nameProblem(err)}
+}
+
+// nameProblem is why levels refused a feature name, without the name, for
+// a message that names it already. An empty name has nothing to name, so
+// its whole sentence is kept.
+func nameProblem(err error) string {
+	var ne *levels.NameError
+	if errors.As(err, &ne) && ne.Name != "" {
+		return ne.Problem
+	}
+	return err.Error()
 }

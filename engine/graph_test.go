@@ -72,6 +72,23 @@ func TestCheckFeatureName(t *testing.T) {
 	}
 }
 
+// The usage error names the name once and gives levels' reason after it,
+// word for word, the empty name (which has none to name) in full.
+func TestCheckFeatureNameText(t *testing.T) {
+	for name, want := range map[string]string{
+		"":     `bad feature name "" (feature name is empty)`,
+		"a..b": `bad feature name "a..b" (must not contain ".." (git refs cannot))`,
+		"a b":  `bad feature name "a b" (may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit)`,
+	} {
+		if got := CheckFeatureName(name).Error(); got != want {
+			t.Errorf("CheckFeatureName(%q) = %s, want %s", name, got, want)
+		}
+		if got := UseFeature(name, nil).Error(); got != want {
+			t.Errorf("UseFeature(%q) = %s, want %s", name, got, want)
+		}
+	}
+}
+
 func TestIssuesFeature(t *testing.T) {
 	for _, c := range [][4]string{{"n", "l", "m", "n"}, {"", "l", "m", "l"}, {"", "", "m", "m"}} {
 		if got, err := IssuesFeature(c[0], c[1], c[2]); err != nil || got != c[3] {

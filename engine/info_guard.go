@@ -83,8 +83,8 @@ func (g *infoGuard) read() (map[string]infoFile, error) {
 // all gone (killed before they put the files back), the files are put back
 // now, and note says so.
 func keepInfo(s *gitstore.Store, marker string) (g *infoGuard, note string, err error) {
-	g = &infoGuard{self: s.Host(), info: filepath.Join(s.CommonDir, "info"), saved: filepath.Join(s.ZergDir(), "info.orig"),
-		marker: marker, rushes: filepath.Join(s.ZergDir(), "rush")}
+	g = &infoGuard{self: s.Host(), info: filepath.Join(s.CommonDir, "info"), saved: s.Layout().InfoOrig(),
+		marker: marker, rushes: s.Layout().RushDir()}
 	cur, err := g.read()
 	if err != nil {
 		return nil, "", err

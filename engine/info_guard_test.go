@@ -31,7 +31,7 @@ func excludeRepo(t *testing.T) (*gitstore.Store, string) {
 	if err := os.Chmod(path, 0o600); err != nil { // git made it 644: the mode is put back too
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(s.ZergDir(), "rush"), 0o755); err != nil {
+	if err := os.MkdirAll(s.Layout().RushDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return s, path
@@ -47,7 +47,7 @@ func marker(t *testing.T, s *gitstore.Store, feature string, alive bool) string 
 		h.PID, h.Started = os.Getpid(), processStart(os.Getpid())
 	}
 	b, _ := json.Marshal(h)
-	p := filepath.Join(s.ZergDir(), "rush", feature+".json")
+	p := s.Layout().Rush(feature)
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

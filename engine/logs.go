@@ -81,7 +81,7 @@ func privateRunDir(s *gitstore.Store, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	root := filepath.Join(s.ZergDir(), "run")
+	root := s.Layout().RunRoot()
 	for d := dir; ; d = filepath.Dir(d) {
 		if err := os.Chmod(d, 0o700); err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -29,7 +28,7 @@ const verifiedDomain = "git-zerg verified"
 // VerifiedFile is where the last pass of a task's verification run here is
 // recorded.
 func VerifiedFile(s *gitstore.Store, feature, task string) string {
-	return filepath.Join(s.ZergDir(), "verified", feature, task)
+	return s.Layout().Verified(feature, task)
 }
 
 // verificationDigest names what a pass is a pass of: the command and its

@@ -281,7 +281,7 @@ func (h rushHolder) alive(self gitstore.HostIdentity) bool {
 }
 
 func acquireRush(s *gitstore.Store, feature string) (*rushMarker, error) {
-	path := filepath.Join(s.ZergDir(), "rush", feature+".json")
+	path := s.Layout().Rush(feature)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -426,7 +426,7 @@ func ClaimHolderAlive(self gitstore.HostIdentity, w *state.Worker) bool {
 // RunDir is where a task's rush files are: its prompts, its task file,
 // each attempt's log (attempt-N.log) and its worker's note.
 func RunDir(s *gitstore.Store, feature, task string) string {
-	return filepath.Join(s.ZergDir(), "run", feature, task)
+	return s.Layout().RunDir(feature, task)
 }
 
 // LogPath is the log of a task's attempt; attempt 0 is the latest one that
@@ -439,19 +439,18 @@ func (g *Engine) LogPath(task string, attempt int) (string, error) {
 	if _, err := tx.Task(task); err != nil {
 		return "", NoTask(g.Feature, task)
 	}
-	dir := RunDir(g.Store, g.Feature, task)
+	l := g.Store.Layout()
 	if attempt > 0 {
-		p := filepath.Join(dir, fmt.Sprintf("attempt-%d.log", attempt))
+		p := l.AttemptLog(g.Feature, task, attempt)
 		if _, err := os.Stat(p); err != nil {
 			return "", &Error{Kind: Usage, What: fmt.Sprintf("no log of attempt %d of %s", attempt, task), Hint: "git zerg logs " + task + " shows the latest"}
 		}
 		return p, nil
 	}
-	ents, _ := os.ReadDir(dir)
+	ents, _ := os.ReadDir(l.RunDir(g.Feature, task))
 	best := 0
 	for _, e := range ents {
-		var n int
-		if _, err := fmt.Sscanf(e.Name(), "attempt-%d.log", &n); err == nil && n > best {
+		if n, ok := gitstore.AttemptOf(e.Name()); ok && n > best {
 			best = n
 		}
 	}
@@ -459,7 +458,7 @@ func (g *Engine) LogPath(task string, attempt int) (string, error) {
 		return "", &Error{Kind: Usage, What: fmt.Sprintf("%s has no worker log on this machine", task),
 			Why: "logs are kept where the rush ran its worker"}
 	}
-	return filepath.Join(dir, fmt.Sprintf("attempt-%d.log", best)), nil
+	return l.AttemptLog(g.Feature, task, best), nil
 }
 
 // onInterrupt calls fn for each interrupt that arrives on ch until the

@@ -847,7 +847,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	if err := writePrivate(taskFile, tj); err != nil {
 		return workResult{}, err
 	}
-	logPath := filepath.Join(dir, fmt.Sprintf("attempt-%d.log", t.Attempts))
+	logPath := r.s.Layout().AttemptLog(r.feature, t.ID(), t.Attempts)
 	logf, err := createAttemptLog(logPath, secrets)
 	if err != nil {
 		return workResult{}, err
@@ -866,7 +866,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		mark := proc.NewMark()
 		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env, Unset: withheld(r.cfg.Workers.PassEnv),
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf.Stdout, Stderr: logf.Stderr, SplitStderr: true,
-			Mark: mark, Started: func(pgid int) { recordGroup(filepath.Join(dir, "pgid"), pgid, mark) }})
+			Mark: mark, Started: func(pgid int) { recordGroup(r.s.Layout().ProcessGroup(r.feature, t.ID()), pgid, mark) }})
 		if err != nil {
 			return workResult{}, err
 		}
@@ -906,7 +906,7 @@ func (r *rush) agentNoCommit() bool {
 
 // noteFile is where a task's worker may leave a note for the tasks that
 // depend on it.
-func (r *rush) noteFile(t *state.Task) string { return filepath.Join(r.runDir(t), "note.md") }
+func (r *rush) noteFile(t *state.Task) string { return r.s.Layout().Note(r.feature, t.ID()) }
 
 // Bounds of what a prompt says about the tasks before it: enough to go on,
 // never enough to crowd out the task itself.
@@ -961,9 +961,9 @@ func (r *rush) runDir(t *state.Task) string {
 // workerEnv is the environment of a task's worker command, and of its
 // verification: a check that starts a server needs the worker's ports.
 func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promptFile, taskFile string) {
-	dir := r.runDir(t)
-	promptFile = filepath.Join(dir, fmt.Sprintf("prompt-%d.md", t.Attempts))
-	taskFile = filepath.Join(dir, "task.json")
+	l := r.s.Layout()
+	promptFile = l.Prompt(r.feature, t.ID(), t.Attempts)
+	taskFile = l.TaskFile(r.feature, t.ID())
 	return []string{
 		"ZERG_FEATURE=" + r.feature,
 		"ZERG_TASK=" + t.ID(),
@@ -997,7 +997,7 @@ func containerCommand(image, dir, gitDir, runDir string, env, pass []string, com
 	// As the user, not root: what the worker writes in the worktree must
 	// stay the user's to commit, change and delete.
 	args := []string{"docker", "run", "--rm", "-i", "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
-		"-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir, "--tmpfs", filepath.Join(gitDir, "zerg"),
+		"-v", dir + ":" + dir, "-v", gitDir + ":" + gitDir, "--tmpfs", gitstore.LayoutOf(gitDir).Dir(),
 		"-v", runDir + ":" + runDir + ":ro", "-w", dir}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
@@ -1325,7 +1325,7 @@ func (r *rush) takeBack(dead *rushHolder) error {
 				dead == nil && deadHolder(tx.Host(), w) {
 				// Whatever the dead rush's worker left running must not
 				// write into a worktree we are about to reuse.
-				killRecordedGroup(filepath.Join(r.s.ZergDir(), "run", r.feature, w.Task, "pgid"))
+				killRecordedGroup(r.s.Layout().ProcessGroup(r.feature, w.Task))
 				// Expire the lease now; expireLeases does the rest.
 				w2 := *w
 				w2.Expires = x.now
@@ -1424,10 +1424,10 @@ func killRecordedGroup(path string) {
 // host and takes its claims back, so that its worktrees can be reused or
 // removed with nothing still writing into them.
 func (g *Engine) stopDeadRush(dead *rushHolder) error {
-	dir := filepath.Join(g.Store.ZergDir(), "run", g.Feature)
-	ents, _ := os.ReadDir(dir)
+	l := g.Store.Layout()
+	ents, _ := os.ReadDir(l.RunFeature(g.Feature))
 	for _, e := range ents {
-		killRecordedGroup(filepath.Join(dir, e.Name(), "pgid"))
+		killRecordedGroup(l.ProcessGroup(g.Feature, e.Name()))
 	}
 	r := &rush{g: g, s: g.Store, feature: g.Feature, policy: g.Policy(), ttl: g.TTL()}
 	return r.takeBack(dead)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -34,7 +33,7 @@ const maxStagingWalk = 10000
 
 // StagingRecordFile is where the tip git-zerg last set is kept.
 func StagingRecordFile(s *gitstore.Store, feature string) string {
-	return filepath.Join(s.ZergDir(), "staging", feature)
+	return s.Layout().Staging(feature)
 }
 
 func (sg *stagingGuard) Known() string {

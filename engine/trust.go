@@ -89,13 +89,13 @@ func specBytes(sp *levels.Task) ([]byte, error) {
 
 // TrustFile is where a feature's trusted task digests are listed.
 func TrustFile(s *gitstore.Store, feature string) string {
-	return filepath.Join(s.ZergDir(), "trusted", feature)
+	return s.Layout().Trusted(feature)
 }
 
 // AcceptedFile is where the specs a feature's trust was given to are kept.
 // A directory of its own: a feature may be named "x.json".
 func AcceptedFile(s *gitstore.Store, feature string) string {
-	return filepath.Join(s.ZergDir(), "accepted", feature+".json")
+	return s.Layout().Accepted(feature)
 }
 
 // trust is a feature's trust file: read whole, or (openTrust) only its

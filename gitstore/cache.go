@@ -44,11 +44,11 @@ type taskCache struct {
 const deltaMax = 32
 
 func (s *Store) cachePath(feature string) string {
-	return filepath.Join(s.ZergDir(), "cache", feature+".tasks")
+	return s.Layout().TaskCache(feature)
 }
 
 func (s *Store) deltaPath(feature string) string {
-	return filepath.Join(s.ZergDir(), "cache", feature+".delta.tasks")
+	return s.Layout().TaskCacheDelta(feature)
 }
 
 func readTaskCache(path string) (*taskCache, bool) {
@@ -110,18 +110,18 @@ func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
 // tasks status --json renders (package report) among them.
 func (s *Store) DropCache(feature string) {
 	s.dropLegacyCache(feature)
+	l := s.Layout()
 	for _, p := range []string{s.cachePath(feature), s.deltaPath(feature),
-		filepath.Join(s.ZergDir(), "cache", feature+".workers"), s.indexPath(feature), s.indexDeltaPath(feature),
-		filepath.Join(s.ZergDir(), "cache", feature+".task-json")} {
+		l.WorkersCache(feature), s.indexPath(feature), s.indexDeltaPath(feature), l.TaskJSON(feature)} {
 		os.Remove(p)
 	}
 }
 
 // dropLegacyCache removes the files of cache format 1.
 func (s *Store) dropLegacyCache(feature string) {
-	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".gob"))
-	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".delta.gob"))
-	os.Remove(filepath.Join(s.ZergDir(), "cache", feature+".workers.json"))
+	for _, p := range s.Layout().LegacyCaches(feature) {
+		os.Remove(p)
+	}
 }
 
 // saveCache rewrites the main file with everything, and drops the delta.
@@ -296,8 +296,8 @@ func (s *Store) WriteCache(feature string) error {
 // all of them.
 
 // decodeEntries decodes the JSON blob of every entry of tree: from the
-// memo, else from the cache file name (encoded by codec), else from git.
-func decodeEntries[T any](s *Store, name string, codec entryCodec[T], tree plumbing.Hash) (map[string]T, error) {
+// memo, else from the cache file at path (encoded by codec), else from git.
+func decodeEntries[T any](s *Store, path string, codec entryCodec[T], tree plumbing.Hash) (map[string]T, error) {
 	t, err := s.readTree(tree)
 	if err != nil {
 		return nil, err
@@ -317,7 +317,6 @@ func decodeEntries[T any](s *Store, name string, codec entryCodec[T], tree plumb
 	if len(missing) == 0 {
 		return out, nil
 	}
-	path := filepath.Join(s.ZergDir(), "cache", name)
 	var blobs map[plumbing.Hash]T
 	if b, err := os.ReadFile(path); err == nil {
 		blobs, _ = codec.decodeBlobs(b)
@@ -377,7 +376,7 @@ func decodeEntries[T any](s *Store, name string, codec entryCodec[T], tree plumb
 	if changed && !s.Persistent && len(missing) > rewriteAfter {
 		b, err := codec.encodeBlobs(blobs)
 		if err != nil {
-			return nil, fmt.Errorf("cache %s: %w", name, err) // a bug, not bad luck: say so
+			return nil, fmt.Errorf("cache %s: %w", filepath.Base(path), err) // a bug, not bad luck: say so
 		}
 		if writeFileAtomic(path, b) == nil { // best effort, as for the task cache
 			os.Remove(path + ".json") // the file of cache format 1
@@ -398,7 +397,7 @@ func (s *Store) LocksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	}
 	// A hook asks for the same tip again and again: one small file read
 	// answers it, without reading the tree.
-	snapshot := filepath.Join(s.ZergDir(), "cache", "locks-tip")
+	snapshot := s.Layout().LocksTip()
 	if b, err := os.ReadFile(snapshot); err == nil {
 		if at, locks, err := decodeLocksTip(b); err == nil && at == tip {
 			return locks, nil
@@ -418,7 +417,7 @@ func (s *Store) locksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := decodeEntries(s, "locks", lockCodec, c.TreeHash)
+	m, err := decodeEntries(s, s.Layout().LocksCache(), lockCodec, c.TreeHash)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 // the cache's first format among them, and no other feature's.
 func TestDropCache(t *testing.T) {
 	s := openStore(t, newRepo(t))
-	dir := filepath.Join(s.ZergDir(), "cache")
+	dir := filepath.Join(s.Layout().Dir(), "cache")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ type hostIDOnce struct {
 
 // HostIDFile holds the clone's host identity: its name on the first line,
 // the repository directory it was made in on the second.
-func HostIDFile(s *Store) string { return filepath.Join(s.ZergDir(), "host-id") }
+func HostIDFile(s *Store) string { return s.Layout().HostID() }
 
 // Host is this clone's host identity, made on first use.
 func (s *Store) Host() HostIdentity {
@@ -88,7 +88,7 @@ func (s *Store) makeHost() HostIdentity {
 	}
 	h := HostIdentity{Name: name, Instance: s.instance(name), MadeIn: madeIn, Err: err}
 	if madeIn != "" {
-		b, err := os.ReadFile(filepath.Join(madeIn, "zerg", "host-id"))
+		b, err := os.ReadFile(LayoutOf(madeIn).HostID())
 		twin, _, _ := parseHostID(string(b))
 		h.Twin = err == nil && twin == name
 	}

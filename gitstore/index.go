@@ -4,7 +4,6 @@ import (
 	"errors"
 	"maps"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -231,7 +230,7 @@ func IndexEntryOf(t *state.Task, blob plumbing.Hash) IndexEntry {
 }
 
 func (s *Store) indexPath(feature string) string {
-	return filepath.Join(s.ZergDir(), "cache", feature+".index")
+	return s.Layout().Index(feature)
 }
 
 // refreshMax is how many changed shards a reader brings forward before a

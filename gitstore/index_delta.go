@@ -5,7 +5,6 @@ import (
 	"hash/crc32"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +34,7 @@ const indexDeltaFormat = 2 // 2: CRC-32 (IEEE), as index format 3
 const rebaseIndexAfter = 1024
 
 func (s *Store) indexDeltaPath(feature string) string {
-	return filepath.Join(s.ZergDir(), "cache", feature+".index-delta")
+	return s.Layout().IndexDelta(feature)
 }
 
 func encodeIndexDelta(ix *Index) []byte {

@@ -31,7 +31,7 @@ import (
 // it).
 
 // KeyFile holds the repository's key (0600).
-func KeyFile(s *Store) string { return filepath.Join(s.ZergDir(), "gates.key") }
+func KeyFile(s *Store) string { return s.Layout().Key() }
 
 const keySize = 32
 

@@ -143,7 +143,7 @@ func TestMemoAfterCommit(t *testing.T) {
 	}
 	warm := allTasks(t, s, "f")
 	cold := openStore(t, dir)
-	os.RemoveAll(cold.ZergDir() + "/cache")
+	os.RemoveAll(filepath.Join(cold.Layout().Dir(), "cache"))
 	fromGit := allTasks(t, cold, "f")
 	for i := range warm {
 		a, _ := encodeJSON(warm[i])
@@ -174,7 +174,7 @@ func TestWriteCache(t *testing.T) {
 	if _, err := os.Stat(s.cachePath("f")); !os.IsNotExist(err) {
 		t.Fatalf("cache file written during the run: %v", err)
 	}
-	legacy := filepath.Join(s.ZergDir(), "cache", "f.gob") // the first format's file
+	legacy := s.Layout().LegacyCaches("f")[0] // the first format's file
 	os.MkdirAll(filepath.Dir(legacy), 0o755)
 	if err := os.WriteFile(legacy, []byte("gob"), 0o644); err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func TestLeaseCacheFile(t *testing.T) {
 	}
 	// The cache file of the first format (JSON) goes when the new one is
 	// written.
-	legacy := s.ZergDir() + "/cache/f.workers.json"
+	legacy := s.Layout().LegacyCaches("f")[2]
 	os.MkdirAll(filepath.Dir(legacy), 0o755)
 	if err := os.WriteFile(legacy, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestLeaseCacheFile(t *testing.T) {
 	if _, err := os.Stat(legacy); err == nil {
 		t.Fatal("the first format's lease cache file is left behind")
 	}
-	b, err := os.ReadFile(s.ZergDir() + "/cache/f.workers")
+	b, err := os.ReadFile(s.Layout().WorkersCache("f"))
 	if err != nil {
 		t.Fatalf("no lease cache file: %v", err)
 	}
@@ -259,7 +259,7 @@ func TestLeaseCacheFile(t *testing.T) {
 		}
 	}
 	b, _ = workerCodec.encodeBlobs(blobs)
-	os.WriteFile(s.ZergDir()+"/cache/f.workers", b, 0o644)
+	os.WriteFile(s.Layout().WorkersCache("f"), b, 0o644)
 	if got := read()["w0"].Host; got != "from-the-cache" {
 		t.Fatalf("lease read from git, not from the cache file (host %q)", got)
 	}

@@ -165,9 +165,9 @@ func readEverything(t *testing.T, s *Store, want map[string]plumbing.Hash) {
 	}
 	// The snapshot of the first cache format goes when LocksAt writes its
 	// own (here, with none yet).
-	legacy := filepath.Join(s.ZergDir(), "cache", "locks-tip.json")
+	legacy := s.Layout().LocksTip() + ".json"
 	os.MkdirAll(filepath.Dir(legacy), 0o755)
-	os.Remove(filepath.Join(s.ZergDir(), "cache", "locks-tip"))
+	os.Remove(s.Layout().LocksTip())
 	os.WriteFile(legacy, []byte("{}"), 0o644)
 	if locks, err := s.LocksAt(want[LocksRef]); err != nil || len(locks) != 1 {
 		t.Errorf("LocksAt = %v, %v", locks, err)

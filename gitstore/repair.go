@@ -106,7 +106,7 @@ func (s *Store) reflogPath(ref string) string {
 }
 
 func (s *Store) checkpointPath(ref string) string {
-	return filepath.Join(s.ZergDir(), "reflog-checked", filepath.FromSlash(ref))
+	return s.Layout().ReflogChecked(ref)
 }
 
 func (s *Store) loadCheckpoint(ref string) checkpoint {

@@ -168,10 +168,6 @@ func revParse(ctx context.Context, dir string) (*Store, error) {
 	return s, nil
 }
 
-// ZergDir is the per-repository directory for local, unshared files
-// (current feature, caches, rush markers).
-func (s *Store) ZergDir() string { return filepath.Join(s.CommonDir, "zerg") }
-
 // TreeOf returns the tree of a commit.
 func (s *Store) TreeOf(commit string) (string, error) {
 	if !plumbing.IsHash(commit) {
@@ -220,7 +216,7 @@ func (s *Store) SetRef(ctx context.Context, name, commit string) error {
 
 // CurrentFeature returns the feature chosen with `use` or planned last.
 func (s *Store) CurrentFeature() string {
-	b, err := os.ReadFile(filepath.Join(s.ZergDir(), "feature"))
+	b, err := os.ReadFile(s.Layout().CurrentFeature())
 	if err != nil {
 		return ""
 	}
@@ -229,7 +225,7 @@ func (s *Store) CurrentFeature() string {
 
 // SetCurrentFeature records the feature `use` chose.
 func (s *Store) SetCurrentFeature(name string) error {
-	return writeFileAtomic(filepath.Join(s.ZergDir(), "feature"), []byte(name+"\n"))
+	return writeFileAtomic(s.Layout().CurrentFeature(), []byte(name+"\n"))
 }
 
 func writeFileAtomic(name string, data []byte) error {

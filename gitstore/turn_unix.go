@@ -4,7 +4,6 @@ package gitstore
 
 import (
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -23,7 +22,7 @@ import (
 // on purpose) goes on without its turn, and the compare-and-swap decides
 // as before.
 func (s *Store) writerTurn(wait time.Duration) (end func()) {
-	f, err := os.OpenFile(filepath.Join(s.ZergDir(), "writer.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(s.Layout().WriterLock(), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return func() {} // no .git/zerg yet (the first plan), or read-only
 	}

@@ -340,7 +340,7 @@ func (tx *Tx) Workers() (map[string]*state.Worker, error) {
 	if !ok {
 		return tx.workers, nil
 	}
-	ws, err := decodeEntries(tx.s, tx.feature+".workers", workerCodec, te.Hash)
+	ws, err := decodeEntries(tx.s, tx.s.Layout().WorkersCache(tx.feature), workerCodec, te.Hash)
 	if err != nil {
 		return nil, tx.damaged(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
 )
 
 // ZergAbsent reports, without starting git or opening the object database,
@@ -32,7 +33,7 @@ func ZergAbsent(dir string) bool {
 	if _, err := os.Lstat(filepath.Join(common, "reftable")); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	if _, err := os.Lstat(filepath.Join(common, "refs", "zerg")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(common, filepath.FromSlash(gitstore.ZergPrefix))); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
 	packed, err := os.ReadFile(filepath.Join(common, "packed-refs"))

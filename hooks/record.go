@@ -23,7 +23,7 @@ const (
 	recordUninstalled = "uninstalled"
 )
 
-func recordPath(s *gitstore.Store) string { return filepath.Join(s.ZergDir(), "hooks") }
+func recordPath(s *gitstore.Store) string { return s.Layout().Hooks() }
 
 func writeRecord(s *gitstore.Store, what, dir string) error {
 	line := what

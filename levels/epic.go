@@ -173,7 +173,7 @@ func validateEpic(e *Epic) []Problem {
 	if strings.TrimSpace(e.Name) == "" {
 		ps.add("name", "required")
 	} else if err := ValidFeatureName(e.Name); err != nil {
-		ps.add("name", "%s", strings.Replace(err.Error(), "feature name", "epic name", 1))
+		ps.add("name", "%s", err.(*NameError).Describe("epic name"))
 	}
 	if e.Version < 1 {
 		ps.add("version", "must be at least 1, got %d", e.Version)

@@ -3,6 +3,7 @@ package levels
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -297,6 +298,32 @@ func TestValidFeatureName(t *testing.T) {
 	for name, want := range map[string]string{"a..b": `".."`, "x.lock": `".lock"`, "x.": `end in "."`} {
 		if err := ValidFeatureName(name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ValidFeatureName(%q) = %v, want mention of %s", name, err, want)
+		}
+	}
+}
+
+// The refusal carries the name and the problem apart, so a caller that
+// words the sentence itself (an epic's name, "bad feature name X (...)")
+// gets the same text the message has, not an edit of it.
+func TestFeatureNameError(t *testing.T) {
+	for name, want := range map[string]string{
+		"":                      "feature name is empty",
+		strings.Repeat("a", 65): `feature name "` + strings.Repeat("a", 65) + `" is too long (65 characters, at most 64)`,
+		"a@{b":                  `feature name "a@{b" is not allowed in a git ref ("@" or "@{")`,
+		"a..b":                  `feature name "a..b" must not contain ".." (git refs cannot)`,
+		"a b":                   `feature name "a b" may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit`,
+	} {
+		var ne *NameError
+		err := ValidFeatureName(name)
+		if !errors.As(err, &ne) || ne.Name != name || err.Error() != want {
+			t.Errorf("ValidFeatureName(%q) = %#v, want a *NameError reading %s", name, err, want)
+			continue
+		}
+		if !strings.HasSuffix(want, " "+ne.Problem) {
+			t.Errorf("problem %q is not the end of %q", ne.Problem, want)
+		}
+		if got, wantEpic := ne.Describe("epic name"), "epic name"+strings.TrimPrefix(want, "feature name"); got != wantEpic {
+			t.Errorf("Describe(epic name) = %q, want %q", got, wantEpic)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package levels
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -68,23 +67,51 @@ func refProblem(s string) string {
 	return ""
 }
 
+// NameError is a name that cannot serve as a feature name. Problem is
+// what follows the name in the message ("is too long (...)"), so that a
+// caller that has named it already, or names it as something else (an
+// epic's name), words the sentence itself instead of editing this one.
+type NameError struct {
+	Name    string
+	Problem string
+}
+
+func (e *NameError) Error() string { return e.Describe("feature name") }
+
+// Describe is the message with the name called what ("epic name"). An empty
+// name has nothing to quote, so it reads "<what> is empty".
+func (e *NameError) Describe(what string) string {
+	if e.Name == "" {
+		return what + " " + e.Problem
+	}
+	return fmt.Sprintf("%s %q %s", what, e.Name, e.Problem)
+}
+
 // ValidFeatureName checks that name can serve as a feature name: the
 // character set of task ids, at most 64 characters, and usable as one
 // component of a git ref name, since feature names end up in branch names.
+// Its error is a *NameError.
 func ValidFeatureName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("feature name is empty")
-	case len(name) > maxIDLen:
-		return fmt.Errorf("feature name %q is too long (%d characters, at most %d)", name, len(name), maxIDLen)
-	case name == "@" || strings.Contains(name, "@{"):
-		return fmt.Errorf("feature name %q is not allowed in a git ref (\"@\" or \"@{\")", name)
-	case refProblem(name) != "":
-		return fmt.Errorf("feature name %q %s", name, refProblem(name))
-	case !validChars(name):
-		return fmt.Errorf("feature name %q may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit", name)
+	if p := featureNameProblem(name); p != "" {
+		return &NameError{Name: name, Problem: p}
 	}
 	return nil
+}
+
+func featureNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case len(name) > maxIDLen:
+		return fmt.Sprintf("is too long (%d characters, at most %d)", len(name), maxIDLen)
+	case name == "@" || strings.Contains(name, "@{"):
+		return "is not allowed in a git ref (\"@\" or \"@{\")"
+	case refProblem(name) != "":
+		return refProblem(name)
+	case !validChars(name):
+		return "may only contain letters, digits, '.', '_' and '-', and must start with a letter or digit"
+	}
+	return ""
 }
 
 // commandProblem says why a verification command cannot be run as given,

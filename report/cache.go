@@ -40,7 +40,7 @@ const (
 )
 
 func cachePath(s *gitstore.Store, feature string) string {
-	return filepath.Join(s.ZergDir(), "cache", feature+".task-json")
+	return s.Layout().TaskJSON(feature)
 }
 
 // buildKey names the running executable: its path, size and time, cheap

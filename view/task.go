@@ -3,12 +3,9 @@ package view
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -177,7 +174,7 @@ func runDir(s *gitstore.Store, feature, id string) (string, bool) {
 	if levels.ValidFeatureName(feature) != nil || !levels.ValidID(id) {
 		return "", false
 	}
-	return filepath.Join(s.ZergDir(), "run", feature, id), true
+	return s.Layout().RunDir(feature, id), true
 }
 
 // Attempts lists the attempts whose logs this machine has, in order. A
@@ -190,11 +187,8 @@ func Attempts(s *gitstore.Store, feature, id string) []int {
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		n, ok := strings.CutPrefix(e.Name(), "attempt-")
-		if n, ok2 := strings.CutSuffix(n, ".log"); ok && ok2 {
-			if i, err := strconv.Atoi(n); err == nil && i > 0 {
-				out = append(out, i)
-			}
+		if n, ok := gitstore.AttemptOf(e.Name()); ok {
+			out = append(out, n)
 		}
 	}
 	sort.Ints(out)
@@ -203,11 +197,10 @@ func Attempts(s *gitstore.Store, feature, id string) []int {
 
 // LogFile is the path of an attempt's log on this machine.
 func LogFile(s *gitstore.Store, feature, id string, attempt int) (string, bool) {
-	dir, ok := runDir(s, feature, id)
-	if !ok || attempt <= 0 {
+	if _, ok := runDir(s, feature, id); !ok || attempt <= 0 {
 		return "", false
 	}
-	return filepath.Join(dir, fmt.Sprintf("attempt-%d.log", attempt)), true
+	return s.Layout().AttemptLog(feature, id, attempt), true
 }
 
 // Output is the end of an attempt's log: at most max bytes, cut at a line

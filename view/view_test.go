@@ -620,7 +620,7 @@ func TestReadOutputScrubs(t *testing.T) {
 	s := newStore(t)
 	planThree(t, s)
 	t.Setenv("ZERG_TEST_API_TOKEN", "tok-0123456789abcdef")
-	dir := filepath.Join(s.ZergDir(), "run", "f", "T1")
+	dir := s.Layout().RunDir("f", "T1")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
