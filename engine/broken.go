@@ -46,7 +46,7 @@ func (r *rush) saveBroken(ctx context.Context, t *state.Task, w *worktree.Worker
 	}
 	r.noteRepaired(w.Name, w.Dir, rep)
 	if err == nil && (rep == nil || !rep.Gone && rep.Aside == "") {
-		c, err := commitLeftovers(ctx, t, w)
+		c, err := r.commitLeftovers(ctx, t, w)
 		if err == nil {
 			return c
 		}

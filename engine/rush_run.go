@@ -19,7 +19,6 @@ import (
 	"github.com/git-zerg/git-zerg/agent"
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gates"
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/prompt"
@@ -136,15 +135,7 @@ func (r *rush) reuseSlot(ctx context.Context, w *worktree.Worker, tip string) (*
 		r.dropSlot(w.N) // Add mends it, or moves it aside, and says so
 		return nil, nil
 	}
-	wt := &gitcmd.Runner{Dir: w.Dir}
-	_, err := wt.Run(ctx, "reset", "-q", "--hard", tip)
-	if err == nil {
-		// What the last verification left (logs, scratch files) is not the
-		// next task's work: without this its leftover commit would carry
-		// them, and refuse them as unowned. Ignored files (.env from
-		// .worktreeinclude, build caches) stay.
-		_, err = wt.Run(ctx, "clean", "-q", "-f", "-d")
-	}
+	err := r.mgr.ResetForTask(ctx, *w, tip)
 	if err == nil {
 		return w, nil
 	}
@@ -1039,7 +1030,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	// branch (and saved under a ref when the attempt fails). What the
 	// worker's ignore rules hide is left out: the verification, run on the
 	// commit alone, judges without it.
-	commit, err := commitLeftovers(ctx, t, w)
+	commit, err := r.commitLeftovers(ctx, t, w)
 	if err != nil {
 		return r.brokenAttempt(ctx, s, t, w, fmt.Errorf("worktree %s: git fails in it: %s", w.Dir, gitReason(err)), res, then)
 	}
@@ -1159,22 +1150,10 @@ func (r *rush) saveAttempt(ctx context.Context, t *state.Task, commit string) {
 
 // commitLeftovers commits whatever the worker left uncommitted in its
 // worktree, and returns the worktree's HEAD.
-func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (string, error) {
-	wt := &gitcmd.Runner{Dir: w.Dir}
-	// Stage everything, then commit; "nothing to commit" is git's exit 1
-	// with an index equal to HEAD. Two git processes whether or not the
-	// worker committed, instead of asking `status` first.
-	if _, err := wt.Run(ctx, "add", "-A"); err != nil {
-		return "", err
-	}
+func (r *rush) commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (string, error) {
 	msg := fmt.Sprintf("%s: %s\n\nCommitted by git-zerg: %s left these changes uncommitted.", t.ID(), t.Spec.Title, w.Name)
-	if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "-c", "maintenance.auto=false", "commit", "-q", "--no-verify", "-m", msg); err != nil {
-		if gitcmd.ExitCode(err) != 1 {
-			return "", err
-		}
-		if _, derr := wt.Run(ctx, "diff", "--cached", "--quiet"); derr != nil {
-			return "", err // staged changes and still no commit: a real failure
-		}
+	if err := r.mgr.CommitLeftovers(ctx, *w, msg); err != nil {
+		return "", err
 	}
 	// A handle of its own: a look at a HEAD the worker controls shares
 	// nothing with the rush's stores.
@@ -1184,23 +1163,6 @@ func commitLeftovers(ctx context.Context, t *state.Task, w *worktree.Worker) (st
 	}
 	defer ws.Drop()
 	return HeadCommit(ws)
-}
-
-// commitIdentity supplies an identity for commits the tool makes when the
-// environment has none (a fresh CI machine), without touching git config.
-func commitIdentity() []string {
-	var env []string
-	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
-		if os.Getenv(k) == "" {
-			env = append(env, k+"="+worktree.IdentityName)
-		}
-	}
-	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
-		if os.Getenv(k) == "" {
-			env = append(env, k+"="+worktree.IdentityEmail)
-		}
-	}
-	return env
 }
 
 // rescueLeftovers saves what a crashed rush left in any worker worktree of
@@ -1260,16 +1222,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 		if w.N != slot {
 			continue
 		}
-		wt := &gitcmd.Runner{Dir: w.Dir}
-		if st, _ := wt.Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all"); len(st) > 0 {
-			if _, err := wt.Run(ctx, "add", "-A"); err != nil {
-				return nil, err
-			}
-			if _, err := wt.RunWith(ctx, gitcmd.Call{Env: commitIdentity()}, "-c", "maintenance.auto=false", "commit", "-q", "--no-verify", "-m", "leftovers of "+w.Name+", saved by git-zerg"); err != nil {
-				return nil, err
-			}
-		}
-		head, err := wt.Line(ctx, "rev-parse", "HEAD")
+		head, err := r.mgr.SaveLeftovers(ctx, w, "leftovers of "+w.Name+", saved by git-zerg")
 		if err != nil {
 			return nil, err
 		}
@@ -1287,7 +1240,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 			}
 			r.g.note("%s: saved leftovers %s under %s", w.Name, ShortHash(head), ref)
 		}
-		if _, err := wt.Run(ctx, "reset", "-q", "--hard", tip); err != nil {
+		if err := r.mgr.ResetWorker(ctx, w, tip); err != nil {
 			return nil, err
 		}
 		break

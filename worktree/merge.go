@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -38,13 +37,6 @@ type MergeResult struct {
 	Skipped  []string  // tasks whose commit staging already had
 	Conflict *Conflict // the first conflict; staging did not move
 }
-
-// Identity used for merge commits when the environment sets none, so the
-// merge works in repositories without user.name / user.email.
-const (
-	IdentityName  = "git-zerg"
-	IdentityEmail = "git-zerg@localhost"
-)
 
 // Merge merges the pinned commits into the staging branch one by one, in
 // order, as a 3-way merge in the object store (`git merge-tree
@@ -171,27 +163,6 @@ func (m *Manager) Merge(ctx context.Context, staging string, pins []Pin) (MergeR
 
 // beforeCAS, when set by a test, runs just before staging is moved.
 var beforeCAS func()
-
-// identity returns the author and committer variables the environment
-// leaves unset, filled with git-zerg's own identity.
-func (m *Manager) identity() []string {
-	var env []string
-	set := func(k, v string) {
-		for _, kv := range m.Git.Env {
-			if strings.HasPrefix(kv, k+"=") && len(kv) > len(k)+1 {
-				return
-			}
-		}
-		if os.Getenv(k) == "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	set("GIT_AUTHOR_NAME", IdentityName)
-	set("GIT_AUTHOR_EMAIL", IdentityEmail)
-	set("GIT_COMMITTER_NAME", IdentityName)
-	set("GIT_COMMITTER_EMAIL", IdentityEmail)
-	return env
-}
 
 func uniq(s []string) []string {
 	seen := make(map[string]bool, len(s))
