@@ -47,6 +47,12 @@ type Repo struct {
 	// ref it had lost (OnRemoteWait, OnRemoteLost): set by the rush.
 	remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
 	remoteLostNote atomic.Pointer[func(remote, ref string, here bool)]
+
+	// turnHeld is set while a wait for the writers' turn given up on is
+	// still blocked (see writerTurn): until the holder lets go, this
+	// process's transactions go on without waiting, each costing neither a
+	// wait nor another blocked thread.
+	turnHeld atomic.Bool
 }
 
 // arbiterKey names one feature's state on one arbiter.
