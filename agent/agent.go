@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -374,12 +375,12 @@ func decode(b []byte) (map[string]any, int, bool) {
 		end = len(b)
 	}
 	line := b[:end]
-	if !nonFinite.Match(line) {
+	if !nonFinite().Match(line) {
 		return nil, 0, false
 	}
 	// Only a one-line object is read again: the quoting below must not
 	// reach into the next object of the log.
-	dec = json.NewDecoder(bytes.NewReader(nonFinite.ReplaceAll(line, []byte(`$1"$2"`))))
+	dec = json.NewDecoder(bytes.NewReader(nonFinite().ReplaceAll(line, []byte(`$1"$2"`))))
 	dec.UseNumber()
 	m = nil
 	if dec.Decode(&m) != nil {
@@ -389,6 +390,6 @@ func decode(b []byte) (map[string]any, int, bool) {
 }
 
 // nonFinite matches a bare NaN or Infinity where a JSON value starts.
-var nonFinite = regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`)
+var nonFinite = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`) }) // compiled on first use, not at every start
 
 func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }
