@@ -24,8 +24,8 @@ import (
 // (CheckIncoming). Neither the reflog nor a commit's message or author
 // says who wrote a commit: anyone can write those.
 
-// CheckedFile is where the last checked tip of a feature is kept.
-func CheckedFile(s *gitstore.Store, feature string) string {
+// checkedFile is where the last checked tip of a feature is kept.
+func checkedFile(s *gitstore.Store, feature string) string {
 	return s.Layout().Checked(feature)
 }
 
@@ -46,7 +46,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 	if tip.IsZero() {
 		return nil
 	}
-	file := CheckedFile(s, feature)
+	file := checkedFile(s, feature)
 	last := readChecked(s, feature)
 	if tip == last {
 		return nil
@@ -91,7 +91,7 @@ const checkedDomain = "git-zerg checked tip"
 // the record's seal does not verify (written by someone else, or by a
 // version that did not seal it: the next check replays more, once).
 func readChecked(s *gitstore.Store, feature string) plumbing.Hash {
-	b, err := os.ReadFile(CheckedFile(s, feature))
+	b, err := os.ReadFile(checkedFile(s, feature))
 	if err != nil {
 		return plumbing.ZeroHash
 	}

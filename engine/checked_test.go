@@ -191,8 +191,8 @@ func testCheckState(t *testing.T, reflog []string) {
 	}
 	// Nor does writing the forged tip into the checked file, as a worker
 	// could, make it checked.
-	os.MkdirAll(filepath.Dir(CheckedFile(g.Store, "f")), 0o755)
-	if err := os.WriteFile(CheckedFile(g.Store, "f"), []byte(forged.String()+"\n"), 0o644); err != nil {
+	os.MkdirAll(filepath.Dir(checkedFile(g.Store, "f")), 0o755)
+	if err := os.WriteFile(checkedFile(g.Store, "f"), []byte(forged.String()+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.CheckState(); !errors.As(err, &ee) || ee.Kind != Refused {
@@ -214,7 +214,7 @@ func BenchmarkCheckStateMoved(b *testing.B) {
 	if _, ok := writtenHere(g.Store, tip, c.ParentHashes[0]); !ok {
 		b.Fatal("the engine's own commit is not recognized")
 	}
-	file := CheckedFile(g.Store, "f")
+	file := checkedFile(g.Store, "f")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if err := writeChecked(g.Store, "f", file, c.ParentHashes[0]); err != nil {

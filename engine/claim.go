@@ -78,7 +78,7 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 	var why string
 	err := g.update(r.policy, r.ttl, func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, NotPlanned(g.Feature)
+			return nil, notPlanned(g.Feature)
 		}
 		var msg *gitstore.Message
 		var err error
@@ -112,7 +112,7 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 	var claimed []*state.Task
 	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, NotPlanned(g.Feature)
+			return nil, notPlanned(g.Feature)
 		}
 		claimed = claimed[:0]
 		ws, err := x.tx.Workers()
@@ -207,7 +207,7 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	if r.Task != "" {
 		t, err = tx.Task(r.Task)
 		if errors.Is(err, gitstore.ErrNotFound) {
-			return nil, "", nil, NoTask(tx.Feature(), r.Task)
+			return nil, "", nil, noTask(tx.Feature(), r.Task)
 		} else if err != nil {
 			return nil, "", nil, err
 		}
@@ -400,7 +400,7 @@ func WaitingForIndex(ix *gitstore.Index, p gates.Policy, now time.Time) string {
 	all := ix.All()
 	items := make([]waiting, len(all))
 	for i := range all {
-		items[i] = waiting{id: all[i].ID, r: Readiness(&all[i])}
+		items[i] = waiting{id: all[i].ID, r: readiness(&all[i])}
 	}
 	return waitingFor(items, ix.Status, p, now)
 }

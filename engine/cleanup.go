@@ -235,7 +235,7 @@ func (g *Engine) DeleteState() error {
 		return err
 	}
 	s.DropCache(feature)
-	for _, p := range []string{TrustFile(s, feature), AcceptedFile(s, feature),
+	for _, p := range []string{trustFile(s, feature), acceptedFile(s, feature),
 		s.Layout().RunFeature(feature)} {
 		os.RemoveAll(p)
 	}

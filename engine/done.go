@@ -36,7 +36,7 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 	}
 	t, err := tx.Task(r.Task)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, NoTask(feature, r.Task)
+		return nil, noTask(feature, r.Task)
 	} else if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (g *Engine) failedWhat(t *state.Task) string {
 	if t.Status == state.Blocked {
 		return what + ", now blocked (attempts exhausted)"
 	}
-	return what + fmt.Sprintf(", retry after %s", RoundDur(t.NotBefore.Sub(g.now())))
+	return what + fmt.Sprintf(", retry after %s", roundDur(t.NotBefore.Sub(g.now())))
 }
 
 // WorkFacts gathers, from git, what the done gate needs to know about the
@@ -266,7 +266,7 @@ func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Statu
 			if to == state.Verified {
 				// The worker branch moves on to the next task: the pin keeps
 				// the verified commit reachable until the level merge.
-				tx.SetRef(PinRef(feature, t.ID()), f.Commit)
+				tx.SetRef(pinRef(feature, t.ID()), f.Commit)
 			}
 			ev := x.event(state.OpDone, to, worker, "", f.Commit)
 			ev.Usage = usage
@@ -323,16 +323,16 @@ func (x *txn) chain(msg *gitstore.Message, then *ClaimRequest, next **state.Task
 // workers: the commits since its base, less those that are wholly other
 // tasks' work (see gates.OwnWork).
 func (g *Engine) sharedWork(f *gates.DoneFacts, commit string) error {
-	touched, own, err := OwnWork(g, f.Task, f.Task.Base, commit, g.Tasks)
+	touched, own, err := ownWork(g, f.Task, f.Task.Base, commit, g.Tasks)
 	f.Touched, f.NewCommit = touched, own
 	return err
 }
 
-// OwnWork is the task's own work between base and commit on a shared
+// ownWork is the task's own work between base and commit on a shared
 // branch (see gates.OwnWork); tasks gives the feature's tasks, read only
 // when some commit touches paths the task does not own. fsck replays
 // shared-mode done with it too.
-func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
+func ownWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
 	log, err := gitOf(g.Store).LogFiles(g.ctx(), base+".."+commit, "--")
 	if err != nil {
 		return nil, false, err
@@ -366,5 +366,5 @@ func OwnWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*sta
 	return touched, n > 0, nil
 }
 
-// PinRef keeps a verified commit reachable until the level merge.
-func PinRef(feature, task string) string { return gitstore.WorkRef(feature, task) }
+// pinRef keeps a verified commit reachable until the level merge.
+func pinRef(feature, task string) string { return gitstore.WorkRef(feature, task) }

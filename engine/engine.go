@@ -121,7 +121,7 @@ func (g *Engine) TTL() time.Duration {
 func (g *Engine) View() (*gitstore.Tx, error) {
 	tx, err := g.Store.View(g.Feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, NotPlanned(g.Feature)
+		return nil, notPlanned(g.Feature)
 	}
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (g *Engine) Manager() *worktree.Manager {
 	}
 	m := &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup,
 		SetupUnset: withheld(cfg.Workers.PassEnv), ReadRef: readRef,
-		Saved: SavedRefs(feature), CommonDir: s.CommonDir}
+		Saved: savedRefs(feature), CommonDir: s.CommonDir}
 	m.Guard = &stagingGuard{g: g, m: m}
 	return m
 }
@@ -224,9 +224,9 @@ func (g *Engine) WorktreesRoot() string {
 	}
 }
 
-// SavedRefs are where a rush keeps work outside the worker branches:
+// savedRefs are where a rush keeps work outside the worker branches:
 // verified work until it is merged, failed attempts and rescued leftovers.
-func SavedRefs(feature string) []string {
+func savedRefs(feature string) []string {
 	return gitstore.SavedPrefixes(feature)
 }
 
@@ -266,7 +266,7 @@ func (g *Engine) Task(id string) (*state.Task, error) {
 	}
 	t, err := tx.Task(id)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, NoTask(g.Feature, id)
+		return nil, noTask(g.Feature, id)
 	}
 	return t, err
 }

@@ -200,7 +200,7 @@ func (g *Engine) StatusOfEpic(name string) (*EpicStatus, error) {
 		switch {
 		case complete[fs.Name]:
 			fs.State = "done"
-		case FeatureRushRunning(g.Store, fs.Name):
+		case featureRushRunning(g.Store, fs.Name):
 			fs.State = "running"
 		case fs.Counts[string(state.Blocked)] > 0:
 			fs.State = "blocked"
@@ -215,9 +215,9 @@ func (g *Engine) StatusOfEpic(name string) (*EpicStatus, error) {
 	return out, nil
 }
 
-// FeatureRushRunning reports whether a live rush of this host runs the
+// featureRushRunning reports whether a live rush of this host runs the
 // feature.
-func FeatureRushRunning(s *gitstore.Store, feature string) bool {
+func featureRushRunning(s *gitstore.Store, feature string) bool {
 	b, err := os.ReadFile(s.Layout().Rush(feature))
 	if err != nil {
 		return false

@@ -12,9 +12,9 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
-// FrozenOf returns the paths the feature's epic freezes and who freezes
+// frozenOf returns the paths the feature's epic freezes and who freezes
 // them ("epic shop v2"); none when the feature is in no epic.
-func FrozenOf(s *gitstore.Store, feature string) (frozen []string, by string, err error) {
+func frozenOf(s *gitstore.Store, feature string) (frozen []string, by string, err error) {
 	ep, err := s.EpicOf(feature)
 	if err != nil || ep == nil || len(ep.Frozen) == 0 {
 		return nil, "", err
@@ -25,7 +25,7 @@ func FrozenOf(s *gitstore.Store, feature string) (frozen []string, by string, er
 // frozenFacts adds the epic's frozen paths to the facts a done is judged
 // on: the gate stays pure, and the epic is read once per done.
 func (g *Engine) frozenFacts(f *gates.DoneFacts) error {
-	frozen, by, err := FrozenOf(g.Store, g.Feature)
+	frozen, by, err := frozenOf(g.Store, g.Feature)
 	f.Frozen, f.FrozenBy = frozen, by
 	return err
 }
@@ -35,7 +35,7 @@ func (g *Engine) frozenFacts(f *gates.DoneFacts) error {
 // done and the level merge): the task is blocked with the paths named, and
 // the level stops as a conflict would stop it.
 func (g *Engine) refuseFrozen(pins []worktree.Pin) (stop error, err error) {
-	frozen, by, err := FrozenOf(g.Store, g.Feature)
+	frozen, by, err := frozenOf(g.Store, g.Feature)
 	if err != nil || len(frozen) == 0 {
 		return nil, err
 	}

@@ -60,13 +60,13 @@ func refused(what, why string) *Error { return &Error{Kind: Refused, What: what,
 
 func failed(what, why string) *Error { return &Error{Kind: Failed, What: what, Why: why} }
 
-// NotPlanned is the error for a feature that has no state.
-func NotPlanned(feature string) error {
+// notPlanned is the error for a feature that has no state.
+func notPlanned(feature string) error {
 	return &Error{Kind: Usage, What: fmt.Sprintf("feature %q is not planned", feature), Hint: "git zerg features lists the planned ones"}
 }
 
-// NoTask is the error for a task id the feature does not have.
-func NoTask(feature, id string) error { return usageErr("no task %q in feature %s", id, feature) }
+// noTask is the error for a task id the feature does not have.
+func noTask(feature, id string) error { return usageErr("no task %q in feature %s", id, feature) }
 
 // Classify is err as an Error for people: itself when it is one, else by
 // what it is (a gate's refusal, a hook's, a state error, a git failure),

@@ -109,7 +109,7 @@ func (g *Engine) forgeTasks() (*forgeapi.Client, []*state.Task, error) {
 		return nil, nil, err
 	}
 	if !tx.Exists() {
-		return nil, nil, NotPlanned(g.Feature)
+		return nil, nil, notPlanned(g.Feature)
 	}
 	tasks, err := tx.Tasks()
 	if err != nil {

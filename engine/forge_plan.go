@@ -46,8 +46,8 @@ var (
 	issueRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) })
 )
 
-// IssueTaskID is the task id of issue n.
-func IssueTaskID(n int) string { return "issue-" + strconv.Itoa(n) }
+// issueTaskID is the task id of issue n.
+func issueTaskID(n int) string { return "issue-" + strconv.Itoa(n) }
 
 // IssueProblem is a problem of one issue (Issue 0: of the selection).
 type IssueProblem struct {
@@ -175,7 +175,7 @@ func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []I
 	graph := &levels.Graph{Feature: feature}
 	for k, is := range issues {
 		blk := bodies[k].blk
-		t := &levels.Task{ID: IssueTaskID(is.Number), Title: is.Title, Description: is.Body, Issue: is.Number,
+		t := &levels.Task{ID: issueTaskID(is.Number), Title: is.Title, Description: is.Body, Issue: is.Number,
 			Level: blk.Level, Risk: blk.Risk}
 		t.Files.Create, t.Files.Modify, t.Files.Read = blk.Files.Create, blk.Files.Modify, blk.Files.Read
 		t.Verification.Command, t.Verification.TimeoutSeconds = blk.Verification.Command, blk.Verification.TimeoutSeconds
@@ -185,7 +185,7 @@ func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []I
 			// waited for.
 			switch st, found := known[d]; {
 			case open[d]:
-				t.Dependencies = append(t.Dependencies, IssueTaskID(d))
+				t.Dependencies = append(t.Dependencies, issueTaskID(d))
 			case !found:
 				add(is.Number, "depends on #%d, which does not exist", d)
 			case st.Open:

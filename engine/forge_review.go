@@ -43,9 +43,9 @@ type Shipped struct {
 	Opened bool   `json:"opened,omitempty"`
 }
 
-// ReviewBranch is the branch a task's work is reviewed on
+// reviewBranch is the branch a task's work is reviewed on
 // (forge.review = "task"): named after its issue.
-func ReviewBranch(feature string, issue int) string {
+func reviewBranch(feature string, issue int) string {
 	return fmt.Sprintf("zerg/%s/issue-%d", feature, issue)
 }
 
@@ -106,7 +106,7 @@ func (g *Engine) Ship() (*ShipResult, error) {
 			res.Refused = append(res.Refused, gates.Ship(gates.ShipFacts{Task: t, PerTask: true}).Error())
 			continue
 		}
-		branch := ReviewBranch(g.Feature, t.Spec.Issue)
+		branch := reviewBranch(g.Feature, t.Spec.Issue)
 		if _, err := git.Run(g.ctx(), "push", "-q", "--force", remote, t.Commit+":refs/heads/"+branch); err != nil {
 			return res, &Error{Kind: Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
 		}

@@ -86,7 +86,7 @@ func (g *Engine) Fsck() (*FsckReport, error) {
 		return nil, err
 	}
 	if tip.IsZero() {
-		return nil, NotPlanned(feature)
+		return nil, notPlanned(feature)
 	}
 	h := newHistoryChecker(g.ctx(), s)
 	problems, err := h.check(feature, tip.String(), "")
@@ -470,7 +470,7 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 // base and the work, less those wholly owned by other tasks under way in
 // the state the transition was made from.
 func (h *historyChecker) sharedWork(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) ([]string, bool, error) {
-	return OwnWork(&Engine{Ctx: h.ctx, Store: h.s}, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
+	return ownWork(&Engine{Ctx: h.ctx, Store: h.s}, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
 }
 
 // tasksIn reads every task of a state commit.

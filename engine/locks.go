@@ -31,7 +31,7 @@ func (g *Engine) Lock(paths []string, owner, reason string, ttl time.Duration) (
 		if len(why) > 0 {
 			return nil, refused("lock refused", strings.Join(why, "; "))
 		}
-		keep := ActiveLocks(locks, now)
+		keep := activeLocks(locks, now)
 		taken = nil
 		for _, p := range paths {
 			// Re-locking one's own path renews it.
@@ -188,5 +188,5 @@ func (g *Engine) Locks() ([]state.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ActiveLocks(all, g.now()), nil
+	return activeLocks(all, g.now()), nil
 }

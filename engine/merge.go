@@ -192,7 +192,7 @@ func (g *Engine) recordMergedPushing(pins []worktree.Pin, merged []string, tip s
 			}
 			t = t.Clone()
 			t.Record(x.event(state.OpMerge, state.Done, t.Worker, "", t.Commit))
-			tx.SetRef(PinRef(feature, id), "") // reachable from staging now
+			tx.SetRef(pinRef(feature, id), "") // reachable from staging now
 			if err := x.releaseLocks(t); err != nil {
 				return nil, err
 			}

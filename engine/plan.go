@@ -37,7 +37,7 @@ func (g *Engine) plan(plan *levels.Plan, force, trusted bool) (*PlanResult, erro
 		return nil, &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: err.Error()}
 	}
 	now := g.now().UTC()
-	tasks := PlanTasks(plan, now)
+	tasks := planTasks(plan, now)
 	meta := &state.Feature{Format: state.Format, Name: name, PlannedAt: now, Levels: plan.Levels, Graph: plan.Graph.Extra}
 	for _, w := range plan.Warnings {
 		meta.Warnings = append(meta.Warnings, w.String())
@@ -136,8 +136,8 @@ func (g *Engine) planCurrent(plan *levels.Plan, force, trusted bool) (*PlanResul
 	return res, nil
 }
 
-// PlanTasks makes the initial state of a plan's tasks: every one pending.
-func PlanTasks(plan *levels.Plan, now time.Time) []*state.Task {
+// planTasks makes the initial state of a plan's tasks: every one pending.
+func planTasks(plan *levels.Plan, now time.Time) []*state.Task {
 	tasks := make([]*state.Task, 0, len(plan.Graph.Tasks))
 	for _, sp := range plan.Graph.Tasks {
 		tasks = append(tasks, &state.Task{

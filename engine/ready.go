@@ -16,7 +16,7 @@ func ReadyEntries(ix *gitstore.Index, p gates.Policy, now time.Time) []*gitstore
 	var out []*gitstore.IndexEntry
 	all := ix.All()
 	for i := range all {
-		if e := &all[i]; p.ReadyFacts(Readiness(e), ix.Status, now) {
+		if e := &all[i]; p.ReadyFacts(readiness(e), ix.Status, now) {
 			out = append(out, e)
 		}
 	}
@@ -26,8 +26,8 @@ func ReadyEntries(ix *gitstore.Index, p gates.Policy, now time.Time) []*gitstore
 	return out
 }
 
-// Readiness is what the ready rule looks at in an index entry.
-func Readiness(e *gitstore.IndexEntry) gates.Readiness {
+// readiness is what the ready rule looks at in an index entry.
+func readiness(e *gitstore.IndexEntry) gates.Readiness {
 	return gates.Readiness{Status: e.Status, Attempts: e.Attempts, NotBefore: e.NotBefore, Unapproved: e.Unapproved, Deps: e.Deps}
 }
 
@@ -37,7 +37,7 @@ func Readiness(e *gitstore.IndexEntry) gates.Readiness {
 // the ready rule judges each.
 func readyBestFirst(ix *gitstore.Index, p gates.Policy, now time.Time, yield func(*gitstore.IndexEntry) bool) {
 	ix.Candidates(func(e *gitstore.IndexEntry, status func(string) state.Status) bool {
-		if !p.ReadyFacts(Readiness(e), status, now) {
+		if !p.ReadyFacts(readiness(e), status, now) {
 			return true
 		}
 		return yield(e)

@@ -25,9 +25,9 @@ import (
 
 const verifiedDomain = "git-zerg verified"
 
-// VerifiedFile is where the last pass of a task's verification run here is
+// verifiedFile is where the last pass of a task's verification run here is
 // recorded.
-func VerifiedFile(s *gitstore.Store, feature, task string) string {
+func verifiedFile(s *gitstore.Store, feature, task string) string {
 	return s.Layout().Verified(feature, task)
 }
 
@@ -48,14 +48,14 @@ func (g *Engine) recordVerified(t *state.Task, commit string) {
 	if err != nil {
 		return
 	}
-	writePrivate(VerifiedFile(s, feature, t.ID()), []byte(commit+" "+seal+"\n"))
+	writePrivate(verifiedFile(s, feature, t.ID()), []byte(commit+" "+seal+"\n"))
 }
 
 // verifiedHere reports whether t's verification passed here on commit,
 // with the command t has now.
 func (g *Engine) verifiedHere(t *state.Task, commit string) bool {
 	s, feature := g.Store, g.Feature
-	b, err := os.ReadFile(VerifiedFile(s, feature, t.ID()))
+	b, err := os.ReadFile(verifiedFile(s, feature, t.ID()))
 	if err != nil {
 		return false
 	}

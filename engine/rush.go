@@ -437,7 +437,7 @@ func (g *Engine) LogPath(task string, attempt int) (string, error) {
 		return "", err
 	}
 	if _, err := tx.Task(task); err != nil {
-		return "", NoTask(g.Feature, task)
+		return "", noTask(g.Feature, task)
 	}
 	l := g.Store.Layout()
 	if attempt > 0 {

@@ -241,7 +241,7 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 				in = append(in, p)
 			} else {
 				out = append(out, p)
-				work[PinRef(r.feature, t.ID())] = t.Commit
+				work[pinRef(r.feature, t.ID())] = t.Commit
 			}
 		}
 		if len(out) == 0 {
@@ -332,7 +332,7 @@ func (r *rush) dropRemotePins(pins []worktree.Pin, refs map[string]string) {
 		refs = map[string]string{}
 	}
 	for _, p := range pins {
-		refs[PinRef(r.feature, p.Task)] = ""
+		refs[pinRef(r.feature, p.Task)] = ""
 	}
 	r.s.PushRefs(r.g.ctx(), r.remote, refs)
 }

@@ -54,15 +54,15 @@ func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	if loc.Relative {
 		return "", hooksError(&hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir})
 	}
-	if err := CheckUnlinked("init", s.Top, ConfigPath); err != nil {
+	if err := CheckUnlinked("init", s.Top, configPath); err != nil {
 		return "", err
 	}
 	return v, nil
 }
 
-// ConfigPath is where init writes the configuration, relative to the work
+// configPath is where init writes the configuration, relative to the work
 // tree's top.
-const ConfigPath = ".zerg/config.toml"
+const configPath = ".zerg/config.toml"
 
 // CheckUnlinked refuses what command would write under top through a
 // symbolic link, before it writes anything. Any link is refused, one that
@@ -119,7 +119,7 @@ func WriteConfig(top string) (wrote bool, err error) {
 		return false, err
 	}
 	defer r.Close()
-	name := filepath.FromSlash(ConfigPath)
+	name := filepath.FromSlash(configPath)
 	switch _, err := r.Lstat(name); {
 	case err == nil:
 		return false, nil

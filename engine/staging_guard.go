@@ -31,14 +31,14 @@ const stagingDomain = "git-zerg staging tip"
 // maxStagingWalk bounds the check: a level merge adds one commit per task.
 const maxStagingWalk = 10000
 
-// StagingRecordFile is where the tip git-zerg last set is kept.
-func StagingRecordFile(s *gitstore.Store, feature string) string {
+// stagingRecordFile is where the tip git-zerg last set is kept.
+func stagingRecordFile(s *gitstore.Store, feature string) string {
 	return s.Layout().Staging(feature)
 }
 
 func (sg *stagingGuard) Known() string {
 	s, feature := sg.g.Store, sg.g.Feature
-	b, err := os.ReadFile(StagingRecordFile(s, feature))
+	b, err := os.ReadFile(stagingRecordFile(s, feature))
 	if err != nil {
 		return ""
 	}
@@ -57,7 +57,7 @@ func (sg *stagingGuard) Moved(tip string) error {
 	if err != nil {
 		return err
 	}
-	return writePrivate(StagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
+	return writePrivate(stagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
 }
 
 func (sg *stagingGuard) Check(ctx context.Context, known, tip string) error {

@@ -84,5 +84,5 @@ func checkCaughtUp(ctx context.Context, s *gitstore.Store, feature string, local
 	if err := CheckIncoming(ctx, s, feature, local, remote); err != nil {
 		return err
 	}
-	return writeChecked(s, feature, CheckedFile(s, feature), remote)
+	return writeChecked(s, feature, checkedFile(s, feature), remote)
 }

@@ -20,14 +20,14 @@ func (g *Engine) transition1(taskID string, apply func(x *txn, t *state.Task) (*
 	var out *state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, NotPlanned(g.Feature)
+			return nil, notPlanned(g.Feature)
 		}
 		var t *state.Task
 		if taskID != "" {
 			var err error
 			t, err = x.tx.Task(taskID)
 			if errors.Is(err, gitstore.ErrNotFound) {
-				return nil, NoTask(g.Feature, taskID)
+				return nil, noTask(g.Feature, taskID)
 			} else if err != nil {
 				return nil, err
 			}
@@ -122,7 +122,7 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 		tx := x.tx
 		t, err := tx.Task(f.Task)
 		if errors.Is(err, gitstore.ErrNotFound) {
-			return nil, NoTask(g.Feature, f.Task)
+			return nil, noTask(g.Feature, f.Task)
 		} else if err != nil {
 			return nil, err
 		}
@@ -169,7 +169,7 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 	var out []*state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, NotPlanned(g.Feature)
+			return nil, notPlanned(g.Feature)
 		}
 		out = out[:0]
 		var unknown, why []string
@@ -199,7 +199,7 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 		}
 		switch {
 		case len(unknown) == 1 && len(tasks) == 1:
-			return nil, NoTask(g.Feature, unknown[0])
+			return nil, noTask(g.Feature, unknown[0])
 		case len(unknown) > 0:
 			return nil, &Error{Kind: Usage, What: fmt.Sprintf("no task %s in feature %s", quoteList(unknown), g.Feature),
 				Why: "nothing retried", Hint: "git zerg status lists the tasks"}
@@ -306,7 +306,7 @@ func (g *Engine) renewLease(worker string, ttl time.Duration) (*state.Worker, st
 	err := g.update(gates.DefaultPolicy, ttl, func(x *txn) (*gitstore.Message, error) {
 		tx := x.tx
 		if !tx.Exists() {
-			return nil, NotPlanned(feature)
+			return nil, notPlanned(feature)
 		}
 		lease, lost = nil, ""
 		ws, err := tx.Workers()

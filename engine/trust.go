@@ -51,9 +51,9 @@ const trustFormat = "zerg-trust 3"
 
 const trustDomain = "git-zerg trust"
 
-// SpecDigest is the digest of everything a task's spec tells or lets a
+// specDigest is the digest of everything a task's spec tells or lets a
 // worker do; "" for a spec that cannot be encoded, which nothing matches.
-func SpecDigest(sp *levels.Task) string {
+func specDigest(sp *levels.Task) string {
 	b, err := specBytes(sp)
 	if err != nil {
 		return ""
@@ -87,14 +87,14 @@ func specBytes(sp *levels.Task) ([]byte, error) {
 	return b, nil
 }
 
-// TrustFile is where a feature's trusted task digests are listed.
-func TrustFile(s *gitstore.Store, feature string) string {
+// trustFile is where a feature's trusted task digests are listed.
+func trustFile(s *gitstore.Store, feature string) string {
 	return s.Layout().Trusted(feature)
 }
 
-// AcceptedFile is where the specs a feature's trust was given to are kept.
+// acceptedFile is where the specs a feature's trust was given to are kept.
 // A directory of its own: a feature may be named "x.json".
-func AcceptedFile(s *gitstore.Store, feature string) string {
+func acceptedFile(s *gitstore.Store, feature string) string {
 	return s.Layout().Accepted(feature)
 }
 
@@ -136,7 +136,7 @@ func trustLine(key []byte, feature, id, digest string, approved bool) string {
 }
 
 func readTrust(s *gitstore.Store, feature string) (*trust, error) {
-	b, err := os.ReadFile(TrustFile(s, feature))
+	b, err := os.ReadFile(trustFile(s, feature))
 	if errors.Is(err, fs.ErrNotExist) {
 		return &trust{}, nil
 	}
@@ -158,7 +158,7 @@ func readTrust(s *gitstore.Store, feature string) (*trust, error) {
 // the file for them (a few reads of 512 bytes) instead of reading 10 MB at
 // 100,000 tasks.
 func openTrust(s *gitstore.Store, feature string) (*trust, error) {
-	path := TrustFile(s, feature)
+	path := trustFile(s, feature)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &trust{}, nil
@@ -307,7 +307,7 @@ func (tr *trust) distrust(t *state.Task) string {
 	switch {
 	case d == "":
 		return fmt.Sprintf("%s was not planned or accepted on this machine", t.ID())
-	case d != SpecDigest(t.Spec):
+	case d != specDigest(t.Spec):
 		return fmt.Sprintf("%s changed since it was planned or accepted on this machine", t.ID())
 	}
 	return ""
@@ -320,7 +320,7 @@ func (tr *trust) approvedHere(t *state.Task) bool {
 		return false
 	}
 	d, ok := tr.entry(t.ID())
-	return ok && d == SpecDigest(t.Spec)
+	return ok && d == specDigest(t.Spec)
 }
 
 // check refuses a task this machine does not trust as it now is.
@@ -373,7 +373,7 @@ func (g *Engine) trustedAll(what string, tasks []*state.Task) error {
 	trusted := tr.entries()
 	var elsewhere []string
 	for _, t := range tasks {
-		if e, ok := trusted[t.ID()]; tr.old || !ok || e.digest != SpecDigest(t.Spec) {
+		if e, ok := trusted[t.ID()]; tr.old || !ok || e.digest != specDigest(t.Spec) {
 			return untrusted(what, tr.distrust(t), g.Feature)
 		}
 		if t.Status != state.Done && tr.unapprovedHere(what, t) != nil {
@@ -445,10 +445,10 @@ func Trust(s *gitstore.Store, feature string, tasks []*state.Task) error {
 	specs.WriteString("]}\n")
 	// The specs first: a trust file always has the specs it trusts beside
 	// it, for the diff of the next accept.
-	if err := writePrivate(AcceptedFile(s, feature), specs.Bytes()); err != nil {
+	if err := writePrivate(acceptedFile(s, feature), specs.Bytes()); err != nil {
 		return err
 	}
-	return writePrivate(TrustFile(s, feature), lines.Bytes())
+	return writePrivate(trustFile(s, feature), lines.Bytes())
 }
 
 // encodeSpecs encodes the tasks' specs (nil for one that cannot be), on
@@ -496,7 +496,7 @@ func approveHere(s *gitstore.Store, feature string, t *state.Task) error {
 		}
 		out.WriteString(line)
 	}
-	return writePrivate(TrustFile(s, feature), out.Bytes())
+	return writePrivate(trustFile(s, feature), out.Bytes())
 }
 
 // accepted is the accepted specs file.
@@ -572,7 +572,7 @@ func ReviewTrust(s *gitstore.Store, feature string) (*Review, error) {
 	trusted := tr.entries()
 	specs := map[string]*levels.Task{}
 	if !tr.old {
-		if b, err := os.ReadFile(AcceptedFile(s, feature)); err == nil {
+		if b, err := os.ReadFile(acceptedFile(s, feature)); err == nil {
 			var a accepted
 			if json.Unmarshal(b, &a) == nil {
 				for _, sp := range a.Tasks {
@@ -586,13 +586,13 @@ func ReviewTrust(s *gitstore.Store, feature string) (*Review, error) {
 	for _, t := range tasks {
 		have[t.ID()] = true
 		e, ok := trusted[t.ID()]
-		if !tr.old && ok && e.digest == SpecDigest(t.Spec) {
+		if !tr.old && ok && e.digest == specDigest(t.Spec) {
 			continue
 		}
 		rt := ReviewedTask{Task: t, ApprovedElsewhere: t.NeedsApproval() && t.Approved != "" && t.Status != state.Done}
 		// Only a spec that the trust file vouches for is "what was
 		// accepted": the specs file alone is no record of a yes.
-		if sp := specs[t.ID()]; ok && sp != nil && SpecDigest(sp) == e.digest {
+		if sp := specs[t.ID()]; ok && sp != nil && specDigest(sp) == e.digest {
 			rt.Accepted = sp
 		}
 		rv.Changed = append(rv.Changed, rt)
@@ -608,7 +608,7 @@ func ReviewTrust(s *gitstore.Store, feature string) (*Review, error) {
 	return rv, nil
 }
 
-// RequiredIssues are MissingIssues under the configuration of s. A
+// RequiredIssues are missingIssues under the configuration of s. A
 // configuration that cannot be read is reported by the commands that run
 // on it; planning never needed one, and still plans.
 func RequiredIssues(s *gitstore.Store, plan *levels.Plan) []levels.Problem {
@@ -616,12 +616,12 @@ func RequiredIssues(s *gitstore.Store, plan *levels.Plan) []levels.Problem {
 	if err != nil {
 		return nil
 	}
-	return MissingIssues(cfg, plan)
+	return missingIssues(cfg, plan)
 }
 
-// MissingIssues are the problems of a plan whose tasks lack the issue the
+// missingIssues are the problems of a plan whose tasks lack the issue the
 // configuration asks each to have (none when it asks for none).
-func MissingIssues(cfg *config.Config, plan *levels.Plan) []levels.Problem {
+func missingIssues(cfg *config.Config, plan *levels.Plan) []levels.Problem {
 	if !cfg.Forge.RequireIssue {
 		return nil
 	}

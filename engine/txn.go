@@ -120,8 +120,8 @@ func (x *txn) takeLocks(t *state.Task, owner string, until time.Time) error {
 	return nil
 }
 
-// ActiveLocks are the locks not yet expired at now.
-func ActiveLocks(locks []state.Lock, now time.Time) []state.Lock {
+// activeLocks are the locks not yet expired at now.
+func activeLocks(locks []state.Lock, now time.Time) []state.Lock {
 	var out []state.Lock
 	for _, l := range locks {
 		if l.Active(now) {

@@ -25,8 +25,8 @@ func ShortHash(h string) string {
 	return h
 }
 
-// RoundDur rounds a duration for people.
-func RoundDur(d time.Duration) string {
+// roundDur rounds a duration for people.
+func roundDur(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}

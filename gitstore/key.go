@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/git-zerg/git-zerg/gitobj"
 )
 
@@ -157,17 +155,8 @@ func (s *Store) seal(c *gitobj.Commit) error {
 	return nil
 }
 
-// WrittenHere reports whether the store of this repository wrote commit h
+// SealedCommit reports whether the store of this repository wrote commit c
 // (its seal verifies with this repository's key).
-func (s *Store) WrittenHere(h plumbing.Hash) bool {
-	c, err := s.readCommit(h)
-	if err != nil {
-		return false
-	}
-	return s.SealedCommit(c)
-}
-
-// SealedCommit is WrittenHere for a commit already read.
 func (s *Store) SealedCommit(c *gitobj.Commit) bool {
 	i := strings.LastIndex(c.Message, "\n"+sealTrailer)
 	if i < 0 || !strings.HasSuffix(c.Message, "\n") {

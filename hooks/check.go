@@ -553,15 +553,12 @@ func (b *baseCache) builtOn(ctx context.Context, l state.Lock, commit string) (b
 	return err == nil, nil
 }
 
-// GatesRefPrefix is where gate results are recorded, one ref per tree:
+// GatesRef is where the gate result of a tree is recorded, one ref per tree:
 // refs/zerg/gates/<tree id> is a commit of that tree whose message names
 // the gate set and each gate's result, signed with SignGateRecord; it
 // counts as a pass only when ReadGateRecord verifies it and says so. Keyed
 // by tree, because gates see only content: a tree that passed never needs
 // the gates again, whichever commit carries it.
-const GatesRefPrefix = gitstore.GatesPrefix
-
-// GatesRef is the gate record of a tree.
 func GatesRef(tree string) string { return gitstore.GatesRef(tree) }
 
 // gatesPassed reports whether the quality gates of set passed here on a

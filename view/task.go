@@ -1,7 +1,6 @@
 package view
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -258,10 +257,4 @@ func ReadOutput(s *gitstore.Store, feature, id string, attempt int, max int64) (
 	// version wrote verbatim, shown to a browser.
 	out.Text = proc.Scrub(string(b), os.Environ())
 	return out, nil
-}
-
-// MarshalTask is a task's stored JSON, indented as it is stored.
-func MarshalTask(t *state.Task) string {
-	b, _ := json.MarshalIndent(t, "", "  ")
-	return string(b)
 }

@@ -148,9 +148,6 @@ func NewWatch(src *Source, feature string) *Watch {
 	return &Watch{src: src, feature: feature}
 }
 
-// Feature is the feature shown.
-func (w *Watch) Feature() string { return w.feature }
-
 // SetSync records the outcome of a background sync for the header.
 func (w *Watch) SetSync(err error, at time.Time) {
 	if err != nil {
