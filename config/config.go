@@ -51,9 +51,12 @@ type Workers struct {
 	Count int `toml:"count"`
 	// Agent names a preset (package agent) that can edit and commit
 	// headless; "custom" runs Command alone.
-	Agent          string   `toml:"agent"`
-	Command        string   `toml:"command"` // run by sh in the worker's worktree; overrides the agent's preset
-	Timeout        Duration `toml:"timeout"`
+	Agent   string   `toml:"agent"`
+	Command string   `toml:"command"` // run by sh in the worker's worktree; overrides the agent's preset
+	Timeout Duration `toml:"timeout"`
+	// StallTimeout stops a worker that has printed nothing and changed
+	// nothing in its worktree for that long; zero never does.
+	StallTimeout   Duration `toml:"stall_timeout"`
 	MaxCheckpoints int      `toml:"max_checkpoints"`
 	Image          string   `toml:"image"` // only used by --mode container
 	// PassEnv names the forge credentials (forge.CredentialVars) workers,
@@ -182,6 +185,7 @@ func Default() *Config {
 			Count:          4,
 			Agent:          DefaultAgent,
 			Timeout:        Duration(45 * time.Minute),
+			StallTimeout:   Duration(10 * time.Minute),
 			MaxCheckpoints: 3,
 		},
 		Retry: Retry{

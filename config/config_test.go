@@ -16,7 +16,7 @@ func TestDefault(t *testing.T) {
 	c := Default()
 	want := &Config{
 		Workers: Workers{Count: 4, Agent: "claude",
-			Timeout: Duration(45 * time.Minute), MaxCheckpoints: 3},
+			Timeout: Duration(45 * time.Minute), StallTimeout: Duration(10 * time.Minute), MaxCheckpoints: 3},
 		Retry: Retry{MaxAttempts: 3, Backoff: Duration(10 * time.Second), BackoffCap: Duration(5 * time.Minute)},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
@@ -61,6 +61,7 @@ const fullFile = `[workers]
 count = 8
 command = "claude -p \"$(cat $ZERG_PROMPT_FILE)\""   # run by sh in the worktree
 timeout = "1h30m"
+stall_timeout = "0s"                      # never
 max_checkpoints = 0
 image = "ghcr.io/x/worker:1"
 pass_env = ["GH_TOKEN", "GH_TOKEN"]
@@ -120,7 +121,7 @@ func TestLoadFullFile(t *testing.T) {
 	}
 	want := &Config{
 		Workers: Workers{Count: 8, Agent: "claude", Command: `claude -p "$(cat $ZERG_PROMPT_FILE)"`,
-			Timeout: Duration(90 * time.Minute), MaxCheckpoints: 0, Image: "ghcr.io/x/worker:1",
+			Timeout: Duration(90 * time.Minute), StallTimeout: 0, MaxCheckpoints: 0, Image: "ghcr.io/x/worker:1",
 			PassEnv: []string{"GH_TOKEN"}},
 		Retry:     Retry{MaxAttempts: 5, Backoff: 0, BackoffCap: Duration(time.Minute)},
 		Locks:     Locks{TTL: Duration(30 * time.Minute)},
@@ -328,6 +329,10 @@ func TestBadValues(t *testing.T) {
 			[]string{`c.toml:2: workers.timeout: must be positive, got "-5m"`}},
 		{"timeout integer", "[workers]\ntimeout = 45\n",
 			[]string{`c.toml:2: workers.timeout: must be a duration string such as "45m", got integer 45`}},
+		{"stall_timeout negative", "[workers]\nstall_timeout = \"-1s\"\n",
+			[]string{`c.toml:2: workers.stall_timeout: must not be negative, got "-1s"`}},
+		{"stall_timeout integer", "[workers]\nstall_timeout = 10\n",
+			[]string{`c.toml:2: workers.stall_timeout: must be a duration string such as "45m", got integer 10`}},
 		{"max_attempts zero", "[retry]\nmax_attempts = 0\n",
 			[]string{"c.toml:2: retry.max_attempts: must be at least 1, got 0"}},
 		{"backoff negative", "[retry]\nbackoff = \"-1s\"\n",

@@ -37,6 +37,7 @@ type rawWorkers struct {
 	Agent          any `toml:"agent"`
 	Command        any `toml:"command"`
 	Timeout        any `toml:"timeout"`
+	StallTimeout   any `toml:"stall_timeout"`
 	MaxCheckpoints any `toml:"max_checkpoints"`
 	Image          any `toml:"image"`
 	PassEnv        any `toml:"pass_env"`
@@ -254,6 +255,7 @@ func (p *parser) workers(prim toml.Primitive, w *Workers) {
 		p.errorf("workers.agent", "%q needs workers.command", agent.Custom)
 	}
 	p.duration("workers.timeout", r.Timeout, &w.Timeout, false)
+	p.duration("workers.stall_timeout", r.StallTimeout, &w.StallTimeout, true)
 	if p.integer("workers.max_checkpoints", r.MaxCheckpoints, &w.MaxCheckpoints) && w.MaxCheckpoints < 0 {
 		p.errorf("workers.max_checkpoints", "must not be negative, got %d", w.MaxCheckpoints)
 	}

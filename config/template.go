@@ -17,6 +17,9 @@ agent = "claude"
 command = ""
 # How long a worker may spend on one task before it is stopped.
 timeout = "45m"
+# How long a worker may go without output and without a change in its
+# worktree before it is stopped and its attempt failed; "0s" never.
+stall_timeout = "10m"
 # How many checkpoints a worker may make on one task.
 max_checkpoints = 3
 # Container image the workers run in with --mode container.

@@ -787,9 +787,11 @@ func (r *rush) heartbeat(s *gitstore.Store, worker string) func() {
 type workResult struct {
 	exit     int
 	timedOut bool
-	tail     string
-	errTail  string // stderr alone: where a worker that gives up says why
-	log      string
+	// stalled: stopped by workers.stall_timeout.
+	stalled bool
+	tail    string
+	errTail string // stderr alone: where a worker that gives up says why
+	log     string
 	// interrupted: a person stopped the rush while the worker ran.
 	interrupted bool
 	// notFound: the shell could not find or run the command (126, 127).
@@ -857,6 +859,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		mark := proc.NewMark()
 		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env, Unset: withheld(r.cfg.Workers.PassEnv),
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf.Stdout, Stderr: logf.Stderr, SplitStderr: true,
+			Stall: time.Duration(r.cfg.Workers.StallTimeout), Progress: worktree.Activity(r.s.CommonDir, w.Dir),
 			Mark: mark, Started: func(pgid int) { recordGroup(r.s.Layout().ProcessGroup(r.feature, t.ID()), pgid, mark) }})
 		if err != nil {
 			return workResult{}, err
@@ -864,9 +867,9 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		if err := logf.Flush(); err != nil {
 			return workResult{}, err
 		}
-		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, tail: proc.LastLines(res.Tail, 3),
+		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, stalled: res.Stalled, tail: proc.LastLines(res.Tail, 3),
 			errTail: proc.LastLines(res.StderrTail, 3), log: logPath, interrupted: res.Interrupted, notFound: res.NotFound()}
-		if !wr.interrupted && res.ExitCode == 2 && !res.TimedOut {
+		if !wr.interrupted && res.ExitCode == 2 && !res.TimedOut && !res.Stalled {
 			if checkpoint < r.cfg.Workers.MaxCheckpoints {
 				r.g.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
 				continue
@@ -1057,6 +1060,8 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return fail(reason, true)
 	case res.timedOut:
 		return fail("worker timed out", false)
+	case res.stalled:
+		return fail(fmt.Sprintf("no progress for %s: no output and no change in its worktree", time.Duration(r.cfg.Workers.StallTimeout)), false)
 	case res.result != nil && res.result.IsError:
 		// What the agent said goes into the shared state: no secrets in it.
 		msg := proc.Scrub(res.result.Message, os.Environ())

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -71,6 +72,17 @@ type Spec struct {
 	// the values of secret-named environment variables are replaced in them
 	// (see Scrub), since tails end up in state that sync pushes.
 	KeepSecrets bool
+	// Stall, when positive, ends the command as a timeout does once it has
+	// shown no progress for that long: written no output and, when
+	// Progress is set, changed nothing Progress sees. It catches a command
+	// that hangs well before Timeout (an agent retrying a dead server
+	// forever).
+	Stall time.Duration
+	// Progress is a fingerprint of what the command works on (its
+	// worktree): a change in it is progress. It is called every
+	// StallCheck(Stall), off the supervisor, so it must be cheap, not
+	// instant.
+	Progress func() string
 }
 
 // Result is what happened. It is judged on the main process (the shell
@@ -78,10 +90,13 @@ type Spec struct {
 // for.
 type Result struct {
 	// ExitCode is the main process's exit status, 128+n when it died of
-	// signal n, 124 when it timed out yet exited 0, 130 when it was
+	// signal n, 124 when it timed out or stalled yet exited 0, 130 when it was
 	// interrupted yet exited 0.
 	ExitCode int
 	TimedOut bool
+	// Stalled is set when the command was ended for making no progress
+	// for Spec.Stall.
+	Stalled bool
 	// Interrupted is set when Stop, Kill or the cancel of ctx ended the
 	// command before its main process exited by itself: the run says
 	// nothing about the command.
@@ -105,7 +120,7 @@ type Result struct {
 // 127 is "not found", 126 "found but not executable". Retrying such a
 // command cannot help.
 func (r Result) NotFound() bool {
-	return !r.TimedOut && !r.Interrupted && (r.ExitCode == 126 || r.ExitCode == 127)
+	return !r.TimedOut && !r.Stalled && !r.Interrupted && (r.ExitCode == 126 || r.ExitCode == 127)
 }
 
 // Run runs the command and waits until its process group is gone. An
@@ -211,13 +226,14 @@ func Start(ctx context.Context, s Spec) (*Handle, error) {
 	}
 	tail, errTail := &tailBuffer{max: tailMax}, &tailBuffer{max: tailMax}
 	var copiers []*copier
+	var written atomic.Int64 // output read so far, for the watchdog
 	pipe := func(w io.Writer, tails ...*tailBuffer) (*os.File, error) {
 		r, pw, err := os.Pipe()
 		if err != nil {
 			return nil, err
 		}
 		childEnds, ourEnds = append(childEnds, pw), append(ourEnds, r)
-		copiers = append(copiers, &copier{r: r, w: w, tails: tails, done: make(chan struct{})})
+		copiers = append(copiers, &copier{r: r, w: w, tails: tails, written: &written, done: make(chan struct{})})
 		return pw, nil
 	}
 	out, err := pipe(s.Stdout, tail)
@@ -274,8 +290,14 @@ func Start(ctx context.Context, s Spec) (*Handle, error) {
 		reaped(h.pgid)
 		exited <- err
 	}()
+	var stalled <-chan struct{}
+	if s.Stall > 0 {
+		ch := make(chan struct{})
+		stalled = ch
+		go watch(s, &written, ch, h.done)
+	}
 	go func() {
-		o := h.supervise(ctx, s, exited)
+		o := h.supervise(ctx, s, exited, stalled)
 		// Before the drain: what left the group may hold the pipes.
 		o.detached = over(mark)
 		closeStdin()
@@ -300,6 +322,7 @@ type outcome struct {
 	waitErr     error
 	exited      bool
 	timedOut    bool
+	stalled     bool
 	interrupted bool
 	leftovers   bool
 	groupAlive  bool
@@ -310,7 +333,7 @@ type outcome struct {
 // ending the group when the command times out, is stopped, or its main
 // process leaves others behind. Every wait in it is bounded once the group
 // has been told to end.
-func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) outcome {
+func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error, stalled <-chan struct{}) outcome {
 	var o outcome
 	grace := s.Grace
 	if grace == 0 {
@@ -357,7 +380,7 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) out
 	// ended marks a request to end the command; it is an interruption only
 	// while the main process has not yet exited by itself.
 	ended := func(timedOut bool) {
-		if !o.exited && !o.timedOut && !o.interrupted {
+		if !o.exited && !o.timedOut && !o.stalled && !o.interrupted {
 			o.timedOut, o.interrupted = timedOut, !timedOut
 		}
 	}
@@ -392,6 +415,12 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) out
 		case <-timeout:
 			timeout = nil
 			ended(true)
+			term()
+		case <-stalled:
+			stalled = nil
+			if !o.exited && !o.timedOut && !o.interrupted {
+				o.stalled = true
+			}
 			term()
 		case <-ctxDone:
 			ctxDone = nil
@@ -429,7 +458,7 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error) out
 }
 
 func (o outcome) result(cmd *exec.Cmd, d time.Duration) (Result, error) {
-	res := Result{Duration: d, TimedOut: o.timedOut, Interrupted: o.interrupted,
+	res := Result{Duration: d, TimedOut: o.timedOut, Stalled: o.stalled, Interrupted: o.interrupted,
 		Leftovers: o.leftovers, GroupAlive: o.groupAlive, Detached: o.detached}
 	var ee *exec.ExitError
 	switch {
@@ -446,7 +475,7 @@ func (o outcome) result(cmd *exec.Cmd, d time.Duration) (Result, error) {
 	}
 	if res.ExitCode == 0 {
 		switch {
-		case res.TimedOut:
+		case res.TimedOut, res.Stalled:
 			res.ExitCode = 124
 		case res.Interrupted:
 			res.ExitCode = 130
@@ -473,7 +502,10 @@ type copier struct {
 	r     *os.File
 	w     io.Writer
 	tails []*tailBuffer
-	done  chan struct{}
+	// written counts what was read, for the watchdog; shared by the
+	// copiers of one command.
+	written *atomic.Int64
+	done    chan struct{}
 }
 
 func (c *copier) run() {
@@ -482,6 +514,7 @@ func (c *copier) run() {
 	for {
 		n, err := c.r.Read(buf)
 		if n > 0 {
+			c.written.Add(int64(n))
 			for _, t := range c.tails {
 				t.Write(buf[:n])
 			}
