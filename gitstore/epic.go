@@ -173,7 +173,8 @@ func (s *Store) EpicOf(feature string) (*state.Epic, error) {
 	return nil, nil
 }
 
-// EpicLog is the epic's history, newest first.
+// EpicLog is the epic's history, newest first, every parent followed as
+// Log does (another clone's changes come in by a sync merge).
 func (s *Store) EpicLog(name string) ([]Entry, error) {
 	tip, err := s.ReadRef(EpicRef(name))
 	if err != nil {
@@ -182,7 +183,7 @@ func (s *Store) EpicLog(name string) ([]Entry, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("epic %q: %w", name, ErrNotFound)
 	}
-	return s.firstParents(tip, 0)
+	return s.history(tip, 0)
 }
 
 // hasEpics answers, without listing every ref, whether any epic may exist:

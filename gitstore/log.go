@@ -109,25 +109,6 @@ func (h *entryHeap) Pop() any {
 	return e
 }
 
-// firstParents is the history of a state ref from tip along first
-// parents, newest first, at most limit entries (all when limit <= 0).
-func (s *Store) firstParents(tip plumbing.Hash, limit int) ([]Entry, error) {
-	var out []Entry
-	for h := tip; !h.IsZero() && (limit <= 0 || len(out) < limit); {
-		c, err := s.readCommit(h)
-		if err != nil {
-			return nil, err
-		}
-		e := Entry{Hash: h, When: c.Committer.When, Message: ParseMessage(c.Message)}
-		if len(c.ParentHashes) > 0 {
-			e.Parent = c.ParentHashes[0]
-		}
-		out = append(out, e)
-		h = e.Parent
-	}
-	return out, nil
-}
-
 // TaskAt returns the stored JSON of a task as of a state commit, nil when
 // the task did not exist then.
 func (s *Store) TaskAt(commit plumbing.Hash, id string) ([]byte, error) {
