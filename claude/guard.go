@@ -3,6 +3,7 @@ package claude
 import (
 	"path"
 	"strings"
+	"sync"
 )
 
 // Guard checks the Bash commands of a Claude Code session before they run
@@ -99,8 +100,7 @@ func (st *guardState) sub(worker bool) *guardState {
 }
 
 // reserved words that may start a simple command as we split them.
-var reserved = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "fi": true, "do": true,
-	"done": true, "while": true, "until": true, "!": true, "{": true, "}": true, "time": true, "coproc": true}
+var reserved = wordSet(`if then else elif fi do done while until ! { } time coproc`)
 
 func isAssign(w string) (name, value string, ok bool) {
 	name, value, ok = strings.Cut(w, "=")
@@ -158,7 +158,7 @@ func (st *guardState) simple(c simple, depth int) string {
 		}
 	}
 	words := c.words
-	for len(words) > 0 && reserved[words[0]] {
+	for len(words) > 0 && reserved()[words[0]] {
 		words = words[1:]
 	}
 	worker := st.worker
@@ -267,7 +267,7 @@ func (st *guardState) simple(c simple, depth int) string {
 			}
 		}
 	default:
-		if sub, ok := strings.CutPrefix(name, "git-"); ok && gitCommands[sub] {
+		if sub, ok := strings.CutPrefix(name, "git-"); ok && gitCommands()[sub] {
 			return st.git(append([]string{sub}, args...), c, worker, hidden, depth)
 		}
 		return st.fileWrites(name, args)
@@ -603,4 +603,17 @@ func hiddenSpec(spec string) bool {
 		return true
 	}
 	return hiddenRef(spec[c+1:])
+}
+
+// wordSet is the set of the words of list, made on first use: the guard's
+// tables are read by the PreToolUse hook alone, and a map literal would be
+// built at every start of every command.
+func wordSet(list string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(list) {
+			m[w] = true
+		}
+		return m
+	})
 }

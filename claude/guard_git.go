@@ -140,39 +140,36 @@ func storedKeyReason(k string) string {
 	switch {
 	case k == "core.excludesfile":
 		return reasonExcludes
-	case programKeys[k]:
+	case programKeys()[k]:
 		return reasonConfigProgram
 	}
 	section, rest, _ := strings.Cut(k, ".")
 	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-		if programSubkeys[section+".*."+rest[i+1:]] {
+		if programSubkeys()[section+".*."+rest[i+1:]] {
 			return reasonConfigProgram
 		}
 	}
 	return ""
 }
 
-var programKeys = map[string]bool{"core.fsmonitor": true, "core.sshcommand": true, "core.pager": true, "core.editor": true,
-	"core.askpass": true, "diff.external": true, "gpg.program": true, "credential.helper": true, "sequence.editor": true,
-	"uploadpack.packobjectshook": true, "core.gitproxy": true}
+var programKeys = wordSet(`core.fsmonitor core.sshcommand core.pager core.editor core.askpass
+	diff.external gpg.program credential.helper sequence.editor uploadpack.packobjectshook core.gitproxy`)
 
-var programSubkeys = map[string]bool{"filter.*.clean": true, "filter.*.smudge": true, "filter.*.process": true,
-	"merge.*.driver": true, "diff.*.textconv": true, "diff.*.command": true, "gpg.*.program": true,
-	"remote.*.uploadpack": true, "remote.*.receivepack": true, "credential.*.helper": true}
+var programSubkeys = wordSet(`filter.*.clean filter.*.smudge filter.*.process merge.*.driver
+	diff.*.textconv diff.*.command gpg.*.program remote.*.uploadpack remote.*.receivepack
+	credential.*.helper`)
 
 // refWriters are the git commands whose very job is to write refs: an
 // alias to one of them is refused when it is set.
-var refWriters = map[string]bool{"update-ref": true, "symbolic-ref": true, "replace": true, "fast-import": true,
-	"filter-branch": true, "send-pack": true}
+var refWriters = wordSet(`update-ref symbolic-ref replace fast-import filter-branch send-pack`)
 
 // hidingArgs: git commands that write refs or settings from their
 // arguments, which xargs would give out of sight.
-var hidingArgs = map[string]bool{"update-ref": true, "symbolic-ref": true, "branch": true, "push": true,
-	"fetch": true, "pull": true, "checkout": true, "switch": true, "reset": true, "replace": true, "config": true,
-	"worktree": true, "send-pack": true, "commit": true}
+var hidingArgs = wordSet(`update-ref symbolic-ref branch push fetch pull checkout switch reset replace
+	config worktree send-pack commit`)
 
 // pathArgs: git commands whose words after "--" are paths alone.
-var pathArgs = map[string]bool{"checkout": true, "reset": true, "commit": true}
+var pathArgs = wordSet(`checkout reset commit`)
 
 func contains(words []string, w string) bool {
 	for _, x := range words {
@@ -186,9 +183,7 @@ func contains(words []string, w string) bool {
 // gitCommands are git's own commands (builtins and the scripts shipped with
 // it): git never lets an alias stand for one, so only another name is
 // looked up as an alias.
-var gitCommands = func() map[string]bool {
-	m := map[string]bool{}
-	for _, c := range strings.Fields(`add am annotate apply archive backfill bisect blame branch bugreport bundle
+var gitCommands = wordSet(`add am annotate apply archive backfill bisect blame branch bugreport bundle
 		cat-file check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
 		cherry-pick citool clean clone column commit commit-graph commit-tree config count-objects credential
 		credential-cache credential-store describe diagnose diff diff-files diff-index diff-tree difftool
@@ -202,11 +197,7 @@ var gitCommands = func() map[string]bool {
 		send-pack shortlog show show-branch show-index show-ref sparse-checkout stage stash status
 		stripspace submodule subtree svn switch symbolic-ref tag unpack-file unpack-objects update-index
 		update-ref update-server-info upload-archive upload-pack var verify-commit verify-pack verify-tag
-		version web--browse whatchanged worktree write-tree zerg lfs`) {
-		m[c] = true
-	}
-	return m
-}()
+		version web--browse whatchanged worktree write-tree zerg lfs`)
 
 // git checks a git command line; depth counts aliases and nested shells.
 func (st *guardState) git(args []string, c simple, worker, hidden bool, depth int) string {
@@ -230,19 +221,19 @@ func (st *guardState) git(args []string, c simple, worker, hidden bool, depth in
 			worker = true
 		}
 	}
-	if hidden && hidingArgs[gc.sub] && !(pathArgs[gc.sub] && contains(gc.rest, "--")) {
+	if hidden && hidingArgs()[gc.sub] && !(pathArgs()[gc.sub] && contains(gc.rest, "--")) {
 		return reasonHidden
 	}
 	dir := st.gitDir(gc.dirs)
 	rest := gc.rest
 	switch gc.sub {
 	case "commit":
-		if noVerify(rest, "mFcCt", "uS", commitValueOpts) {
+		if noVerify(rest, "mFcCt", "uS", commitValueOpts()) {
 			return reasonNoVerify
 		}
 		return st.movesHead(dir)
 	case "push":
-		if noVerify(rest, "o", "", pushValueOpts) {
+		if noVerify(rest, "o", "", pushValueOpts()) {
 			return reasonNoVerify
 		}
 		return pushCheck(rest, worker)
@@ -327,14 +318,14 @@ func (st *guardState) git(args []string, c simple, worker, hidden bool, depth in
 	case "zerg":
 		return st.zerg(rest, worker, gc.dirs)
 	default:
-		if !gitCommands[gc.sub] {
+		if !gitCommands()[gc.sub] {
 			if value, ok := st.alias(gc, dir); ok {
 				return st.runAlias(gc, value, c, worker, depth)
 			}
 		}
 		// An alias cannot always be resolved; a literal --no-verify on a
 		// command we do not know is refused all the same.
-		if !knownGit[gc.sub] && hasLong(rest, "no-verify") {
+		if !knownGit()[gc.sub] && hasLong(rest, "no-verify") {
 			return reasonNoVerify
 		}
 	}
@@ -430,7 +421,7 @@ func (st *guardState) aliasCheck(value string, worker bool, depth int) string {
 	if len(cmds) == 0 || len(cmds[0].words) == 0 {
 		return ""
 	}
-	if gc := readGit(cmds[0].words); refWriters[gc.sub] || refWriters[strings.TrimPrefix(path.Base(cmds[0].words[0]), "git-")] {
+	if gc := readGit(cmds[0].words); refWriters()[gc.sub] || refWriters()[strings.TrimPrefix(path.Base(cmds[0].words[0]), "git-")] {
 		return reasonAlias
 	}
 	if depth >= maxDepth {
@@ -441,19 +432,16 @@ func (st *guardState) aliasCheck(value string, worker bool, depth int) string {
 
 // knownGit are git commands other than commit and push, whose --no-verify
 // (if any) skips none of git-zerg's hooks.
-var knownGit = map[string]bool{"merge": true, "pull": true, "rebase": true, "am": true, "cherry-pick": true,
-	"revert": true, "worktree": true, "fetch": true, "checkout": true, "switch": true, "status": true, "log": true,
-	"diff": true, "add": true, "show": true}
+var knownGit = wordSet(`merge pull rebase am cherry-pick revert worktree fetch checkout switch status
+	log diff add show`)
 
-var commitValueOpts = map[string]bool{"message": true, "file": true, "author": true, "date": true,
-	"reuse-message": true, "reedit-message": true, "fixup": true, "squash": true, "cleanup": true,
-	"template": true, "trailer": true, "pathspec-from-file": true}
+var commitValueOpts = wordSet(`message file author date reuse-message reedit-message fixup squash
+	cleanup template trailer pathspec-from-file`)
 
-var pushValueOpts = map[string]bool{"repo": true, "push-option": true, "receive-pack": true, "exec": true}
+var pushValueOpts = wordSet(`repo push-option receive-pack exec`)
 
-var fetchValueOpts = map[string]bool{"depth": true, "deepen": true, "shallow-since": true, "shallow-exclude": true,
-	"upload-pack": true, "jobs": true, "server-option": true, "negotiation-tip": true, "filter": true, "refmap": true,
-	"recurse-submodules-default": true, "submodule-prefix": true}
+var fetchValueOpts = wordSet(`depth deepen shallow-since shallow-exclude upload-pack jobs server-option
+	negotiation-tip filter refmap recurse-submodules-default submodule-prefix`)
 
 // longName splits --name[=value]; ok is false for anything else.
 func longName(a string) (name string, hasValue, ok bool) {
@@ -555,7 +543,7 @@ func pushCheck(args []string, worker bool) string {
 				mirror = true
 			case name == "prune":
 				prune = true
-			case pushValueOpts[name] && !hasValue:
+			case pushValueOpts()[name] && !hasValue:
 				i++
 			}
 			continue
@@ -636,7 +624,7 @@ func fetchCheck(args []string) string {
 					v = args[i]
 				}
 				specs = append(specs, v)
-			case fetchValueOpts[name] && !hasValue:
+			case fetchValueOpts()[name] && !hasValue:
 				i++
 			}
 			continue
@@ -965,7 +953,7 @@ func (st *guardState) configCheck(args []string, worker bool, depth int) string 
 		a := args[i]
 		// As git, options end at the key (a value may start with "-"),
 		// or at the word after a subcommand (git config set ...).
-		if len(pos) > 1 || len(pos) == 1 && !configSubcommands[pos[0]] {
+		if len(pos) > 1 || len(pos) == 1 && !configSubcommands()[pos[0]] {
 			pos = append(pos, a)
 			continue
 		}
@@ -1024,8 +1012,7 @@ func (st *guardState) configCheck(args []string, worker bool, depth int) string 
 	return ""
 }
 
-var configSubcommands = map[string]bool{"set": true, "unset": true, "get": true, "list": true, "edit": true,
-	"rename-section": true, "remove-section": true}
+var configSubcommands = wordSet(`set unset get list edit rename-section remove-section`)
 
 // zerg checks a git zerg command line.
 func (st *guardState) zerg(args []string, worker bool, dirs []string) string {

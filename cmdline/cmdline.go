@@ -217,3 +217,40 @@ func version(bi *debug.BuildInfo) string {
 	}
 	return "devel " + rev
 }
+
+// Named is the command args name exactly (after the global flags), when
+// running it needs no other command of app: a command's help, parsing and
+// "did you mean" for its subcommands and flags all come from the command
+// itself. Nil when args name no command, or a command that reads the whole
+// tree (whole, e.g. help, completion and the man page). A start that builds
+// and sets up one command instead of fifty is what a hook or a claim pays
+// for at every run.
+func Named(app *cli.App, args []string, whole ...string) *cli.Command {
+	globalTakes := takesValue(app.Flags)
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" {
+		if args[i] == "--" {
+			return nil
+		}
+		if name, hasValue := flagName(args[i]); !hasValue && globalTakes[name] {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return nil
+	}
+	for _, w := range whole {
+		if args[i] == w {
+			return nil
+		}
+	}
+	for _, c := range app.Commands {
+		for _, n := range c.Names() {
+			if n == args[i] {
+				return c
+			}
+		}
+	}
+	return nil
+}

@@ -196,7 +196,7 @@ func TestTemplateParsesToDefault(t *testing.T) {
 }
 
 func TestTemplateShowsEveryKey(t *testing.T) {
-	for _, table := range tableNames {
+	for _, table := range tableNames() {
 		header := "\n[" + table + "]\n"
 		if table == "gates" {
 			header = "\n# [[gates]]\n"
@@ -204,7 +204,7 @@ func TestTemplateShowsEveryKey(t *testing.T) {
 		if !strings.Contains(Template, header) {
 			t.Errorf("Template lacks %q", strings.TrimSpace(header))
 		}
-		for _, key := range fieldNames[table] {
+		for _, key := range fieldNames()[table] {
 			line := "\n" + key + " = "
 			if table == "gates" {
 				line = "\n# " + key + " = "

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-zerg/git-zerg/agent"
@@ -96,21 +97,24 @@ type rawGate struct {
 
 // The toml decoder matches keys to fields ignoring case, but TOML keys are
 // case-sensitive and "Count" is a typo for "count", so the exact names are
-// kept to catch what the decoder would silently accept.
+// kept to catch what the decoder would silently accept. They are made on
+// first use, by reflection: not at the start of every command.
 var (
-	tableNames = tomlNames(rawFile{})
-	fieldNames = map[string][]string{
-		"workers":   tomlNames(rawWorkers{}),
-		"retry":     tomlNames(rawRetry{}),
-		"locks":     tomlNames(rawLocks{}),
-		"worktrees": tomlNames(rawWorktrees{}),
-		"sync":      tomlNames(rawSync{}),
-		"rush":      tomlNames(rawRush{}),
-		"budget":    tomlNames(rawBudget{}),
-		"notify":    tomlNames(rawNotify{}),
-		"forge":     tomlNames(rawForge{}),
-		"gates":     tomlNames(rawGate{}),
-	}
+	tableNames = sync.OnceValue(func() []string { return tomlNames(rawFile{}) })
+	fieldNames = sync.OnceValue(func() map[string][]string {
+		return map[string][]string{
+			"workers":   tomlNames(rawWorkers{}),
+			"retry":     tomlNames(rawRetry{}),
+			"locks":     tomlNames(rawLocks{}),
+			"worktrees": tomlNames(rawWorktrees{}),
+			"sync":      tomlNames(rawSync{}),
+			"rush":      tomlNames(rawRush{}),
+			"budget":    tomlNames(rawBudget{}),
+			"notify":    tomlNames(rawNotify{}),
+			"forge":     tomlNames(rawForge{}),
+			"gates":     tomlNames(rawGate{}),
+		}
+	})
 )
 
 func tomlNames(v any) []string {
@@ -630,7 +634,7 @@ func (p *parser) unknownKeys() {
 // known says whether each component of k is spelled exactly as a key
 // there, and if not, the name that was probably meant.
 func (p *parser) known(k toml.Key) (suggest string, exact bool) {
-	levels := [][]string{tableNames, fieldNames[k[0]]}
+	levels := [][]string{tableNames(), fieldNames()[k[0]]}
 	for i := 0; i < len(k) && i < len(levels); i++ {
 		if slices.Contains(levels[i], k[i]) {
 			continue

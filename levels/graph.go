@@ -303,12 +303,16 @@ func (d *decoder) integer(raw json.RawMessage, place string) (n int, ok bool) {
 	return 0, false
 }
 
-// taskKeys are the task keys the decoder reads into Task fields; the
-// rest, known or not, go to Extra.
-var taskKeys = map[string]bool{
-	"id": true, "title": true, "description": true, "level": true, "files": true,
-	"dependencies": true, "soft_dependencies": true, "acceptance_criteria": true,
-	"context": true, "risk": true, "verification": true, "issue": true,
+// taskKey tells the task keys the decoder reads into Task fields; the
+// rest, known or not, go to Extra. A switch, not a map: a map literal is
+// built at every start of the program.
+func taskKey(k string) bool {
+	switch k {
+	case "id", "title", "description", "level", "files", "dependencies", "soft_dependencies",
+		"acceptance_criteria", "context", "risk", "verification", "issue":
+		return true
+	}
+	return false
 }
 
 func extras(m map[string]json.RawMessage, known func(string) bool) map[string]json.RawMessage {
@@ -415,7 +419,7 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 			d.unknownKeys(vm, p, verificationObject())
 		}
 	}
-	t.Extra = extras(m, func(k string) bool { return taskKeys[k] })
+	t.Extra = extras(m, taskKey)
 	return t
 }
 

@@ -1,5 +1,7 @@
 package state
 
+import "sync"
+
 // Op is what a state commit did (its Zerg-Op trailer) and what a task's
 // history event records. The names are public: they are stored in every
 // commit and event and printed by `log` and --json (README "Task states").
@@ -73,34 +75,38 @@ type opFacts struct {
 	quiet bool
 }
 
-var ops = map[Op]opFacts{
-	OpPlan:        {moves: [][2]Status{{"", Pending}}},
-	OpClaim:       {moves: [][2]Status{{Pending, Claimed}}, namesTask: true, attempts: Counted},
-	OpDone:        {moves: [][2]Status{{Claimed, Verified}, {Claimed, Done}, {Claimed, Failed}}, namesTask: true, work: true},
-	OpMerge:       {moves: [][2]Status{{Verified, Done}, {Verified, Blocked}}, namesTask: true, work: true},
-	OpRelease:     {moves: [][2]Status{{Claimed, Pending}}, namesTask: true, attempts: GivenBack},
-	OpInterrupt:   {moves: [][2]Status{{Claimed, Pending}}, namesTask: true, attempts: GivenBack},
-	OpExpire:      {moves: [][2]Status{{Claimed, Pending}, {Claimed, Failed}}},
-	OpFail:        {moves: [][2]Status{{Claimed, Failed}}, namesTask: true},
-	OpBackoff:     {moves: [][2]Status{{Failed, Pending}}},
-	OpBlock:       {moves: [][2]Status{{Failed, Blocked}}},
-	OpRetry:       {moves: [][2]Status{{Blocked, Pending}, {Failed, Pending}}, namesTask: true, attempts: ResetCount},
-	OpApprove:     {moves: [][2]Status{{Pending, Pending}, {Failed, Failed}, {Blocked, Blocked}}, namesTask: true, quiet: true},
-	OpConflict:    {moves: sameStatus()},
-	OpShip:        {moves: [][2]Status{{Verified, Verified}}, namesTask: true},
-	OpLand:        {moves: [][2]Status{{Verified, Done}}, namesTask: true},
-	OpReject:      {moves: [][2]Status{{Verified, Blocked}}, namesTask: true},
-	OpReopen:      {moves: [][2]Status{{Done, Blocked}}, namesTask: true},
-	OpClose:       {moves: [][2]Status{{Pending, Blocked}, {Failed, Blocked}, {Verified, Blocked}}, namesTask: true},
-	OpHeartbeat:   {quiet: true},
-	OpLock:        {quiet: true},
-	OpUnlock:      {quiet: true},
-	OpSync:        {},
-	OpDelete:      {},
-	OpEpicPlan:    {},
-	OpEpicBump:    {},
-	OpEpicApprove: {},
-}
+// ops is made on first use: a map literal would be built at every start of
+// the program, a hook's included.
+var ops = sync.OnceValue(func() map[Op]opFacts {
+	return map[Op]opFacts{
+		OpPlan:        {moves: [][2]Status{{"", Pending}}},
+		OpClaim:       {moves: [][2]Status{{Pending, Claimed}}, namesTask: true, attempts: Counted},
+		OpDone:        {moves: [][2]Status{{Claimed, Verified}, {Claimed, Done}, {Claimed, Failed}}, namesTask: true, work: true},
+		OpMerge:       {moves: [][2]Status{{Verified, Done}, {Verified, Blocked}}, namesTask: true, work: true},
+		OpRelease:     {moves: [][2]Status{{Claimed, Pending}}, namesTask: true, attempts: GivenBack},
+		OpInterrupt:   {moves: [][2]Status{{Claimed, Pending}}, namesTask: true, attempts: GivenBack},
+		OpExpire:      {moves: [][2]Status{{Claimed, Pending}, {Claimed, Failed}}},
+		OpFail:        {moves: [][2]Status{{Claimed, Failed}}, namesTask: true},
+		OpBackoff:     {moves: [][2]Status{{Failed, Pending}}},
+		OpBlock:       {moves: [][2]Status{{Failed, Blocked}}},
+		OpRetry:       {moves: [][2]Status{{Blocked, Pending}, {Failed, Pending}}, namesTask: true, attempts: ResetCount},
+		OpApprove:     {moves: [][2]Status{{Pending, Pending}, {Failed, Failed}, {Blocked, Blocked}}, namesTask: true, quiet: true},
+		OpConflict:    {moves: sameStatus()},
+		OpShip:        {moves: [][2]Status{{Verified, Verified}}, namesTask: true},
+		OpLand:        {moves: [][2]Status{{Verified, Done}}, namesTask: true},
+		OpReject:      {moves: [][2]Status{{Verified, Blocked}}, namesTask: true},
+		OpReopen:      {moves: [][2]Status{{Done, Blocked}}, namesTask: true},
+		OpClose:       {moves: [][2]Status{{Pending, Blocked}, {Failed, Blocked}, {Verified, Blocked}}, namesTask: true},
+		OpHeartbeat:   {quiet: true},
+		OpLock:        {quiet: true},
+		OpUnlock:      {quiet: true},
+		OpSync:        {},
+		OpDelete:      {},
+		OpEpicPlan:    {},
+		OpEpicBump:    {},
+		OpEpicApprove: {},
+	}
+})
 
 func sameStatus() [][2]Status {
 	var out [][2]Status
@@ -112,13 +118,13 @@ func sameStatus() [][2]Status {
 
 // Known reports whether git-zerg writes op.
 func (op Op) Known() bool {
-	_, ok := ops[op]
+	_, ok := ops()[op]
 	return ok
 }
 
 // Legal reports whether op may take a task from one status to another.
 func (op Op) Legal(from, to Status) bool {
-	for _, tr := range ops[op].moves {
+	for _, tr := range ops()[op].moves {
 		if tr[0] == from && tr[1] == to {
 			return true
 		}
@@ -128,7 +134,7 @@ func (op Op) Legal(from, to Status) bool {
 
 // From reports whether op may start from status from, wherever it leads.
 func (op Op) From(from Status) bool {
-	for _, tr := range ops[op].moves {
+	for _, tr := range ops()[op].moves {
 		if tr[0] == from {
 			return true
 		}
@@ -138,19 +144,19 @@ func (op Op) From(from Status) bool {
 
 // NamesTask reports whether the op's commit names the task it moved (its
 // Zerg-Task trailer), so fsck can check that the task has the op's event.
-func (op Op) NamesTask() bool { return ops[op].namesTask }
+func (op Op) NamesTask() bool { return ops()[op].namesTask }
 
 // CarriesWork reports whether an event of op to status to records the
 // task's work (its commit), which fsck checks.
-func (op Op) CarriesWork(to Status) bool { return ops[op].work && to.HasWork() }
+func (op Op) CarriesWork(to Status) bool { return ops()[op].work && to.HasWork() }
 
 // Attempts is what the op does to the task's attempt count.
-func (op Op) Attempts() Attempts { return ops[op].attempts }
+func (op Op) Attempts() Attempts { return ops()[op].attempts }
 
 // Progress reports whether a commit of op can be progress of the
 // feature's tasks: anything but a lease's heartbeat, a lock, an unlock or
 // an approval. An op git-zerg does not write may be anything, so it is.
 func (op Op) Progress() bool {
-	f, ok := ops[op]
+	f, ok := ops()[op]
 	return !ok || !f.quiet
 }

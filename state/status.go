@@ -16,16 +16,27 @@ const (
 	hasWork
 )
 
-var statusSets = map[Status]statusSet{
-	Pending:  claimable,
-	Claimed:  holding | begun,
-	Verified: atRest | holding | begun | hasWork,
-	Done:     settled | atRest | begun | hasWork,
-	Failed:   claimable | stopped,
-	Blocked:  settled | atRest | stopped,
+// statusSets is a switch, not a map: a map literal is built at every start
+// of the program.
+func statusSets(s Status) statusSet {
+	switch s {
+	case Pending:
+		return claimable
+	case Claimed:
+		return holding | begun
+	case Verified:
+		return atRest | holding | begun | hasWork
+	case Done:
+		return settled | atRest | begun | hasWork
+	case Failed:
+		return claimable | stopped
+	case Blocked:
+		return settled | atRest | stopped
+	}
+	return 0
 }
 
-func (s Status) in(set statusSet) bool { return statusSets[s]&set != 0 }
+func (s Status) in(set statusSet) bool { return statusSets(s)&set != 0 }
 
 // Settled: nothing more happens to the task unless a person acts. Done, or
 // blocked until a retry. The lowest level with an unsettled task is the one

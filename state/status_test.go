@@ -64,15 +64,17 @@ func TestEveryStatusClassified(t *testing.T) {
 		if !slices.Contains(Statuses, st) {
 			t.Errorf("status %s is not in Statuses", st)
 		}
-		if _, ok := statusSets[st]; !ok {
-			t.Errorf("status %s has no row in statusSets", st)
+		// Every status is in at least one set, so a status without a case
+		// in statusSets is caught here.
+		if statusSets(st) == 0 {
+			t.Errorf("status %s has no case in statusSets", st)
 		}
 		if _, ok := statusTable[st]; !ok {
 			t.Errorf("status %s has no row in the test's statusTable", st)
 		}
 	}
-	if len(Statuses) != len(declared) || len(statusSets) != len(declared) || len(statusTable) != len(declared) {
-		t.Errorf("%d statuses declared, %d in Statuses, %d in statusSets, %d in statusTable",
-			len(declared), len(Statuses), len(statusSets), len(statusTable))
+	if len(Statuses) != len(declared) || len(statusTable) != len(declared) {
+		t.Errorf("%d statuses declared, %d in Statuses, %d in statusTable",
+			len(declared), len(Statuses), len(statusTable))
 	}
 }

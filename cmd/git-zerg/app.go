@@ -52,7 +52,7 @@ func (e *env) Store() (*gitstore.Store, error) {
 	return s, nil
 }
 
-func newApp(e *env) *cli.App {
+func newApp(e *env, args ...string) *cli.App {
 	app := &cli.App{
 		Name:      "git-zerg",
 		HelpName:  "git zerg",
@@ -78,11 +78,19 @@ func newApp(e *env) *cli.App {
 		Commands:        commands(e),
 	}
 	e.appFlags = app.Flags
+	if c := cmdline.Named(app, args, wholeTree...); c != nil {
+		app.Commands = []*cli.Command{c}
+	}
 	for _, c := range app.Commands {
 		prepareCommand(e, c, "")
 	}
 	return app
 }
+
+// wholeTree are the commands that read the whole command tree: the app
+// is built with every command for them (and for no command, or a mistyped
+// one), with just the command named for the others.
+var wholeTree = []string{"help", "h", "man", "install-man", "completion", "__complete"}
 
 // needsWorkTree are the commands that work in a work tree: they run
 // commands there, create worktrees beside it, or judge work by its HEAD. In
@@ -161,7 +169,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f, ok := stdin.(*os.File); ok {
 		e.inTTY = cmdline.IsTerminal(f)
 	}
-	u, err := cmdline.Run(e.ctx, newApp(e), args)
+	u, err := cmdline.Run(e.ctx, newApp(e, args...), args)
 	if u != nil {
 		what, hint := u.Message("git zerg")
 		return exitError(stderr, &cliError{code: exitUsage, what: what, hint: hint})
