@@ -148,9 +148,9 @@ func FlagSuggestion(err error, flags []cli.Flag) string {
 	return ""
 }
 
-// CommandSuggestion is "; did you mean status?" for a mistyped name of one
+// commandSuggestion is "; did you mean status?" for a mistyped name of one
 // of the visible cmds, or "".
-func CommandSuggestion(name string, cmds []*cli.Command) string {
+func commandSuggestion(name string, cmds []*cli.Command) string {
 	var names []string
 	for _, c := range cmds {
 		if !c.Hidden {

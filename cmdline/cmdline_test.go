@@ -53,10 +53,10 @@ func TestSuggestions(t *testing.T) {
 	if got := FlagSuggestion(errors.New("flag needs an argument: -worker"), flags); got != "" {
 		t.Errorf("not an unknown flag: %q", got)
 	}
-	if got := CommandSuggestion("stauts", app.Commands); got != "; did you mean status?" {
+	if got := commandSuggestion("stauts", app.Commands); got != "; did you mean status?" {
 		t.Errorf("command: %q", got)
 	}
-	if got := CommandSuggestion("secrte", app.Commands); got != "" {
+	if got := commandSuggestion("secrte", app.Commands); got != "" {
 		t.Errorf("a hidden command was suggested: %q", got)
 	}
 }

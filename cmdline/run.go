@@ -45,7 +45,7 @@ func Run(ctx context.Context, app *cli.App, args []string) (*Unknown, error) {
 	}
 	err := app.RunContext(ctx, Reorder(app, args))
 	if u != nil {
-		u.Suggestion = CommandSuggestion(u.Name, among)
+		u.Suggestion = commandSuggestion(u.Name, among)
 	}
 	return u, err
 }

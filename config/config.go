@@ -162,8 +162,8 @@ type Config struct {
 	Path      string    `toml:"-"` // file it came from; "" for defaults
 }
 
-// DefaultAgent is the agent a configuration without one runs.
-const DefaultAgent = "claude"
+// defaultAgent is the agent a configuration without one runs.
+const defaultAgent = "claude"
 
 // WorkerCommand is what each worker runs: workers.command when given, else
 // the agent's preset.
@@ -183,7 +183,7 @@ func Default() *Config {
 	return &Config{
 		Workers: Workers{
 			Count:          4,
-			Agent:          DefaultAgent,
+			Agent:          defaultAgent,
 			Timeout:        Duration(45 * time.Minute),
 			StallTimeout:   Duration(10 * time.Minute),
 			MaxCheckpoints: 3,

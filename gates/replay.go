@@ -112,9 +112,9 @@ type MergeStep struct {
 	Parents []*state.Task
 }
 
-// ConflictOp is the event a merge records on a task that both sides
+// conflictOp is the event a merge records on a task that both sides
 // changed, for the side that lost (see gitstore.MergeFeature).
-const ConflictOp = state.OpConflict
+const conflictOp = state.OpConflict
 
 // Replay returns every problem of one state commit: its message, its clock,
 // and each task change it made.
@@ -202,7 +202,7 @@ func replayMerge(c Commit, m MergeStep) string {
 		}
 	}
 	n := len(m.After.History)
-	if n == 0 || m.After.History[n-1].Op != ConflictOp {
+	if n == 0 || m.After.History[n-1].Op != conflictOp {
 		return "a merge gave the task a state none of its sides had"
 	}
 	ev := m.After.History[n-1]

@@ -367,7 +367,7 @@ func TestReplayMerge(t *testing.T) {
 	a := claimT(p, 2, "w1", "base")
 	b := claimT(p, 2, "w2", "base")
 	won := apply(a, 3, func(x tx) {
-		x.t.History = append(x.t.History, state.Event{Clock: 3, Op: ConflictOp, From: state.Claimed, To: state.Claimed, Worker: "w2", Reason: "lost"})
+		x.t.History = append(x.t.History, state.Event{Clock: 3, Op: conflictOp, From: state.Claimed, To: state.Claimed, Worker: "w2", Reason: "lost"})
 	})
 	merge := func(after *state.Task, parents ...*state.Task) Commit {
 		return Commit{Hash: "m", Op: "sync", Clock: 3, ParentClock: 2, StoredClock: 3, Merge: true,

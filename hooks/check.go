@@ -63,7 +63,7 @@ func (p Problem) String() string {
 // Staged returns the staged paths of the commit being made.
 type Staged func() ([]string, error)
 
-// StartStaged starts listing the staged paths of dir at once (what `git
+// startStaged starts listing the staged paths of dir at once (what `git
 // diff-index --cached --name-only -z --no-renames HEAD` prints, computed in
 // this process when it can be done exactly, else by git), so that the list
 // is made while the state is being read; the Staged it returns waits for
@@ -71,7 +71,7 @@ type Staged func() ([]string, error)
 // it. A rename is listed as both its paths, a deletion as its path; the
 // index is the one git is committing (GIT_INDEX_FILE, a temporary one for
 // `git commit PATH...`).
-func StartStaged(ctx context.Context, dir string) Staged {
+func startStaged(ctx context.Context, dir string) Staged {
 	type result struct {
 		paths []string
 		err   error
@@ -100,13 +100,13 @@ func StartStaged(ctx context.Context, dir string) Staged {
 	})
 }
 
-// PreCommit checks the staged paths: in a worker worktree (id.Worker set)
+// preCommit checks the staged paths: in a worker worktree (id.Worker set)
 // each must belong to the worker's claimed task; anywhere, none may be
 // under an active lock of another owner. It reads the locks (through a
 // cache keyed by the locks ref tip) and, in a worker worktree, the worker's
 // lease and task; nothing else unless it refuses. staged is not called when
 // nothing could refuse the commit.
-func PreCommit(s *gitstore.Store, id Identity, now time.Time, staged Staged) ([]Problem, error) {
+func preCommit(s *gitstore.Store, id Identity, now time.Time, staged Staged) ([]Problem, error) {
 	all, err := repoLocks(s)
 	if err != nil {
 		return nil, err
@@ -350,8 +350,8 @@ func (l PushLine) NewRef() bool { return isZeroID(l.RemoteSHA) }
 
 func isZeroID(s string) bool { return s != "" && strings.Trim(s, "0") == "" }
 
-// ParsePush reads the lines git gives a pre-push hook on stdin, once.
-func ParsePush(r io.Reader) ([]PushLine, error) {
+// parsePush reads the lines git gives a pre-push hook on stdin, once.
+func parsePush(r io.Reader) ([]PushLine, error) {
 	var out []PushLine
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -369,7 +369,7 @@ func ParsePush(r io.Reader) ([]PushLine, error) {
 	return out, sc.Err()
 }
 
-// PrePush checks what a push would send to remote (git's first argument:
+// prePush checks what a push would send to remote (git's first argument:
 // a remote name, or the URL when there is none; url is the second): no
 // pushed commit may change a path under an active lock of another owner,
 // and nothing goes to a non-zerg branch that carries staging work whose
@@ -383,7 +383,7 @@ func ParsePush(r io.Reader) ([]PushLine, error) {
 // URL) nor behind any remote sha being replaced. A commit that the lock
 // holder's task was claimed on top of is not a conflict: that task already
 // builds on it.
-func PrePush(ctx context.Context, s *gitstore.Store, remote, url string, lines []PushLine, id Identity, gateSet string, now time.Time) ([]Problem, error) {
+func prePush(ctx context.Context, s *gitstore.Store, remote, url string, lines []PushLine, id Identity, gateSet string, now time.Time) ([]Problem, error) {
 	var out []Problem
 	var sending []PushLine
 	staging := sync.OnceValues(func() (bool, error) { return stagingInUse(s) })

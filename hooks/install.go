@@ -31,11 +31,11 @@ import (
 // Names are the hooks git-zerg installs.
 var Names = []string{"pre-commit", "pre-push"}
 
-// LegacySuffix names the hook that was in place before install: it keeps
+// legacySuffix names the hook that was in place before install: it keeps
 // running, first, and Uninstall restores it. The pre-commit framework uses
 // ".legacy" for the same purpose; a suffix of our own keeps the two from
 // overwriting each other's saved hook when both are installed.
-const LegacySuffix = ".zerg-legacy"
+const legacySuffix = ".zerg-legacy"
 
 // marker identifies a hook script written by git-zerg.
 const marker = "# git-zerg hook, format 1"
@@ -105,7 +105,7 @@ func (c Change) String() string {
 // Dir returns the absolute hooks directory git uses for the repository
 // (work tree or git dir) at dir. A relative core.hooksPath is relative to the
 // work tree the hooks run in, so dir should be the top of that work tree;
-// InstallRepo and Warning say whether every worktree uses the same one.
+// installRepo and warning say whether every worktree uses the same one.
 func Dir(ctx context.Context, git *gitcmd.Runner) (string, error) {
 	out, err := git.Line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
 	if err != nil {
@@ -152,8 +152,8 @@ func Status(dir string) ([]Hook, error) {
 
 func status(dir, name string) (Hook, error) {
 	h := Hook{Name: name, Path: filepath.Join(dir, name), State: Absent}
-	if _, err := os.Lstat(h.Path + LegacySuffix); err == nil {
-		h.Legacy = h.Path + LegacySuffix
+	if _, err := os.Lstat(h.Path + legacySuffix); err == nil {
+		h.Legacy = h.Path + legacySuffix
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return h, err
 	}
@@ -227,7 +227,7 @@ func install(dir, name, exe string) (Change, error) {
 		if err != nil {
 			return c, err
 		}
-		c.Legacy = h.Path + LegacySuffix
+		c.Legacy = h.Path + legacySuffix
 		if err := os.Rename(h.Path, c.Legacy); err != nil {
 			os.Remove(tmp)
 			return c, err

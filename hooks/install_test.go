@@ -99,10 +99,10 @@ func TestInstallUninstallRoundTrip(t *testing.T) {
 	if got := actions(cs); got != "pre-commit:installed pre-push:installed" {
 		t.Fatalf("install: %s", got)
 	}
-	if cs[0].Legacy != filepath.Join(dir, "pre-commit"+LegacySuffix) || cs[1].Legacy != "" {
+	if cs[0].Legacy != filepath.Join(dir, "pre-commit"+legacySuffix) || cs[1].Legacy != "" {
 		t.Errorf("legacy: %q %q", cs[0].Legacy, cs[1].Legacy)
 	}
-	kept := snapshot(t, dir)["pre-commit"+LegacySuffix]
+	kept := snapshot(t, dir)["pre-commit"+legacySuffix]
 	if kept != before["pre-commit"] {
 		t.Errorf("kept hook %+v, want %+v", kept, before["pre-commit"])
 	}
@@ -186,7 +186,7 @@ func TestInstallNewBinaryUpdates(t *testing.T) {
 
 func TestInstallConflict(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"pre-commit", "pre-commit" + LegacySuffix} {
+	for _, f := range []string{"pre-commit", "pre-commit" + legacySuffix} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte("#!/bin/sh\n# "+f+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -373,22 +373,22 @@ func TestZergAbsent(t *testing.T) {
 	wt := filepath.Join(t.TempDir(), "wt")
 	git(t, top, "worktree", "add", "-q", "-b", "w", wt)
 	for _, d := range []string{top, wt} {
-		if !ZergAbsent(d) {
+		if !zergAbsent(d) {
 			t.Errorf("ZergAbsent(%s) = false in a repository without refs/zerg", d)
 		}
 	}
-	if ZergAbsent(filepath.Join(top, ".git")) || ZergAbsent(t.TempDir()) {
+	if zergAbsent(filepath.Join(top, ".git")) || zergAbsent(t.TempDir()) {
 		t.Error("ZergAbsent is sure away from a work tree top")
 	}
 	git(t, top, "update-ref", "refs/zerg/locks", "HEAD")
 	for _, d := range []string{top, wt} {
-		if ZergAbsent(d) {
+		if zergAbsent(d) {
 			t.Errorf("ZergAbsent(%s) with a loose refs/zerg ref", d)
 		}
 	}
 	git(t, top, "pack-refs", "--all")
 	os.RemoveAll(filepath.Join(top, ".git", "refs", "zerg"))
-	if ZergAbsent(top) {
+	if zergAbsent(top) {
 		t.Error("ZergAbsent with a packed refs/zerg ref")
 	}
 }
@@ -469,14 +469,14 @@ func TestGatesPassed(t *testing.T) {
 func TestParsePush(t *testing.T) {
 	in := "refs/heads/a 1111111111111111111111111111111111111111 refs/heads/a 0000000000000000000000000000000000000000\n" +
 		"(delete) 0000000000000000000000000000000000000000 refs/heads/b 2222222222222222222222222222222222222222\n"
-	ls, err := ParsePush(strings.NewReader(in))
+	ls, err := parsePush(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ls) != 2 || !ls[0].NewRef() || ls[0].Deletion() || !ls[1].Deletion() || ls[1].NewRef() {
 		t.Errorf("%+v", ls)
 	}
-	if _, err := ParsePush(strings.NewReader("refs/heads/a 111\n")); err == nil {
+	if _, err := parsePush(strings.NewReader("refs/heads/a 111\n")); err == nil {
 		t.Error("bad line accepted")
 	}
 }

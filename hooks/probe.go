@@ -11,7 +11,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 )
 
-// ZergAbsent reports, without starting git or opening the object database,
+// zergAbsent reports, without starting git or opening the object database,
 // that the repository whose work tree top is dir certainly has no ref under
 // refs/zerg/: git-zerg has never run there, so no hook check can refuse
 // anything. It answers false ("maybe") whenever it cannot be sure: dir is
@@ -21,7 +21,7 @@ import (
 // This is the whole cost of the hooks in a repository that does not use
 // git-zerg, paid on every commit: a few stat calls and a scan of
 // packed-refs.
-func ZergAbsent(dir string) bool {
+func zergAbsent(dir string) bool {
 	r, ok := gitcmd.Discover(dir)
 	if abs, err := filepath.Abs(dir); !ok || err != nil || r.Top != abs {
 		return false
@@ -43,12 +43,12 @@ func ZergAbsent(dir string) bool {
 	return err == nil && !bytes.Contains(packed, []byte(" refs/zerg/"))
 }
 
-// DropRedundantGitDir unsets GIT_DIR when it names exactly the git dir that
+// dropRedundantGitDir unsets GIT_DIR when it names exactly the git dir that
 // dir/.git leads to anyway. git exports GIT_DIR to hooks run in a linked
 // worktree; without it every git process we start finds the same git dir
 // from dir, so nothing else changes, and none of them, nor any later
 // discovery, has to reason about it.
-func DropRedundantGitDir(dir string) {
+func dropRedundantGitDir(dir string) {
 	if gitcmd.GitDirRedundant(dir) {
 		os.Unsetenv("GIT_DIR")
 	}

@@ -41,10 +41,10 @@ func writeRecord(s *gitstore.Store, what, dir string) error {
 	return os.Rename(tmp, name)
 }
 
-// Wanted reports whether git-zerg's hooks were installed here and not
+// wanted reports whether git-zerg's hooks were installed here and not
 // uninstalled since. A repository whose hooks an older git-zerg installed
 // has no record; its hooks in the shared default directory stand for one.
-func Wanted(s *gitstore.Store) bool {
+func wanted(s *gitstore.Store) bool {
 	b, err := os.ReadFile(recordPath(s))
 	switch {
 	case err == nil:
@@ -62,12 +62,12 @@ func Wanted(s *gitstore.Store) bool {
 // not wanted here, or when it cannot be told (a warning never fails a
 // command).
 func StartWarning(ctx context.Context, s *gitstore.Store) func() string {
-	if s == nil || !Wanted(s) {
+	if s == nil || !wanted(s) {
 		return func() string { return "" }
 	}
 	ch := make(chan string, 1)
 	go func() {
-		w, err := WarningIn(ctx, gitIn(s), s.CommonDir)
+		w, err := warningIn(ctx, gitIn(s), s.CommonDir)
 		if err != nil {
 			w = ""
 		}

@@ -23,7 +23,7 @@ func InstallIn(ctx context.Context, s *gitstore.Store, exe string) ([]Change, er
 	if err != nil {
 		return nil, err
 	}
-	dir, changes, err := InstallRepo(ctx, gitIn(s), exe)
+	dir, changes, err := installRepo(ctx, gitIn(s), exe)
 	// A conflict leaves one hook installed and the user asked for both:
 	// the warning about the missing one is wanted from now on.
 	if err == nil || errors.Is(err, ErrConflict) {

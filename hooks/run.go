@@ -30,7 +30,7 @@ type Run struct {
 // makes itself are checked by the command that makes them, and a repository
 // without refs/zerg has nothing that could refuse anything; both are
 // answered before anything is loaded.
-func (r Run) Skip() bool { return gitcmd.Internal() || ZergAbsent(r.Dir) }
+func (r Run) Skip() bool { return gitcmd.Internal() || zergAbsent(r.Dir) }
 
 // identity is who commits or pushes here: the worker of a worker
 // worktree's branch, else ZERG_WORKER, else the user.
@@ -56,17 +56,17 @@ func (r Run) CheckCommit(ctx context.Context) error {
 	if r.Skip() {
 		return nil
 	}
-	DropRedundantGitDir(r.Dir)
+	dropRedundantGitDir(r.Dir)
 	// The staged paths are asked from git right away, so that git works
 	// while the state is read; cancelling stops it when it was not needed.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	staged := StartStaged(ctx, r.Dir)
+	staged := startStaged(ctx, r.Dir)
 	s, err := r.Open()
 	if err != nil {
 		return err
 	}
-	ps, err := PreCommit(s, r.identity(s), r.Now, staged)
+	ps, err := preCommit(s, r.identity(s), r.Now, staged)
 	if err != nil || len(ps) == 0 {
 		return err
 	}
@@ -93,16 +93,16 @@ func (r Run) CheckPush(ctx context.Context, in io.Reader, remote, url string, ga
 	if r.Skip() {
 		return nil
 	}
-	lines, err := ParsePush(in)
+	lines, err := parsePush(in)
 	if err != nil {
 		return &InputError{err}
 	}
-	DropRedundantGitDir(r.Dir)
+	dropRedundantGitDir(r.Dir)
 	s, err := r.Open()
 	if err != nil {
 		return err
 	}
-	ps, err := PrePush(ctx, s, remote, url, lines, r.identity(s), gateSet(), r.Now)
+	ps, err := prePush(ctx, s, remote, url, lines, r.identity(s), gateSet(), r.Now)
 	if err != nil || len(ps) == 0 {
 		return err
 	}

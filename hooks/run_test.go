@@ -40,7 +40,7 @@ func TestInstallInRecordsWanted(t *testing.T) {
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	ctx := context.Background()
 	s := openStore(t, gitInit(t))
-	if Wanted(s) {
+	if wanted(s) {
 		t.Fatal("wanted before any install")
 	}
 	exe := fakeZerg(t)
@@ -48,7 +48,7 @@ func TestInstallInRecordsWanted(t *testing.T) {
 	if err != nil || actions(cs) != "pre-commit:installed pre-push:installed" {
 		t.Fatalf("InstallIn: %v, %v", actions(cs), err)
 	}
-	if !Wanted(s) {
+	if !wanted(s) {
 		t.Error("not wanted after install")
 	}
 	r, err := StatusIn(ctx, s)
@@ -72,7 +72,7 @@ func TestInstallInRecordsWanted(t *testing.T) {
 	if err != nil || actions(cs) != "pre-commit:removed pre-push:removed" {
 		t.Fatalf("UninstallIn: %v, %v", actions(cs), err)
 	}
-	if Wanted(s) {
+	if wanted(s) {
 		t.Error("wanted after uninstall")
 	}
 
@@ -81,7 +81,7 @@ func TestInstallInRecordsWanted(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(recordPath(s))
-	if !Wanted(s) {
+	if !wanted(s) {
 		t.Error("hooks of an older install: not wanted")
 	}
 }

@@ -24,12 +24,12 @@ func Script(name, exe string) []byte {
 	b.WriteString("#!/bin/sh\n")
 	b.WriteString(marker + "\n")
 	b.WriteString("# Written by `git zerg hooks install`; `git zerg hooks uninstall` removes it and\n")
-	b.WriteString("# puts back the hook that was here before (kept as " + name + LegacySuffix + ", run first).\n")
+	b.WriteString("# puts back the hook that was here before (kept as " + name + legacySuffix + ", run first).\n")
 	b.WriteString("# If git-zerg is gone (neither at the path below nor on PATH), this hook warns\n")
 	b.WriteString("# and lets the " + verb(name) + " through: a removed tool never blocks a repository.\n")
 	b.WriteString("# Commits and pushes git-zerg makes itself (GIT_ZERG_INTERNAL set) skip the check.\n")
 	b.WriteString("zerg=" + shellQuote(exe) + "\n")
-	b.WriteString("legacy=\"$0" + LegacySuffix + "\"\n")
+	b.WriteString("legacy=\"$0" + legacySuffix + "\"\n")
 	if name == "pre-push" {
 		// $(cat) drops the final newline; every line git sends ends in one.
 		b.WriteString("input=$(cat)\n")

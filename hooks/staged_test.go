@@ -420,7 +420,7 @@ func TestStagedLinkedWorktree(t *testing.T) {
 	}
 	gitDir := filepath.Join(dir, ".git", "worktrees", "wt")
 	t.Setenv("GIT_DIR", gitDir)
-	DropRedundantGitDir(wt)
+	dropRedundantGitDir(wt)
 	if got := sameStaged(t, wt, "GIT_INDEX_FILE="+filepath.Join(gitDir, "index")); strings.Join(got, " ") != "b.txt dir/sub/d.txt" {
 		t.Fatalf("worktree, as the hook runs: %q", got)
 	}
@@ -496,7 +496,7 @@ func TestStagedFallsBackToGit(t *testing.T) {
 			if !errors.Is(err, errUnsure) || !strings.Contains(err.Error(), c.why) {
 				t.Fatalf("in-process: %v, want errUnsure for %s", err, c.why)
 			}
-			got, err := StartStaged(context.Background(), dir)()
+			got, err := startStaged(context.Background(), dir)()
 			if err != nil || strings.Join(got, " ") != c.want {
 				t.Fatalf("StartStaged: %q, %v; want %q", got, err, c.want)
 			}

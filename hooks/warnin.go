@@ -7,13 +7,13 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
-// WarningIn is Warning for a caller that knows the repository's common git
+// warningIn is Warning for a caller that knows the repository's common git
 // dir already (absolute): where git runs hooks follows from core.hooksPath
 // alone, so it costs one git process instead of two. It is for commands a
 // person runs over and over, such as status. The settings git expands
 // ("~/", "%(prefix)/") and relative ones are rare; those are left to
-// Warning, so as to say exactly what git does.
-func WarningIn(ctx context.Context, git *gitcmd.Runner, commonDir string) (string, error) {
+// warning, so as to say exactly what git does.
+func warningIn(ctx context.Context, git *gitcmd.Runner, commonDir string) (string, error) {
 	v, err := git.Line(ctx, "config", "--get", "core.hooksPath")
 	if err != nil && gitcmd.ExitCode(err) != 1 { // 1: not set
 		return "", err
@@ -25,7 +25,7 @@ func WarningIn(ctx context.Context, git *gitcmd.Runner, commonDir string) (strin
 	case filepath.IsAbs(v):
 		loc.Dir = filepath.Clean(v)
 	default:
-		return Warning(ctx, git)
+		return warning(ctx, git)
 	}
 	return problemAt(loc)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
-// WarningIn says what Warning says, whatever core.hooksPath is, from the
+// warningIn says what warning says, whatever core.hooksPath is, from the
 // main checkout and from a linked worktree.
 func TestWarningInAgreesWithWarning(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -23,15 +23,15 @@ func TestWarningInAgreesWithWarning(t *testing.T) {
 		t.Helper()
 		for _, dir := range []string{top, wt} {
 			r := &gitcmd.Runner{Dir: dir}
-			want, werr := Warning(ctx, r)
-			got, gerr := WarningIn(ctx, r, common)
+			want, werr := warning(ctx, r)
+			got, gerr := warningIn(ctx, r, common)
 			if got != want || (werr == nil) != (gerr == nil) {
 				t.Errorf("%s, in %s: WarningIn = %q, %v; Warning = %q, %v", what, dir, got, gerr, want, werr)
 			}
 		}
 	}
 	same("never installed")
-	if _, _, err := InstallRepo(ctx, &gitcmd.Runner{Dir: top}, "/opt/zerg/bin/git-zerg"); err != nil {
+	if _, _, err := installRepo(ctx, &gitcmd.Runner{Dir: top}, "/opt/zerg/bin/git-zerg"); err != nil {
 		t.Fatal(err)
 	}
 	same("installed")

@@ -10,9 +10,9 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
-// ErrRelativeHooksPath: core.hooksPath is a relative path, so every worktree
+// errRelativeHooksPath: core.hooksPath is a relative path, so every worktree
 // runs the hooks found under its own top, and no install can cover them all.
-var ErrRelativeHooksPath = errors.New("core.hooksPath is relative")
+var errRelativeHooksPath = errors.New("core.hooksPath is relative")
 
 // Location is where git runs hooks from, seen from one worktree.
 type Location struct {
@@ -66,7 +66,7 @@ func (e *HooksPathError) Error() string {
 	return fmt.Sprintf("core.hooksPath is relative (%s): git looks for hooks under each worktree's own top, so hooks installed in %s would not run in worker worktrees", e.HooksPath, e.Dir)
 }
 
-func (e *HooksPathError) Unwrap() error { return ErrRelativeHooksPath }
+func (e *HooksPathError) Unwrap() error { return errRelativeHooksPath }
 
 // Hint is the command that shares this worktree's hooks directory with
 // every worktree.
@@ -74,12 +74,12 @@ func (e *HooksPathError) Hint() string {
 	return "make it absolute, then install again: git config core.hooksPath " + shellQuote(e.Dir)
 }
 
-// InstallRepo installs the hooks where git runs them for every worktree of
+// installRepo installs the hooks where git runs them for every worktree of
 // the repository the runner is at, and returns that directory.
 //
 // With core.hooksPath unset or absolute that is one directory, shared by all
 // worktrees, and Install does the work. With a relative core.hooksPath, git
-// looks under each worktree's own top, and InstallRepo refuses with a
+// looks under each worktree's own top, and installRepo refuses with a
 // *HooksPathError (ErrRelativeHooksPath) rather than pretend to cover them:
 // that directory is either the team's versioned hooks (writing ours there
 // changes tracked files, in the main checkout and in every worker commit) or
@@ -87,7 +87,7 @@ func (e *HooksPathError) Hint() string {
 // the worktrees that matter most. Rewriting the setting would change which
 // hooks the user's own worktrees run, so it is left to the user: the hint
 // names the absolute value that keeps this checkout's hooks as they are.
-func InstallRepo(ctx context.Context, git *gitcmd.Runner, exe string) (string, []Change, error) {
+func installRepo(ctx context.Context, git *gitcmd.Runner, exe string) (string, []Change, error) {
 	loc, err := Locate(ctx, git)
 	if err != nil {
 		return "", nil, err
@@ -99,13 +99,13 @@ func InstallRepo(ctx context.Context, git *gitcmd.Runner, exe string) (string, [
 	return loc.Dir, cs, err
 }
 
-// Warning returns a one-line warning when git-zerg's hooks would not run
+// warning returns a one-line warning when git-zerg's hooks would not run
 // for a commit or push made here or in a linked worktree, "" when they
 // would: core.hooksPath is relative, or it (or its absence) points git at a
 // directory without both hooks, say because it was set after the install.
 // It costs two git processes and a few file reads, for commands to run
 // first thing.
-func Warning(ctx context.Context, git *gitcmd.Runner) (string, error) {
+func warning(ctx context.Context, git *gitcmd.Runner) (string, error) {
 	loc, err := Locate(ctx, git)
 	if err != nil {
 		return "", err

@@ -62,14 +62,14 @@ func TestRelativeHooksPath(t *testing.T) {
 	linked := &gitcmd.Runner{Dir: wt}
 
 	for _, r := range []*gitcmd.Runner{main, linked} {
-		w, err := Warning(ctx, r)
+		w, err := warning(ctx, r)
 		if err != nil || !strings.Contains(w, "core.hooksPath is relative (.githooks)") || strings.Contains(w, "\n") {
 			t.Errorf("Warning in %s = %q, %v", r.Dir, w, err)
 		}
 	}
-	dir, cs, err := InstallRepo(ctx, main, bin)
+	dir, cs, err := installRepo(ctx, main, bin)
 	var he *HooksPathError
-	if !errors.As(err, &he) || !errors.Is(err, ErrRelativeHooksPath) || len(cs) != 0 {
+	if !errors.As(err, &he) || !errors.Is(err, errRelativeHooksPath) || len(cs) != 0 {
 		t.Fatalf("install under a relative core.hooksPath: %v %v", cs, err)
 	}
 	if _, err := os.Lstat(filepath.Join(top, ".githooks")); !errors.Is(err, os.ErrNotExist) {
@@ -81,11 +81,11 @@ func TestRelativeHooksPath(t *testing.T) {
 
 	// The hint's command, then install again.
 	git(t, top, "config", "core.hooksPath", he.Dir)
-	if _, _, err := InstallRepo(ctx, main, bin); err != nil {
+	if _, _, err := installRepo(ctx, main, bin); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []*gitcmd.Runner{main, linked} {
-		if w, err := Warning(ctx, r); w != "" || err != nil {
+		if w, err := warning(ctx, r); w != "" || err != nil {
 			t.Errorf("Warning in %s after install = %q, %v", r.Dir, w, err)
 		}
 	}
@@ -118,7 +118,7 @@ func TestWarningHooksPathChangedAfterInstall(t *testing.T) {
 	warnings := func(want string) {
 		t.Helper()
 		for _, r := range []*gitcmd.Runner{main, linked} {
-			w, err := Warning(ctx, r)
+			w, err := warning(ctx, r)
 			if err != nil || strings.Contains(w, "\n") || (want == "") != (w == "") || !strings.Contains(w, want) {
 				t.Errorf("Warning in %s = %q, %v; want %q", r.Dir, w, err, want)
 			}
@@ -126,7 +126,7 @@ func TestWarningHooksPathChangedAfterInstall(t *testing.T) {
 	}
 
 	warnings("git-zerg's pre-commit and pre-push hooks are not installed in ")
-	dir, _, err := InstallRepo(ctx, linked, "/opt/zerg/bin/git-zerg")
+	dir, _, err := installRepo(ctx, linked, "/opt/zerg/bin/git-zerg")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,9 +104,9 @@ func EpicSchema() []byte {
 	return append(out, '\n')
 }
 
-// ParseEpic decodes an epic file and checks the rules that need nothing
+// parseEpic decodes an epic file and checks the rules that need nothing
 // but the file. The epic is nil only when data is not a JSON object.
-func ParseEpic(data []byte) (*Epic, []Problem, []Problem) {
+func parseEpic(data []byte) (*Epic, []Problem, []Problem) {
 	m, probs := topObject(data)
 	if m == nil {
 		return nil, probs, nil
@@ -295,7 +295,7 @@ func epicCycles(e *Epic, first map[string]int) []Problem {
 // and every task that owns a frozen path. A non-empty errs means nothing
 // may be planned.
 func CheckEpic(data []byte, graph func(path string) ([]byte, error)) (plan *EpicPlan, errs, warns []Problem) {
-	e, errs, warns := ParseEpic(data)
+	e, errs, warns := parseEpic(data)
 	if e == nil {
 		return nil, errs, warns
 	}

@@ -100,13 +100,13 @@ func TestEpicSchema(t *testing.T) {
 	}
 	epic := `{"$schema": "x", "name": "e", "version": 1, "frozen": [], "features": [
 		{"name": "A", "graph": "g", "dependencies": [], "soft_dependencies": []}]}`
-	if _, errs, warns := ParseEpic([]byte(epic)); len(errs)+len(warns) > 0 {
+	if _, errs, warns := parseEpic([]byte(epic)); len(errs)+len(warns) > 0 {
 		t.Errorf("errors %v, warnings %v", errs, warns)
 	}
-	if _, errs, _ := ParseEpic([]byte(`{"name": "e", "version": 0, "features": []}`)); len(errs) != 2 {
+	if _, errs, _ := parseEpic([]byte(`{"name": "e", "version": 0, "features": []}`)); len(errs) != 2 {
 		t.Errorf("want version and features refused, got %v", errs)
 	}
-	if _, errs, _ := ParseEpic([]byte(`[1]`)); len(errs) != 1 || !strings.Contains(errs[0].Msg, "JSON object") {
+	if _, errs, _ := parseEpic([]byte(`[1]`)); len(errs) != 1 || !strings.Contains(errs[0].Msg, "JSON object") {
 		t.Errorf("not an object: %v", errs)
 	}
 }

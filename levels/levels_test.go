@@ -255,14 +255,14 @@ func TestComputeValidatesGraphsBuiltInCode(t *testing.T) {
 		"tasks[2].dependencies[1]: task depends on itself",
 		"tasks[2].verification.timeout_seconds: must be a positive number of seconds, got -3",
 	}
-	plan, errs := Compute(g)
+	plan, errs := compute(g)
 	if got := strs(errs); !slices.Equal(got, want) || plan != nil {
 		t.Errorf("got plan %v, problems\n%s\nwant\n%s", plan != nil, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if _, errs := Compute(nil); len(errs) != 1 {
+	if _, errs := compute(nil); len(errs) != 1 {
 		t.Errorf("Compute(nil) = %q", strs(errs))
 	}
-	if _, errs := Compute(&Graph{Feature: "f"}); !slices.Equal(strs(errs), []string{"tasks: must be a non-empty array of tasks"}) {
+	if _, errs := compute(&Graph{Feature: "f"}); !slices.Equal(strs(errs), []string{"tasks: must be a non-empty array of tasks"}) {
 		t.Errorf("empty graph: %q", strs(errs))
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// IsGlob reports whether p contains glob syntax (*, ?, or [...]). Paths
+// isGlob reports whether p contains glob syntax (*, ?, or [...]). Paths
 // may not contain backslashes, so there is no escaping to account for.
-func IsGlob(p string) bool {
+func isGlob(p string) bool {
 	return strings.ContainsAny(p, "*?[")
 }
 
@@ -59,7 +59,7 @@ func Match(pattern, file string) bool {
 		return true
 	}
 	dir := strings.HasSuffix(pattern, "/")
-	if !IsGlob(pattern) {
+	if !isGlob(pattern) {
 		return dir && strings.HasPrefix(file, pattern)
 	}
 	pc := strings.Split(strings.TrimSuffix(pattern, "/"), "/")
@@ -129,7 +129,7 @@ func checkPath(p string) string {
 	if strings.EqualFold(first, ".git") {
 		return fmt.Sprintf("path %q is inside .git", p)
 	}
-	if IsGlob(body) {
+	if isGlob(body) {
 		for c := range strings.SplitSeq(body, "/") {
 			if _, err := path.Match(c, ""); err != nil {
 				return fmt.Sprintf("path %q is not a valid glob: %v", p, err)

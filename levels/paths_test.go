@@ -11,7 +11,7 @@ func TestIsGlob(t *testing.T) {
 		"a*": true, "a?.go": true, "a[bc]": true, "**": true, "zerg/**/*.py": true,
 		"a.go": false, "dir/": false, "a]": false, "": false, "a-b_c.d": false,
 	} {
-		if got := IsGlob(p); got != want {
+		if got := isGlob(p); got != want {
 			t.Errorf("IsGlob(%q) = %v", p, got)
 		}
 	}

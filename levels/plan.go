@@ -33,9 +33,9 @@ type Plan struct {
 	Warnings []Problem
 }
 
-// Compute validates g and orders it into levels. Problems mean the graph
+// compute validates g and orders it into levels. Problems mean the graph
 // is invalid and the plan is nil.
-func Compute(g *Graph) (*Plan, []Problem) {
+func compute(g *Graph) (*Plan, []Problem) {
 	errs, warns := validate(g)
 	if len(errs) > 0 {
 		return nil, errs

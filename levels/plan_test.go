@@ -217,7 +217,7 @@ func TestComputeMatchesLoad(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(strs(errs))
 	}
-	p1, errs := Compute(g)
+	p1, errs := compute(g)
 	if len(errs) > 0 {
 		t.Fatal(strs(errs))
 	}
@@ -225,7 +225,7 @@ func TestComputeMatchesLoad(t *testing.T) {
 	if !reflect.DeepEqual(p1, p2) {
 		t.Errorf("Compute and Load disagree:\n%+v\n%+v", p1, p2)
 	}
-	// Compute does not change the graph it is given.
+	// compute does not change the graph it is given.
 	if g.Tasks[1].Level != 1 || len(g.Tasks[1].Dependencies) != 0 {
 		t.Errorf("graph changed: %+v", g.Tasks[1])
 	}
@@ -268,7 +268,7 @@ func TestPlanInvariants(t *testing.T) {
 		}
 		// Shuffle so dependencies also point forward in the file.
 		rng.Shuffle(len(g.Tasks), func(i, j int) { g.Tasks[i], g.Tasks[j] = g.Tasks[j], g.Tasks[i] })
-		plan, errs := Compute(g)
+		plan, errs := compute(g)
 		if len(errs) > 0 {
 			t.Fatalf("iteration %d: %q", iter, strs(errs))
 		}
@@ -372,7 +372,7 @@ func genGraph(n int) *Graph {
 func TestGeneratedGraphs(t *testing.T) {
 	for _, n := range []int{100, 1000} {
 		g := genGraph(n)
-		plan, errs := Compute(g)
+		plan, errs := compute(g)
 		if len(errs) > 0 {
 			t.Fatalf("n=%d: %q", n, strs(errs)[:min(5, len(errs))])
 		}
@@ -391,7 +391,7 @@ func TestComputeLargeGraphIsFast(t *testing.T) {
 	best := time.Hour
 	for range 3 {
 		start := time.Now()
-		if _, errs := Compute(g); len(errs) > 0 {
+		if _, errs := compute(g); len(errs) > 0 {
 			t.Fatal(strs(errs)[0])
 		}
 		best = min(best, time.Since(start))
@@ -409,7 +409,7 @@ func BenchmarkCompute(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, errs := Compute(g); len(errs) > 0 {
+				if _, errs := compute(g); len(errs) > 0 {
 					b.Fatal(strs(errs)[0])
 				}
 			}

@@ -220,7 +220,7 @@ func (p Program) Source() Source {
 		Args: func(cmd *cli.Command) (out []Candidate) {
 			switch {
 			case cmd.Name == p.Completion:
-				for _, sh := range Shells {
+				for _, sh := range shells {
 					out = append(out, Candidate{Value: sh})
 				}
 			case strings.Contains(cmd.ArgsUsage, "TASK"):

@@ -96,7 +96,7 @@ func TestProgramSource(t *testing.T) {
 		{[]string{"claim", "--mode"}, "", "fast slow"},
 		{[]string{"--feature"}, "", "f1 f2"},
 		{[]string{"switch"}, "f", "f1 f2"},
-		{[]string{"completion"}, "", strings.Join(Shells, " ")},
+		{[]string{"completion"}, "", strings.Join(shells, " ")},
 		{[]string{"hooks", "install"}, "", ""},
 	} {
 		if got := values(Complete(app, src, c.words, c.cur)); got != c.want {
@@ -117,7 +117,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestScript(t *testing.T) {
-	for _, sh := range Shells {
+	for _, sh := range shells {
 		s, ok := Script(sh, "x")
 		if !ok || strings.Contains(s, "{{") || !strings.Contains(s, "git x __complete "+sh) {
 			t.Errorf("%s: ok=%v\n%s", sh, ok, s)

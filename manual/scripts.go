@@ -7,8 +7,8 @@ import (
 	"text/template"
 )
 
-// Shells are the shells Script writes for.
-var Shells = []string{"bash", "fish", "zsh"}
+// shells are the shells Script writes for.
+var shells = []string{"bash", "fish", "zsh"}
 
 //go:embed scripts
 var scripts embed.FS
@@ -16,7 +16,7 @@ var scripts embed.FS
 // Script is the completion script of shell for the git subcommand name
 // (git-NAME, run as `git NAME`); ok is false for a shell it does not know.
 func Script(shell, name string) (script string, ok bool) {
-	if !slices.Contains(Shells, shell) {
+	if !slices.Contains(shells, shell) {
 		return "", false
 	}
 	t, err := template.ParseFS(scripts, "scripts/"+shell)

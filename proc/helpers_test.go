@@ -161,5 +161,5 @@ func gone(t *testing.T, pids ...int) {
 
 // cleanupGroup kills what a failing test may leave of a group.
 func cleanupGroup(t *testing.T, pgid int) {
-	t.Cleanup(func() { KillGroup(pgid) })
+	t.Cleanup(func() { killGroup(pgid) })
 }

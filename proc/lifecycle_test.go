@@ -107,7 +107,7 @@ func TestEscapedProcessDoesNotHoldRun(t *testing.T) {
 	}
 	b, _ := os.ReadFile(pidFile)
 	pids := pidsIn(t, "escaped "+string(b), "escaped")
-	t.Cleanup(func() { KillGroup(pids[0]) })
+	t.Cleanup(func() { killGroup(pids[0]) })
 	if res.ExitCode != 0 || !strings.Contains(res.Tail, "done") {
 		t.Fatalf("%+v", res)
 	}
@@ -136,14 +136,14 @@ func TestStopTermIgnoring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("stop to group gone: %v (grace %v)", took, DefaultGrace)
+	t.Logf("stop to group gone: %v (grace %v)", took, defaultGrace)
 	if !res.Interrupted || res.TimedOut || res.ExitCode != 137 {
 		t.Fatalf("%+v, want interrupted, killed", res)
 	}
 	// The grace was given: KILL came no earlier (how much later depends on
 	// the machine, so no upper bound).
-	if took < DefaultGrace {
-		t.Errorf("stop took %v with a grace of %v", took, DefaultGrace)
+	if took < defaultGrace {
+		t.Errorf("stop took %v with a grace of %v", took, defaultGrace)
 	}
 	gone(t, pidsIn(t, out.String(), "child")...)
 	gone(t, pidsIn(t, "shell "+shell, "shell")...)

@@ -18,10 +18,10 @@ import (
 	"time"
 )
 
-// DefaultGrace is how long a process group has between SIGTERM and SIGKILL
+// defaultGrace is how long a process group has between SIGTERM and SIGKILL
 // when Spec.Grace is zero: long enough for an agent to flush its output and
 // let go of its files, short enough that an interrupted rush exits promptly.
-const DefaultGrace = 2 * time.Second
+const defaultGrace = 2 * time.Second
 
 // reapWait bounds the wait for a group to disappear after SIGKILL. SIGKILL
 // cannot be ignored, but a process in uninterruptible sleep (a hung network
@@ -80,7 +80,7 @@ type Spec struct {
 	Stall time.Duration
 	// Progress is a fingerprint of what the command works on (its
 	// worktree): a change in it is progress. It is called every
-	// StallCheck(Stall), off the supervisor, so it must be cheap, not
+	// stallCheck(Stall), off the supervisor, so it must be cheap, not
 	// instant.
 	Progress func() string
 }
@@ -337,7 +337,7 @@ func (h *Handle) supervise(ctx context.Context, s Spec, exited <-chan error, sta
 	var o outcome
 	grace := s.Grace
 	if grace == 0 {
-		grace = DefaultGrace
+		grace = defaultGrace
 	}
 	var timeout <-chan time.Time
 	if s.Timeout > 0 {
@@ -615,8 +615,8 @@ func LastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// KillGroup kills what is left of a process group started by Run.
-func KillGroup(pgid int) {
+// killGroup kills what is left of a process group started by Run.
+func killGroup(pgid int) {
 	signalGroup(pgid, syscall.SIGKILL)
 }
 
@@ -629,7 +629,7 @@ func EndGroup(pgid int, grace time.Duration) bool {
 		return true
 	}
 	if grace == 0 {
-		grace = DefaultGrace
+		grace = defaultGrace
 	}
 	if grace > 0 {
 		signalGroup(pgid, syscall.SIGTERM)

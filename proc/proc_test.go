@@ -36,7 +36,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	if !res.TimedOut || res.ExitCode == 0 || res.Interrupted {
 		t.Fatalf("timedOut %v exit %d interrupted %v, want a timeout", res.TimedOut, res.ExitCode, res.Interrupted)
 	}
-	if res.Duration > 200*time.Millisecond+DefaultGrace {
+	if res.Duration > 200*time.Millisecond+defaultGrace {
 		t.Errorf("took %v to end a group that does not ignore SIGTERM", res.Duration)
 	}
 	pids := append(pidsIn(t, res.Tail, "grandchild"), pidsIn(t, res.Tail, "child")...)

@@ -27,13 +27,13 @@ func Scrub(s string, env []string) string {
 
 type secret struct{ name, value string }
 
-// SecretName tells whether an environment variable's name marks a secret:
+// secretName tells whether an environment variable's name marks a secret:
 // it holds TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, PRIVATE
 // or COOKIE, or a part of it between underscores ends in KEY or AUTH or is
 // PASS, PW or PWD (but PWD and OLDPWD are directories), case aside.
 // GIT_AUTHOR_NAME is not a secret; SSH_AUTH_SOCK is taken as one, which
 // costs nothing but a path in a message.
-func SecretName(name string) bool {
+func secretName(name string) bool {
 	up := strings.ToUpper(name)
 	if up == "PWD" || up == "OLDPWD" {
 		return false
@@ -60,7 +60,7 @@ func secrets(env []string) []secret {
 	var out []secret
 	for _, kv := range env {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || len(value) < minSecret || seen[value] || !SecretName(name) {
+		if !ok || len(value) < minSecret || seen[value] || !secretName(name) {
 			continue
 		}
 		seen[value] = true

@@ -15,7 +15,7 @@ func TestSecretName(t *testing.T) {
 		"GIT_AUTHOR_NAME": false, "GIT_AUTHOR_EMAIL": false, "PWD": false, "OLDPWD": false, "HOME": false,
 		"PATH": false, "KEYBOARD_LAYOUT": false, "PASSAGE": false, "ZERG_PROMPT_FILE": false,
 	} {
-		if got := SecretName(name); got != want {
+		if got := secretName(name); got != want {
 			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
 		}
 	}

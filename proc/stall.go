@@ -5,16 +5,16 @@ import (
 	"time"
 )
 
-// MaxStallCheck bounds how often the watchdog looks for progress: a tenth
+// maxStallCheck bounds how often the watchdog looks for progress: a tenth
 // of the stall limit (so a stall is seen within 10% of it), at most every
 // 30 seconds. Output is counted as it comes and costs nothing to look at;
 // Spec.Progress (a stat walk of a worktree) is what the interval keeps
 // cheap, and a stall of minutes needs no finer look.
-const MaxStallCheck = 30 * time.Second
+const maxStallCheck = 30 * time.Second
 
-// StallCheck is how often progress is looked for under a stall limit.
-func StallCheck(stall time.Duration) time.Duration {
-	return max(min(stall/10, MaxStallCheck), time.Millisecond)
+// stallCheck is how often progress is looked for under a stall limit.
+func stallCheck(stall time.Duration) time.Duration {
+	return max(min(stall/10, maxStallCheck), time.Millisecond)
 }
 
 // stallWatch decides, from what it is shown at each look, whether a
@@ -50,7 +50,7 @@ func watch(s Spec, written *atomic.Int64, stalled chan<- struct{}, done <-chan s
 		progress = func() string { return "" }
 	}
 	w := newStallWatch(s.Stall, time.Now(), written.Load(), progress())
-	tick := time.NewTicker(StallCheck(s.Stall))
+	tick := time.NewTicker(stallCheck(s.Stall))
 	defer tick.Stop()
 	for {
 		select {

@@ -32,7 +32,7 @@ func TestStallCheck(t *testing.T) {
 	for stall, want := range map[time.Duration]time.Duration{
 		10 * time.Minute: 30 * time.Second, time.Minute: 6 * time.Second, time.Second: 100 * time.Millisecond,
 	} {
-		if got := StallCheck(stall); got != want {
+		if got := stallCheck(stall); got != want {
 			t.Errorf("StallCheck(%s) = %s, want %s", stall, got, want)
 		}
 	}

@@ -25,11 +25,11 @@ func AcceptReviewText(w io.Writer, rv *engine.Review) {
 		before := ""
 		if rt.Accepted != nil {
 			fmt.Fprintf(w, "%s: changed since accepted here\n", id)
-			before = SpecText(rt.Accepted)
+			before = specText(rt.Accepted)
 		} else {
 			fmt.Fprintf(w, "%s: new here\n", id)
 		}
-		io.WriteString(w, view.LineDiff(before, SpecText(rt.Task.Spec)))
+		io.WriteString(w, view.LineDiff(before, specText(rt.Task.Spec)))
 		if rt.ApprovedElsewhere {
 			fmt.Fprintf(w, "%s: approved by %s in the shared state, not here: it needs git zerg approve %s on this machine too\n",
 				id, printable.String(rt.Task.Approved), id)
@@ -60,9 +60,9 @@ func acceptCounts(rv *engine.Review) string {
 	return fmt.Sprintf("%s (%d changed, %d new)", Plural(len(rv.Changed), "task"), changed, len(rv.Changed)-changed)
 }
 
-// SpecText is a task's spec as a reviewer reads it: indented JSON with
+// specText is a task's spec as a reviewer reads it: indented JSON with
 // sorted keys, a key a line, so that a diff names what changed.
-func SpecText(sp *levels.Task) string {
+func specText(sp *levels.Task) string {
 	b, err := sp.MarshalJSON()
 	if err != nil {
 		return fmt.Sprintf("(%s: %v)\n", sp.ID, err)

@@ -19,7 +19,7 @@ type Cleanup struct {
 
 // CleanupOf is the document of what cleanup removed.
 func CleanupOf(feature string, c *engine.Cleaned) Cleanup {
-	return Cleanup{feature, NonNil(c.Worktrees), NonNil(c.Branches), c.Staging, NonNil(c.Dirs)}
+	return Cleanup{feature, nonNil(c.Worktrees), nonNil(c.Branches), c.Staging, nonNil(c.Dirs)}
 }
 
 // CleanupText says in one line what cleanup removed.

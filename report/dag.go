@@ -65,7 +65,7 @@ func WriteDag(w io.Writer, sn *view.Snapshot, format string) error {
 	}
 	switch format {
 	case "json":
-		out := Dag{Feature: sn.Feature, Levels: LevelsOf(sn), Nodes: []DagNode{}, Edges: edges(tasks)}
+		out := Dag{Feature: sn.Feature, Levels: levelsOf(sn), Nodes: []DagNode{}, Edges: edges(tasks)}
 		for _, t := range tasks {
 			out.Nodes = append(out.Nodes, DagNode{t.ID(), t.Spec.Title, t.Level, t.Status})
 		}
@@ -76,7 +76,7 @@ func WriteDag(w io.Writer, sn *view.Snapshot, format string) error {
 			fmt.Fprintf(w, "  subgraph L%d[\"level %d\"]\n", i+1, i+1)
 			for _, id := range ids {
 				t := byID[id]
-				fmt.Fprintf(w, "    %s[\"%s: %s (%s)\"]\n", MermaidID(id), mermaidText(id), mermaidText(t.Spec.Title), mermaidText(string(t.Status)))
+				fmt.Fprintf(w, "    %s[\"%s: %s (%s)\"]\n", mermaidID(id), mermaidText(id), mermaidText(t.Spec.Title), mermaidText(string(t.Status)))
 			}
 			fmt.Fprintln(w, "  end")
 		}
@@ -85,7 +85,7 @@ func WriteDag(w io.Writer, sn *view.Snapshot, format string) error {
 			if ed.Kind != "hard" {
 				arrow = "-.->"
 			}
-			fmt.Fprintf(w, "  %s %s %s\n", MermaidID(ed.To), arrow, MermaidID(ed.From))
+			fmt.Fprintf(w, "  %s %s %s\n", mermaidID(ed.To), arrow, mermaidID(ed.From))
 		}
 	case "dot":
 		fmt.Fprintf(w, "digraph %q {\n  rankdir=LR;\n", sn.Feature)
@@ -121,9 +121,9 @@ func WriteDag(w io.Writer, sn *view.Snapshot, format string) error {
 	return nil
 }
 
-// MermaidID makes an id safe as a mermaid node name ('.' and '-' are not),
+// mermaidID makes an id safe as a mermaid node name ('.' and '-' are not),
 // keeping distinct ids distinct: T-2, T.2 and T_2 are three nodes.
-func MermaidID(id string) string {
+func mermaidID(id string) string {
 	return "t_" + strings.NewReplacer("_", "__", ".", "_d", "-", "_h").Replace(id)
 }
 

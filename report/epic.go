@@ -76,11 +76,11 @@ type EpicStatus struct {
 
 // EpicStatusOf is the document of an epic's status.
 func EpicStatusOf(st *engine.EpicStatus) EpicStatus {
-	out := EpicStatus{Epic: st.Epic.Name, Version: st.Epic.Version, Complete: st.Complete, Frozen: NonNil(st.Epic.Frozen),
+	out := EpicStatus{Epic: st.Epic.Name, Version: st.Epic.Version, Complete: st.Complete, Frozen: nonNil(st.Epic.Frozen),
 		Levels: st.Levels, Features: []EpicFeature{}}
 	for _, f := range st.Features {
-		fj := EpicFeature{Name: f.Name, Graph: f.Graph, Level: f.Level, State: f.State, Dependencies: NonNil(f.Dependencies),
-			SoftDependencies: NonNil(f.SoftDependencies), Progress: Progress{Done: f.Done, Total: f.Total}, Counts: f.Counts,
+		fj := EpicFeature{Name: f.Name, Graph: f.Graph, Level: f.Level, State: f.State, Dependencies: nonNil(f.Dependencies),
+			SoftDependencies: nonNil(f.SoftDependencies), Progress: Progress{Done: f.Done, Total: f.Total}, Counts: f.Counts,
 			NeedsReview: f.Review != nil, Staging: f.Staging}
 		if f.Total > 0 {
 			fj.Progress.Percent = f.Done * 100 / f.Total
@@ -117,13 +117,13 @@ func WriteEpicStatuses(w io.Writer, sts []*engine.EpicStatus, asJSON, one bool) 
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		EpicStatusText(w, st)
+		epicStatusText(w, st)
 	}
 	return nil
 }
 
-// EpicStatusText is the text of `epic status` for one epic.
-func EpicStatusText(w io.Writer, st EpicStatus) {
+// epicStatusText is the text of `epic status` for one epic.
+func epicStatusText(w io.Writer, st EpicStatus) {
 	fmt.Fprintf(w, "epic %s v%d: %d/%d features done (%d%%)\n", st.Epic, st.Version, st.Progress.Done, st.Progress.Total, st.Progress.Percent)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range st.Features {
@@ -180,16 +180,16 @@ func WriteEpicDag(w io.Writer, st *engine.EpicStatus, format string) error {
 			fmt.Fprintf(w, "  subgraph E%d[\"level %d\"]\n", i+1, i+1)
 			for _, n := range names {
 				f := st.Feature(n)
-				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", MermaidID(n), n, f.State, f.Done, f.Total)
+				fmt.Fprintf(w, "    %s[\"%s (%s, %d/%d)\"]\n", mermaidID(n), n, f.State, f.Done, f.Total)
 			}
 			fmt.Fprintln(w, "  end")
 		}
 		for _, f := range st.Features {
 			for _, d := range f.Dependencies {
-				fmt.Fprintf(w, "  %s --> %s\n", MermaidID(d), MermaidID(f.Name))
+				fmt.Fprintf(w, "  %s --> %s\n", mermaidID(d), mermaidID(f.Name))
 			}
 			for _, d := range f.SoftDependencies {
-				fmt.Fprintf(w, "  %s -.-> %s\n", MermaidID(d), MermaidID(f.Name))
+				fmt.Fprintf(w, "  %s -.-> %s\n", mermaidID(d), mermaidID(f.Name))
 			}
 		}
 	case "dot":

@@ -51,7 +51,7 @@ type Ship struct {
 
 // ShipOf is the document of a ship.
 func ShipOf(res *engine.ShipResult) Ship {
-	return Ship{res.Feature, nonNilOf(res.Shipped), nonNilOf(res.Landed), nonNilOf(res.Waiting), NonNil(res.Refused)}
+	return Ship{res.Feature, nonNilOf(res.Shipped), nonNilOf(res.Landed), nonNilOf(res.Waiting), nonNil(res.Refused)}
 }
 
 // ShipText says what ship did, a line a task; the refusals go to refusals.

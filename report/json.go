@@ -77,16 +77,16 @@ type Usage struct {
 	SessionID    string  `json:"session_id,omitempty"`
 }
 
-// UsageOf is u as documents show it, nil when nothing was reported.
-func UsageOf(u *state.Usage) *Usage {
+// usageOf is u as documents show it, nil when nothing was reported.
+func usageOf(u *state.Usage) *Usage {
 	if u == nil || *u == (state.Usage{}) {
 		return nil
 	}
 	return &Usage{u.CostUSD, u.InputTokens, u.OutputTokens, u.Turns, u.SessionID}
 }
 
-// NonNil is s, or an empty list: documents print [] rather than null.
-func NonNil(s []string) []string {
+// nonNil is s, or an empty list: documents print [] rather than null.
+func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
@@ -106,10 +106,10 @@ func TaskOf(t *state.Task, history bool) Task {
 		Attempts:            t.Attempts,
 		Commit:              t.Commit,
 		Base:                t.Base,
-		Dependencies:        NonNil(sp.Dependencies),
-		SoftDependencies:    NonNil(sp.SoftDependencies),
-		ImpliedDependencies: NonNil(t.Implied),
-		Files:               Files{NonNil(sp.Files.Create), NonNil(sp.Files.Modify), NonNil(sp.Files.Read)},
+		Dependencies:        nonNil(sp.Dependencies),
+		SoftDependencies:    nonNil(sp.SoftDependencies),
+		ImpliedDependencies: nonNil(t.Implied),
+		Files:               Files{nonNil(sp.Files.Create), nonNil(sp.Files.Modify), nonNil(sp.Files.Read)},
 		Risk:                sp.Risk,
 		Approved:            t.Approved,
 		Issue:               sp.Issue,
@@ -128,11 +128,11 @@ func TaskOf(t *state.Task, history bool) Task {
 			break
 		}
 	}
-	out.Usage = UsageOf(&spent)
+	out.Usage = usageOf(&spent)
 	if history {
 		out.History = []Event{}
 		for _, ev := range t.History {
-			out.History = append(out.History, Event{ev.Clock, ev.At.UTC(), ev.Op, string(ev.From), string(ev.To), ev.Worker, ev.Commit, ev.Reason, ev.PR, UsageOf(ev.Usage)})
+			out.History = append(out.History, Event{ev.Clock, ev.At.UTC(), ev.Op, string(ev.From), string(ev.To), ev.Worker, ev.Commit, ev.Reason, ev.PR, usageOf(ev.Usage)})
 		}
 	}
 	return out
@@ -149,8 +149,8 @@ type Lock struct {
 	Expires time.Time `json:"expires"`
 }
 
-// LockOf is l as documents show it.
-func LockOf(l state.Lock) Lock {
+// lockOf is l as documents show it.
+func lockOf(l state.Lock) Lock {
 	return Lock{l.Path, l.Owner, l.Reason, l.Feature, l.Task, l.Created.UTC(), l.Expires.UTC()}
 }
 
@@ -158,7 +158,7 @@ func LockOf(l state.Lock) Lock {
 func LocksOf(ls []state.Lock) []Lock {
 	out := []Lock{}
 	for _, l := range ls {
-		out = append(out, LockOf(l))
+		out = append(out, lockOf(l))
 	}
 	return out
 }

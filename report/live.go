@@ -80,7 +80,7 @@ func (p *Live) update(level int, tasks []*state.Task) {
 			if n := len(t.History); n > 0 {
 				since = t.History[n-1].At
 			}
-			running = append(running, fmt.Sprintf("%s %s", t.ID(), RoundDur(now.Sub(since))))
+			running = append(running, fmt.Sprintf("%s %s", t.ID(), roundDur(now.Sub(since))))
 		}
 	}
 	const width = 20

@@ -29,8 +29,8 @@ type Status struct {
 	Spent *Usage `json:"spent,omitempty"`
 }
 
-// ProgressOf is done of total, in percent too.
-func ProgressOf(done, total int) Progress {
+// progressOf is done of total, in percent too.
+func progressOf(done, total int) Progress {
 	p := Progress{Done: done, Total: total}
 	if total > 0 {
 		p.Percent = done * 100 / total
@@ -38,8 +38,8 @@ func ProgressOf(done, total int) Progress {
 	return p
 }
 
-// LevelsOf is the plan's levels with the states of their tasks.
-func LevelsOf(sn *view.Snapshot) []Level {
+// levelsOf is the plan's levels with the states of their tasks.
+func levelsOf(sn *view.Snapshot) []Level {
 	out := []Level{}
 	for i, ids := range sn.Levels {
 		lv := Level{Level: i + 1, Tasks: ids, Counts: map[string]int{}, Done: true}
@@ -92,17 +92,17 @@ func writeStatusJSON(w io.Writer, sn *view.Snapshot) (misses int, err error) {
 	fields := []field{
 		{name: "feature", value: sn.Feature},
 		{name: "complete", value: done == total},
-		{name: "progress", value: ProgressOf(done, total)},
+		{name: "progress", value: progressOf(done, total)},
 		{name: "counts", value: counts},
 		{name: "tasks", tasks: func(emit func([]byte) error) (err error) {
 			misses, cached, err = statusTasks(sn, emit, false)
 			return err
 		}},
-		{name: "levels", value: LevelsOf(sn)},
+		{name: "levels", value: levelsOf(sn)},
 		{name: "workers", value: workers},
 		{name: "locks", value: LocksOf(locks)},
 	}
-	if u := UsageOf(&spent); u != nil {
+	if u := usageOf(&spent); u != nil {
 		fields = append(fields, field{name: "spent", value: u})
 	}
 	if err := writeDoc(w, fields); err != nil {

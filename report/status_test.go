@@ -86,15 +86,15 @@ func want(t *testing.T, s *gitstore.Store) []byte {
 	}
 	counts := engine.CountStatuses(tasks)
 	done := counts[string(state.Done)]
-	doc := Status{Feature: sn.Feature, Complete: done == len(tasks), Progress: ProgressOf(done, len(tasks)), Counts: counts,
-		Tasks: []Task{}, Levels: LevelsOf(sn), Workers: []Worker{}, Locks: []Lock{}}
+	doc := Status{Feature: sn.Feature, Complete: done == len(tasks), Progress: progressOf(done, len(tasks)), Counts: counts,
+		Tasks: []Task{}, Levels: levelsOf(sn), Workers: []Worker{}, Locks: []Lock{}}
 	var spent state.Usage
 	for _, tk := range tasks {
 		doc.Tasks = append(doc.Tasks, TaskOf(tk, false))
 		u := tk.Spent()
 		spent.Add(&u)
 	}
-	doc.Spent = UsageOf(&spent)
+	doc.Spent = usageOf(&spent)
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, doc); err != nil {
 		t.Fatal(err)

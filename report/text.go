@@ -46,7 +46,7 @@ func WriteStatusText(w io.Writer, sn *view.Snapshot, o TextOptions) error {
 	if o.Before != nil {
 		o.Before()
 	}
-	p := ProgressOf(counts[string(state.Done)], total)
+	p := progressOf(counts[string(state.Done)], total)
 	fmt.Fprintf(w, "feature %s: %d/%d done (%d%%)  %s\n", sn.Feature, p.Done, p.Total, p.Percent, engine.CountsLine(counts))
 	if o.AfterHead != nil {
 		o.AfterHead()
@@ -56,7 +56,7 @@ func WriteStatusText(w io.Writer, sn *view.Snapshot, o TextOptions) error {
 		if spent, err := sn.Spent(); err != nil {
 			return err
 		} else if spent != (state.Usage{}) {
-			fmt.Fprintf(w, "spent: %s\n", UsageLine(&spent))
+			fmt.Fprintf(w, "spent: %s\n", usageLine(&spent))
 		}
 		if err := statusTasksText(w, sn); err != nil {
 			return err
@@ -80,9 +80,9 @@ func WriteStatusText(w io.Writer, sn *view.Snapshot, o TextOptions) error {
 			case sn.HolderDied(l):
 				lease = fmt.Sprintf("its rush (pid %d) died: git zerg rush --resume takes it back", l.PID)
 			case now.Before(l.Expires):
-				lease = "lease " + RoundDur(l.Expires.Sub(now)) + " left"
+				lease = "lease " + roundDur(l.Expires.Sub(now)) + " left"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", printable.String(l.Name), printable.String(l.Task), RoundDur(now.Sub(l.Since)), lease)
+			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", printable.String(l.Name), printable.String(l.Task), roundDur(now.Sub(l.Since)), lease)
 		}
 		tw.Flush()
 	}
@@ -105,7 +105,7 @@ func LocksText(w io.Writer, locks []state.Lock, now time.Time) {
 		if l.Task != "" {
 			what = l.Feature + "/" + l.Task
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), RoundDur(l.Expires.Sub(now)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), roundDur(l.Expires.Sub(now)))
 	}
 	tw.Flush()
 }
@@ -113,7 +113,7 @@ func LocksText(w io.Writer, locks []state.Lock, now time.Time) {
 // statusTasksText lists every task, level by level.
 func statusTasksText(w io.Writer, sn *view.Snapshot) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, lv := range LevelsOf(sn) {
+	for _, lv := range levelsOf(sn) {
 		mark := "open"
 		if lv.Done {
 			mark = "done"
@@ -150,7 +150,7 @@ func taskLine(tw io.Writer, sn *view.Snapshot, t *state.Task) {
 		extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
 	}
 	if u := t.Spent(); u != (state.Usage{}) {
-		extra += " · " + UsageLine(&u)
+		extra += " · " + usageLine(&u)
 	}
 	for _, n := range []struct {
 		what string
@@ -183,7 +183,7 @@ func statusSummary(w io.Writer, sn *view.Snapshot, p *gates.Policy) error {
 		fmt.Fprintf(tw, "%s more\t\t\n", Plural(su.MoreOpen, "open level"))
 	}
 	if len(su.DoneLevels) > 0 {
-		fmt.Fprintf(tw, "%s done\t\t\n", LevelRange(su.DoneLevels))
+		fmt.Fprintf(tw, "%s done\t\t\n", levelRange(su.DoneLevels))
 	}
 	tw.Flush()
 	// Tasks under way are listed whole: there are as many as workers.

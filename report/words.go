@@ -8,8 +8,8 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// LevelRange names levels compactly: "levels 1-4, 6", "level 2".
-func LevelRange(lv []int) string {
+// levelRange names levels compactly: "levels 1-4, 6", "level 2".
+func levelRange(lv []int) string {
 	var parts []string
 	for i := 0; i < len(lv); {
 		j := i
@@ -29,9 +29,9 @@ func LevelRange(lv []int) string {
 	return "levels " + strings.Join(parts, ", ")
 }
 
-// RoundDur is a duration for people: to the second under a minute, else
+// roundDur is a duration for people: to the second under a minute, else
 // to the minute.
-func RoundDur(d time.Duration) string {
+func roundDur(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
@@ -49,8 +49,8 @@ func ShortHash(h string) string {
 	return h
 }
 
-// UsageLine is "$1.23, 45,600 tokens, 12 turns" for people.
-func UsageLine(u *state.Usage) string {
+// usageLine is "$1.23, 45,600 tokens, 12 turns" for people.
+func usageLine(u *state.Usage) string {
 	var parts []string
 	if u.CostUSD > 0 {
 		parts = append(parts, state.USD(u.CostUSD))

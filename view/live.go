@@ -66,7 +66,7 @@ func (y *Syncer) Every(ctx context.Context, report func(error)) {
 		report(err)
 		return
 	}
-	SyncEvery(ctx, y.Interval, func() error {
+	syncEvery(ctx, y.Interval, func() error {
 		_, err := g.Sync(y.Remote, 5)
 		return err
 	}, report)
@@ -78,19 +78,19 @@ func (y *Syncer) Every(ctx context.Context, report func(error)) {
 // no screen to show them on.
 func Live(ctx context.Context, src *Source, feature string, stdin io.Reader, stdout io.Writer, isTTY bool, y *Syncer, warn func(error)) error {
 	out, _ := stdout.(*os.File)
-	in := Keyboard(stdin)
+	in := keyboard(stdin)
 	if !isTTY || out == nil || in == nil {
 		go y.Every(ctx, func(err error) {
 			if err != nil {
 				warn(err)
 			}
 		})
-		return RunPlain(ctx, src, feature, stdout)
+		return runPlain(ctx, src, feature, stdout)
 	}
 	if in != os.Stdin {
 		defer in.Close()
 	}
-	w := NewWatch(src, feature)
+	w := newWatch(src, feature)
 	// The view reads its sync outcome when it draws; the store it reads
 	// with is not the one sync writes with.
 	syncs := make(chan error, 1)
@@ -121,7 +121,7 @@ func CheckAddr(addr string, public bool) (loopback bool, err error) {
 	if err != nil {
 		return false, &engine.Error{Kind: engine.Usage, What: fmt.Sprintf("bad --addr %q (%v)", addr, err)}
 	}
-	loopback = host != "" && LoopbackHost(host)
+	loopback = host != "" && loopbackHost(host)
 	if !loopback && !public {
 		return false, &engine.Error{Kind: engine.Usage, What: "serve: " + addr + " is not a loopback address",
 			Why:  "every machine that reaches it could read the state and the workers' output",

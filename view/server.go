@@ -127,7 +127,7 @@ func (sv *Server) Handler() http.Handler {
 // token, and sets the headers that keep the page to its own files.
 func (sv *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !sv.Public && !LoopbackHost(r.Host) {
+		if !sv.Public && !loopbackHost(r.Host) {
 			http.Error(w, "this server answers only to a loopback host name", http.StatusForbidden)
 			return
 		}
@@ -150,9 +150,9 @@ func (sv *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
-// LoopbackHost reports whether a host (or host:port) names this machine
+// loopbackHost reports whether a host (or host:port) names this machine
 // only: localhost or a loopback address.
-func LoopbackHost(hostport string) bool {
+func loopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -394,7 +394,7 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 			if errors.Is(err, gitstore.ErrNotFound) {
 				text = fmt.Sprintf("feature %q is not planned", h.feature)
 			}
-			refused := IsRefusal(err)
+			refused := isRefusal(err)
 			if refused {
 				text = refusalText(err)
 			}
@@ -463,9 +463,9 @@ func httpError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.As(err, &br):
 		http.Error(w, br.msg, http.StatusBadRequest)
-	case errors.Is(err, gitstore.ErrNotFound), errors.Is(err, ErrNoOutput):
+	case errors.Is(err, gitstore.ErrNotFound), errors.Is(err, errNoOutput):
 		http.Error(w, err.Error(), http.StatusNotFound)
-	case IsRefusal(err):
+	case isRefusal(err):
 		http.Error(w, refusalText(err), http.StatusConflict)
 	default:
 		http.Error(w, err.Error(), http.StatusInternalServerError)

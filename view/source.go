@@ -64,7 +64,7 @@ func (src *Source) view(feature string) (*gitstore.Tx, error) {
 		return nil, src.refusedErr
 	}
 	if err := engine.CheckStateAt(src.ctx, src.s, feature, tip); err != nil {
-		if IsRefusal(err) {
+		if isRefusal(err) {
 			src.refused, src.refusedErr = tip, err
 		}
 		return nil, err
@@ -72,9 +72,9 @@ func (src *Source) view(feature string) (*gitstore.Tx, error) {
 	return tx, nil
 }
 
-// IsRefusal says whether err refuses the state as it stands, rather than
+// isRefusal says whether err refuses the state as it stands, rather than
 // failing to read it.
-func IsRefusal(err error) bool {
+func isRefusal(err error) bool {
 	var ee *engine.Error
 	return errors.As(err, &ee) && ee.Kind == engine.Refused
 }
@@ -125,7 +125,7 @@ func (src *Source) Task(feature, id string) (*state.Task, error) {
 
 // LogFile is the path of an attempt's log on this machine.
 func (src *Source) LogFile(feature, id string, attempt int) (string, bool) {
-	return LogFile(src.s, feature, id, attempt)
+	return logFile(src.s, feature, id, attempt)
 }
 
 // Attempts lists the attempt logs this machine has of a task.
@@ -133,7 +133,7 @@ func (src *Source) Attempts(feature, id string) []int { return Attempts(src.s, f
 
 // Output reads the end of an attempt's log (no git involved, no turn).
 func (src *Source) Output(feature, id string, attempt int, max int64) (*Output, error) {
-	return ReadOutput(src.s, feature, id, attempt, max)
+	return readOutput(src.s, feature, id, attempt, max)
 }
 
 // Poll calls fn with the feature's snapshot now and again each time its ref
@@ -164,10 +164,10 @@ func (src *Source) Poll(ctx context.Context, feature string, interval time.Durat
 	}
 }
 
-// SyncEvery runs sync at each interval until ctx ends, reporting each
+// syncEvery runs sync at each interval until ctx ends, reporting each
 // round's error (nil for a good one): a view of a rush on another host
 // shows what the last fetch brought.
-func SyncEvery(ctx context.Context, interval time.Duration, sync func() error, report func(error)) {
+func syncEvery(ctx context.Context, interval time.Duration, sync func() error, report func(error)) {
 	if interval <= 0 {
 		return
 	}

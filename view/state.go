@@ -198,7 +198,7 @@ func (sn *Snapshot) Host() gitstore.HostIdentity {
 // HasLog reports whether a worker's output for the task's last attempt is
 // on this machine.
 func (sn *Snapshot) HasLog(t *state.Task) bool {
-	path, ok := LogFile(sn.s, sn.Feature, t.ID(), t.Attempts)
+	path, ok := logFile(sn.s, sn.Feature, t.ID(), t.Attempts)
 	if !ok {
 		return false
 	}

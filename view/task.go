@@ -42,9 +42,9 @@ type Detail struct {
 // feature's whole log on each visit.
 const walkLimit = 5000
 
-// LoadDetail reads a task, the commits that changed it and the attempt
+// loadDetail reads a task, the commits that changed it and the attempt
 // logs this machine has of it.
-func LoadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
+func loadDetail(s *gitstore.Store, feature, id string) (*Detail, error) {
 	tx, err := s.View(feature)
 	if err != nil {
 		return nil, err
@@ -194,8 +194,8 @@ func Attempts(s *gitstore.Store, feature, id string) []int {
 	return out
 }
 
-// LogFile is the path of an attempt's log on this machine.
-func LogFile(s *gitstore.Store, feature, id string, attempt int) (string, bool) {
+// logFile is the path of an attempt's log on this machine.
+func logFile(s *gitstore.Store, feature, id string, attempt int) (string, bool) {
 	if _, ok := runDir(s, feature, id); !ok || attempt <= 0 {
 		return "", false
 	}
@@ -211,25 +211,25 @@ type Output struct {
 	Size      int64  `json:"size"`
 }
 
-// ErrNoOutput: this machine has no log of that attempt.
-var ErrNoOutput = errors.New("no output on this machine")
+// errNoOutput: this machine has no log of that attempt.
+var errNoOutput = errors.New("no output on this machine")
 
-// ReadOutput reads the end of an attempt's log.
-func ReadOutput(s *gitstore.Store, feature, id string, attempt int, max int64) (*Output, error) {
+// readOutput reads the end of an attempt's log.
+func readOutput(s *gitstore.Store, feature, id string, attempt int, max int64) (*Output, error) {
 	if attempt <= 0 {
 		as := Attempts(s, feature, id)
 		if len(as) == 0 {
-			return nil, ErrNoOutput
+			return nil, errNoOutput
 		}
 		attempt = as[len(as)-1]
 	}
-	path, ok := LogFile(s, feature, id, attempt)
+	path, ok := logFile(s, feature, id, attempt)
 	if !ok {
-		return nil, ErrNoOutput
+		return nil, errNoOutput
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrNoOutput
+		return nil, errNoOutput
 	}
 	if err != nil {
 		return nil, err

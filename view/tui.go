@@ -36,10 +36,10 @@ const (
 	KeyCtrlC    Key = "ctrl-c"
 )
 
-// ParseKeys splits terminal input into keys. Sequences it does not know
+// parseKeys splits terminal input into keys. Sequences it does not know
 // are dropped whole, so a stray function key does nothing rather than
 // something.
-func ParseKeys(b []byte) []Key {
+func parseKeys(b []byte) []Key {
 	var out []Key
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -143,8 +143,8 @@ type pager struct {
 	missing  string
 }
 
-// NewWatch starts on feature.
-func NewWatch(src *Source, feature string) *Watch {
+// newWatch starts on feature.
+func newWatch(src *Source, feature string) *Watch {
 	return &Watch{src: src, feature: feature}
 }
 
@@ -162,7 +162,7 @@ func (w *Watch) SetSync(err error, at time.Time) {
 func (w *Watch) SetSnapshot(sn *Snapshot, err error) {
 	if err != nil {
 		w.err = err
-		if IsRefusal(err) {
+		if isRefusal(err) {
 			// State that fails the check is not shown, nor is what was
 			// shown before it.
 			w.snap, w.rows, w.detail, w.tail, w.logMode = nil, nil, nil, nil, false
@@ -814,7 +814,7 @@ func (w *Watch) Run(ctx context.Context, in, out *os.File, syncs <-chan error) e
 			if !ok {
 				return nil
 			}
-			for _, k := range ParseKeys(b) {
+			for _, k := range parseKeys(b) {
 				if w.Key(k) {
 					return nil
 				}
@@ -839,9 +839,9 @@ func (w *Watch) Run(ctx context.Context, in, out *os.File, syncs <-chan error) e
 	}
 }
 
-// RunPlain prints the snapshot, and again each time the feature's ref
+// runPlain prints the snapshot, and again each time the feature's ref
 // moves, until ctx ends: watch's output when it is not a terminal.
-func RunPlain(ctx context.Context, src *Source, feature string, out io.Writer) error {
+func runPlain(ctx context.Context, src *Source, feature string, out io.Writer) error {
 	first := true
 	var failed error
 	src.Poll(ctx, feature, PollInterval, func(sn *Snapshot, err error) {
@@ -862,9 +862,9 @@ func RunPlain(ctx context.Context, src *Source, feature string, out io.Writer) e
 	return nil
 }
 
-// Keyboard is the terminal a watch reads keys from: stdin, else the
+// keyboard is the terminal a watch reads keys from: stdin, else the
 // controlling terminal when stdin is redirected; nil without one.
-func Keyboard(stdin io.Reader) *os.File {
+func keyboard(stdin io.Reader) *os.File {
 	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return f
 	}

@@ -93,7 +93,7 @@ func TestSnapshotChangedDetail(t *testing.T) {
 		t.Error("a first snapshot is not all new")
 	}
 
-	d, err := LoadDetail(s, "f", "T1")
+	d, err := loadDetail(s, "f", "T1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,16 +106,16 @@ func TestSnapshotChangedDetail(t *testing.T) {
 	if len(d.Attempts) != 0 {
 		t.Errorf("attempts %v without logs", d.Attempts)
 	}
-	if _, err := ReadOutput(s, "f", "T1", 0, 100); err != ErrNoOutput {
+	if _, err := readOutput(s, "f", "T1", 0, 100); err != errNoOutput {
 		t.Errorf("output without a log: %v", err)
 	}
-	if _, ok := LogFile(s, "f", "../x", 1); ok {
+	if _, ok := logFile(s, "f", "../x", 1); ok {
 		t.Error("a log path from a bad task id")
 	}
 }
 
 func TestParseKeys(t *testing.T) {
-	got := ParseKeys([]byte("\x1b[A\x1b[Bjq\t\r\x1b[5~\x1b[Z\x03\x1bOA\x1b[1;5A\x1b"))
+	got := parseKeys([]byte("\x1b[A\x1b[Bjq\t\r\x1b[5~\x1b[Z\x03\x1bOA\x1b[1;5A\x1b"))
 	want := []Key{KeyUp, KeyDown, "j", "q", KeyTab, KeyEnter, KeyPageUp, KeyBackTab, KeyCtrlC, KeyUp, KeyEsc}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseKeys = %q, want %q", got, want)
@@ -143,7 +143,7 @@ func TestWatchFrame(t *testing.T) {
 	planThree(t, s)
 	claim(t, s, "T2", "w2", "hostB")
 	src := NewSource(context.Background(), s, time.Now)
-	w := NewWatch(src, "f")
+	w := newWatch(src, "f")
 	w.SetSnapshot(src.Snapshot("f"))
 	now := time.Now()
 	screen := strings.Join(w.Frame(100, 30, now), "\n")
@@ -244,7 +244,7 @@ func TestLoopbackHost(t *testing.T) {
 		"127.0.0.1:80": true, "localhost:1": true, "[::1]:8080": true, "127.1.2.3": true, "LOCALHOST": true,
 		"0.0.0.0:80": false, "example.com:80": false, "10.0.0.1": false, "": false, "localhost.example.com": false,
 	} {
-		if got := LoopbackHost(h); got != want {
+		if got := loopbackHost(h); got != want {
 			t.Errorf("LoopbackHost(%q) = %v", h, got)
 		}
 	}
@@ -537,11 +537,11 @@ func TestWatchRefused(t *testing.T) {
 	s := newStore(t)
 	planThree(t, s)
 	src := NewSource(context.Background(), s, time.Now)
-	w := NewWatch(src, "f")
+	w := newWatch(src, "f")
 	w.SetSnapshot(src.Snapshot("f"))
 	forgeStatus(t, s, "T1", "done", "fetch origin: forced-update")
 	sn, err := src.Snapshot("f")
-	if sn != nil || !IsRefusal(err) {
+	if sn != nil || !isRefusal(err) {
 		t.Fatalf("a forged state read as %v, %v", sn, err)
 	}
 	w.SetSnapshot(sn, err)
@@ -572,7 +572,7 @@ func TestServerRefusesUnknownStatus(t *testing.T) {
 	if ev != "refused" || !refusal(data) || strings.Contains(data, `"tasks"`) || strings.Contains(data, "<a") {
 		t.Errorf("an unknown status: %s %s", ev, data)
 	}
-	if _, err := Load(s, "f", time.Now()); !IsRefusal(err) || !refusal(err.Error()) {
+	if _, err := Load(s, "f", time.Now()); !isRefusal(err) || !refusal(err.Error()) {
 		t.Errorf("Load of a forged status: %v", err)
 	}
 }
@@ -627,7 +627,7 @@ func TestReadOutputScrubs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "attempt-1.log"), []byte("pushing with tok-0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o, err := ReadOutput(s, "f", "T1", 0, 0)
+	o, err := readOutput(s, "f", "T1", 0, 0)
 	if err != nil || o.Text != "pushing with [REDACTED:ZERG_TEST_API_TOKEN]\n" {
 		t.Errorf("output %+v, %v", o, err)
 	}
