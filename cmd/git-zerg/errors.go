@@ -43,10 +43,6 @@ func usageErr(what string, args ...any) *cliError {
 	return &cliError{code: exitUsage, what: fmt.Sprintf(what, args...)}
 }
 
-func refused(what, why string) *cliError {
-	return &cliError{code: exitRefused, what: what, why: why}
-}
-
 func failed(what, why string) *cliError {
 	return &cliError{code: exitFailed, what: what, why: why}
 }
