@@ -38,8 +38,10 @@ OPTIONS:{{template "visibleFlagTemplate" .}}{{end}}
 // Reorder moves a command's flags written after its arguments in front of
 // them, so that `prog claim T1 --worker w1` is honoured rather than taking
 // "--worker" as an argument (Go's flag package stops at the first
-// argument). "--" ends flags as usual; a command that skips flag parsing
-// gets its words as they are.
+// argument), and the app's global flags written after the command name
+// (`prog status -f NAME`) in front of the command, unless the command has
+// a flag of that name itself. "--" ends flags as usual; a command that
+// skips flag parsing gets its words as they are.
 func Reorder(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -60,7 +62,7 @@ func Reorder(app *cli.App, args []string) []string {
 		return out
 	}
 	cmd := app.Command(args[i])
-	out = append(out, args[i])
+	path := []string{args[i]}
 	i++
 	for cmd != nil && len(cmd.Subcommands) > 0 && i < len(args) {
 		sub := cmd.Command(args[i])
@@ -68,11 +70,11 @@ func Reorder(app *cli.App, args []string) []string {
 			break
 		}
 		cmd = sub
-		out = append(out, args[i])
+		path = append(path, args[i])
 		i++
 	}
 	if cmd == nil || cmd.SkipFlagParsing {
-		return append(out, args[i:]...)
+		return append(append(out, path...), args[i:]...)
 	}
 	takes := takesValue(cmd.Flags)
 	var flags, pos []string
@@ -83,8 +85,19 @@ func Reorder(app *cli.App, args []string) []string {
 			break
 		}
 		if strings.HasPrefix(a, "-") && a != "-" {
+			name, hasValue := flagName(a)
+			own, isOwn := takes[name]
+			global, isGlobal := globalTakes[name]
+			if !isOwn && isGlobal {
+				out = append(out, a)
+				if !hasValue && global && i+1 < len(args) {
+					i++
+					out = append(out, args[i])
+				}
+				continue
+			}
 			flags = append(flags, a)
-			if name, hasValue := flagName(a); !hasValue && takes[name] && i+1 < len(args) {
+			if !hasValue && own && i+1 < len(args) {
 				i++
 				flags = append(flags, args[i])
 			}
@@ -92,7 +105,7 @@ func Reorder(app *cli.App, args []string) []string {
 		}
 		pos = append(pos, a)
 	}
-	out = append(out, flags...)
+	out = append(append(out, path...), flags...)
 	if len(pos) > 0 && pos[0] != "--" {
 		out = append(out, "--")
 	}
