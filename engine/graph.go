@@ -18,6 +18,9 @@ type GraphError struct {
 	File           string
 	Errs, Warnings []levels.Problem
 	Strict         bool
+	// Misspelt: the errors are all keys that look misspelt, which plan
+	// --force takes as they are.
+	Misspelt bool
 }
 
 func (g *GraphError) Error() string {
@@ -32,6 +35,14 @@ func (g *GraphError) Error() string {
 	return fmt.Sprintf("invalid task graph %s (%d %s)", g.File, n, what)
 }
 
+// hint is what to do about a graph refused for misspelt keys.
+func (g *GraphError) hint() string {
+	if g.Misspelt && !g.Strict {
+		return "fix the keys, or plan --force to plan them as they are (not read)"
+	}
+	return ""
+}
+
 // As makes an invalid graph a usage error wherever errors are told apart
 // by kind: the graph is the user's input, and nothing was written.
 func (g *GraphError) As(target any) bool {
@@ -39,7 +50,7 @@ func (g *GraphError) As(target any) bool {
 	if !ok {
 		return false
 	}
-	*e = &Error{Kind: Usage, What: g.Error()}
+	*e = &Error{Kind: Usage, What: g.Error(), Hint: g.hint()}
 	return true
 }
 
@@ -77,7 +88,7 @@ func GraphName(file string) string {
 // is an unreadable file, or a *GraphError when errs is not empty (or warns,
 // when strict). With namesFeature the graph's "feature" must be a usable
 // feature name, since no other name will be given.
-func CheckGraph(stdin io.Reader, file string, strict, namesFeature bool) (plan *levels.Plan, errs, warns []levels.Problem, err error) {
+func CheckGraph(stdin io.Reader, file string, strict, namesFeature, keepMisspelt bool) (plan *levels.Plan, errs, warns []levels.Problem, err error) {
 	var data []byte
 	if file == "-" {
 		data, err = io.ReadAll(stdin)
@@ -96,10 +107,32 @@ func CheckGraph(stdin io.Reader, file string, strict, namesFeature bool) (plan *
 	if namesFeature {
 		errs, warns = featureNameError(errs, warns)
 	}
+	misspelt := false
+	if !keepMisspelt {
+		n := len(errs)
+		errs, warns = misspeltErrors(errs, warns)
+		misspelt = n == 0 && len(errs) > 0
+	}
 	if len(errs) > 0 || (strict && len(warns) > 0) {
-		return plan, errs, warns, &GraphError{File: file, Errs: errs, Warnings: warns, Strict: strict}
+		return plan, errs, warns, &GraphError{File: file, Errs: errs, Warnings: warns, Strict: strict, Misspelt: misspelt}
 	}
 	return plan, errs, warns, nil
+}
+
+// misspeltErrors makes the warnings about keys that look misspelt errors:
+// "dependecies" is not read, so the task would run before what it needs.
+// A key of the user's own that happens to look like a known one is kept
+// by plan --force.
+func misspeltErrors(errs, warnings []levels.Problem) ([]levels.Problem, []levels.Problem) {
+	keep := warnings[:0:0]
+	for _, w := range warnings {
+		if w.Meant != "" {
+			errs = append(errs, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	return errs, keep
 }
 
 // featureNameError makes the warning about an unusable feature name an

@@ -17,24 +17,24 @@ func TestCheckGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Planned under another name, the graph's own name is only a warning.
-	plan, errs, warns, err := CheckGraph(nil, file, false, false)
+	plan, errs, warns, err := CheckGraph(nil, file, false, false, false)
 	if err != nil || plan == nil || len(errs) != 0 || len(warns) != 1 || warns[0].Place != "feature" {
 		t.Fatalf("%v %v %v", err, errs, warns)
 	}
 	// Under --strict it refuses the graph.
-	_, _, _, err = CheckGraph(nil, file, true, false)
+	_, _, _, err = CheckGraph(nil, file, true, false, false)
 	wantKind(t, err, Usage, "(0 errors, 1 warnings under --strict)")
 	// When the graph names the feature, its name must be usable.
-	_, errs, warns, err = CheckGraph(nil, file, false, true)
+	_, errs, warns, err = CheckGraph(nil, file, false, true, false)
 	var ge *GraphError
 	if !errors.As(err, &ge) || len(errs) != 1 || errs[0].Place != "feature" || len(warns) != 0 {
 		t.Fatalf("%v %v %v", err, errs, warns)
 	}
 	wantKind(t, err, Usage, "invalid task graph "+file+" (1 error)")
 	// Standard input is named as such.
-	_, _, _, err = CheckGraph(strings.NewReader("{"), "-", false, false)
+	_, _, _, err = CheckGraph(strings.NewReader("{"), "-", false, false, false)
 	wantKind(t, err, Usage, "invalid task graph <stdin>")
-	_, _, _, err = CheckGraph(nil, filepath.Join(dir, "none.json"), false, false)
+	_, _, _, err = CheckGraph(nil, filepath.Join(dir, "none.json"), false, false, false)
 	wantKind(t, err, Usage, "cannot read task graph")
 	wantKind(t, err, Usage, "(no such file)")
 }

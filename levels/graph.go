@@ -81,6 +81,10 @@ type Problem struct {
 	// file is not valid JSON. It may be empty.
 	Place string
 	Msg   string
+	// Meant is the known key an unknown key most likely misspells (the
+	// "did you mean"), or "": a misspelt key silently changes the plan (a
+	// "dependecies" list is not read), so a planner can refuse it.
+	Meant string
 }
 
 func (p Problem) String() string {

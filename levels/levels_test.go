@@ -268,10 +268,10 @@ func TestComputeValidatesGraphsBuiltInCode(t *testing.T) {
 }
 
 func TestProblemString(t *testing.T) {
-	if got := (Problem{"tasks[3].dependencies[0]", `unknown task "X"`}).String(); got != `tasks[3].dependencies[0]: unknown task "X"` {
+	if got := (Problem{Place: "tasks[3].dependencies[0]", Msg: `unknown task "X"`}).String(); got != `tasks[3].dependencies[0]: unknown task "X"` {
 		t.Error(got)
 	}
-	if got := (Problem{"", "just this"}).String(); got != "just this" {
+	if got := (Problem{Msg: "just this"}).String(); got != "just this" {
 		t.Error(got)
 	}
 }

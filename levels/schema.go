@@ -260,7 +260,7 @@ func (d *decoder) unknownKeys(m map[string]json.RawMessage, place string, o *obj
 	slices.Sort(unknown)
 	for _, k := range unknown {
 		if s := closest(k, o.names); s != "" {
-			d.warn(keyPlace(place, k), "unknown key; did you mean %s?", s)
+			d.warns = append(d.warns, Problem{Place: keyPlace(place, k), Msg: "unknown key; did you mean " + s + "?", Meant: s})
 		} else {
 			d.warn(keyPlace(place, k), `unknown key (kept, but not read; a key of your own can start with "x-")`)
 		}

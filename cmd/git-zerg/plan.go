@@ -51,7 +51,7 @@ func runValidate(e *env, o *validateOptions) error {
 	}
 	// Without a FEATURE argument, as plan has, the graph's name is the
 	// feature's: validate refuses what plan would.
-	plan, errs, warns, err := engine.CheckGraph(e.stdin, file, o.strict, true)
+	plan, errs, warns, err := engine.CheckGraph(e.stdin, file, o.strict, true, false)
 	var ge *engine.GraphError
 	if err != nil && !errors.As(err, &ge) {
 		return err
@@ -90,8 +90,9 @@ func (e *env) graphFile(file, feature string) (string, error) {
 
 // loadGraph reads, validates and levels a graph; its problems are printed
 // on stderr, one a line with its place.
-func (e *env) loadGraph(file string, strict bool) (*levels.Plan, error) {
-	plan, errs, warns, err := engine.CheckGraph(e.stdin, file, strict, false)
+// keepMisspelt (plan --force) plans keys that look misspelt as they are.
+func (e *env) loadGraph(file string, strict, keepMisspelt bool) (*levels.Plan, error) {
+	plan, errs, warns, err := engine.CheckGraph(e.stdin, file, strict, false, keepMisspelt)
 	report.ProblemsText(e.stderr, engine.GraphName(file), errs, warns)
 	return plan, err
 }
@@ -173,7 +174,7 @@ func runPlan(e *env, o *planOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := e.loadGraph(file, o.strict)
+	plan, err := e.loadGraph(file, o.strict, o.force)
 	if err != nil {
 		return err
 	}
