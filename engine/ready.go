@@ -79,3 +79,15 @@ func ReadyIn(tx *gitstore.Tx, p gates.Policy, now time.Time, tasks bool) ([]*git
 // readOneByOne is how many tasks are cheaper to read one by one (a shard
 // tree and a blob each) than all through the task cache.
 const readOneByOne = 100
+
+// NoneReady says why no task of the feature is ready: complete when every
+// task is done, else how many tasks are in each status (every status
+// named), for a person who ran next and got nothing.
+func NoneReady(tx *gitstore.Tx) (complete bool, counts map[string]int, err error) {
+	ix, err := tx.Index()
+	if err != nil {
+		return false, nil, err
+	}
+	counts = ix.Counts()
+	return counts[string(state.Done)] == ix.Len(), counts, nil
+}

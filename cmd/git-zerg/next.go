@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/state"
 )
 
 func nextCmd(e *env) *cli.Command {
@@ -53,6 +54,19 @@ func runNext(e *env) error {
 	ready, tasks, err := engine.ReadyIn(tx, engine.PolicyOf(cfg), e.now(), e.json)
 	if err != nil {
 		return err
+	}
+	if len(ready) == 0 {
+		// stdout stays empty (a script loops until it is); a person is
+		// told why.
+		complete, counts, err := engine.NoneReady(tx)
+		if err != nil {
+			return err
+		}
+		if complete {
+			fmt.Fprintf(e.stderr, "note: feature %s is complete: %s done\n", feature, report.Plural(counts[string(state.Done)], "task"))
+		} else {
+			fmt.Fprintf(e.stderr, "note: no task is ready: %s\n", engine.CountsLine(counts))
+		}
 	}
 	if !e.json {
 		for _, en := range ready {
