@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,70 +166,107 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 // when any id is unknown or its task may not be retried, nothing is
 // written, so that a retry of a list never leaves half of it retried.
 func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
-	who := g.UserIdentity()
 	var out []*state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
 			return nil, notPlanned(g.Feature)
 		}
-		out = out[:0]
-		var unknown, why []string
-		seen := map[string]bool{}
-		for _, id := range tasks {
-			if seen[id] {
-				return nil, usageErr("task %q given twice", id)
-			}
-			seen[id] = true
-			t, err := x.tx.Task(id)
-			if errors.Is(err, gitstore.ErrNotFound) {
-				unknown = append(unknown, id)
-				continue
-			} else if err != nil {
-				return nil, err
-			}
-			t = t.Clone()
-			if err := gates.Retry(t); err != nil {
-				var r *gates.Refusal
-				if len(tasks) == 1 || !errors.As(err, &r) {
-					return nil, err
-				}
-				why = append(why, t.ID()+": "+strings.Join(r.Reasons, ", "))
-				continue
-			}
-			out = append(out, t)
-		}
-		switch {
-		case len(unknown) == 1 && len(tasks) == 1:
-			return nil, noTask(g.Feature, unknown[0])
-		case len(unknown) > 0:
-			return nil, &Error{Kind: Usage, What: fmt.Sprintf("no task %s in feature %s", quoteList(unknown), g.Feature),
-				Why: "nothing retried", Hint: "git zerg status lists the tasks"}
-		case len(why) > 0:
-			return nil, &Error{Kind: Refused, What: "retry refused", Why: strings.Join(why, "; ") + "; nothing retried"}
-		}
-		from := string(out[0].Status)
-		for _, t := range out {
-			if string(t.Status) != from {
-				from = ""
-			}
-			t.Record(x.event(state.OpRetry, state.Pending, "", "retry by "+who, ""))
-			t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
-			// A new start is reviewed anew: the old pull request is history.
-			t.PR = 0
-			if err := x.tx.Put(t); err != nil {
-				return nil, err
-			}
-		}
-		ids := make([]string, len(out))
-		for i, t := range out {
-			ids[i] = t.ID()
-		}
-		// The message names the first task; log shows the others as
-		// "also", as it does for any commit that changes several tasks.
-		return &gitstore.Message{Subject: "retry " + strings.Join(ids, " "), Op: state.OpRetry, Task: ids[0], Worker: who,
-			From: from, To: string(state.Pending)}, nil
+		var msg *gitstore.Message
+		var err error
+		out, msg, err = g.retry(x, tasks)
+		return msg, err
 	})
 	return out, err
+}
+
+// RetryAll gives every task in one of the statuses (blocked, failed) a new
+// start, in one transaction: the tasks in them when it commits. None is no
+// error: nothing is written, and no task is returned.
+func (g *Engine) RetryAll(statuses ...state.Status) ([]*state.Task, error) {
+	var out []*state.Task
+	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
+		if !x.tx.Exists() {
+			return nil, notPlanned(g.Feature)
+		}
+		ix, err := x.tx.Index()
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, en := range ix.All() {
+			if slices.Contains(statuses, en.Status) {
+				ids = append(ids, en.ID)
+			}
+		}
+		out = nil
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		var msg *gitstore.Message
+		out, msg, err = g.retry(x, ids)
+		return msg, err
+	})
+	return out, err
+}
+
+func (g *Engine) retry(x *txn, tasks []string) ([]*state.Task, *gitstore.Message, error) {
+	who := g.UserIdentity()
+	var out []*state.Task
+	var unknown, why []string
+	seen := map[string]bool{}
+	for _, id := range tasks {
+		if seen[id] {
+			return nil, nil, usageErr("task %q given twice", id)
+		}
+		seen[id] = true
+		t, err := x.tx.Task(id)
+		if errors.Is(err, gitstore.ErrNotFound) {
+			unknown = append(unknown, id)
+			continue
+		} else if err != nil {
+			return nil, nil, err
+		}
+		t = t.Clone()
+		if err := gates.Retry(t); err != nil {
+			var r *gates.Refusal
+			if len(tasks) == 1 || !errors.As(err, &r) {
+				return nil, nil, err
+			}
+			why = append(why, t.ID()+": "+strings.Join(r.Reasons, ", "))
+			continue
+		}
+		out = append(out, t)
+	}
+	switch {
+	case len(unknown) == 1 && len(tasks) == 1:
+		return nil, nil, noTask(g.Feature, unknown[0])
+	case len(unknown) > 0:
+		return nil, nil, &Error{Kind: Usage, What: fmt.Sprintf("no task %s in feature %s", quoteList(unknown), g.Feature),
+			Why: "nothing retried", Hint: "git zerg status lists the tasks"}
+	case len(why) > 0:
+		return nil, nil, &Error{Kind: Refused, What: "retry refused", Why: strings.Join(why, "; ") + "; nothing retried"}
+	}
+	from := string(out[0].Status)
+	for _, t := range out {
+		if string(t.Status) != from {
+			from = ""
+		}
+		t.Record(x.event(state.OpRetry, state.Pending, "", "retry by "+who, ""))
+		t.Attempts, t.NotBefore, t.Reason, t.Worker, t.Owner = 0, time.Time{}, "", "", ""
+		// A new start is reviewed anew: the old pull request is history.
+		t.PR = 0
+		if err := x.tx.Put(t); err != nil {
+			return nil, nil, err
+		}
+	}
+	ids := make([]string, len(out))
+	for i, t := range out {
+		ids[i] = t.ID()
+	}
+	// The message names the first task; log shows the others as
+	// "also", as it does for any commit that changes several tasks.
+	return out, &gitstore.Message{Subject: "retry " + strings.Join(ids, " "), Op: state.OpRetry, Task: ids[0], Worker: who,
+		From: from, To: string(state.Pending)}, nil
 }
 
 func quoteList(ids []string) string {

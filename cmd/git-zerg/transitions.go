@@ -92,24 +92,56 @@ func failCmd(e *env) *cli.Command {
 }
 
 func retryCmd(e *env) *cli.Command {
+	var blocked, failed bool
 	return &cli.Command{
 		Name:      "retry",
 		Usage:     "give blocked or failed tasks a new start (→ pending)",
-		ArgsUsage: "TASK...",
+		ArgsUsage: "TASK... | --blocked | --failed",
 		Description: "Attempts start again from zero; the history keeps every earlier one. Several\n" +
 			"tasks are retried together or not at all: exit 2 for an unknown id, 3 for a task\n" +
-			"that is neither blocked nor failed, and then nothing is written.",
-		Action: withArgs(1, -1, func(a []string) error {
+			"that is neither blocked nor failed, and then nothing is written. --blocked (and\n" +
+			"--failed) retries every task blocked (failed) when it commits; none is no error.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "blocked", Usage: "retry every blocked task", Destination: &blocked},
+			&cli.BoolFlag{Name: "failed", Usage: "retry every failed task", Destination: &failed},
+		},
+		Action: func(c *cli.Context) error {
+			min := 1
+			if blocked || failed {
+				min = 0
+			}
+			a, err := args(c, min, -1)
+			if err != nil {
+				return err
+			}
+			if len(a) > 0 && (blocked || failed) {
+				return usageErr("retry: name tasks or give --blocked/--failed, not both")
+			}
 			g, err := e.engine()
 			if err != nil {
 				return err
 			}
-			ts, err := g.Retry(a...)
+			var ts []*state.Task
+			if len(a) > 0 {
+				ts, err = g.Retry(a...)
+			} else {
+				var which []state.Status
+				if blocked {
+					which = append(which, state.Blocked)
+				}
+				if failed {
+					which = append(which, state.Failed)
+				}
+				ts, err = g.RetryAll(which...)
+				if err == nil && len(ts) == 0 {
+					fmt.Fprintf(e.stderr, "note: no task of feature %s to retry\n", g.Feature)
+				}
+			}
 			if err != nil {
 				return err
 			}
 			return report.WriteTransition(e.stdout, ts, e.json)
-		}),
+		},
 	}
 }
 
