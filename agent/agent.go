@@ -55,36 +55,39 @@ func failed(name, command string) string {
 // them needs to commit: git-zerg commits what a worker leaves, and checks
 // it either way. Each must be able to edit files and run commands (the
 // task's tests, git) without asking, since nobody is there to answer.
-var presets = map[string]Preset{
-	"claude": {Name: "claude",
-		Command: failed("claude", `claude -p --permission-mode acceptEdits --allowedTools "Read,Edit,Write,Glob,Grep,Bash" --output-format json < "$ZERG_PROMPT_FILE"`),
-		Allows:  "edits accepted without asking; reads, searches and shell commands allowed; prints its JSON result (cost, tokens, turns, session)"},
-	// Codex reads its prompt from stdin when given "-".
-	"codex": {Name: "codex",
-		Command:  failed("codex", `codex exec --sandbox workspace-write --json - < "$ZERG_PROMPT_FILE"`),
-		Allows:   "writes and runs commands inside the worktree (sandbox workspace-write), no approvals, cannot commit (git-zerg commits for it); prints JSON events with token usage",
-		NoCommit: true},
-	// Gemini CLI appends its stdin to -p's text. A worktree is a folder it
-	// has never been told to trust (exit 55 without --skip-trust), and under
-	// auto_edit it has no shell tool: yolo approves every tool call.
-	"gemini": {Name: "gemini",
-		Command: failed("gemini", `gemini -p "Do the task described on standard input." --skip-trust --approval-mode yolo --output-format json < "$ZERG_PROMPT_FILE"`),
-		Allows:  "every tool call approved (yolo: edits and shell commands), the worktree trusted; prints its JSON result with token stats"},
-	"aider": {Name: "aider",
-		Command: failed("aider", `aider --message-file "$ZERG_PROMPT_FILE" --yes-always --no-pretty --no-stream --no-auto-commits`),
-		Allows:  "edits the files it is told about, answers yes to every question; git-zerg commits its edits"},
-}
+// They are made on first use, not at every start of the program.
+var presets = sync.OnceValue(func() map[string]Preset {
+	return map[string]Preset{
+		"claude": {Name: "claude",
+			Command: failed("claude", `claude -p --permission-mode acceptEdits --allowedTools "Read,Edit,Write,Glob,Grep,Bash" --output-format json < "$ZERG_PROMPT_FILE"`),
+			Allows:  "edits accepted without asking; reads, searches and shell commands allowed; prints its JSON result (cost, tokens, turns, session)"},
+		// Codex reads its prompt from stdin when given "-".
+		"codex": {Name: "codex",
+			Command:  failed("codex", `codex exec --sandbox workspace-write --json - < "$ZERG_PROMPT_FILE"`),
+			Allows:   "writes and runs commands inside the worktree (sandbox workspace-write), no approvals, cannot commit (git-zerg commits for it); prints JSON events with token usage",
+			NoCommit: true},
+		// Gemini CLI appends its stdin to -p's text. A worktree is a folder it
+		// has never been told to trust (exit 55 without --skip-trust), and under
+		// auto_edit it has no shell tool: yolo approves every tool call.
+		"gemini": {Name: "gemini",
+			Command: failed("gemini", `gemini -p "Do the task described on standard input." --skip-trust --approval-mode yolo --output-format json < "$ZERG_PROMPT_FILE"`),
+			Allows:  "every tool call approved (yolo: edits and shell commands), the worktree trusted; prints its JSON result with token stats"},
+		"aider": {Name: "aider",
+			Command: failed("aider", `aider --message-file "$ZERG_PROMPT_FILE" --yes-always --no-pretty --no-stream --no-auto-commits`),
+			Allows:  "edits the files it is told about, answers yes to every question; git-zerg commits its edits"},
+	}
+})
 
 // Lookup returns the preset of an agent name.
 func Lookup(name string) (Preset, bool) {
-	p, ok := presets[name]
+	p, ok := presets()[name]
 	return p, ok
 }
 
 // Names lists the agent names a configuration may give, presets first.
 func Names() []string {
 	var ns []string
-	for n := range presets {
+	for n := range presets() {
 		ns = append(ns, n)
 	}
 	sort.Strings(ns)
