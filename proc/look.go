@@ -3,6 +3,8 @@ package proc
 import (
 	"errors"
 	"os/exec"
+	"path"
+	"slices"
 	"strings"
 )
 
@@ -22,7 +24,7 @@ func LookProgram(command string) (string, error) {
 	if !ok {
 		return "", nil
 	}
-	name, ok := programWord(words)
+	name, _, ok := programWord(words)
 	if !ok {
 		return "", nil
 	}
@@ -36,6 +38,65 @@ func LookProgram(command string) (string, error) {
 	return path, err
 }
 
+// LocalScript is the file of the work tree a shell command line runs first,
+// as a slash-separated path relative to the directory it runs in, or "":
+// the program itself when it is a relative path (./work.sh, bin/agent), or
+// the first argument of a shell or interpreter that is not an option (sh
+// work.sh, python3 tools/run.py). A worker runs in a worktree made from
+// the branch, so such a file must be committed there, not only present in
+// the user's checkout.
+func LocalScript(command string) string {
+	words, ok := firstCommand(command)
+	if !ok {
+		return ""
+	}
+	name, rest, ok := programWord(words)
+	if !ok {
+		return ""
+	}
+	if relativePath(name) {
+		return path.Clean(name)
+	}
+	// The options that take the program as text, not from a file.
+	var inline []string
+	switch path.Base(name) {
+	case "sh", "bash", "dash", "zsh", "ksh":
+		inline = []string{"-c"}
+	case "python", "python3":
+		inline = []string{"-c", "-m"}
+	case "node", "ruby", "perl", "deno", "bun":
+		inline = []string{"-e", "-E", "--eval", "-p", "--print"}
+	default:
+		return ""
+	}
+	for _, w := range rest {
+		switch {
+		case w.redir || w.assign:
+			return ""
+		case !w.literal:
+			return ""
+		case w.text == "-" || w.text == "--":
+			return ""
+		case strings.HasPrefix(w.text, "-"):
+			if slices.Contains(inline, w.text) {
+				return ""
+			}
+			continue
+		}
+		if strings.HasPrefix(w.text, "/") || strings.HasPrefix(w.text, "~") {
+			return ""
+		}
+		return path.Clean(w.text)
+	}
+	return ""
+}
+
+// relativePath: a path with a directory part that is not absolute or the
+// home directory.
+func relativePath(p string) bool {
+	return strings.Contains(p, "/") && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~")
+}
+
 // word is one shell word with its quotes removed.
 type word struct {
 	text    string
@@ -45,8 +106,9 @@ type word struct {
 }
 
 // programWord walks past assignments, redirections and wrappers to the
-// word naming the program; ok is false when it cannot be known.
-func programWord(words []word) (string, bool) {
+// word naming the program, and returns the words after it; ok is false
+// when it cannot be known.
+func programWord(words []word) (string, []word, bool) {
 	i := 0
 	next := func() (word, bool) {
 		for i < len(words) {
@@ -65,7 +127,7 @@ func programWord(words []word) (string, bool) {
 	w, ok := next()
 	for ok {
 		if !w.literal {
-			return "", false
+			return "", nil, false
 		}
 		switch w.text {
 		case "exec", "command", "nohup", "env":
@@ -73,19 +135,19 @@ func programWord(words []word) (string, bool) {
 			w, ok = next()
 			if !ok {
 				if wrapper == "exec" || wrapper == "command" {
-					return "", false // no program: a shell builtin's job
+					return "", nil, false // no program: a shell builtin's job
 				}
-				return wrapper, true
+				return wrapper, nil, true
 			}
 			w, ok = skipOptions(wrapper, w, next)
 			continue
 		}
 		if shellWords[w.text] {
-			return "", false
+			return "", nil, false
 		}
-		return w.text, w.text != ""
+		return w.text, words[i:], w.text != ""
 	}
-	return "", false
+	return "", nil, false
 }
 
 // skipOptions skips a wrapper's options, and env's assignments; ok is

@@ -87,3 +87,29 @@ func TestLookProgram(t *testing.T) {
 		t.Errorf("error %v, want exec.ErrNotFound", err)
 	}
 }
+
+func TestLocalScript(t *testing.T) {
+	for _, c := range []struct{ command, want string }{
+		{"sh work.sh", "work.sh"},
+		{"bash -e scripts/run.sh --fast", "scripts/run.sh"},
+		{"FOO=1 exec python3 tools/worker.py", "tools/worker.py"},
+		{"./work.sh arg", "work.sh"},
+		{"bin/agent", "bin/agent"},
+		{"env -u X node ./w.js", "w.js"},
+		{"/usr/bin/python3 w.py", "w.py"},
+		{"sh -c 'echo hi'", ""},
+		{"python3 -m worker", ""},
+		{"sh /opt/work.sh", ""},
+		{"sh ~/work.sh", ""},
+		{"sh $SCRIPT", ""},
+		{"sh < work.sh", ""},
+		{"claude -p", ""},
+		{"true", ""},
+		{"sh", ""},
+		{"(cd x && sh w.sh)", ""},
+	} {
+		if got := LocalScript(c.command); got != c.want {
+			t.Errorf("LocalScript(%q) = %q, want %q", c.command, got, c.want)
+		}
+	}
+}
