@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-zerg/git-zerg/gitstore/codec"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -146,8 +147,8 @@ func TestMemoAfterCommit(t *testing.T) {
 	os.RemoveAll(filepath.Join(cold.Layout().Dir(), "cache"))
 	fromGit := allTasks(t, cold, "f")
 	for i := range warm {
-		a, _ := encodeJSON(warm[i])
-		b, _ := encodeJSON(fromGit[i])
+		a, _ := codec.EncodeJSON(warm[i])
+		b, _ := codec.EncodeJSON(fromGit[i])
 		if !bytes.Equal(a, b) {
 			t.Fatalf("task %s: memo has\n%s\ngit has\n%s", warm[i].ID(), a, b)
 		}
@@ -246,7 +247,7 @@ func TestLeaseCacheFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no lease cache file: %v", err)
 	}
-	blobs, err := workerCodec.decodeBlobs(b)
+	blobs, err := codec.Workers.DecodeBlobs(b)
 	if err != nil || len(blobs) != 3*rewriteAfter {
 		t.Fatalf("cache file holds %d leases (%v)", len(blobs), err)
 	}
@@ -258,7 +259,7 @@ func TestLeaseCacheFile(t *testing.T) {
 			blobs[h] = w
 		}
 	}
-	b, _ = workerCodec.encodeBlobs(blobs)
+	b, _ = codec.Workers.EncodeBlobs(blobs)
 	os.WriteFile(s.Layout().WorkersCache("f"), b, 0o644)
 	if got := read()["w0"].Host; got != "from-the-cache" {
 		t.Fatalf("lease read from git, not from the cache file (host %q)", got)

@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
+	"github.com/git-zerg/git-zerg/gitstore/codec"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -86,22 +86,11 @@ func (s *Store) writeBlob(data []byte) (plumbing.Hash, error) {
 // writeJSON stores v indented, so that `git show` of a state blob reads well
 // and `log -p` diffs line by line.
 func (s *Store) writeJSON(v any) (plumbing.Hash, error) {
-	data, err := encodeJSON(v)
+	data, err := codec.EncodeJSON(v)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return s.writeBlob(data)
-}
-
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 func (s *Store) writeCommit(c *gitobj.Commit) (plumbing.Hash, error) {
@@ -286,7 +275,7 @@ func (b *batch) keepLoose(hs ...plumbing.Hash) {
 }
 
 func (b *batch) json(v any) (plumbing.Hash, error) {
-	data, err := encodeJSON(v)
+	data, err := codec.EncodeJSON(v)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

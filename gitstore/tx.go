@@ -18,6 +18,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
+	"github.com/git-zerg/git-zerg/gitstore/codec"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -340,7 +341,7 @@ func (tx *Tx) Workers() (map[string]*state.Worker, error) {
 	if !ok {
 		return tx.workers, nil
 	}
-	ws, err := decodeEntries(tx.s, tx.s.Layout().WorkersCache(tx.feature), workerCodec, te.Hash)
+	ws, err := decodeEntries(tx.s, tx.s.Layout().WorkersCache(tx.feature), codec.Workers, te.Hash)
 	if err != nil {
 		return nil, tx.damaged(err)
 	}
@@ -609,7 +610,7 @@ func (tx *Tx) encodeDirty() (map[string]batchObject, error) {
 	const chunk = 256
 	err := parallel((len(ts)+chunk-1)/chunk, func(c int) error {
 		for i := c * chunk; i < min((c+1)*chunk, len(ts)); i++ {
-			data, err := encodeTask(ts[i])
+			data, err := codec.EncodeTask(ts[i])
 			if err != nil {
 				return err
 			}
