@@ -89,8 +89,8 @@ func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, 
 		return plumbing.ZeroHash, err
 	}
 	root := entries{}
-	root.setBlob("epic.json", blob)
-	root.setBlob("version", ver)
+	root.SetBlob("epic.json", blob)
+	root.SetBlob("version", ver)
 	th, err := s.writeTree(root)
 	if err != nil {
 		return plumbing.ZeroHash, err

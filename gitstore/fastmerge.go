@@ -163,7 +163,7 @@ func (s *Store) applyChanges(root plumbing.Hash, changes map[string]*gitobj.Tree
 			delete(e, d) // git keeps no empty directories
 			continue
 		}
-		e.setTree(d, nh)
+		e.SetTree(d, nh)
 	}
 	return s.writeTree(e)
 }

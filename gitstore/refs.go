@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/git-zerg/git-zerg/gitstore/odb"
 )
 
 // Every ref is read here, as git reads it: the loose file first, then
@@ -229,7 +231,7 @@ func (s *Store) packed() (*packedRefs, error) {
 		if err != nil {
 			return nil, err
 		}
-		stamp := fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano()) + inodeStamp(fi)
+		stamp := fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano()) + odb.InodeStamp(fi)
 		m := s.memo()
 		m.mu.Lock()
 		p := m.packed

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/git-zerg/git-zerg/gitstore/odb"
 )
 
 // Repo is this process's handle on one repository: what every Store of the
@@ -70,7 +72,7 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.repo = newRepoHandle(s.CommonDir)
+	s.setRepo(newRepoHandle(s.CommonDir))
 	return s, nil
 }
 
@@ -85,8 +87,13 @@ func (r *Repo) Open(ctx context.Context, dir string) (*Store, error) {
 	if !sameDir(s.CommonDir, r.commonDir) {
 		return nil, fmt.Errorf("%s is in the repository %s, not %s", dir, s.CommonDir, r.commonDir)
 	}
-	s.repo = r
+	s.setRepo(r)
 	return s, nil
+}
+
+func (s *Store) setRepo(r *Repo) {
+	s.repo = r
+	s.db = odb.New(s.CommonDir, s.git, r.memo.objs)
 }
 
 // Repo is the handle s shares with the other stores of its repository in

@@ -44,6 +44,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
+	"github.com/git-zerg/git-zerg/gitstore/odb"
 )
 
 // Ref names.
@@ -82,21 +83,9 @@ type Store struct {
 	git *gitcmd.Runner
 	// repo is what the stores of this repository in this process share.
 	repo *Repo
-	// packMu serializes the pack reads, which share each pack's file and
-	// buffer.
-	packMu sync.Mutex
-	// packs are read directly (packread.go) once listed; packsMoved
-	// lists them again.
-	packs       []*packFile
-	packsLoaded bool
-	// directSeen lists the packs as they were when packs was loaded;
-	// foreign is set when a listed pack's index could not be read here
-	// (see readPacked).
-	directSeen string
-	foreign    bool
-	// altDirs are the alternates' object directories, read once.
-	altDirs []string
-	altOnce sync.Once
+	// db is the repository's objects, sharing the Repo's memo: set with
+	// repo.
+	db *odb.DB
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.

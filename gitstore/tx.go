@@ -19,6 +19,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore/codec"
+	"github.com/git-zerg/git-zerg/gitstore/odb"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -458,13 +459,13 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		tx.clock++
 		msg.Clock = tx.clock
 		root := entries{}
-		root.setBlob(tombstone, *tx.deleted)
-		th := b.tree(root)
+		root.SetBlob(tombstone, *tx.deleted)
+		th := b.Tree(root)
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
 		if err := s.seal(c); err != nil {
 			return err
 		}
-		ch := b.commit(c)
+		ch := b.Commit(c)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
 	} else if featureChanged {
 		tx.clock++
@@ -477,16 +478,16 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			root = entries{}
 		}
 		if tx.metaDirty {
-			h, err := b.json(tx.meta)
+			h, err := b.JSON(tx.meta)
 			if err != nil {
 				return err
 			}
-			root.setBlob("feature.json", h)
-			b.keepLoose(h)
+			root.SetBlob("feature.json", h)
+			b.KeepLoose(h)
 		}
-		h := b.blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
-		root.setBlob("clock", h)
-		b.keepLoose(h)
+		h := b.Blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
+		root.SetBlob("clock", h)
+		b.KeepLoose(h)
 		if tx.tasksDirty() {
 			if err := tx.loadTasksTree(); err != nil {
 				return err
@@ -505,37 +506,37 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 				fresh := make(map[string][]byte, len(sh.dirty))
 				for id := range sh.dirty {
 					e := encoded[id]
-					sh.e.setBlob(id, b.add(e.hash, plumbing.BlobObject, e.data))
-					fresh[id] = e.data
+					sh.e.SetBlob(id, b.Add(e.Hash, plumbing.BlobObject, e.Data))
+					fresh[id] = e.Data
 				}
-				h := b.tree(sh.e)
-				tx.tasksTree.setTree(name, h)
+				h := b.Tree(sh.e)
+				tx.tasksTree.SetTree(name, h)
 				s.memoShard(sh.hash, h, fresh)
 			}
-			h := b.tree(tx.tasksTree)
-			root.setTree("tasks", h)
+			h := b.Tree(tx.tasksTree)
+			root.SetTree("tasks", h)
 		}
 		if tx.workersDirty {
 			we := entries{}
 			for name, w := range tx.workers {
 				if r, ok := tx.workersRead[name]; ok && r.w == *w {
-					we.setBlob(name, r.blob)
+					we.SetBlob(name, r.blob)
 					continue
 				}
-				h, err := b.json(w)
+				h, err := b.JSON(w)
 				if err != nil {
 					return err
 				}
-				we.setBlob(name, h)
+				we.SetBlob(name, h)
 			}
 			if len(we) == 0 {
 				delete(root, "workers")
 			} else {
-				h := b.tree(we)
-				root.setTree("workers", h)
+				h := b.Tree(we)
+				root.SetTree("workers", h)
 			}
 		}
-		th := b.tree(root)
+		th := b.Tree(root)
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
 		// A forced re-plan keeps the old history as parent too, so the
 		// audit log survives `plan --force`.
@@ -545,20 +546,20 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err := s.seal(c); err != nil {
 			return err
 		}
-		ch := b.commit(c)
-		b.keepLoose(th, ch)
+		ch := b.Commit(c)
+		b.KeepLoose(th, ch)
 		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
 	}
 	if tx.locksDirty {
 		le := entries{}
 		for _, l := range tx.locks {
-			h, err := b.json(l)
+			h, err := b.JSON(l)
 			if err != nil {
 				return err
 			}
-			le.setBlob(lockKey(l.Path), h)
+			le.SetBlob(lockKey(l.Path), h)
 		}
-		th := b.tree(le)
+		th := b.Tree(le)
 		lm := *msg
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
 		if !tx.locksTip.IsZero() {
@@ -567,7 +568,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err := s.seal(c); err != nil {
 			return err
 		}
-		ch := b.commit(c)
+		ch := b.Commit(c)
 		updates = append(updates, refUpdate{name: LocksRef, new: ch, old: tx.locksTip})
 	} else if featureChanged && tx.locksRead {
 		// The decision depended on the locks: make sure they did not move
@@ -581,7 +582,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	if s.beforeCommit != nil {
 		s.beforeCommit()
 	}
-	if err := b.flush(); err != nil {
+	if err := b.Flush(); err != nil {
 		return err
 	}
 	if s.afterObjects != nil {
@@ -614,7 +615,7 @@ func (tx *Tx) encodeDirty() (map[string]batchObject, error) {
 			if err != nil {
 				return err
 			}
-			objs[i] = batchObject{hash: blobHash(data), typ: plumbing.BlobObject, data: data}
+			objs[i] = batchObject{Hash: odb.BlobHash(data), Type: plumbing.BlobObject, Data: data}
 		}
 		return nil
 	})
@@ -778,9 +779,7 @@ type refPipe struct {
 // or one look that is used no more. Unlike Close it leaves the
 // update-ref process the repository's stores share.
 func (s *Store) Drop() error {
-	s.packMu.Lock()
-	defer s.packMu.Unlock()
-	s.dropDirectPacks()
+	s.db.DropPacks()
 	return nil
 }
 
@@ -872,7 +871,7 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 // updateLocked is update with the process's lock held.
 func (s *Store) updateLocked(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
 	var held heldPacks
-	defer held.release(s)
+	defer held.Release(s.db)
 	deadline := time.Now().Add(s.Retry)
 	wait := time.Millisecond
 	for {

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd
 
-package gitstore
+package odb
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// inodeStamp is what tells a file replaced in place of another with the
+// InodeStamp is what tells a file replaced in place of another with the
 // same size and modification time: its inode and change time.
-func inodeStamp(fi os.FileInfo) string {
+func InodeStamp(fi os.FileInfo) string {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return fmt.Sprint(" ", st.Ino, " ", st.Ctimespec.Nano())
 	}

@@ -1,8 +1,0 @@
-//go:build !linux && !openbsd && !darwin && !freebsd && !netbsd
-
-package gitstore
-
-import "os"
-
-// inodeStamp: no inode here; size and modification time alone.
-func inodeStamp(os.FileInfo) string { return "" }
