@@ -111,7 +111,7 @@ func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, 
 		}
 		curTree = th
 	}
-	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: cur, old: oldHash}}); err != nil {
+	if err := s.updateRefs(ctx, []refUpdate{{Name: ref, New: cur, Old: oldHash}}); err != nil {
 		if errors.Is(err, errRace) {
 			// The branch moved: the full merge path says so properly.
 			return "", "", ErrNotDisjoint

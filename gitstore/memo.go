@@ -12,7 +12,7 @@ import (
 
 // memo is what a Repo's stores share in the process beside the objects
 // (odb.Memo): what state blobs decode to, the latest index of each
-// feature, the packed refs, how far each reflog was checked. The decoded
+// feature, how far each reflog was checked. The decoded
 // state is keyed by object hash, so it can never be stale, and it starts
 // over whenever the objects' memo does (see sync), which bounds both. It
 // is safe for concurrent use.
@@ -33,7 +33,6 @@ type memo struct {
 	// indexes is the latest index of each feature, to bring forward.
 	indexes map[string]*Index
 
-	packed *packedRefs
 	// checked is how far each state ref's reflog was checked (repair.go).
 	checked map[string]checked
 }

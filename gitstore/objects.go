@@ -2,16 +2,15 @@ package gitstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore/odb"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -56,18 +55,13 @@ func sortStrings(s []string) { slices.Sort(s) }
 // odb.DB.ConfirmWritten.
 func (s *Store) updateRefs(ctx context.Context, us []refUpdate) error {
 	err := s.moveRefs(ctx, us)
-	if missingObject(err) && s.db.RestoreUnconfirmed() == nil {
+	if refs.MissingObject(err) && s.db.RestoreUnconfirmed() == nil {
 		err = s.moveRefs(ctx, us)
 	}
 	if err != nil {
 		return err
 	}
 	return s.db.ConfirmWritten()
-}
-
-func missingObject(err error) bool {
-	var ge *gitcmd.Error
-	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "with nonexistent object")
 }
 
 // Message is what a state commit says about itself. Subject is the first

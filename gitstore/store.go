@@ -16,8 +16,12 @@
 // one blob per locked path. A transition that moves both refs (a claim takes
 // locks) updates them in one `git update-ref --stdin` transaction.
 //
-// Objects are read and written in-process (gitobj encodes commits and
-// trees; loose objects and packs are read here). Ref updates go
+// The package is the top of layers that each import only those below
+// them: gitstore/codec (the cache files' encodings), gitstore/odb (objects
+// read and written in-process; gitobj encodes commits and trees),
+// gitstore/refs (refs read, and moved by compare-and-swap), then this
+// package: the transactions, the caches and the sync with remotes, which
+// hooks into a transaction through its Publisher alone. Ref updates go
 // through the git binary because only git's own <ref>.lock protocol is
 // respected by every git process: go-git's CheckAndSetReference locks the
 // ref file itself, so it neither excludes a concurrent `git update-ref` or
@@ -45,6 +49,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore/odb"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 )
 
 // Ref names.
@@ -86,6 +91,9 @@ type Store struct {
 	// db is the repository's objects, sharing the Repo's memo: set with
 	// repo.
 	db *odb.DB
+	// refs reads and moves the repository's refs, sharing the Repo's
+	// packed-refs and update-ref process: set with repo.
+	refs *refs.DB
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
@@ -105,7 +113,10 @@ type Store struct {
 	// arbiter is the remote every update must reach (sync.arbiter),
 	// arbiterCheck what judges the state a catch-up brings in, and
 	// arbiterWait how long an update waits for it (0: RemoteWait).
-	arbiter      string
+	arbiter string
+	// publisher is what every update reaches before it counts: set with
+	// the arbiter (SetArbiter), nil without one.
+	publisher    Publisher
 	arbiterCheck IncomingCheck
 	arbiterWait  time.Duration
 	// repushPins: see SetRepushPins.
@@ -191,7 +202,7 @@ func (s *Store) DeleteRef(ctx context.Context, name string) error {
 	if h, err := s.ReadRef(name); err != nil || h.IsZero() {
 		return err
 	}
-	return s.updateRefs(ctx, []refUpdate{{name: name, delete: true}})
+	return s.updateRefs(ctx, []refUpdate{{Name: name, Delete: true}})
 }
 
 // SetRef points a ref at a commit, whatever it held: for records that only
@@ -200,7 +211,7 @@ func (s *Store) SetRef(ctx context.Context, name, commit string) error {
 	if !plumbing.IsHash(commit) {
 		return fmt.Errorf("%q is not a commit id", commit)
 	}
-	return s.updateRefs(ctx, []refUpdate{{name: name, new: plumbing.NewHash(commit), unchecked: true}})
+	return s.updateRefs(ctx, []refUpdate{{Name: name, New: plumbing.NewHash(commit), Unchecked: true}})
 }
 
 // CurrentFeature returns the feature chosen with `use` or planned last.

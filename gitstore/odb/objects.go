@@ -109,7 +109,7 @@ func (db *DB) WriteObject(typ plumbing.ObjectType, data []byte) (plumbing.Hash, 
 	return h, db.writeLoose(h, typ, data)
 }
 
-// Entries is a mutable view of one tree level.
+// Entries is a mutable view of one tree level, one goroutine's.
 type Entries map[string]gitobj.TreeEntry
 
 // EntriesOf is the entries of t, to change.
@@ -150,7 +150,7 @@ func encodeEntries(e Entries) []byte {
 // Batch collects the objects of one transaction in memory — their hashes
 // are all a tree or commit needs — and writes them at the end, several at
 // a time: a transaction's dozen small loose objects cost more in file
-// system calls than in anything else.
+// system calls than in anything else. A Batch is one goroutine's.
 type Batch struct {
 	db   *DB
 	objs []Object

@@ -115,7 +115,7 @@ func (db *DB) writePack(objs []Object, keep bool) (string, error) {
 // HeldPacks are the packs an update wrote, kept until the update is over,
 // its retries included: a retry finds the objects of the attempt before
 // it present (the memo says so) and writes them no more, so that
-// attempt's pack must outlive it.
+// attempt's pack must outlive it. They are one update's, not for concurrent use.
 type HeldPacks struct {
 	keeps []string
 	objs  []plumbing.Hash

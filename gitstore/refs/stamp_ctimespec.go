@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd
 
-package odb
+package refs
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// InodeStamp is what tells a file replaced in place of another with the
+// inodeStamp is what tells a file replaced in place of another with the
 // same size and modification time: its inode and change time.
-func InodeStamp(fi os.FileInfo) string {
+func inodeStamp(fi os.FileInfo) string {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return fmt.Sprint(" ", st.Ino, " ", st.Ctimespec.Nano())
 	}
