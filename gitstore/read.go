@@ -44,6 +44,3 @@ type Change = odb.Change
 
 // DiffTrees lists the files that differ between two trees (odb.DB.DiffTrees).
 func (s *Store) DiffTrees(a, b plumbing.Hash) ([]Change, error) { return s.db.DiffTrees(a, b) }
-
-// Objects is the store's object database.
-func (s *Store) Objects() *odb.DB { return s.db }
