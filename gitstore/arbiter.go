@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -31,6 +32,28 @@ import (
 // catch-up that would bring in anything new fails.
 func (s *Store) SetArbiter(remote string, check IncomingCheck) {
 	s.arbiter, s.arbiterCheck = remote, check
+	s.publisher = nil
+	if remote != "" {
+		s.publisher = arbiterPublisher{s}
+	}
+}
+
+// arbiterPublisher is the Publisher of a store with an arbiter: the
+// transaction's view of this file.
+type arbiterPublisher struct{ s *Store }
+
+// Lease is what the arbiter was last seen to hold, when that is still
+// what this process knows of it (fresh), else what a catch-up brings.
+func (p arbiterPublisher) Lease(ctx context.Context, feature string) (Lease, error) {
+	if v, ok := p.s.fresh(feature); ok {
+		return v, nil
+	}
+	return p.s.catchUp(ctx, feature)
+}
+
+// Publish pushes the moves with a lease on l, then makes them here.
+func (p arbiterPublisher) Publish(ctx context.Context, feature string, l Lease, moves []refs.Update, also []RefMove) error {
+	return p.s.publish(ctx, feature, l, moves, also)
 }
 
 // SetArbiterWait sets how long an update waits for an arbiter that does
@@ -82,9 +105,7 @@ func (s *Store) LockKeeper(tips map[string]plumbing.Hash) func(state.Lock) bool 
 }
 
 // arbiterView is what catching up saw on the arbiter.
-type arbiterView struct {
-	feature, locks plumbing.Hash // the arbiter's values, for the lease
-}
+type arbiterView = Lease
 
 // RemoteWait bounds how long an update waits for an arbiter that does not
 // answer, trying again with backoff, before it fails, unless the store says
@@ -206,9 +227,9 @@ func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, e
 		}
 		return plumbing.NewHash(fetched[rel])
 	}
-	v.locks = hash("locks")
+	v.Locks = hash("locks")
 	if feature != "" {
-		v.feature = hash("features/" + feature)
+		v.Feature = hash("features/" + feature)
 	}
 	if !done {
 		s.forget(feature)
@@ -247,37 +268,37 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	args := []string{"push", "--quiet", "--atomic", "--porcelain", "--no-verify", s.arbiter}
 	var specs []string
 	for _, u := range moved {
-		if u.unchecked && !u.delete {
+		if u.Unchecked && !u.Delete {
 			// Pinned work goes with the transition that names it, in the
 			// same atomic push: whoever reads the state can fetch the work.
-			specs = append(specs, "+"+u.new.String()+":"+u.name)
+			specs = append(specs, "+"+u.New.String()+":"+u.Name)
 			continue
 		}
-		if u.verify && u.name == LocksRef && !v.locks.IsZero() {
+		if u.Verify && u.Name == LocksRef && !v.Locks.IsZero() {
 			// The decision read the locks without changing them: the push
 			// holds only while the arbiter's locks are still the ones read
 			// (pushing their own value changes nothing there).
-			args = append(args, "--force-with-lease="+LocksRef+":"+v.locks.String())
-			specs = append(specs, v.locks.String()+":"+LocksRef)
+			args = append(args, "--force-with-lease="+LocksRef+":"+v.Locks.String())
+			specs = append(specs, v.Locks.String()+":"+LocksRef)
 			continue
 		}
-		if u.verify && u.name == LocksRef && !u.old.IsZero() {
+		if u.Verify && u.Name == LocksRef && !u.Old.IsZero() {
 			// The arbiter has no locks (it lost them): the decision holds
 			// only while it still has none, and the locks it was made on go
 			// there.
 			args = append(args, "--force-with-lease="+LocksRef+":")
-			specs = append(specs, u.old.String()+":"+LocksRef)
+			specs = append(specs, u.Old.String()+":"+LocksRef)
 			continue
 		}
-		if u.verify || u.unchecked || u.delete {
+		if u.Verify || u.Unchecked || u.Delete {
 			continue
 		}
-		lease := hashOrEmpty(v.feature)
-		if u.name == LocksRef {
-			lease = hashOrEmpty(v.locks)
+		lease := hashOrEmpty(v.Feature)
+		if u.Name == LocksRef {
+			lease = hashOrEmpty(v.Locks)
 		}
-		args = append(args, "--force-with-lease="+u.name+":"+lease)
-		specs = append(specs, u.new.String()+":"+u.name)
+		args = append(args, "--force-with-lease="+u.Name+":"+lease)
+		specs = append(specs, u.New.String()+":"+u.Name)
 	}
 	for _, m := range also {
 		args = append(args, "--force-with-lease="+m.Ref+":"+m.Old)
@@ -327,13 +348,13 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	}
 	for _, u := range moved {
 		switch {
-		case u.verify && u.name == LocksRef && v.locks.IsZero():
-			v.locks = u.old
-		case u.verify || u.unchecked || u.delete:
-		case u.name == LocksRef:
-			v.locks = u.new
-		case u.name == FeatureRef(feature):
-			v.feature = u.new
+		case u.Verify && u.Name == LocksRef && v.Locks.IsZero():
+			v.Locks = u.Old
+		case u.Verify || u.Unchecked || u.Delete:
+		case u.Name == LocksRef:
+			v.Locks = u.New
+		case u.Name == FeatureRef(feature):
+			v.Feature = u.New
 		}
 	}
 	s.rememberLocal(feature, v)
@@ -354,7 +375,7 @@ func (s *Store) trackPushed(ctx context.Context, remote string, specs []string) 
 		if !ok || !state || !stateRef(rel) || !plumbing.IsHash(src) {
 			continue
 		}
-		us = append(us, refUpdate{name: TrackingPrefix(remote) + rel, new: plumbing.NewHash(src), unchecked: true})
+		us = append(us, refUpdate{Name: TrackingPrefix(remote) + rel, New: plumbing.NewHash(src), Unchecked: true})
 	}
 	if len(us) > 0 {
 		s.updateRefs(ctx, us)

@@ -9,32 +9,30 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitobj"
+	"github.com/git-zerg/git-zerg/gitstore/codec"
 	"github.com/git-zerg/git-zerg/state"
 )
 
 // The task cache makes full reads (status, next, claim of the best task)
-// cheap at 10,000 tasks: decoding one file (taskcodec.go) instead of
+// cheap at 10,000 tasks: decoding one file (codec.DecodeTaskCache) instead of
 // inflating and parsing 10,000 loose objects. Entries are keyed by the
 // hash of the shard tree they were read from, so the cache is never stale
 // — a shard that changed has another hash and is read again from git
 // (Gerrit caches NoteDb the same way, by the ref's tip). Losing or
 // corrupting the file only costs time.
 
-// Format 2 is taskcodec.go's encoding (3: a lease's instance added to
-// lockcodec.go's); format 1 was encoding/gob's, in files named .gob,
+// The files of format 1 (codec.Format), encoding/gob's, named .gob, are
 // removed when the cache is next rewritten.
-const cacheFormat = 3
-
-type cachedShard struct {
-	Hash  plumbing.Hash
-	Tasks []*state.Task
-}
+type cachedShard = codec.Shard
 
 type taskCache struct {
-	Format int
-	Shards map[string]cachedShard
+	codec.TaskCache
 	// delta names the shards that came from the delta file.
 	delta map[string]bool
+}
+
+func newTaskCache() *taskCache {
+	return &taskCache{TaskCache: codec.TaskCache{Format: codec.Format, Shards: map[string]cachedShard{}}}
 }
 
 // A transition changes one or two of 256 shards, and rewriting the whole
@@ -56,11 +54,11 @@ func readTaskCache(path string) (*taskCache, bool) {
 	if err != nil {
 		return nil, false
 	}
-	got, err := decodeTaskCache(b)
+	got, err := codec.DecodeTaskCache(b)
 	if err != nil {
 		return nil, false
 	}
-	return got, true
+	return &taskCache{TaskCache: *got}, true
 }
 
 // loadCache reads the main file and the delta over it. Any mix of the two
@@ -68,7 +66,7 @@ func readTaskCache(path string) (*taskCache, bool) {
 func (s *Store) loadCache(feature string) *taskCache {
 	c, ok := readTaskCache(s.cachePath(feature))
 	if !ok {
-		c = &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+		c = newTaskCache()
 	}
 	c.delta = map[string]bool{}
 	if d, ok := readTaskCache(s.deltaPath(feature)); ok {
@@ -93,13 +91,13 @@ func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
 		s.saveCache(feature, c)
 		return
 	}
-	d := &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+	d := newTaskCache()
 	for name := range c.delta {
 		if cs, ok := c.Shards[name]; ok {
 			d.Shards[name] = cs
 		}
 	}
-	b, err := encodeTaskCache(d)
+	b, err := codec.EncodeTaskCache(&d.TaskCache)
 	if err != nil {
 		return
 	}
@@ -126,7 +124,7 @@ func (s *Store) dropLegacyCache(feature string) {
 
 // saveCache rewrites the main file with everything, and drops the delta.
 func (s *Store) saveCache(feature string, c *taskCache) {
-	b, err := encodeTaskCache(c)
+	b, err := codec.EncodeTaskCache(&c.TaskCache)
 	if err != nil {
 		return
 	}
@@ -278,7 +276,7 @@ func (s *Store) WriteCache(feature string) error {
 	if err := tx.loadTasksTree(); err != nil {
 		return err
 	}
-	c := &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+	c := newTaskCache()
 	for name, te := range tx.tasksTree {
 		tasks, ok := s.memo().shard(te.Hash)
 		if !ok {
@@ -296,8 +294,8 @@ func (s *Store) WriteCache(feature string) error {
 // all of them.
 
 // decodeEntries decodes the JSON blob of every entry of tree: from the
-// memo, else from the cache file at path (encoded by codec), else from git.
-func decodeEntries[T any](s *Store, path string, codec entryCodec[T], tree plumbing.Hash) (map[string]T, error) {
+// memo, else from the cache file at path (encoded by ec), else from git.
+func decodeEntries[T any](s *Store, path string, ec codec.Entry[T], tree plumbing.Hash) (map[string]T, error) {
 	t, err := s.readTree(tree)
 	if err != nil {
 		return nil, err
@@ -319,7 +317,7 @@ func decodeEntries[T any](s *Store, path string, codec entryCodec[T], tree plumb
 	}
 	var blobs map[plumbing.Hash]T
 	if b, err := os.ReadFile(path); err == nil {
-		blobs, _ = codec.decodeBlobs(b)
+		blobs, _ = ec.DecodeBlobs(b)
 	}
 	if blobs == nil {
 		blobs = map[plumbing.Hash]T{}
@@ -374,7 +372,7 @@ func decodeEntries[T any](s *Store, path string, codec entryCodec[T], tree plumb
 	// transition changes one or two blobs, and reading those from git is
 	// cheaper than creating a new file with all of them.
 	if changed && !s.Persistent && len(missing) > rewriteAfter {
-		b, err := codec.encodeBlobs(blobs)
+		b, err := ec.EncodeBlobs(blobs)
 		if err != nil {
 			return nil, fmt.Errorf("cache %s: %w", filepath.Base(path), err) // a bug, not bad luck: say so
 		}
@@ -399,13 +397,13 @@ func (s *Store) LocksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	// answers it, without reading the tree.
 	snapshot := s.Layout().LocksTip()
 	if b, err := os.ReadFile(snapshot); err == nil {
-		if at, locks, err := decodeLocksTip(b); err == nil && at == tip {
+		if at, locks, err := codec.DecodeLocksTip(b); err == nil && at == tip {
 			return locks, nil
 		}
 	}
 	locks, err := s.locksAt(tip)
 	if err == nil {
-		if b, err := encodeLocksTip(tip, locks); err == nil && writeFileAtomic(snapshot, b) == nil {
+		if b, err := codec.EncodeLocksTip(tip, locks); err == nil && writeFileAtomic(snapshot, b) == nil {
 			os.Remove(snapshot + ".json") // the file of cache format 1
 		}
 	}
@@ -417,7 +415,7 @@ func (s *Store) locksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := decodeEntries(s, s.Layout().LocksCache(), lockCodec, c.TreeHash)
+	m, err := decodeEntries(s, s.Layout().LocksCache(), codec.Locks, c.TreeHash)
 	if err != nil {
 		return nil, err
 	}

@@ -89,8 +89,8 @@ func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, 
 		return plumbing.ZeroHash, err
 	}
 	root := entries{}
-	root.setBlob("epic.json", blob)
-	root.setBlob("version", ver)
+	root.SetBlob("epic.json", blob)
+	root.SetBlob("version", ver)
 	th, err := s.writeTree(root)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -108,7 +108,7 @@ func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, 
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: h, old: old}}); err != nil {
+	if err := s.updateRefs(ctx, []refUpdate{{Name: ref, New: h, Old: old}}); err != nil {
 		if errors.Is(err, errRace) {
 			return plumbing.ZeroHash, ErrEpicMoved
 		}
@@ -209,6 +209,6 @@ func (s *Store) Reopen(ctx context.Context) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.arbiter = s.arbiter
+	n.SetArbiter(s.arbiter, nil)
 	return n, nil
 }

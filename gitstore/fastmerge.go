@@ -111,7 +111,7 @@ func (s *Store) MergeDisjoint(ctx context.Context, ref, old string, pins []Pin, 
 		}
 		curTree = th
 	}
-	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: cur, old: oldHash}}); err != nil {
+	if err := s.updateRefs(ctx, []refUpdate{{Name: ref, New: cur, Old: oldHash}}); err != nil {
 		if errors.Is(err, errRace) {
 			// The branch moved: the full merge path says so properly.
 			return "", "", ErrNotDisjoint
@@ -163,7 +163,7 @@ func (s *Store) applyChanges(root plumbing.Hash, changes map[string]*gitobj.Tree
 			delete(e, d) // git keeps no empty directories
 			continue
 		}
-		e.setTree(d, nh)
+		e.SetTree(d, nh)
 	}
 	return s.writeTree(e)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/gitstore/odb"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -462,7 +463,7 @@ func (ix *Index) encodedFrom(entries []IndexEntry) *Index {
 }
 
 func (s *Store) readIndex(feature string) *Index {
-	f, err := mapFile(s.indexPath(feature), parseIndexFile)
+	f, err := odb.MapFile(s.indexPath(feature), parseIndexFile)
 	if err != nil || f == nil {
 		return nil
 	}

@@ -5,43 +5,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/git-zerg/git-zerg/gitstore/codec"
 	"github.com/git-zerg/git-zerg/state"
 )
-
-// TestLooseObjectsReadByGit writes objects below and above the size that
-// is stored uncompressed: git must read both back byte for byte, and fsck
-// must find nothing wrong with them.
-func TestLooseObjectsReadByGit(t *testing.T) {
-	dir := newRepo(t)
-	s := openStore(t, dir)
-	for _, size := range []int{0, 10, smallObject - 1, smallObject, 3 * smallObject} {
-		data := bytes.Repeat([]byte("zerg "), size/5+1)[:size]
-		h, err := s.writeBlob(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command("git", "-C", dir, "cat-file", "blob", h.String()).Output()
-		if err != nil {
-			t.Fatalf("size %d: git cat-file: %v", size, err)
-		}
-		if !bytes.Equal(out, data) {
-			t.Fatalf("size %d: git read back %d bytes", size, len(out))
-		}
-		// And a fresh process (no memo) reads git's own objects.
-		fresh := openStore(t, dir)
-		got, err := fresh.readBlob(h)
-		if err != nil || !bytes.Equal(got, data) {
-			t.Fatalf("size %d: read back %d bytes, %v", size, len(got), err)
-		}
-	}
-	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
-}
 
 // TestReadPackedObjectsAndRefs: after git gc, objects come from a pack and
 // refs from packed-refs; a loose ref shadows its packed value, as in git.
@@ -146,8 +117,8 @@ func TestMemoAfterCommit(t *testing.T) {
 	os.RemoveAll(filepath.Join(cold.Layout().Dir(), "cache"))
 	fromGit := allTasks(t, cold, "f")
 	for i := range warm {
-		a, _ := encodeJSON(warm[i])
-		b, _ := encodeJSON(fromGit[i])
+		a, _ := codec.EncodeJSON(warm[i])
+		b, _ := codec.EncodeJSON(fromGit[i])
 		if !bytes.Equal(a, b) {
 			t.Fatalf("task %s: memo has\n%s\ngit has\n%s", warm[i].ID(), a, b)
 		}
@@ -246,7 +217,7 @@ func TestLeaseCacheFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no lease cache file: %v", err)
 	}
-	blobs, err := workerCodec.decodeBlobs(b)
+	blobs, err := codec.Workers.DecodeBlobs(b)
 	if err != nil || len(blobs) != 3*rewriteAfter {
 		t.Fatalf("cache file holds %d leases (%v)", len(blobs), err)
 	}
@@ -258,7 +229,7 @@ func TestLeaseCacheFile(t *testing.T) {
 			blobs[h] = w
 		}
 	}
-	b, _ = workerCodec.encodeBlobs(blobs)
+	b, _ = codec.Workers.EncodeBlobs(blobs)
 	os.WriteFile(s.Layout().WorkersCache("f"), b, 0o644)
 	if got := read()["w0"].Host; got != "from-the-cache" {
 		t.Fatalf("lease read from git, not from the cache file (host %q)", got)
@@ -378,10 +349,10 @@ func TestCacheDelta(t *testing.T) {
 // TestMemoBounded: past its limits the memo starts over instead of
 // growing, and reads stay right.
 func TestMemoBounded(t *testing.T) {
-	defer func(m, p int) { memoLimit, presentLimit = m, p }(memoLimit, presentLimit)
-	memoLimit, presentLimit = 4096, 16
 	dir := newRepo(t)
 	s := openStore(t, dir)
+	memoLimit, presentLimit := 4096, 16
+	s.memo().objs.SetLimits(memoLimit, presentLimit)
 	plan(t, s, "f", tasks(50))
 	for i := 0; i < 10; i++ {
 		if err := setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done); err != nil {
@@ -396,10 +367,7 @@ func TestMemoBounded(t *testing.T) {
 		if done != i+1 {
 			t.Fatalf("after %d changes, %d done", i+1, done)
 		}
-		m := s.memo()
-		m.mu.Lock()
-		size, present := m.size, len(m.present)
-		m.mu.Unlock()
+		size, present := s.memo().objs.Usage()
 		if size > memoLimit || present > presentLimit {
 			t.Fatalf("memo holds %d bytes and %d hashes, limits %d and %d", size, present, memoLimit, presentLimit)
 		}

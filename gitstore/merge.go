@@ -89,7 +89,7 @@ func (s *Store) mergeFeature(ctx context.Context, feature string, local, remote 
 		return MergeResult{}, err
 	}
 	if _, gone := root[tombstone]; !gone {
-		root.setBlob("clock", h)
+		root.SetBlob("clock", h)
 	}
 	th, err := s.writeTree(root)
 	if err != nil {

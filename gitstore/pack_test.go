@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/git-zerg/git-zerg/gitstore/odb"
 )
 
 // TestPlanWritesOnePack: a plan's many objects go to one pack, which git
@@ -14,7 +16,7 @@ func TestPlanWritesOnePack(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
 	before, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "*"))
-	plan(t, s, "f", tasks(3*packAbove))
+	plan(t, s, "f", tasks(3*odb.PackAbove))
 	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
 	if len(packs) != 1 {
 		t.Fatalf("%d packs after the plan, want 1", len(packs))
@@ -38,7 +40,7 @@ func TestPlanWritesOnePack(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, err := tx.Tasks()
-	if err != nil || len(all) != 3*packAbove {
+	if err != nil || len(all) != 3*odb.PackAbove {
 		t.Fatalf("read back %d tasks, %v", len(all), err)
 	}
 	if err := setStatus(fresh, "f", "T001", "claimed"); err != nil {
@@ -67,7 +69,7 @@ func TestPlanPackKeptUntilRefUpdated(t *testing.T) {
 		git(t, dir, "repack", "-a", "-d", "-q")
 		repacked++
 	}
-	plan(t, s, "f", tasks(2*packAbove))
+	plan(t, s, "f", tasks(2*odb.PackAbove))
 	if repacked != 1 {
 		t.Fatalf("repacked %d times", repacked)
 	}
@@ -80,7 +82,7 @@ func TestPlanPackKeptUntilRefUpdated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all, err := tx.Tasks(); err != nil || len(all) != 2*packAbove {
+	if all, err := tx.Tasks(); err != nil || len(all) != 2*odb.PackAbove {
 		t.Fatalf("read back %d tasks, %v", len(all), err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -46,7 +47,7 @@ import (
 
 // ReflogMessage names git-zerg's own updates in the reflog, for whoever
 // reads it to tell them from other moves of the ref.
-const ReflogMessage = "git-zerg"
+const ReflogMessage = refs.ReflogMessage
 
 // reflogEntry is one line of a reflog.
 type reflogEntry struct {
@@ -306,7 +307,7 @@ func (s *Store) repair(ctx context.Context, ref string) (bool, error) {
 			return false, err
 		}
 	}
-	if err := s.updateRefs(ctx, []refUpdate{{name: ref, new: next, old: tip}}); err != nil {
+	if err := s.updateRefs(ctx, []refUpdate{{Name: ref, New: next, Old: tip}}); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/git-zerg/git-zerg/gitstore/odb"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 )
 
 // Repo is this process's handle on one repository: what every Store of the
@@ -27,10 +30,10 @@ type Repo struct {
 	// their work. Between processes the compare-and-swap alone decides,
 	// and no lock outlives a transaction.
 	txMu sync.Mutex
-	// pipe is the one `git update-ref --stdin` of the process's Persistent
-	// stores: `update-ref --stdin` takes transaction after transaction, and
-	// a rush makes hundreds of them.
-	pipe refPipe
+	// refs is what the stores share of the refs: packed-refs parsed, the
+	// one `git update-ref --stdin` of the process's Persistent stores, the
+	// writers' turn.
+	refs refs.Shared
 
 	// mu guards seen, leaseLost and together: the process's knowledge of
 	// each arbiter, by arbiter and feature.
@@ -47,12 +50,6 @@ type Repo struct {
 	// ref it had lost (OnRemoteWait, OnRemoteLost): set by the rush.
 	remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
 	remoteLostNote atomic.Pointer[func(remote, ref string, here bool)]
-
-	// turnHeld is set while a wait for the writers' turn given up on is
-	// still blocked (see writerTurn): until the holder lets go, this
-	// process's transactions go on without waiting, each costing neither a
-	// wait nor another blocked thread.
-	turnHeld atomic.Bool
 }
 
 // arbiterKey names one feature's state on one arbiter.
@@ -70,7 +67,7 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.repo = newRepoHandle(s.CommonDir)
+	s.setRepo(newRepoHandle(s.CommonDir))
 	return s, nil
 }
 
@@ -85,8 +82,14 @@ func (r *Repo) Open(ctx context.Context, dir string) (*Store, error) {
 	if !sameDir(s.CommonDir, r.commonDir) {
 		return nil, fmt.Errorf("%s is in the repository %s, not %s", dir, s.CommonDir, r.commonDir)
 	}
-	s.repo = r
+	s.setRepo(r)
 	return s, nil
+}
+
+func (s *Store) setRepo(r *Repo) {
+	s.repo = r
+	s.db = odb.New(s.CommonDir, s.git, r.memo.objs)
+	s.refs = refs.New(s.CommonDir, s.GitDir, s.git, &r.refs)
 }
 
 // Repo is the handle s shares with the other stores of its repository in

@@ -120,10 +120,10 @@ func TestReposShareNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sa.memo().has(tip) || sb.memo().has(tip) {
-		t.Errorf("a's tip %s in a's memo %v, in b's %v; want only a's", tip, sa.memo().has(tip), sb.memo().has(tip))
+	if !sa.memo().objs.Has(tip) || sb.memo().objs.Has(tip) {
+		t.Errorf("a's tip %s in a's memo %v, in b's %v; want only a's", tip, sa.memo().objs.Has(tip), sb.memo().objs.Has(tip))
 	}
-	sa.remember("f", arbiterView{feature: tip}, tip, plumbing.ZeroHash)
+	sa.remember("f", arbiterView{Feature: tip}, tip, plumbing.ZeroHash)
 	sb.SetArbiter(ra, acceptAll) // the same arbiter and feature: still nothing known
 	if _, ok := sb.fresh("f"); ok {
 		t.Error("what a saw on its arbiter is known to b")

@@ -16,8 +16,12 @@
 // one blob per locked path. A transition that moves both refs (a claim takes
 // locks) updates them in one `git update-ref --stdin` transaction.
 //
-// Objects are read and written in-process (gitobj encodes commits and
-// trees; loose objects and packs are read here). Ref updates go
+// The package is the top of layers that each import only those below
+// them: gitstore/codec (the cache files' encodings), gitstore/odb (objects
+// read and written in-process; gitobj encodes commits and trees),
+// gitstore/refs (refs read, and moved by compare-and-swap), then this
+// package: the transactions, the caches and the sync with remotes, which
+// hooks into a transaction through its Publisher alone. Ref updates go
 // through the git binary because only git's own <ref>.lock protocol is
 // respected by every git process: go-git's CheckAndSetReference locks the
 // ref file itself, so it neither excludes a concurrent `git update-ref` or
@@ -44,6 +48,8 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
+	"github.com/git-zerg/git-zerg/gitstore/odb"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 )
 
 // Ref names.
@@ -82,21 +88,12 @@ type Store struct {
 	git *gitcmd.Runner
 	// repo is what the stores of this repository in this process share.
 	repo *Repo
-	// packMu serializes the pack reads, which share each pack's file and
-	// buffer.
-	packMu sync.Mutex
-	// packs are read directly (packread.go) once listed; packsMoved
-	// lists them again.
-	packs       []*packFile
-	packsLoaded bool
-	// directSeen lists the packs as they were when packs was loaded;
-	// foreign is set when a listed pack's index could not be read here
-	// (see readPacked).
-	directSeen string
-	foreign    bool
-	// altDirs are the alternates' object directories, read once.
-	altDirs []string
-	altOnce sync.Once
+	// db is the repository's objects, sharing the Repo's memo: set with
+	// repo.
+	db *odb.DB
+	// refs reads and moves the repository's refs, sharing the Repo's
+	// packed-refs and update-ref process: set with repo.
+	refs *refs.DB
 
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
@@ -116,7 +113,10 @@ type Store struct {
 	// arbiter is the remote every update must reach (sync.arbiter),
 	// arbiterCheck what judges the state a catch-up brings in, and
 	// arbiterWait how long an update waits for it (0: RemoteWait).
-	arbiter      string
+	arbiter string
+	// publisher is what every update reaches before it counts: set with
+	// the arbiter (SetArbiter), nil without one.
+	publisher    Publisher
 	arbiterCheck IncomingCheck
 	arbiterWait  time.Duration
 	// repushPins: see SetRepushPins.
@@ -202,7 +202,7 @@ func (s *Store) DeleteRef(ctx context.Context, name string) error {
 	if h, err := s.ReadRef(name); err != nil || h.IsZero() {
 		return err
 	}
-	return s.updateRefs(ctx, []refUpdate{{name: name, delete: true}})
+	return s.updateRefs(ctx, []refUpdate{{Name: name, Delete: true}})
 }
 
 // SetRef points a ref at a commit, whatever it held: for records that only
@@ -211,7 +211,7 @@ func (s *Store) SetRef(ctx context.Context, name, commit string) error {
 	if !plumbing.IsHash(commit) {
 		return fmt.Errorf("%q is not a commit id", commit)
 	}
-	return s.updateRefs(ctx, []refUpdate{{name: name, new: plumbing.NewHash(commit), unchecked: true}})
+	return s.updateRefs(ctx, []refUpdate{{Name: name, New: plumbing.NewHash(commit), Unchecked: true}})
 }
 
 // CurrentFeature returns the feature chosen with `use` or planned last.

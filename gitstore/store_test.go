@@ -451,7 +451,7 @@ func TestPersistentUpdates(t *testing.T) {
 
 	// Close ends the update-ref process (nothing outlives the command);
 	// a later update starts another.
-	cmd := s.repo.pipe.p.Process()
+	cmd := s.refs.PipeProcess()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

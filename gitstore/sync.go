@@ -192,7 +192,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 	var updates []refUpdate
 	for _, rel := range sortedKeys(newLocal) {
 		if newLocal[rel] != localRefs[rel] {
-			updates = append(updates, refUpdate{name: ZergPrefix + rel, new: plumbing.NewHash(newLocal[rel]), old: hashOf(localRefs, rel)})
+			updates = append(updates, refUpdate{Name: ZergPrefix + rel, New: plumbing.NewHash(newLocal[rel]), Old: hashOf(localRefs, rel)})
 		}
 	}
 	if len(updates) > 0 {
@@ -257,7 +257,7 @@ func (s *Store) keepLostEvidence(ctx context.Context, prefix string, before map[
 	for ref, h := range before {
 		rel := strings.TrimPrefix(ref, prefix)
 		if stateRef(rel) && remote[rel] == "" && !h.IsZero() {
-			back = append(back, refUpdate{name: ref, new: h, unchecked: true})
+			back = append(back, refUpdate{Name: ref, New: h, Unchecked: true})
 		}
 	}
 	if len(back) == 0 {

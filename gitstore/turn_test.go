@@ -46,13 +46,13 @@ func TestWriterTurnHeldElsewhere(t *testing.T) {
 			t.Fatalf("%s while another process holds the turn: %v", id, err)
 		}
 	}
-	if !s.repo.turnHeld.Load() {
+	if !s.repo.refs.Turns.GivenUp() {
 		t.Fatal("the wait given up on is not remembered: every transaction would wait again")
 	}
 
 	stdin.Close() // the holder lets go
 	holder.Wait()
-	for deadline := time.Now().Add(30 * time.Second); s.repo.turnHeld.Load(); {
+	for deadline := time.Now().Add(30 * time.Second); s.repo.refs.Turns.GivenUp(); {
 		if time.Now().After(deadline) {
 			t.Fatal("the turn given up on was never taken after its holder let go")
 		}

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,8 +13,10 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
+	"github.com/git-zerg/git-zerg/gitstore/codec"
+	"github.com/git-zerg/git-zerg/gitstore/odb"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -56,7 +55,7 @@ type Tx struct {
 	deleted   *plumbing.Hash // Delete's reason blob
 
 	moved []refUpdate // what commit moved
-	view  arbiterView // what the arbiter held when this attempt began
+	view  Lease       // what the arbiter held when this attempt began (Publisher)
 
 	// extra refs moved in the same transaction (pins of verified work),
 	// without a compare-and-swap: they only keep commits reachable.
@@ -66,6 +65,32 @@ type Tx struct {
 	// (PushAlso); pushed says that push went through.
 	also   []RefMove
 	pushed bool
+}
+
+// Publisher is what every update of a store must reach before it counts
+// (sync.arbiter: SetArbiter sets one); without one an update is the local
+// compare-and-swap alone. The transaction asks it, before each attempt,
+// what to lease the update against, and hands it the attempt's moves to
+// make instead of making them itself. It is how the sync layer above
+// hooks into a transaction, which calls nothing of that layer. It is
+// called from the goroutine of the store's transaction; one shared by
+// several stores must be safe for concurrent use.
+type Publisher interface {
+	// Lease returns the values the attempt is leased against, caught up
+	// with first when what this process knows of them is stale. An error
+	// that is a lost race (refs.ErrRace) is no failure: the attempt goes
+	// on with what Lease returned.
+	Lease(ctx context.Context, feature string) (Lease, error)
+	// Publish makes the moves of an attempt leased on l, with also, on
+	// the arbiter and here, or nowhere: a lost race (refs.ErrRace) starts
+	// the attempt over, ErrRemoteRefMoved tells the caller an also moved.
+	Publish(ctx context.Context, feature string, l Lease, moves []refs.Update, also []RefMove) error
+}
+
+// Lease is what an arbiter held when an attempt began: the values its
+// push is leased against (zero: none).
+type Lease struct {
+	Feature, Locks plumbing.Hash
 }
 
 // RefMove is a ref moved by compare-and-swap from Old ("" for none) to New.
@@ -92,11 +117,11 @@ func (tx *Tx) Pushed() bool { return tx.pushed }
 // SetRef moves another ref with the state, in the same transaction; an
 // empty commit deletes it. Used for refs that keep work reachable.
 func (tx *Tx) SetRef(name, commit string) {
-	u := refUpdate{name: name, unchecked: true}
+	u := refUpdate{Name: name, Unchecked: true}
 	if commit == "" {
-		u.delete = true
+		u.Delete = true
 	} else {
-		u.new = plumbing.NewHash(commit)
+		u.New = plumbing.NewHash(commit)
 	}
 	tx.extra = append(tx.extra, u)
 }
@@ -340,7 +365,7 @@ func (tx *Tx) Workers() (map[string]*state.Worker, error) {
 	if !ok {
 		return tx.workers, nil
 	}
-	ws, err := decodeEntries(tx.s, tx.s.Layout().WorkersCache(tx.feature), workerCodec, te.Hash)
+	ws, err := decodeEntries(tx.s, tx.s.Layout().WorkersCache(tx.feature), codec.Workers, te.Hash)
 	if err != nil {
 		return nil, tx.damaged(err)
 	}
@@ -438,8 +463,8 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	s := tx.s
 	// git starts while the objects are written: the two overlap, instead
 	// of the update waiting a process start after the last object.
-	if !s.Persistent && s.arbiter == "" && s.pre.Load() == nil {
-		if p, err := s.git.StartPipe(updateRefArgs...); err == nil {
+	if !s.Persistent && s.publisher == nil && s.pre.Load() == nil {
+		if p, err := s.refs.StartUpdate(); err == nil {
 			s.pre.Store(p)
 			defer func() {
 				if p := s.pre.Swap(nil); p != nil {
@@ -457,14 +482,14 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		tx.clock++
 		msg.Clock = tx.clock
 		root := entries{}
-		root.setBlob(tombstone, *tx.deleted)
-		th := b.tree(root)
+		root.SetBlob(tombstone, *tx.deleted)
+		th := b.Tree(root)
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
 		if err := s.seal(c); err != nil {
 			return err
 		}
-		ch := b.commit(c)
-		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
+		ch := b.Commit(c)
+		updates = append(updates, refUpdate{Name: FeatureRef(tx.feature), New: ch, Old: tx.featTip})
 	} else if featureChanged {
 		tx.clock++
 		msg.Clock = tx.clock
@@ -476,16 +501,16 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 			root = entries{}
 		}
 		if tx.metaDirty {
-			h, err := b.json(tx.meta)
+			h, err := b.JSON(tx.meta)
 			if err != nil {
 				return err
 			}
-			root.setBlob("feature.json", h)
-			b.keepLoose(h)
+			root.SetBlob("feature.json", h)
+			b.KeepLoose(h)
 		}
-		h := b.blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
-		root.setBlob("clock", h)
-		b.keepLoose(h)
+		h := b.Blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
+		root.SetBlob("clock", h)
+		b.KeepLoose(h)
 		if tx.tasksDirty() {
 			if err := tx.loadTasksTree(); err != nil {
 				return err
@@ -504,37 +529,37 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 				fresh := make(map[string][]byte, len(sh.dirty))
 				for id := range sh.dirty {
 					e := encoded[id]
-					sh.e.setBlob(id, b.add(e.hash, plumbing.BlobObject, e.data))
-					fresh[id] = e.data
+					sh.e.SetBlob(id, b.Add(e.Hash, plumbing.BlobObject, e.Data))
+					fresh[id] = e.Data
 				}
-				h := b.tree(sh.e)
-				tx.tasksTree.setTree(name, h)
+				h := b.Tree(sh.e)
+				tx.tasksTree.SetTree(name, h)
 				s.memoShard(sh.hash, h, fresh)
 			}
-			h := b.tree(tx.tasksTree)
-			root.setTree("tasks", h)
+			h := b.Tree(tx.tasksTree)
+			root.SetTree("tasks", h)
 		}
 		if tx.workersDirty {
 			we := entries{}
 			for name, w := range tx.workers {
 				if r, ok := tx.workersRead[name]; ok && r.w == *w {
-					we.setBlob(name, r.blob)
+					we.SetBlob(name, r.blob)
 					continue
 				}
-				h, err := b.json(w)
+				h, err := b.JSON(w)
 				if err != nil {
 					return err
 				}
-				we.setBlob(name, h)
+				we.SetBlob(name, h)
 			}
 			if len(we) == 0 {
 				delete(root, "workers")
 			} else {
-				h := b.tree(we)
-				root.setTree("workers", h)
+				h := b.Tree(we)
+				root.SetTree("workers", h)
 			}
 		}
-		th := b.tree(root)
+		th := b.Tree(root)
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
 		// A forced re-plan keeps the old history as parent too, so the
 		// audit log survives `plan --force`.
@@ -544,20 +569,20 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err := s.seal(c); err != nil {
 			return err
 		}
-		ch := b.commit(c)
-		b.keepLoose(th, ch)
-		updates = append(updates, refUpdate{name: FeatureRef(tx.feature), new: ch, old: tx.featTip})
+		ch := b.Commit(c)
+		b.KeepLoose(th, ch)
+		updates = append(updates, refUpdate{Name: FeatureRef(tx.feature), New: ch, Old: tx.featTip})
 	}
 	if tx.locksDirty {
 		le := entries{}
 		for _, l := range tx.locks {
-			h, err := b.json(l)
+			h, err := b.JSON(l)
 			if err != nil {
 				return err
 			}
-			le.setBlob(lockKey(l.Path), h)
+			le.SetBlob(lockKey(l.Path), h)
 		}
-		th := b.tree(le)
+		th := b.Tree(le)
 		lm := *msg
 		c := &gitobj.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
 		if !tx.locksTip.IsZero() {
@@ -566,12 +591,12 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		if err := s.seal(c); err != nil {
 			return err
 		}
-		ch := b.commit(c)
-		updates = append(updates, refUpdate{name: LocksRef, new: ch, old: tx.locksTip})
+		ch := b.Commit(c)
+		updates = append(updates, refUpdate{Name: LocksRef, New: ch, Old: tx.locksTip})
 	} else if featureChanged && tx.locksRead {
 		// The decision depended on the locks: make sure they did not move
 		// meanwhile, or a claim could slip past a lock taken concurrently.
-		updates = append(updates, refUpdate{name: LocksRef, new: tx.locksTip, old: tx.locksTip, verify: true})
+		updates = append(updates, refUpdate{Name: LocksRef, New: tx.locksTip, Old: tx.locksTip, Verify: true})
 	}
 	if len(updates) == 0 {
 		return nil
@@ -580,15 +605,15 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	if s.beforeCommit != nil {
 		s.beforeCommit()
 	}
-	if err := b.flush(); err != nil {
+	if err := b.Flush(); err != nil {
 		return err
 	}
 	if s.afterObjects != nil {
 		s.afterObjects()
 	}
 	tx.moved = updates
-	if s.arbiter != "" {
-		err := s.publish(ctx, tx.feature, tx.view, updates, tx.also)
+	if s.publisher != nil {
+		err := s.publisher.Publish(ctx, tx.feature, tx.view, updates, tx.also)
 		tx.pushed = err == nil
 		return err
 	}
@@ -609,11 +634,11 @@ func (tx *Tx) encodeDirty() (map[string]batchObject, error) {
 	const chunk = 256
 	err := parallel((len(ts)+chunk-1)/chunk, func(c int) error {
 		for i := c * chunk; i < min((c+1)*chunk, len(ts)); i++ {
-			data, err := encodeTask(ts[i])
+			data, err := codec.EncodeTask(ts[i])
 			if err != nil {
 				return err
 			}
-			objs[i] = batchObject{hash: blobHash(data), typ: plumbing.BlobObject, data: data}
+			objs[i] = batchObject{Hash: odb.BlobHash(data), Type: plumbing.BlobObject, Data: data}
 		}
 		return nil
 	})
@@ -636,202 +661,17 @@ func (tx *Tx) tasksDirty() bool {
 	return false
 }
 
-type refUpdate struct {
-	name     string
-	new, old plumbing.Hash
-	verify   bool // only check that the ref is still at old
-	// unchecked updates and deletes ignore the old value.
-	unchecked, delete bool
-}
-
-var errRace = errors.New("ref moved")
-
-// moveRefs moves refs in one transaction, each only if it is still at its
-// old value. git's files backend takes every <ref>.lock first, checks the
-// old values, then renames: all or nothing, and respected by every git
-// process.
-func (s *Store) moveRefs(ctx context.Context, us []refUpdate) error {
-	var b strings.Builder
-	b.WriteString("start\n")
-	for _, u := range us {
-		old := u.old.String()
-		switch {
-		case u.verify:
-			fmt.Fprintf(&b, "verify %s %s\n", u.name, old)
-			continue
-		case u.delete:
-			fmt.Fprintf(&b, "delete %s\n", u.name)
-			continue
-		case u.unchecked:
-			fmt.Fprintf(&b, "update %s %s\n", u.name, u.new)
-			continue
-		}
-		fmt.Fprintf(&b, "update %s %s %s\n", u.name, u.new, old)
-	}
-	// A deletion makes git take packed-refs.lock for the transaction, which
-	// serializes it with a concurrent `git pack-refs`: without it, a
-	// pack-refs that packed an older value and then pruned the loose ref
-	// can let a compare-and-swap against that older value succeed, losing
-	// the update made in between (seen with git 2.39 under a pack-refs loop).
-	// The ref deleted never exists.
-	b.WriteString("delete " + barrierRef + "\n")
-	b.WriteString("prepare\ncommit\n")
-	if s.Persistent {
-		return s.updateRefsPiped(b.String())
-	}
-	// A short lock timeout makes git wait for a concurrent writer's
-	// <ref>.lock instead of failing at once; the compare-and-swap still
-	// decides who wins.
-	var err error
-	if p := s.pre.Swap(nil); p != nil {
-		if err = p.Send(b.String()); err != nil {
-			p.Close()
-		} else {
-			err = p.Close()
-		}
-	} else {
-		_, err = s.git.RunWith(ctx, gitcmd.Call{Stdin: strings.NewReader(b.String())}, updateRefArgs...)
-	}
-	if err == nil {
-		return nil
-	}
-	if isRace(err) {
-		// Whether the ref moved or its lock was held, the answer is the
-		// same: read again and retry.
-		s.clearStaleLock(err)
-		return fmt.Errorf("%w: %v", errRace, err)
-	}
-	return err
-}
-
-// staleLock is the age past which a lock file of the state's refs is taken
-// for the leftover of a killed process. git holds a ref lock for one
-// transaction, milliseconds, and removes it on any exit but SIGKILL (a
-// crash, an OOM kill, kill -9 of a rush): a lock left so would refuse
-// every update for good.
-const staleLock = 5 * time.Second
-
-var lockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }) // compiled on first use, not at every start
-
-// clearStaleLock removes the lock file a failed update names when it is
-// one of ours (under refs/zerg/, or packed-refs.lock, which every
-// transaction takes) and stale. Wrongly removing a live one costs its
-// holder a retry, nothing more: it can no longer rename its lock into
-// place, and every update is a compare-and-swap.
-func (s *Store) clearStaleLock(err error) {
-	var ge *gitcmd.Error
-	if !errors.As(err, &ge) {
-		return
-	}
-	m := lockExists().FindStringSubmatch(ge.Stderr)
-	if m == nil {
-		return
-	}
-	path := m[1]
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(s.git.Dir, path)
-	}
-	rel, rerr := filepath.Rel(s.CommonDir, path)
-	if rerr != nil {
-		return
-	}
-	rel = filepath.ToSlash(rel)
-	if rel != "packed-refs.lock" && !strings.HasPrefix(rel, "refs/zerg/") {
-		return
-	}
-	if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) > staleLock {
-		os.Remove(path)
-	}
-}
-
-// isRace tells a lost compare-and-swap or a held lock (worth another try)
-// from a real failure (worth an error at once).
-func isRace(err error) bool {
-	var ge *gitcmd.Error
-	if !errors.As(err, &ge) || ge.Code <= 0 {
-		return false
-	}
-	for _, s := range []string{"cannot lock ref", "but expected", "already exists", "File exists", "unable to lock", "Unable to create"} {
-		if strings.Contains(ge.Stderr, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// core.logAllRefUpdates=always: every state update goes into its ref's
-// reflog, the record that repair checks against (see repair.go).
-var updateRefArgs = []string{"-c", "core.filesRefLockTimeout=500", "-c", "core.packedRefsTimeout=2000",
-	"-c", "core.logAllRefUpdates=always", "update-ref", "-m", ReflogMessage, "--stdin"}
-
-// barrierRef is never created; deleting it only takes packed-refs.lock.
-const barrierRef = "refs/zerg/barrier"
-
-// refPipe is a Repo's long-lived `git update-ref --stdin` (Repo.pipe).
-type refPipe struct {
-	mu sync.Mutex
-	p  *gitcmd.Pipe
-}
-
 // Drop closes the pack files a store keeps open, for a store of one task
 // or one look that is used no more. Unlike Close it leaves the
 // update-ref process the repository's stores share.
 func (s *Store) Drop() error {
-	s.packMu.Lock()
-	defer s.packMu.Unlock()
-	s.dropDirectPacks()
+	s.db.DropPacks()
 	return nil
 }
 
 // Close ends the long-lived `git update-ref --stdin` of a Persistent
 // store, so that no git process outlives the command.
-func (s *Store) Close() error {
-	rp := &s.repo.pipe
-	rp.mu.Lock()
-	defer rp.mu.Unlock()
-	if rp.p == nil {
-		return nil
-	}
-	err := rp.p.Close()
-	rp.p = nil
-	return err
-}
-
-func (s *Store) updateRefsPiped(tx string) error {
-	rp := &s.repo.pipe
-	rp.mu.Lock()
-	defer rp.mu.Unlock()
-	if rp.p == nil {
-		p, err := s.git.StartPipe(updateRefArgs...)
-		if err != nil {
-			return err
-		}
-		rp.p = p
-	}
-	fail := func() error {
-		// git ends the session on a failed transaction: its exit says why.
-		err := rp.p.Close()
-		rp.p = nil
-		if isRace(err) {
-			s.clearStaleLock(err)
-			return fmt.Errorf("%w: %v", errRace, err)
-		}
-		if err == nil {
-			err = errors.New("git update-ref --stdin ended")
-		}
-		return err
-	}
-	if err := rp.p.Send(tx); err != nil {
-		return fail()
-	}
-	for _, want := range []string{"start: ok", "prepare: ok", "commit: ok"} {
-		line, err := rp.p.ReadLine()
-		if err != nil || line != want {
-			return fail()
-		}
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.refs.ClosePipe() }
 
 // Update runs fn in a transaction on feature ("" for locks only) and
 // commits what it changed, retrying from a fresh read when another writer
@@ -871,20 +711,18 @@ func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now 
 // updateLocked is update with the process's lock held.
 func (s *Store) updateLocked(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
 	var held heldPacks
-	defer held.release(s)
+	defer held.Release(s.db)
 	deadline := time.Now().Add(s.Retry)
 	wait := time.Millisecond
 	for {
-		var view arbiterView
-		if s.arbiter != "" {
-			v, ok := s.fresh(feature)
-			if !ok {
-				var err error
-				if v, err = s.catchUp(ctx, feature); err != nil && !errors.Is(err, errRace) {
-					return err
-				}
+		var view Lease
+		if s.publisher != nil {
+			var err error
+			// A catch-up whose local update lost its race leaves the
+			// attempt to find out what won.
+			if view, err = s.publisher.Lease(ctx, feature); err != nil && !errors.Is(err, errRace) {
+				return err
 			}
-			view = v
 		}
 		if err := s.repairAll(ctx, feature); err != nil && !errors.Is(err, errRace) {
 			return err

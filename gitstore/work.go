@@ -46,7 +46,7 @@ func (s *Store) SaveAttempt(ctx context.Context, feature, name, id, commit strin
 	if !plumbing.IsHash(commit) {
 		return "", fmt.Errorf("save attempt %s: %q is not a commit id", ref, commit)
 	}
-	return ref, s.updateRefs(ctx, []refUpdate{{name: ref, new: plumbing.NewHash(commit), unchecked: true}})
+	return ref, s.updateRefs(ctx, []refUpdate{{Name: ref, New: plumbing.NewHash(commit), Unchecked: true}})
 }
 
 // SavedCommit names a ref under the feature's saved prefixes that keeps
@@ -65,7 +65,7 @@ func (s *Store) DropWorkRefs(ctx context.Context, feature string) (int, error) {
 	var us []refUpdate
 	for _, r := range refs {
 		if strings.HasPrefix(r, ZergPrefix) {
-			us = append(us, refUpdate{name: r, delete: true})
+			us = append(us, refUpdate{Name: r, Delete: true})
 		}
 	}
 	if len(us) == 0 {

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd
 
-package gitstore
+package refs
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
 //go:build linux || openbsd
 
-package gitstore
+package refs
 
 import (
 	"fmt"

@@ -1,4 +1,8 @@
-package gitstore
+// Package codec is the encoding of what gitstore keeps outside git: the
+// cache files of tasks, locks and leases, and the JSON of a task as it is
+// stored in its blob. It is pure: bytes in, values out, no files, no git.
+// Its values hold no state and are safe for concurrent use.
+package codec
 
 import (
 	"encoding/binary"
@@ -16,7 +20,9 @@ import (
 // Every string a decoder returns is a substring of one string holding the
 // whole file: one copy of the bytes instead of an allocation per string.
 
-var errCodec = errors.New("cache file unreadable")
+// ErrUnreadable is every decoder's error: the file is damaged or of
+// another format, and is then read as missing.
+var ErrUnreadable = errors.New("cache file unreadable")
 
 type encoder struct{ b []byte }
 

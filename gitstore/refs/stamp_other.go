@@ -1,6 +1,6 @@
 //go:build !linux && !openbsd && !darwin && !freebsd && !netbsd
 
-package gitstore
+package refs
 
 import "os"
 

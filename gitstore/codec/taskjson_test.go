@@ -1,4 +1,4 @@
-package gitstore
+package codec
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// TestEncodeTask checks the direct encoding of tasks against encodeJSON,
+// TestEncodeTask checks the direct encoding of tasks against EncodeJSON,
 // byte for byte: it is the stored state, and a changed byte would change
 // every task's blob.
 func TestEncodeTask(t *testing.T) {
@@ -37,7 +37,7 @@ func TestEncodeTask(t *testing.T) {
 		{Spec: &levels.Task{ID: "T2"}, History: []state.Event{}},
 		{Spec: &levels.Task{ID: "T3", Title: "x", Dependencies: []string{"T1"}}, Status: state.Pending,
 			History: []state.Event{{At: at, Op: "plan", To: state.Pending}}},
-		// encodeJSON's own: keys of the spec's own, usage, no spec, a time
+		// EncodeJSON's own: keys of the spec's own, usage, no spec, a time
 		// it cannot write.
 		{Spec: &levels.Task{ID: "T4", Extra: map[string]json.RawMessage{"x-a": json.RawMessage(`{"b": 1}`)}}},
 		{Spec: &levels.Task{ID: "T5", Files: levels.Files{Extra: map[string]json.RawMessage{"x": json.RawMessage(`1`)}}}},
@@ -49,11 +49,11 @@ func TestEncodeTask(t *testing.T) {
 		tasks = append(tasks, full(s))
 	}
 	for _, tk := range tasks {
-		want, err := encodeJSON(tk)
+		want, err := EncodeJSON(tk)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := encodeTask(tk)
+		got, err := EncodeTask(tk)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestEncodeTask(t *testing.T) {
 	}
 	// A time encoding/json refuses is refused the same.
 	bad := &state.Task{Spec: &levels.Task{ID: "T8"}, NotBefore: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
-	if _, err := encodeTask(bad); err == nil {
+	if _, err := EncodeTask(bad); err == nil {
 		t.Error("a year past 9999 was encoded")
 	}
 }

@@ -1,9 +1,11 @@
-package gitstore
+package codec
 
 import (
 	"encoding/binary"
 	"math"
 	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -21,9 +23,28 @@ import (
 
 const taskCacheMagic = "zerg-task-cache"
 
+// Format is the version every cache file's header names; a file of
+// another format is unreadable and rebuilt. Format 2 is this file's
+// encoding (3: a lease's instance added to lockcodec.go's); format 1 was
+// encoding/gob's, in files named .gob.
+const Format = 3
+
+// Shard is the tasks of one shard tree, keyed by the tree's hash so that
+// a cached shard is never stale.
+type Shard struct {
+	Hash  plumbing.Hash
+	Tasks []*state.Task
+}
+
+// TaskCache is the content of a feature's task cache file: shards by name.
+type TaskCache struct {
+	Format int
+	Shards map[string]Shard
+}
+
 func (e *encoder) task(t *state.Task) error {
 	if t.Spec == nil {
-		return errCodec // every stored task has its spec
+		return ErrUnreadable // every stored task has its spec
 	}
 	sp := t.Spec
 	e.str(sp.ID)
@@ -93,12 +114,12 @@ func (e *encoder) task(t *state.Task) error {
 	return nil
 }
 
-// encodeTaskCache encodes c; sorted by shard name, so the same cache is
+// EncodeTaskCache encodes c; sorted by shard name, so the same cache is
 // the same bytes.
-func encodeTaskCache(c *taskCache) ([]byte, error) {
+func EncodeTaskCache(c *TaskCache) ([]byte, error) {
 	e := &encoder{b: make([]byte, 0, 1<<16)}
 	e.b = append(e.b, taskCacheMagic+" "...)
-	e.b = binary.AppendUvarint(e.b, cacheFormat)
+	e.b = binary.AppendUvarint(e.b, Format)
 	e.b = append(e.b, '\n')
 	names := make([]string, 0, len(c.Shards))
 	for name := range c.Shards {
@@ -195,42 +216,42 @@ func (d *decoder) task() *state.Task {
 	return t
 }
 
-// decodeTaskCache decodes what encodeTaskCache wrote; any damage is an
+// DecodeTaskCache decodes what EncodeTaskCache wrote; any damage is an
 // error, and the file is then read as missing.
-func decodeTaskCache(b []byte) (*taskCache, error) {
-	head := taskCacheMagic + " " + string(binary.AppendUvarint(nil, cacheFormat)) + "\n"
+func DecodeTaskCache(b []byte) (*TaskCache, error) {
+	head := taskCacheMagic + " " + string(binary.AppendUvarint(nil, Format)) + "\n"
 	if len(b) < len(head) || string(b[:len(head)]) != head {
-		return nil, errCodec
+		return nil, ErrUnreadable
 	}
 	d := &decoder{s: string(b), i: len(head)}
 	n := d.uint()
 	if n > uint64(len(d.s)) {
-		return nil, errCodec
+		return nil, ErrUnreadable
 	}
-	c := &taskCache{Format: cacheFormat, Shards: make(map[string]cachedShard, n)}
+	c := &TaskCache{Format: Format, Shards: make(map[string]Shard, n)}
 	for range n {
 		name := d.str()
-		var cs cachedShard
+		var cs Shard
 		if d.err || d.i+len(cs.Hash) > len(d.s) {
-			return nil, errCodec
+			return nil, ErrUnreadable
 		}
 		copy(cs.Hash[:], d.s[d.i:])
 		d.i += len(cs.Hash)
 		m := d.uint()
 		if m > uint64(len(d.s)-d.i) {
-			return nil, errCodec
+			return nil, ErrUnreadable
 		}
 		cs.Tasks = make([]*state.Task, m)
 		for j := range cs.Tasks {
 			cs.Tasks[j] = d.task()
 		}
 		if d.err {
-			return nil, errCodec
+			return nil, ErrUnreadable
 		}
 		c.Shards[name] = cs
 	}
 	if d.err || d.i != len(d.s) {
-		return nil, errCodec
+		return nil, ErrUnreadable
 	}
 	return c, nil
 }

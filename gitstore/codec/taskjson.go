@@ -1,4 +1,4 @@
-package gitstore
+package codec
 
 import (
 	"bytes"
@@ -9,14 +9,27 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// encodeTask is encodeJSON of a task, byte for byte, written directly for
+// EncodeJSON is the JSON of every value gitstore stores in a blob:
+// two-space indented, HTML left unescaped, a newline at the end.
+func EncodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// EncodeTask is EncodeJSON of a task, byte for byte, written directly for
 // the tasks nearly all are (no keys of their own in the spec, no usage in
 // the history): going through reflection, then compacting the spec's own
 // encoding, then indenting it all took most of the time a plan of 10,000
-// tasks spent storing them. Any other task goes through encodeJSON.
-func encodeTask(t *state.Task) ([]byte, error) {
+// tasks spent storing them. Any other task goes through EncodeJSON.
+func EncodeTask(t *state.Task) ([]byte, error) {
 	if !plainTask(t) {
-		return encodeJSON(t)
+		return EncodeJSON(t)
 	}
 	w := &indentWriter{}
 	w.open('{')
@@ -68,7 +81,7 @@ func encodeTask(t *state.Task) ([]byte, error) {
 	w.optStr("approved", t.Approved)
 	w.key("not_before")
 	if !w.time(t.NotBefore) {
-		return encodeJSON(t)
+		return EncodeJSON(t)
 	}
 	w.optStr("reason", t.Reason)
 	w.optInt("pr", int64(t.PR))
@@ -84,7 +97,7 @@ func encodeTask(t *state.Task) ([]byte, error) {
 			w.buf = strconv.AppendUint(w.buf, e.Clock, 10)
 			w.key("at")
 			if !w.time(e.At) {
-				return encodeJSON(t)
+				return EncodeJSON(t)
 			}
 			w.key("op")
 			w.str(string(e.Op))
@@ -106,7 +119,7 @@ func encodeTask(t *state.Task) ([]byte, error) {
 	return w.buf, nil
 }
 
-// plainTask reports whether encodeTask writes t itself.
+// plainTask reports whether EncodeTask writes t itself.
 func plainTask(t *state.Task) bool {
 	sp := t.Spec
 	if sp == nil || len(sp.Extra) > 0 || len(sp.Files.Extra) > 0 || len(sp.Verification.Extra) > 0 {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gitstore
+package odb
 
 import (
 	"os"
@@ -8,13 +8,13 @@ import (
 	"syscall"
 )
 
-// mapFile maps a file read-only and hands it to parse: a claim reads a few
+// MapFile maps a file read-only and hands it to parse: a claim reads a few
 // lines of an index of many megabytes, where reading it whole costs a page
 // fault for every page of a fresh buffer. The mapping goes when what parse
 // returned is unreachable, so nothing parse keeps may outlive that. The
-// file is never changed in place (writeFileAtomic renames over it), so the
+// file is never changed in place (its writers rename a new one over it), so the
 // mapping keeps what was read.
-func mapFile[T any](name string, parse func([]byte) (*T, error)) (*T, error) {
+func MapFile[T any](name string, parse func([]byte) (*T, error)) (*T, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package gitstore
+package codec
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ import (
 	"github.com/git-zerg/git-zerg/state/statetest"
 )
 
-func randomCache(rng *rand.Rand, shards, perShard int, full bool) *taskCache {
-	c := &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+func randomCache(rng *rand.Rand, shards, perShard int, full bool) *TaskCache {
+	c := &TaskCache{Format: Format, Shards: map[string]Shard{}}
 	for i := range shards {
-		cs := cachedShard{}
+		cs := Shard{}
 		cs.Hash[0], cs.Hash[19] = byte(i), byte(rng.IntN(256))
 		for range perShard {
 			cs.Tasks = append(cs.Tasks, statetest.RandomTask(rng, full))
@@ -37,11 +37,11 @@ func TestTaskCodecEveryField(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 200 {
 		want := randomCache(rng, 1+i%3, i%5, i%2 == 0)
-		b, err := encodeTaskCache(want)
+		b, err := EncodeTaskCache(want)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := decodeTaskCache(b)
+		got, err := DecodeTaskCache(b)
 		if err != nil {
 			t.Fatalf("round %d: %v", i, err)
 		}
@@ -62,7 +62,7 @@ func TestTaskCodecEveryField(t *testing.T) {
 			}
 			t.Fatalf("round %d: caches differ", i)
 		}
-		again, _ := encodeTaskCache(got)
+		again, _ := EncodeTaskCache(got)
 		if !bytes.Equal(again, b) {
 			t.Fatalf("round %d: the same cache encodes to other bytes", i)
 		}
@@ -107,21 +107,21 @@ func sameZones(v reflect.Value) {
 // damage is an error or a cache, never a panic or a huge allocation.
 func TestTaskCodecDamaged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	b, err := encodeTaskCache(randomCache(rng, 2, 3, true))
+	b, err := EncodeTaskCache(randomCache(rng, 2, 3, true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for n := range len(b) {
-		if _, err := decodeTaskCache(b[:n]); err == nil {
+		if _, err := DecodeTaskCache(b[:n]); err == nil {
 			t.Fatalf("a file cut at %d of %d bytes was read", n, len(b))
 		}
 	}
 	for i := range len(b) {
 		d := bytes.Clone(b)
 		d[i] ^= 0xff
-		decodeTaskCache(d) // must not panic
+		DecodeTaskCache(d) // must not panic
 	}
-	if _, err := decodeTaskCache(append(bytes.Clone(b), 0)); err == nil {
+	if _, err := DecodeTaskCache(append(bytes.Clone(b), 0)); err == nil {
 		t.Fatal("a file with a byte too many was read")
 	}
 	// A cache of the old encoding (gob) is not read: it is rebuilt.
@@ -129,24 +129,24 @@ func TestTaskCodecDamaged(t *testing.T) {
 	if err := gob.NewEncoder(&old).Encode(randomCache(rng, 1, 1, true)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := decodeTaskCache(old.Bytes()); err == nil {
+	if _, err := DecodeTaskCache(old.Bytes()); err == nil {
 		t.Fatal("a gob file was read as a task cache")
 	}
 }
 
 func FuzzTaskCodec(f *testing.F) {
-	b, _ := encodeTaskCache(randomCache(rand.New(rand.NewPCG(5, 6)), 2, 2, true))
+	b, _ := EncodeTaskCache(randomCache(rand.New(rand.NewPCG(5, 6)), 2, 2, true))
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := decodeTaskCache(b)
+		c, err := DecodeTaskCache(b)
 		if err != nil {
 			return
 		}
-		again, err := encodeTaskCache(c)
+		again, err := EncodeTaskCache(c)
 		if err != nil {
 			return // a task without its spec cannot be written back
 		}
-		if _, err := decodeTaskCache(again); err != nil {
+		if _, err := DecodeTaskCache(again); err != nil {
 			t.Fatalf("what was read cannot be read back: %v", err)
 		}
 	})
@@ -155,7 +155,7 @@ func FuzzTaskCodec(f *testing.F) {
 // BenchmarkTaskCacheDecode decodes 10,000 plan-fresh tasks, as the first
 // full read after a plan does, against encoding/gob, which did it before.
 func BenchmarkTaskCacheDecode(b *testing.B) {
-	c := &taskCache{Format: cacheFormat, Shards: map[string]cachedShard{}}
+	c := &TaskCache{Format: Format, Shards: map[string]Shard{}}
 	for i := range 10000 {
 		name := fmt.Sprintf("%02x", i%256)
 		id := fmt.Sprintf("T%05d", i)
@@ -167,7 +167,7 @@ func BenchmarkTaskCacheDecode(b *testing.B) {
 		cs.Tasks = append(cs.Tasks, task)
 		c.Shards[name] = cs
 	}
-	mine, err := encodeTaskCache(c)
+	mine, err := EncodeTaskCache(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func BenchmarkTaskCacheDecode(b *testing.B) {
 	b.Run("codec", func(b *testing.B) {
 		b.SetBytes(int64(len(mine)))
 		for b.Loop() {
-			if _, err := decodeTaskCache(mine); err != nil {
+			if _, err := DecodeTaskCache(mine); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -186,7 +186,7 @@ func BenchmarkTaskCacheDecode(b *testing.B) {
 	b.Run("gob", func(b *testing.B) {
 		b.SetBytes(int64(old.Len()))
 		for b.Loop() {
-			var got taskCache
+			var got TaskCache
 			if err := gob.NewDecoder(bytes.NewReader(old.Bytes())).Decode(&got); err != nil {
 				b.Fatal(err)
 			}
@@ -214,32 +214,32 @@ func TestEntryCodecEveryField(t *testing.T) {
 		sameZones(reflect.ValueOf(locks))
 		sameZones(reflect.ValueOf(workers))
 		sameZones(reflect.ValueOf(list))
-		roundTrip(t, lockCodec, locks)
-		roundTrip(t, workerCodec, workers)
+		roundTrip(t, Locks, locks)
+		roundTrip(t, Workers, workers)
 		tip := plumbing.ComputeHash(plumbing.CommitObject, []byte{byte(i)})
-		b, err := encodeLocksTip(tip, list)
+		b, err := EncodeLocksTip(tip, list)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gotTip, got, err := decodeLocksTip(b)
+		gotTip, got, err := DecodeLocksTip(b)
 		if err != nil || gotTip != tip || len(got) != len(list) || (len(list) > 0 && !reflect.DeepEqual(got, list)) {
 			t.Fatalf("round %d: locks of the tip %v, %v: %#v, want %#v", i, gotTip, err, got, list)
 		}
 		for n := range len(b) {
-			if _, _, err := decodeLocksTip(b[:n]); err == nil {
+			if _, _, err := DecodeLocksTip(b[:n]); err == nil {
 				t.Fatalf("round %d: a snapshot cut at %d of %d bytes was read", i, n, len(b))
 			}
 		}
 	}
 }
 
-func roundTrip[T any](t *testing.T, c entryCodec[T], want map[plumbing.Hash]T) {
+func roundTrip[T any](t *testing.T, c Entry[T], want map[plumbing.Hash]T) {
 	t.Helper()
-	b, err := c.encodeBlobs(want)
+	b, err := c.EncodeBlobs(want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.decodeBlobs(b)
+	got, err := c.DecodeBlobs(b)
 	if err != nil {
 		t.Fatalf("%s: %v", c.kind, err)
 	}
@@ -247,13 +247,13 @@ func roundTrip[T any](t *testing.T, c entryCodec[T], want map[plumbing.Hash]T) {
 		t.Fatalf("%s: got %#v\nwant %#v", c.kind, got, want)
 	}
 	for n := range len(b) {
-		if _, err := c.decodeBlobs(b[:n]); err == nil {
+		if _, err := c.DecodeBlobs(b[:n]); err == nil {
 			t.Fatalf("%s: a file cut at %d of %d bytes was read", c.kind, n, len(b))
 		}
 	}
 	for i := range len(b) {
 		d := bytes.Clone(b)
 		d[i] ^= 0xff
-		c.decodeBlobs(d) // must not panic
+		c.DecodeBlobs(d) // must not panic
 	}
 }

@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"bytes"
@@ -43,12 +43,12 @@ func TestDirectPackReadAgreesWithGit(t *testing.T) {
 			if !strings.Contains(verify, "chain length") {
 				t.Fatalf("git made no deltas: the test shows nothing\n%s", verify)
 			}
-			s := openStore(t, dir)
+			db := openDB(t, dir)
 			for _, o := range objs {
 				h := plumbing.NewHash(o)
-				s.packMu.Lock()
-				got, err := s.readDirect(h, 0)
-				s.packMu.Unlock()
+				db.packMu.Lock()
+				got, err := db.readDirect(h, 0)
+				db.packMu.Unlock()
 				if err != nil {
 					t.Fatalf("%s: %v", o, err)
 				}
@@ -63,15 +63,15 @@ func TestDirectPackReadAgreesWithGit(t *testing.T) {
 				if !bytes.Equal(got.data, want) {
 					t.Errorf("%s: content differs from git's", o)
 				}
-				if !s.hasObject(h) {
-					t.Errorf("%s: hasObject = false", o)
+				if !db.Has(h) {
+					t.Errorf("%s: Has = false", o)
 				}
 			}
 			var missing plumbing.Hash
 			copy(missing[:], bytes.Repeat([]byte{0xab}, 20))
-			s.packMu.Lock()
-			_, err := s.readDirect(missing, 0)
-			s.packMu.Unlock()
+			db.packMu.Lock()
+			_, err := db.readDirect(missing, 0)
+			db.packMu.Unlock()
 			if err != errNotInPacks {
 				t.Errorf("a missing object: %v, want errNotInPacks", err)
 			}

@@ -1,7 +1,8 @@
-package gitstore
+package odb
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -13,30 +14,18 @@ import (
 // Objects of any repository (a work tree's history as much as the state)
 // are read through these, which serve them from the memo.
 
-// ReadCommit reads a commit.
-func (s *Store) ReadCommit(h plumbing.Hash) (*gitobj.Commit, error) { return s.readCommit(h) }
-
-// ReadTree reads a tree; the zero hash is the empty tree.
-func (s *Store) ReadTree(h plumbing.Hash) (*gitobj.Tree, error) { return s.readTree(h) }
-
-// ReadBlob reads a blob's content.
-func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) { return s.readBlob(h) }
-
 // ObjectType returns the type of an object, an error when it is missing.
-func (s *Store) ObjectType(h plumbing.Hash) (plumbing.ObjectType, error) {
-	o, err := s.rawObject(h)
+func (db *DB) ObjectType(h plumbing.Hash) (plumbing.ObjectType, error) {
+	o, err := db.rawObject(h)
 	if err != nil {
 		return plumbing.InvalidObject, err
 	}
 	return o.typ, nil
 }
 
-// HasObject reports whether the repository holds the object.
-func (s *Store) HasObject(h plumbing.Hash) bool { return s.hasObject(h) }
-
 // EntryAt finds the entry at a slash-separated path below a tree;
 // gitobj.ErrNotFound when there is none.
-func (s *Store) EntryAt(tree plumbing.Hash, path string) (gitobj.TreeEntry, error) {
+func (db *DB) EntryAt(tree plumbing.Hash, path string) (gitobj.TreeEntry, error) {
 	cur := gitobj.TreeEntry{Mode: filemode.Dir, Hash: tree}
 	for rest := path; rest != ""; {
 		name, after, _ := strings.Cut(rest, "/")
@@ -44,7 +33,7 @@ func (s *Store) EntryAt(tree plumbing.Hash, path string) (gitobj.TreeEntry, erro
 		if cur.Mode != filemode.Dir {
 			return gitobj.TreeEntry{}, fmt.Errorf("%s: %w", path, gitobj.ErrNotFound)
 		}
-		t, err := s.readTree(cur.Hash)
+		t, err := db.ReadTree(cur.Hash)
 		if err != nil {
 			return gitobj.TreeEntry{}, err
 		}
@@ -59,18 +48,18 @@ func (s *Store) EntryAt(tree plumbing.Hash, path string) (gitobj.TreeEntry, erro
 
 // WalkFiles calls fn for every entry that is not a directory below a
 // tree, in git's order, with its path.
-func (s *Store) WalkFiles(tree plumbing.Hash, fn func(path string, e gitobj.TreeEntry) error) error {
-	return s.walk(tree, "", fn)
+func (db *DB) WalkFiles(tree plumbing.Hash, fn func(path string, e gitobj.TreeEntry) error) error {
+	return db.walk(tree, "", fn)
 }
 
-func (s *Store) walk(tree plumbing.Hash, prefix string, fn func(string, gitobj.TreeEntry) error) error {
-	t, err := s.readTree(tree)
+func (db *DB) walk(tree plumbing.Hash, prefix string, fn func(string, gitobj.TreeEntry) error) error {
+	t, err := db.ReadTree(tree)
 	if err != nil {
 		return err
 	}
 	for _, e := range t.Entries {
 		if e.Mode == filemode.Dir {
-			if err := s.walk(e.Hash, prefix+e.Name+"/", fn); err != nil {
+			if err := db.walk(e.Hash, prefix+e.Name+"/", fn); err != nil {
 				return err
 			}
 			continue
@@ -94,25 +83,25 @@ type Change struct {
 // `git diff-tree -r` without rename detection. Unchanged subtrees are not
 // read: a transition rewrites a shard or two, whatever the size of the
 // graph.
-func (s *Store) DiffTrees(a, b plumbing.Hash) ([]Change, error) {
+func (db *DB) DiffTrees(a, b plumbing.Hash) ([]Change, error) {
 	var out []Change
-	err := s.diff(a, b, "", &out)
+	err := db.diff(a, b, "", &out)
 	return out, err
 }
 
-func (s *Store) diff(a, b plumbing.Hash, prefix string, out *[]Change) error {
+func (db *DB) diff(a, b plumbing.Hash, prefix string, out *[]Change) error {
 	if a == b {
 		return nil
 	}
-	ta, err := s.readTree(a)
+	ta, err := db.ReadTree(a)
 	if err != nil {
 		return err
 	}
-	tb, err := s.readTree(b)
+	tb, err := db.ReadTree(b)
 	if err != nil {
 		return err
 	}
-	ea, eb := entriesOf(ta), entriesOf(tb)
+	ea, eb := EntriesOf(ta), EntriesOf(tb)
 	names := make([]string, 0, len(ea)+len(eb))
 	for n := range ea {
 		names = append(names, n)
@@ -122,7 +111,7 @@ func (s *Store) diff(a, b plumbing.Hash, prefix string, out *[]Change) error {
 			names = append(names, n)
 		}
 	}
-	sortStrings(names)
+	sort.Strings(names)
 	for _, n := range names {
 		x, inA := ea[n]
 		y, inB := eb[n]
@@ -131,12 +120,12 @@ func (s *Store) diff(a, b plumbing.Hash, prefix string, out *[]Change) error {
 		}
 		// A side that is a directory is walked against the other's
 		// directory or nothing; a side that is not is a changed path.
-		var da, db plumbing.Hash
+		var dirA, dirB plumbing.Hash
 		if inA && x.Mode == filemode.Dir {
-			da = x.Hash
+			dirA = x.Hash
 		}
 		if inB && y.Mode == filemode.Dir {
-			db = y.Hash
+			dirB = y.Hash
 		}
 		var fa, fb plumbing.Hash
 		if inA && x.Mode != filemode.Dir {
@@ -148,8 +137,8 @@ func (s *Store) diff(a, b plumbing.Hash, prefix string, out *[]Change) error {
 		if !fa.IsZero() || !fb.IsZero() {
 			*out = append(*out, Change{Path: prefix + n, From: fa, To: fb})
 		}
-		if !da.IsZero() || !db.IsZero() {
-			if err := s.diff(da, db, prefix+n+"/", out); err != nil {
+		if !dirA.IsZero() || !dirB.IsZero() {
+			if err := db.diff(dirA, dirB, prefix+n+"/", out); err != nil {
 				return err
 			}
 		}

@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ func openPackIndex(idxPath string) (*packFile, error) {
 	// Mapped, not read: a lookup touches a few pages of an index that is
 	// megabytes long for a large plan's pack. git never changes a pack
 	// index in place.
-	return mapFile(idxPath, func(b []byte) (*packFile, error) { return packIndexOf(idxPath, b) })
+	return MapFile(idxPath, func(b []byte) (*packFile, error) { return packIndexOf(idxPath, b) })
 }
 
 func packIndexOf(idxPath string, b []byte) (*packFile, error) {
@@ -222,56 +222,56 @@ func (p *packFile) close() {
 
 // directPacks returns the packs this reader takes, loading their indexes
 // on first use. Called with packMu held.
-func (s *Store) directPacks() []*packFile {
-	if s.packsLoaded {
-		return s.packs
+func (db *DB) directPacks() []*packFile {
+	if db.packsLoaded {
+		return db.packs
 	}
-	s.packsLoaded = true
-	s.directSeen = s.packNames() // listed before the packs: never newer than they are
-	for _, d := range s.objectDirs() {
+	db.packsLoaded = true
+	db.directSeen = db.packNames() // listed before the packs: never newer than they are
+	for _, d := range db.objectDirs() {
 		names, _ := filepath.Glob(filepath.Join(d, "pack", "pack-*.idx"))
 		for _, name := range names {
 			if _, err := os.Stat(strings.TrimSuffix(name, ".idx") + ".pack"); err != nil {
 				continue // being deleted: git unlinks the .pack first
 			}
 			if p, err := openPackIndex(name); err == nil {
-				s.packs = append(s.packs, p)
+				db.packs = append(db.packs, p)
 			} else if !errors.Is(err, fs.ErrNotExist) { // not deleted by gc meanwhile
-				s.foreign = true
+				db.foreign = true
 			}
 		}
 	}
-	return s.packs
+	return db.packs
 }
 
 // dropDirectPacks forgets the packs: the next read lists them again.
 // Called with packMu held.
-func (s *Store) dropDirectPacks() {
-	for _, p := range s.packs {
+func (db *DB) dropDirectPacks() {
+	for _, p := range db.packs {
 		p.close()
 	}
-	s.packs, s.packsLoaded, s.foreign = nil, false, false
+	db.packs, db.packsLoaded, db.foreign = nil, false, false
 }
 
 // readDirect reads a packed object through the packs' indexes in place.
 // Called with packMu held.
-func (s *Store) readDirect(h plumbing.Hash, depth int) (memoObject, error) {
-	for _, p := range s.directPacks() {
+func (db *DB) readDirect(h plumbing.Hash, depth int) (memoObject, error) {
+	for _, p := range db.directPacks() {
 		off, ok := p.find(h)
 		if !ok {
 			continue
 		}
 		return p.read(off, func(b plumbing.Hash) (memoObject, error) {
-			if o, ok := s.memo().object(b); ok {
+			if o, ok := db.memo.object(b); ok {
 				return o, nil
 			}
-			if o, err := s.readLoose(b); err == nil {
+			if o, err := db.readLoose(b); err == nil {
 				return o, nil
 			}
 			if depth > 64 {
 				return memoObject{}, fmt.Errorf("delta base %s: chain too long", b)
 			}
-			return s.readDirect(b, depth+1)
+			return db.readDirect(b, depth+1)
 		}, 0)
 	}
 	return memoObject{}, errNotInPacks
@@ -279,8 +279,8 @@ func (s *Store) readDirect(h plumbing.Hash, depth int) (memoObject, error) {
 
 // hasDirect reports whether a pack read directly holds the object.
 // Called with packMu held.
-func (s *Store) hasDirect(h plumbing.Hash) bool {
-	for _, p := range s.directPacks() {
+func (db *DB) hasDirect(h plumbing.Hash) bool {
+	for _, p := range db.directPacks() {
 		if _, ok := p.find(h); ok {
 			return true
 		}

@@ -1,15 +1,30 @@
 //go:build unix
 
-package gitstore
+package refs
 
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
-// writerTurn waits for this process's turn among the processes of this
+// Turns orders the processes of this machine writing one repository's
+// state (Take). It is safe for concurrent use.
+type Turns struct {
+	// held is set while a wait for the writers' turn given up on is
+	// still blocked: until the holder lets go, this process's
+	// transactions go on without waiting, each costing neither a wait
+	// nor another blocked thread.
+	held atomic.Bool
+}
+
+// GivenUp reports whether a wait for the turn was given up on and is
+// still blocked (its holder has not let go).
+func (t *Turns) GivenUp() bool { return t.held.Load() }
+
+// Take waits for this process's turn among the processes of this
 // machine writing the repository's state, and returns what ends it.
 //
 // The compare-and-swap alone keeps the state right, but it is not fair:
@@ -22,11 +37,11 @@ import (
 // on purpose) goes on without its turn, and the compare-and-swap decides
 // as before; so do its next transactions, at once, until that holder
 // lets go.
-func (s *Store) writerTurn(wait time.Duration) (end func()) {
-	if s.repo.turnHeld.Load() {
+func (t *Turns) Take(lockPath string, wait time.Duration) (end func()) {
+	if t.held.Load() {
 		return func() {}
 	}
-	f, err := os.OpenFile(s.Layout().WriterLock(), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return func() {} // no .git/zerg yet (the first plan), or read-only
 	}
@@ -41,7 +56,7 @@ func (s *Store) writerTurn(wait time.Duration) (end func()) {
 		defer mu.Unlock()
 		if abandoned {
 			f.Close()
-			s.repo.turnHeld.Store(false)
+			t.held.Store(false)
 			return
 		}
 		got <- err
@@ -53,12 +68,12 @@ func (s *Store) writerTurn(wait time.Duration) (end func()) {
 		}
 		return func() { f.Close() } // closing the last descriptor unlocks
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	select {
 	case err := <-got:
 		return turn(err)
-	case <-t.C:
+	case <-timer.C:
 		mu.Lock()
 		defer mu.Unlock()
 		select {
@@ -67,7 +82,7 @@ func (s *Store) writerTurn(wait time.Duration) (end func()) {
 		default:
 		}
 		abandoned = true
-		s.repo.turnHeld.Store(true)
+		t.held.Store(true)
 		return func() {}
 	}
 }

@@ -1,4 +1,4 @@
-package gitstore
+package codec
 
 import (
 	"bytes"
@@ -18,14 +18,15 @@ import (
 //	zerg-blobs <format> <kind> NL, uvarint entries, each a 20-byte blob id and its value
 //	zerg-locks-tip <format> NL, the 20-byte tip, uvarint locks, the locks
 
-// entryCodec encodes one kind of cached value.
-type entryCodec[T any] struct {
+// Entry encodes one kind of cached value: the blobs of a tree by blob id.
+type Entry[T any] struct {
 	kind string
 	enc  func(*encoder, T) error
 	dec  func(*decoder) T
 }
 
-var lockCodec = entryCodec[state.Lock]{kind: "lock",
+// Locks is the encoding of the locks cache.
+var Locks = Entry[state.Lock]{kind: "lock",
 	enc: func(e *encoder, l state.Lock) error {
 		e.str(l.Path)
 		e.str(l.Owner)
@@ -49,7 +50,8 @@ var lockCodec = entryCodec[state.Lock]{kind: "lock",
 		return l
 	}}
 
-var workerCodec = entryCodec[state.Worker]{kind: "worker",
+// Workers is the encoding of a feature's leases cache.
+var Workers = Entry[state.Worker]{kind: "worker",
 	enc: func(e *encoder, w state.Worker) error {
 		e.str(w.Name)
 		e.str(w.Owner)
@@ -80,11 +82,15 @@ var workerCodec = entryCodec[state.Worker]{kind: "worker",
 		return w
 	}}
 
-func (c entryCodec[T]) header() string {
-	return "zerg-blobs " + string(binary.AppendUvarint(nil, cacheFormat)) + " " + c.kind + "\n"
+func (c Entry[T]) header() string {
+	return "zerg-blobs " + string(binary.AppendUvarint(nil, Format)) + " " + c.kind + "\n"
 }
 
-func (c entryCodec[T]) encodeBlobs(blobs map[plumbing.Hash]T) ([]byte, error) {
+// Kind is the kind of value the file holds, which its header names.
+func (c Entry[T]) Kind() string { return c.kind }
+
+// EncodeBlobs encodes blobs, sorted by id: the same map is the same bytes.
+func (c Entry[T]) EncodeBlobs(blobs map[plumbing.Hash]T) ([]byte, error) {
 	e := &encoder{b: []byte(c.header())}
 	e.uint(uint64(len(blobs)))
 	for _, h := range sortedHashes(blobs) {
@@ -96,33 +102,34 @@ func (c entryCodec[T]) encodeBlobs(blobs map[plumbing.Hash]T) ([]byte, error) {
 	return e.b, nil
 }
 
-func (c entryCodec[T]) decodeBlobs(b []byte) (map[plumbing.Hash]T, error) {
+// DecodeBlobs decodes what EncodeBlobs wrote; any damage is ErrUnreadable.
+func (c Entry[T]) DecodeBlobs(b []byte) (map[plumbing.Hash]T, error) {
 	head := c.header()
 	if len(b) < len(head) || string(b[:len(head)]) != head {
-		return nil, errCodec
+		return nil, ErrUnreadable
 	}
 	d := &decoder{s: string(b), i: len(head)}
 	n := d.uint()
 	// Each entry takes more than its 20-byte id: a damaged count cannot
 	// make the map huge.
 	if d.err || n > uint64(len(d.s)-d.i)/20 {
-		return nil, errCodec
+		return nil, ErrUnreadable
 	}
 	out := make(map[plumbing.Hash]T, n)
 	for range n {
 		var h plumbing.Hash
 		if d.i+len(h) > len(d.s) {
-			return nil, errCodec
+			return nil, ErrUnreadable
 		}
 		copy(h[:], d.s[d.i:])
 		d.i += len(h)
 		out[h] = c.dec(d)
 		if d.err {
-			return nil, errCodec
+			return nil, ErrUnreadable
 		}
 	}
 	if d.i != len(d.s) {
-		return nil, errCodec
+		return nil, ErrUnreadable
 	}
 	return out, nil
 }
@@ -139,39 +146,41 @@ func sortedHashes[T any](m map[plumbing.Hash]T) []plumbing.Hash {
 const locksTipMagic = "zerg-locks-tip"
 
 func locksTipHeader() string {
-	return locksTipMagic + " " + string(binary.AppendUvarint(nil, cacheFormat)) + "\n"
+	return locksTipMagic + " " + string(binary.AppendUvarint(nil, Format)) + "\n"
 }
 
-func encodeLocksTip(tip plumbing.Hash, locks []state.Lock) ([]byte, error) {
+// EncodeLocksTip encodes the locks of the locks ref at tip.
+func EncodeLocksTip(tip plumbing.Hash, locks []state.Lock) ([]byte, error) {
 	e := &encoder{b: []byte(locksTipHeader())}
 	e.b = append(e.b, tip[:]...)
 	e.uint(uint64(len(locks)))
 	for _, l := range locks {
-		if err := lockCodec.enc(e, l); err != nil {
+		if err := Locks.enc(e, l); err != nil {
 			return nil, err
 		}
 	}
 	return e.b, nil
 }
 
-func decodeLocksTip(b []byte) (plumbing.Hash, []state.Lock, error) {
+// DecodeLocksTip decodes what EncodeLocksTip wrote, with its tip.
+func DecodeLocksTip(b []byte) (plumbing.Hash, []state.Lock, error) {
 	var tip plumbing.Hash
 	head := locksTipHeader()
 	if len(b) < len(head)+len(tip) || string(b[:len(head)]) != head {
-		return tip, nil, errCodec
+		return tip, nil, ErrUnreadable
 	}
 	copy(tip[:], b[len(head):])
 	d := &decoder{s: string(b), i: len(head) + len(tip)}
 	n := d.uint()
 	if d.err || n > uint64(len(d.s)-d.i) {
-		return tip, nil, errCodec
+		return tip, nil, ErrUnreadable
 	}
 	locks := make([]state.Lock, n)
 	for i := range locks {
-		locks[i] = lockCodec.dec(d)
+		locks[i] = Locks.dec(d)
 	}
 	if d.err || d.i != len(d.s) {
-		return tip, nil, errCodec
+		return tip, nil, ErrUnreadable
 	}
 	return tip, locks, nil
 }

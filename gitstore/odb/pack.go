@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"bytes"
@@ -23,12 +23,12 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
-// packAbove is the number of new objects past which a transaction writes
+// PackAbove is the number of new objects past which a transaction writes
 // them as one pack instead of one loose file each. A transition writes
 // about ten, where starting `git index-pack` would cost more than the
 // files; a plan writes one per task, and at 10,000 tasks creating 10,000
 // files is nearly all of its time.
-const packAbove = 64
+const PackAbove = 64
 
 // writePack writes objects as one pack through `git index-pack`, which
 // checks every object, writes the index beside it and puts both in place
@@ -41,13 +41,13 @@ const packAbove = 64
 //
 // With keep, the pack is kept until the caller has updated its refs: the
 // path of its .keep file is returned.
-func (s *Store) writePack(objs []batchObject, keep bool) (string, error) {
+func (db *DB) writePack(objs []Object, keep bool) (string, error) {
 	var head bytes.Buffer
 	head.WriteString("PACK")
 	binary.Write(&head, binary.BigEndian, uint32(2))
 	binary.Write(&head, binary.BigEndian, uint32(len(objs)))
 	chunks := make([][]byte, (len(objs)+packChunk-1)/packChunk)
-	if err := parallel(len(chunks), func(i int) error {
+	if err := Parallel(len(chunks), func(i int) error {
 		var err error
 		chunks[i], err = packEntries(objs[i*packChunk : min((i+1)*packChunk, len(objs))])
 		return err
@@ -66,7 +66,7 @@ func (s *Store) writePack(objs []batchObject, keep bool) (string, error) {
 	}
 	// A pack is named by its trailing checksum.
 	name := hex.EncodeToString(trailer)
-	base := filepath.Join(s.CommonDir, "objects", "pack", "pack-"+name)
+	base := filepath.Join(db.commonDir, "objects", "pack", "pack-"+name)
 	var out []byte
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -75,7 +75,7 @@ func (s *Store) writePack(objs []batchObject, keep bool) (string, error) {
 			readers = append(readers, bytes.NewReader(c))
 		}
 		readers = append(readers, bytes.NewReader(trailer))
-		if out, err = s.git.RunWith(context.Background(), gitcmd.Call{Stdin: io.MultiReader(readers...)}, args...); err == nil {
+		if out, err = db.git.RunWith(context.Background(), gitcmd.Call{Stdin: io.MultiReader(readers...)}, args...); err == nil {
 			break
 		}
 		// `git prune --expire=now` deletes index-pack's temporary files
@@ -99,9 +99,9 @@ func (s *Store) writePack(objs []batchObject, keep bool) (string, error) {
 	if keep {
 		keepFile = base + ".keep"
 	}
-	m := s.memo()
+	m := db.memo
 	for _, o := range objs {
-		m.putObject(o.hash, memoObject{typ: o.typ, data: o.data})
+		m.putObject(o.Hash, memoObject{typ: o.Type, data: o.Data})
 	}
 	return keepFile, nil
 }
@@ -112,50 +112,50 @@ func (s *Store) writePack(objs []batchObject, keep bool) (string, error) {
 // of a plan no ref reaches yet would be lost to one running meanwhile,
 // where loose objects are left for prune and its two weeks.
 
-// heldPacks are the packs an update wrote, kept until the update is over,
+// HeldPacks are the packs an update wrote, kept until the update is over,
 // its retries included: a retry finds the objects of the attempt before
 // it present (the memo says so) and writes them no more, so that
-// attempt's pack must outlive it.
-type heldPacks struct {
+// attempt's pack must outlive it. They are one update's, not for concurrent use.
+type HeldPacks struct {
 	keeps []string
 	objs  []plumbing.Hash
 }
 
-func (h *heldPacks) add(keep string, objs []batchObject) {
+func (h *HeldPacks) Add(keep string, objs []Object) {
 	if keep == "" {
 		return
 	}
 	h.keeps = append(h.keeps, keep)
 	for _, o := range objs {
-		h.objs = append(h.objs, o.hash)
+		h.objs = append(h.objs, o.Hash)
 	}
 }
 
-// release lets git repack the packs like any other. Their objects are
+// Release lets git repack the packs like any other. Their objects are
 // reachable now, or garbage if the update failed, and this process can no
 // longer tell which: it writes them again when it needs them.
-func (h *heldPacks) release(s *Store) {
+func (h *HeldPacks) Release(db *DB) {
 	for _, k := range h.keeps {
 		os.Remove(k)
 	}
 	if len(h.objs) > 0 {
-		s.memo().unmarkPresent(h.objs)
+		db.memo.unmarkPresent(h.objs)
 	}
-	*h = heldPacks{}
+	*h = HeldPacks{}
 }
 
 // packChunk is how many objects one goroutine compresses at a time.
 const packChunk = 512
 
 // packEntries is the pack entries of objects, one after the other.
-func packEntries(objs []batchObject) ([]byte, error) {
+func packEntries(objs []Object) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zlibStored.Get().(*zlib.Writer)
 	defer zlibStored.Put(zw)
 	for _, o := range objs {
-		writePackHeader(&buf, o.typ, len(o.data))
+		writePackHeader(&buf, o.Type, len(o.Data))
 		zw.Reset(&buf)
-		zw.Write(o.data)
+		zw.Write(o.Data)
 		if err := zw.Close(); err != nil {
 			return nil, err
 		}
@@ -163,9 +163,9 @@ func packEntries(objs []batchObject) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// parallel runs f(0) to f(n-1) on as many goroutines as there are
+// Parallel runs f(0) to f(n-1) on as many goroutines as there are
 // processors to run them, and returns the first error.
-func parallel(n int, f func(i int) error) error {
+func Parallel(n int, f func(i int) error) error {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := 0; i < n; i++ {
