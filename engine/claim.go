@@ -32,7 +32,7 @@ type ClaimRequest struct {
 	// inWorktree: the caller checks the task's owned paths in the worktree
 	// the task runs in, once it is reset to where the task starts (a rush),
 	// instead of in the store's work tree at claim.
-	inWorktree bool
+	InWorktree bool
 	escapes    func(*state.Task) error
 	// trust is what this machine trusts of the feature's tasks: a claim
 	// hands the task to a worker, so it must be the task as planned or
@@ -71,7 +71,7 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 	if err := g.prepareClaim(&r, g.Policy(), g.TTL(), nil); err != nil {
 		return nil, "", err
 	}
-	if g.Store.Top != "" && !r.inWorktree {
+	if g.Store.Top != "" && !r.InWorktree {
 		r.escapes = g.escapeCheck(g.Store.Top)
 	}
 	var claimed *state.Task
@@ -106,7 +106,7 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 	for i := range reqs {
 		g.prepareClaim(&reqs[i], policy, ttl, tr)
 		if reqs[i].Task != "" || reqs[i].Base == "" {
-			return nil, usageErr("ClaimAll claims the best ready task from a given base")
+			return nil, UsageError("ClaimAll claims the best ready task from a given base")
 		}
 	}
 	var claimed []*state.Task
@@ -228,7 +228,7 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 		}
 	} else {
 		if held != "" {
-			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
+			return nil, "", nil, RefusedError("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
 		}
 		// try asks the gate about one candidate, as this transaction sees
 		// it: whatever proposed it, only the gate decides. A candidate this
@@ -368,7 +368,7 @@ func (g *Engine) escapeCheck(root string) func(*state.Task) error {
 		if err, ok := seen[key]; ok {
 			return err
 		}
-		e, err := ownedEscape(g.ctx(), gitOf(g.Store), root, owned)
+		e, err := OwnedEscape(g.Context(), Git(g.Store), root, owned)
 		if err == nil && e != nil {
 			err = escapeRefusal(t.ID(), e)
 		}

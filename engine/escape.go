@@ -20,7 +20,7 @@ const walkLimit = 2000
 // owner; when no symbolic link at all is on disk under those directories,
 // none that git tracks there can lead anywhere, and the fixed part of each
 // path (FindEscape: a few lstats) is all there is to check.
-func ownedEscape(ctx context.Context, git *gitcmd.Runner, root string, owned []string) (*worktree.Escape, error) {
+func OwnedEscape(ctx context.Context, git *gitcmd.Runner, root string, owned []string) (*worktree.Escape, error) {
 	if linksBelow(root, owned) {
 		return worktree.FindOwnedEscape(ctx, git, root, owned)
 	}

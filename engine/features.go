@@ -22,7 +22,7 @@ import (
 func ResolveFeature(named string, open func() (*gitstore.Store, error)) (string, error) {
 	if named != "" {
 		if err := levels.ValidFeatureName(named); err != nil {
-			return "", usageErr("bad feature name %q (%v)", named, err)
+			return "", UsageError("bad feature name %q (%v)", named, err)
 		}
 		return named, nil
 	}
@@ -105,10 +105,10 @@ func Features(s *gitstore.Store) ([]FeatureSummary, error) {
 // so it is as strict as a task id.
 func CheckWorker(w string) error {
 	if w == "" {
-		return usageErr("--worker is required")
+		return UsageError("--worker is required")
 	}
 	if !levels.ValidID(w) {
-		return usageErr("bad worker name %q (letters, digits, '.', '_' and '-', at most 64)", w)
+		return UsageError("bad worker name %q (letters, digits, '.', '_' and '-', at most 64)", w)
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func LoadConfig(s *gitstore.Store) (*config.Config, error) {
 		return nil, &Error{Kind: Usage, What: "bad configuration", Why: err.Error()}
 	}
 	if c.Sync.Arbiter != "" {
-		s.SetArbiter(c.Sync.Arbiter, checkCaughtUp)
+		s.SetArbiter(c.Sync.Arbiter, CheckCaughtUp)
 	}
 	return c, nil
 }

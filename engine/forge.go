@@ -21,7 +21,7 @@ func (g *Engine) ForgeRepo() (repo forgeapi.Repo, ok bool, err error) {
 		return r, err == nil, err
 	}
 	remote := g.remote()
-	u, err := gitOf(g.Store).Line(g.ctx(), "remote", "get-url", "--", remote)
+	u, err := Git(g.Store).Line(g.Context(), "remote", "get-url", "--", remote)
 	if err != nil || u == "" {
 		return forgeapi.Repo{}, false, nil
 	}
@@ -68,7 +68,7 @@ func (g *Engine) Forge() (*forgeapi.Client, error) {
 // environment: the forge credentials, but those the configuration passes
 // through. With them a worker could push, merge or open pull requests as
 // the user, outside every check.
-func withheld(pass []string) []string {
+func Withheld(pass []string) []string {
 	var out []string
 	for _, name := range forgeapi.CredentialVars {
 		if !slices.Contains(pass, name) {

@@ -120,7 +120,7 @@ func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []I
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	issues, err := c.OpenIssues(g.ctx(), label, milestone)
+	issues, err := c.OpenIssues(g.Context(), label, milestone)
 	if err != nil {
 		return nil, nil, nil, forgeErr(err)
 	}
@@ -230,7 +230,7 @@ const maxDepLookups = 100
 func dependencyStates(g *Engine, c *forgeapi.Client, nums []int) (map[int]forgeapi.Issue, error) {
 	out := map[int]forgeapi.Issue{}
 	if len(nums) > maxDepLookups {
-		all, err := c.AllIssues(g.ctx())
+		all, err := c.AllIssues(g.Context())
 		if err != nil {
 			return nil, forgeErr(err)
 		}
@@ -246,7 +246,7 @@ func dependencyStates(g *Engine, c *forgeapi.Client, nums []int) (map[int]forgea
 		return out, nil
 	}
 	for _, n := range nums {
-		is, err := c.Issue(g.ctx(), n)
+		is, err := c.Issue(g.Context(), n)
 		var fe *forgeapi.Error
 		switch {
 		case err == nil:
@@ -300,7 +300,7 @@ func IssuesFeature(name, label, milestone string) (string, error) {
 		}
 	}
 	if name == "" {
-		return "", usageErr("plan --from-issues: name the feature (plan --from-issues FEATURE, or --label / --milestone)")
+		return "", UsageError("plan --from-issues: name the feature (plan --from-issues FEATURE, or --label / --milestone)")
 	}
 	return name, CheckFeatureName(name)
 }
@@ -309,10 +309,10 @@ func IssuesFeature(name, label, milestone string) (string, error) {
 // warnings under strict: nothing is planned then.
 func IssuesVerdict(name string, probs, warns []IssueProblem, strict bool) error {
 	if len(probs) > 0 {
-		return usageErr("cannot plan %s from issues (%s)", name, Plural(len(probs), "problem"))
+		return UsageError("cannot plan %s from issues (%s)", name, Plural(len(probs), "problem"))
 	}
 	if strict && len(warns) > 0 {
-		return usageErr("cannot plan %s from issues (%s under --strict)", name, Plural(len(warns), "warning"))
+		return UsageError("cannot plan %s from issues (%s under --strict)", name, Plural(len(warns), "warning"))
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ type ShipResult struct {
 // Verdict refuses a ship that left tasks behind, each named in Refused.
 func (r *ShipResult) Verdict() error {
 	if len(r.Refused) > 0 {
-		return refused("ship refused for "+Plural(len(r.Refused), "task"), "each named above")
+		return RefusedError("ship refused for "+Plural(len(r.Refused), "task"), "each named above")
 	}
 	return nil
 }
@@ -49,7 +49,7 @@ func reviewBranch(feature string, issue int) string {
 	return fmt.Sprintf("zerg/%s/issue-%d", feature, issue)
 }
 
-func (g *Engine) reviewMode() string {
+func (g *Engine) ReviewMode() string {
 	if g.Config == nil {
 		return ""
 	}
@@ -66,7 +66,7 @@ func (g *Engine) baseBranch() string {
 // Ship first lands the tasks in review whose PR was merged, then pushes
 // every verified task not yet in review and opens (or updates) its PR.
 func (g *Engine) Ship() (*ShipResult, error) {
-	mode := g.reviewMode()
+	mode := g.ReviewMode()
 	if mode == "" {
 		return nil, &Error{Kind: Usage, What: "no review configured", Why: "forge.review is not set",
 			Hint: `set [forge] review = "task" (a pull request per task) or "feature" in .zerg/config.toml`}
@@ -76,7 +76,7 @@ func (g *Engine) Ship() (*ShipResult, error) {
 		return nil, err
 	}
 	res := &ShipResult{Feature: g.Feature}
-	git := gitOf(g.Store)
+	git := Git(g.Store)
 	remote := g.remote()
 	base := g.baseBranch()
 
@@ -107,13 +107,13 @@ func (g *Engine) Ship() (*ShipResult, error) {
 			continue
 		}
 		branch := reviewBranch(g.Feature, t.Spec.Issue)
-		if _, err := git.Run(g.ctx(), "push", "-q", "--force", remote, t.Commit+":refs/heads/"+branch); err != nil {
+		if _, err := git.Run(g.Context(), "push", "-q", "--force", remote, t.Commit+":refs/heads/"+branch); err != nil {
 			return res, &Error{Kind: Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
 		}
 		pushed := g.remoteHas(remote, branch, t.Commit)
 		title := fmt.Sprintf("%s (%s)", t.Spec.Title, t.ID())
 		body := fmt.Sprintf("Task %s of feature %s, verified by git zerg.\n\n%s", t.ID(), g.Feature, closesLines([]int{t.Spec.Issue}))
-		pr, opened, err := c.OpenOrUpdatePR(g.ctx(), branch, base, title, body)
+		pr, opened, err := c.OpenOrUpdatePR(g.Context(), branch, base, title, body)
 		if err != nil {
 			return res, forgeErr(err)
 		}
@@ -133,10 +133,10 @@ func (g *Engine) shipFeature(ready []*state.Task, res *ShipResult) error {
 	if err != nil {
 		return err
 	}
-	git := gitOf(g.Store)
+	git := Git(g.Store)
 	remote, base := g.remote(), g.baseBranch()
 	branch := worktree.StagingBranch(g.Feature)
-	tip, err := git.Line(g.ctx(), "rev-parse", "--verify", "-q", "refs/heads/"+branch)
+	tip, err := git.Line(g.Context(), "rev-parse", "--verify", "-q", "refs/heads/"+branch)
 	if err != nil || tip == "" {
 		return &Error{Kind: Refused, What: "ship refused", Why: branch + " does not exist: nothing merged to review"}
 	}
@@ -159,11 +159,11 @@ func (g *Engine) shipFeature(ready []*state.Task, res *ShipResult) error {
 	if len(in) == 0 {
 		return nil
 	}
-	if _, err := git.Run(g.ctx(), "push", "-q", "--force", remote, tip+":refs/heads/"+branch); err != nil {
+	if _, err := git.Run(g.Context(), "push", "-q", "--force", remote, tip+":refs/heads/"+branch); err != nil {
 		return &Error{Kind: Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
 	}
 	body := fmt.Sprintf("Feature %s, verified by git zerg:\n\n%s\n\n%s", g.Feature, strings.Join(lines, "\n"), closesLines(issues))
-	pr, opened, err := c.OpenOrUpdatePR(g.ctx(), branch, base, "feature "+g.Feature, body)
+	pr, opened, err := c.OpenOrUpdatePR(g.Context(), branch, base, "feature "+g.Feature, body)
 	if err != nil {
 		return forgeErr(err)
 	}
@@ -205,7 +205,7 @@ func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
 	if err != nil {
 		return f, false, err
 	}
-	pr, err := c.PR(g.ctx(), t.PR)
+	pr, err := c.PR(g.Context(), t.PR)
 	if err != nil {
 		return f, false, forgeErr(err)
 	}
@@ -224,12 +224,12 @@ func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
 		f.Head, f.HeadVerified = g.mergedHead(t, f.MergeCommit)
 	}
 	if f.OnBase && f.HasWork && f.HeadVerified && t.Spec.Issue != 0 {
-		is, err := c.Issue(g.ctx(), t.Spec.Issue)
+		is, err := c.Issue(g.Context(), t.Spec.Issue)
 		if err != nil {
 			return f, false, forgeErr(err)
 		}
 		if is.Open {
-			if err := c.CloseIssue(g.ctx(), t.Spec.Issue); err != nil {
+			if err := c.CloseIssue(g.Context(), t.Spec.Issue); err != nil {
 				return f, false, forgeErr(err)
 			}
 		}
@@ -244,14 +244,14 @@ func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
 // work the tool verified: under a pull request per task the task's
 // verified commit itself, under one per feature a commit of staging.
 func (g *Engine) mergedHead(t *state.Task, merge string) (string, bool) {
-	head, err := gitOf(g.Store).Line(g.ctx(), "rev-parse", "--verify", "-q", merge+"^2")
+	head, err := Git(g.Store).Line(g.Context(), "rev-parse", "--verify", "-q", merge+"^2")
 	if err != nil || head == "" {
 		return "", false
 	}
-	if g.reviewMode() != config.ReviewFeature {
+	if g.ReviewMode() != config.ReviewFeature {
 		return head, head == t.Commit
 	}
-	staging, err := gitOf(g.Store).Line(g.ctx(), "rev-parse", "--verify", "-q", "refs/heads/"+worktree.StagingBranch(g.Feature))
+	staging, err := Git(g.Store).Line(g.Context(), "rev-parse", "--verify", "-q", "refs/heads/"+worktree.StagingBranch(g.Feature))
 	return head, err == nil && g.isAncestor(head, staging)
 }
 
@@ -316,12 +316,12 @@ func (g *Engine) recordReject(id string, pr int) error {
 // "on the base branch" is checked against, never a local branch that may
 // be behind or ahead.
 func (g *Engine) fetchBase() (string, error) {
-	git := gitOf(g.Store)
+	git := Git(g.Store)
 	remote, base := g.remote(), g.baseBranch()
-	if _, err := git.Run(g.ctx(), "fetch", "-q", "--no-tags", remote, "refs/heads/"+base); err != nil {
+	if _, err := git.Run(g.Context(), "fetch", "-q", "--no-tags", remote, "refs/heads/"+base); err != nil {
 		return "", &Error{Kind: Failed, What: "cannot fetch " + base + " from " + remote, Why: gitErr(err)}
 	}
-	tip, err := git.Line(g.ctx(), "rev-parse", "--verify", "FETCH_HEAD^{commit}")
+	tip, err := git.Line(g.Context(), "rev-parse", "--verify", "FETCH_HEAD^{commit}")
 	if err != nil {
 		return "", err
 	}
@@ -332,19 +332,19 @@ func (g *Engine) isAncestor(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	_, err := gitOf(g.Store).Run(g.ctx(), "merge-base", "--is-ancestor", a, b)
+	_, err := Git(g.Store).Run(g.Context(), "merge-base", "--is-ancestor", a, b)
 	return err == nil
 }
 
 // remoteHas says whether the remote's branch is exactly commit.
 func (g *Engine) remoteHas(remote, branch, commit string) bool {
-	out, err := gitOf(g.Store).Line(g.ctx(), "ls-remote", remote, "refs/heads/"+branch)
+	out, err := Git(g.Store).Line(g.Context(), "ls-remote", remote, "refs/heads/"+branch)
 	return err == nil && strings.HasPrefix(out, commit)
 }
 
 // remoteHasWork says whether the remote's branch contains commit.
 func (g *Engine) remoteHasWork(remote, branch, commit string) bool {
-	out, err := gitOf(g.Store).Line(g.ctx(), "ls-remote", remote, "refs/heads/"+branch)
+	out, err := Git(g.Store).Line(g.Context(), "ls-remote", remote, "refs/heads/"+branch)
 	if err != nil || len(out) < 40 {
 		return false
 	}

@@ -73,7 +73,7 @@ func (g *Engine) SyncForge() (*ForgeSyncResult, error) {
 		if t.Spec.Issue == 0 {
 			continue
 		}
-		is, err := c.Issue(g.ctx(), t.Spec.Issue)
+		is, err := c.Issue(g.Context(), t.Spec.Issue)
 		if err != nil {
 			return res, forgeErr(err)
 		}

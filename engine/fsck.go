@@ -65,7 +65,7 @@ func FsckVerdict(rs []*FsckReport) error {
 		}
 	}
 	if total > 0 {
-		return failed("fsck found "+Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
+		return FailedError("fsck found "+Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
 	}
 	return nil
 }
@@ -88,12 +88,12 @@ func (g *Engine) Fsck() (*FsckReport, error) {
 	if tip.IsZero() {
 		return nil, notPlanned(feature)
 	}
-	h := newHistoryChecker(g.ctx(), s)
+	h := newHistoryChecker(g.Context(), s)
 	problems, err := h.check(feature, tip.String(), "")
 	if err != nil {
-		return nil, s.Damaged(g.ctx(), gitstore.FeatureRef(feature), tip, err)
+		return nil, s.Damaged(g.Context(), gitstore.FeatureRef(feature), tip, err)
 	}
-	moved, err := checkSeen(g.ctx(), s, feature, tip.String())
+	moved, err := checkSeen(g.Context(), s, feature, tip.String())
 	if err != nil {
 		return nil, err
 	}
@@ -521,7 +521,7 @@ func checkSeen(ctx context.Context, s *gitstore.Store, feature, tip string) ([]g
 	if b, err := os.ReadFile(file); err == nil {
 		if was := strings.TrimSpace(string(b)); plumbing.IsHash(was) && was != tip {
 			ancestor := func(a, b string) (bool, error) {
-				_, err := gitOf(s).Run(ctx, "merge-base", "--is-ancestor", a, b)
+				_, err := Git(s).Run(ctx, "merge-base", "--is-ancestor", a, b)
 				switch gitcmd.ExitCode(err) {
 				case -1:
 					return err == nil, err

@@ -176,7 +176,7 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 		seen := map[string]bool{}
 		for _, id := range tasks {
 			if seen[id] {
-				return nil, usageErr("task %q given twice", id)
+				return nil, UsageError("task %q given twice", id)
 			}
 			seen[id] = true
 			t, err := x.tx.Task(id)
@@ -289,17 +289,17 @@ func (g *Engine) Approve(task string) (*state.Task, string, error) {
 // more: its lease expired, which is recorded on the way, or it never had
 // one.
 func (g *Engine) Heartbeat(worker string) (*state.Worker, error) {
-	lease, lost, err := g.renewLease(worker, g.TTL())
+	lease, lost, err := g.RenewLease(worker, g.TTL())
 	if err != nil {
 		return nil, err
 	}
 	if lost != "" {
-		return nil, refused("claim lost", lost)
+		return nil, RefusedError("claim lost", lost)
 	}
 	return lease, nil
 }
 
-func (g *Engine) renewLease(worker string, ttl time.Duration) (*state.Worker, string, error) {
+func (g *Engine) RenewLease(worker string, ttl time.Duration) (*state.Worker, string, error) {
 	var lease *state.Worker
 	lost := ""
 	feature := g.Feature

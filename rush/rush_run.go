@@ -1,4 +1,4 @@
-package engine
+package rush
 
 import (
 	"context"
@@ -7,17 +7,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/agent"
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
@@ -28,7 +27,7 @@ import (
 
 // rush runs a feature level by level with up to n workers.
 type rush struct {
-	g       *Engine
+	g       *engine.Engine
 	s       *gitstore.Store
 	feature string
 	cfg     *config.Config
@@ -37,46 +36,13 @@ type rush struct {
 	mode    string
 	policy  gates.Policy
 	ttl     time.Duration
-	marker  *rushMarker
+	marker  *engine.RushMarker
 	mgr     *worktree.Manager
-	// prefetching: a background catch-up with the remote is on its way,
-	// through fresher (its store, only ever used by that one); caughtUp
-	// is when the last one ended (Unix nanoseconds) and catchUpTook how
-	// long it took; working counts the worker commands running.
-	prefetching atomic.Bool
-	fresher     *gitstore.Store
-	caughtUp    atomic.Int64
-	catchUpTook atomic.Int64
-	working     atomic.Int32
-	// remote shares the rush with other hosts ("" for none); lastPoll is
-	// when this host last looked at its state.
-	remote   string
-	lastPoll time.Time
-	// levelSynced: the level merge just ended with this host holding the
-	// remote's state and staging, so the next level starts on them without
-	// asking again. background holds pushes nobody waits for (done before
-	// the rush ends).
-	levelSynced bool
-	background  sync.WaitGroup
+	shared
 
-	result *RushResult
+	result *Result
 
-	// stopCtx ends what the rush runs (workers, verifications, gates) when
-	// a person interrupts it; git calls keep the engine's context, so that
-	// the work can still be saved and the claims given back.
-	stopCtx    context.Context
-	cancelStop context.CancelFunc
-	stopped    atomic.Bool
-	handleMu   sync.Mutex
-	handles    map[*proc.Handle]bool
-	// halt, once set, is why the rush claims nothing more (a worker
-	// command that does not exist fails every task the same way).
-	halt atomic.Pointer[Error]
-	// spent is what the agents reported, this rush and before; once it
-	// reaches the budget, budget holds why the rush claims nothing more.
-	spentMu sync.Mutex
-	spent   state.Usage
-	budget  atomic.Pointer[Error]
+	stops
 
 	waitNoted map[string]time.Time // backoffs already told, by task
 
@@ -143,7 +109,7 @@ func (r *rush) reuseSlot(ctx context.Context, w *worktree.Worker, tip string) (*
 	if merr != nil {
 		return nil, err
 	}
-	r.g.note("%s: git fails in worktree %s (%s): moved aside to %s, with everything in it", w.Name, w.Dir, gitReason(err), aside)
+	r.g.Note("%s: git fails in worktree %s (%s): moved aside to %s, with everything in it", w.Name, w.Dir, gitReason(err), aside)
 	r.dropSlot(w.N)
 	return nil, nil
 }
@@ -161,28 +127,17 @@ func (r *rush) usableSlot(n int, w *worktree.Worker, err error) bool {
 	var se *worktree.SetupError
 	switch {
 	case errors.As(err, &ie):
-		note := includeNote(ie)
+		note := engine.IncludeNote(ie)
 		if r.mgr.Setup != "" {
 			note += "; worktrees.setup did not run there"
 		}
-		r.g.note("%s: %s", workerName(n), note)
+		r.g.Note("%s: %s", workerName(n), note)
 	case errors.As(err, &se):
-		r.g.note("%s: worktree setup failed: %v", workerName(n), err)
+		r.g.Note("%s: worktree setup failed: %v", workerName(n), err)
 	default:
 		return false
 	}
 	return true
-}
-
-// includeNote names every file of .worktreeinclude left out of a worktree,
-// and the link in the way of each.
-func includeNote(ie *worktree.IncludeError) string {
-	parts := make([]string, 0, len(ie.Skipped))
-	for _, u := range ie.Skipped {
-		parts = append(parts, fmt.Sprintf("%s (%s is a symbolic link)", u.Path, u.Link))
-	}
-	return fmt.Sprintf("not copied from %s into %s, so as not to write through a symbolic link: %s",
-		worktree.IncludeFile, ie.Dir, strings.Join(parts, ", "))
 }
 
 // slotResult is what one worker slot reports when its task run ends.
@@ -195,7 +150,7 @@ type slotResult struct {
 func (r *rush) run() error {
 	s := r.s
 	s.Persistent = true // hundreds of transitions: one update-ref process for all
-	ctx := r.g.ctx()
+	ctx := r.g.Context()
 	defer func() {
 		r.background.Wait()
 		if r.fresher != nil {
@@ -211,7 +166,7 @@ func (r *rush) run() error {
 		}
 		// git's housekeeping, deferred from each of the rush's commits to
 		// its end, as git rebase does with its own.
-		gitOf(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
+		engine.Git(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
 	}()
 	if r.remote != "" {
 		fresh, stop := context.WithCancel(ctx)
@@ -223,14 +178,14 @@ func (r *rush) run() error {
 		}()
 	}
 	r.mgr = r.g.Manager()
-	guard, note, err := keepInfo(s, r.marker.path)
+	guard, note, err := keepInfo(s, r.marker.Path())
 	if err != nil {
 		return err
 	}
 	if r.info = guard; note != "" {
-		r.g.note("%s", note)
+		r.g.Note("%s", note)
 	}
-	head, err := HeadCommit(s)
+	head, err := engine.HeadCommit(s)
 	if err != nil {
 		return err
 	}
@@ -267,7 +222,7 @@ func (r *rush) run() error {
 			if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
 				// The last task crossed the budget: nothing is left to
 				// stop, and --resume would find nothing to do.
-				r.g.note("%s (the feature is complete)", r.budget.Load().What)
+				r.g.Note("%s (the feature is complete)", r.budget.Load().What)
 				return nil
 			}
 			return stop
@@ -300,7 +255,7 @@ func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
 // run), then merges and gates. A non-nil stop ends the rush with that
 // error (exit 1); err is a failure of the tool.
 func (r *rush) runLevel(level int) (stop error, err error) {
-	ctx := r.g.ctx()
+	ctx := r.g.Context()
 	synced := r.levelSynced
 	r.levelSynced = false
 	if synced {
@@ -328,14 +283,14 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	if why := hopeless(tasks, level); why != "" {
 		// Nothing of it can run in this rush: one line, not a table of
 		// tasks that never moved.
-		r.g.note("level %d: skipped: %s", level, why)
+		r.g.Note("level %d: skipped: %s", level, why)
 		return nil, nil
 	}
 	if level > 1 {
 		// The levels below were merged, but perhaps their gates failed in
 		// an earlier rush: never build on a staging that did not pass (a
 		// tree that passed costs nothing here).
-		if stop, err := r.g.runQualityGates(r.mgr, true); stop != nil || err != nil {
+		if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
 			return stop, err
 		}
 	}
@@ -360,7 +315,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			if err := r.poll(false); err != nil {
 				return nil, err
 			}
-			if err := r.expireStale(); err != nil {
+			if err := r.g.ExpireStale(); err != nil {
 				return nil, err
 			}
 		}
@@ -368,7 +323,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		if err != nil {
 			return nil, err
 		}
-		r.g.emit(Event{Type: EvProgress, Level: level, Tasks: tasks})
+		r.g.Emit(engine.Event{Type: engine.EvProgress, Level: level, Tasks: tasks})
 		if firstErr == nil && len(free) > 1 && !r.stopping() && r.remote != "" {
 			// Workers that start together (a level's start) claim in one
 			// transaction: one push to the remote for this host, where one
@@ -387,7 +342,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			}
 		}
 		if firstErr == nil && len(free) > 0 && !r.stopping() {
-			for _, t := range r.policy.ReadyOrder(tasks, r.g.now()) {
+			for _, t := range r.policy.ReadyOrder(tasks, r.g.Time()) {
 				if len(free) == 0 {
 					break
 				}
@@ -445,112 +400,17 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	return r.stopErr(), nil
 }
 
-// hopeless says why no task of the level can run in this rush: each one
-// that is not settled waits on a blocked task, or for an approval. "" when
-// some can run (or has work to merge).
-func hopeless(tasks []*state.Task, level int) string {
-	byID := make(map[string]*state.Task, len(tasks))
-	for _, t := range tasks {
-		byID[t.ID()] = t
-	}
-	var blockedBy func(t *state.Task, seen map[string]bool) string
-	blockedBy = func(t *state.Task, seen map[string]bool) string {
-		for _, d := range t.Deps() {
-			dt := byID[d]
-			if dt == nil || seen[d] {
-				continue
-			}
-			seen[d] = true
-			if dt.Status == state.Blocked {
-				return d
-			}
-			if dt.Status != state.Done {
-				if b := blockedBy(dt, seen); b != "" {
-					return b
-				}
-			}
-		}
-		return ""
-	}
-	var waits []string
-	for _, t := range tasks {
-		if t.Level != level || t.Status.Settled() {
-			continue
-		}
-		switch b := blockedBy(t, map[string]bool{}); {
-		case t.Status == state.Pending && b != "":
-			waits = append(waits, t.ID()+" waits on blocked "+b)
-		case t.Status == state.Pending && t.NeedsApproval() && t.Approved == "":
-			waits = append(waits, t.ID()+" needs git zerg approve "+t.ID())
-		default:
-			return ""
-		}
-	}
-	if len(waits) == 0 {
-		return ""
-	}
-	return strings.Join(firstFew(waits, 5), "; ")
-}
-
-// levelSettled reports whether every task of the level is at rest
-// (verified, done or blocked): nothing of it runs any more.
-func levelSettled(tasks []*state.Task, level int) bool {
-	for _, t := range tasks {
-		if t.Level == level && !t.Status.AtRest() {
-			return false
-		}
-	}
-	return true
-}
-
-// levelDone: every task of the level is settled (done or blocked) already.
-func levelDone(tasks []*state.Task, level int) bool {
-	for _, t := range tasks {
-		if t.Level == level && !t.Status.Settled() {
-			return false
-		}
-	}
-	return true
-}
-
-// levelWait decides what an idle scheduler does: done when every task of
-// the level is verified, done or blocked; else wait for a backoff or for a
-// claim held elsewhere; else (0, false): the rest can never run.
+// levelWait is the pure levelWait at the rush's clock and policy, saying
+// once for each backoff why nothing runs, and until when.
 func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
-	now := r.g.now()
-	status := gates.StatusFunc(tasks)
-	allSettled := true
-	var wait time.Duration
-	for _, t := range tasks {
-		if t.Level != level || t.Status.AtRest() {
-			continue
-		}
-		allSettled = false
-		switch {
-		case t.Status == state.Claimed:
-			wait = remotePoll // someone else's claim: its lease decides
-		case r.policy.MayRun(t.Status, t.Attempts) && len(gates.DepsDone(t, status)) == 0:
-			if t.NeedsApproval() && t.Approved == "" {
-				continue // waits for a human: never in this rush
-			}
-			d := t.NotBefore.Sub(now)
-			if d > 0 && r.waitNoted[t.ID()] != t.NotBefore {
-				// Say once why nothing runs, and until when.
-				r.waitNoted[t.ID()] = t.NotBefore
-				r.g.note("%s waits until %s (backoff after attempt %d: %s)", t.ID(), t.NotBefore.Local().Format("15:04:05"), t.Attempts, t.Reason)
-			}
-			if d < 10*time.Millisecond {
-				d = 10 * time.Millisecond
-			}
-			if wait == 0 || d < wait {
-				wait = d
-			}
+	wait, settled, backoffs := levelWait(tasks, level, r.policy, r.g.Time(), remotePoll)
+	for _, t := range backoffs {
+		if r.waitNoted[t.ID()] != t.NotBefore {
+			r.waitNoted[t.ID()] = t.NotBefore
+			r.g.Note("%s waits until %s (backoff after attempt %d: %s)", t.ID(), t.NotBefore.Local().Format("15:04:05"), t.Attempts, t.Reason)
 		}
 	}
-	if allSettled {
-		return 0, true
-	}
-	return wait, false
+	return wait, settled
 }
 
 // finishLevel merges the level's verified work into staging and runs the
@@ -571,8 +431,8 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 		}
 	}
 	if total > 0 && blocked == total {
-		r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: tasks})
-		return failed(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
+		r.g.Emit(engine.Event{Type: engine.EvLevelEnd, Level: level, Tasks: tasks})
+		return engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
 	}
 	merge := func() (error, error) { return r.mergeAndGate(level, pins) }
 	if r.remote != "" {
@@ -581,7 +441,7 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 	if stop, err := merge(); stop != nil || err != nil {
 		if stop != nil {
 			if ts, err := r.snapshot(r.s); err == nil {
-				r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: ts})
+				r.g.Emit(engine.Event{Type: engine.EvLevelEnd, Level: level, Tasks: ts})
 			}
 		}
 		return stop, err
@@ -590,10 +450,10 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 	if err != nil {
 		return nil, err
 	}
-	r.g.emit(Event{Type: EvLevelEnd, Level: level, Tasks: tasks})
+	r.g.Emit(engine.Event{Type: engine.EvLevelEnd, Level: level, Tasks: tasks})
 	if len(pins) > 0 {
-		tip, _ := r.mgr.EnsureStaging(r.g.ctx(), "")
-		r.g.emit(Event{Type: EvLevelMerged, Level: level, Text: tip})
+		tip, _ := r.mgr.EnsureStaging(r.g.Context(), "")
+		r.g.Emit(engine.Event{Type: engine.EvLevelMerged, Level: level, Text: tip})
 	}
 	return nil, nil
 }
@@ -602,19 +462,19 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 // gates on the result. Shared by rush and `git zerg merge`.
 func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err error) {
 	if len(pins) > 0 {
-		stop, err := r.g.mergePins(r.mgr, pins)
+		stop, err := mergePins(r.g, r.mgr, pins)
 		if stop != nil || err != nil {
 			return stop, err
 		}
 	}
-	return r.g.runQualityGates(r.mgr, false)
+	return runQualityGates(r.g, r.mgr, false)
 }
 
 // runTask runs one task on a slot to a settled state: claimed, worked on
 // (with checkpoints), committed, checked and verified — or failed or
 // blocked. Errors returned are the tool's own.
 func (r *rush) runTask(id string, slot int, tip string, level int, held *state.Task) error {
-	ctx := r.g.ctx()
+	ctx := r.g.Context()
 	s, err := r.s.Repo().Open(ctx, r.s.Top) // a store per goroutine: a Store is not for concurrent use
 	if err != nil {
 		return err
@@ -622,15 +482,15 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	defer s.Drop()
 	s.Persistent = true
 	if r.remote != "" {
-		s.SetArbiter(r.remote, checkCaughtUp)
+		s.SetArbiter(r.remote, engine.CheckCaughtUp)
 		s.SetArbiterWait(r.remoteWait())
-		s.SetRepushPins(r.g.reviewMode() == "")
+		s.SetRepushPins(r.g.ReviewMode() == "")
 	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {
 		return err
 	}
-	req := ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, inWorktree: true}
+	req := engine.ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, InWorktree: true}
 	if r.remote != "" {
 		// The other hosts go for the same tasks: the best ready one, picked
 		// on the remote's state as the claim commits, loses no race but
@@ -662,10 +522,10 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	next.Task = ""
 	next.Only = func(t *state.Task) bool { return t.Level == level }
 	for t != nil {
-		r.g.transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
+		r.g.Transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
 		// The tree the agent gets is the one to check: a link committed by
 		// an earlier level is in it, and nowhere else yet.
-		if esc, err := ownedEscape(ctx, gitOf(s), w.Dir, t.Spec.Owned()); err != nil {
+		if esc, err := engine.OwnedEscape(ctx, engine.Git(s), w.Dir, t.Spec.Owned()); err != nil {
 			return err
 		} else if esc != nil {
 			// Refused for good: another attempt finds the same link.
@@ -711,7 +571,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 // that order. Fewer than two: nothing, and the slots claim on their own.
 func (r *rush) claimTogether(tasks []*state.Task, level int, free []int, tip string) ([]*state.Task, error) {
 	ready := 0
-	for _, t := range r.policy.ReadyOrder(tasks, r.g.now()) {
+	for _, t := range r.policy.ReadyOrder(tasks, r.g.Time()) {
 		if t.Level == level {
 			ready++
 		}
@@ -721,10 +581,10 @@ func (r *rush) claimTogether(tasks []*state.Task, level int, free []int, tip str
 		return nil, nil
 	}
 	only := func(t *state.Task) bool { return t.Level == level }
-	reqs := make([]ClaimRequest, n)
+	reqs := make([]engine.ClaimRequest, n)
 	for i := range reqs {
 		slot := free[len(free)-1-i]
-		reqs[i] = ClaimRequest{Worker: hostWorker(r.s.Host(), workerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.self.Started, Only: only, inWorktree: true}
+		reqs[i] = engine.ClaimRequest{Worker: hostWorker(r.s.Host(), workerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, Only: only, InWorktree: true}
 	}
 	claimed, err := r.g.ClaimAll(reqs)
 	var ref *gates.Refusal
@@ -736,12 +596,12 @@ func (r *rush) claimTogether(tasks []*state.Task, level int, free []int, tip str
 
 // refuse blocks a claimed task before its worker runs, and returns the
 // worker's next task.
-func (r *rush) refuse(s *gitstore.Store, t *state.Task, w *worktree.Worker, reason string, then *ClaimRequest) (*state.Task, error) {
-	ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: true, Then: then})
+func (r *rush) refuse(s *gitstore.Store, t *state.Task, w *worktree.Worker, reason string, then *engine.ClaimRequest) (*state.Task, error) {
+	ft, next, err := r.with(s).Fail(engine.Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: true, Then: then})
 	if err != nil {
 		return nil, err
 	}
-	r.g.emit(Event{Type: EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
+	r.g.Emit(engine.Event{Type: engine.EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
 	return next, nil
 }
 
@@ -776,7 +636,7 @@ func (r *rush) heartbeat(s *gitstore.Store, worker string) func() {
 			case <-stop:
 				return
 			case <-tick.C:
-				r.with(s).renewLease(worker, r.ttl)
+				r.with(s).RenewLease(worker, r.ttl)
 			}
 		}
 	}()
@@ -834,10 +694,10 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		return workResult{}, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
 	}
 	tj, _ := json.MarshalIndent(t.Spec, "", "  ")
-	if err := writePrivate(promptFile, []byte(text)); err != nil {
+	if err := engine.WritePrivate(promptFile, []byte(text)); err != nil {
 		return workResult{}, err
 	}
-	if err := writePrivate(taskFile, tj); err != nil {
+	if err := engine.WritePrivate(taskFile, tj); err != nil {
 		return workResult{}, err
 	}
 	logPath := r.s.Layout().AttemptLog(r.feature, t.ID(), t.Attempts)
@@ -857,7 +717,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		}
 		fmt.Fprintf(logf.Stdout, "== %s %s run %d\n", time.Now().UTC().Format(time.RFC3339), t.ID(), checkpoint+1)
 		mark := proc.NewMark()
-		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env, Unset: withheld(r.cfg.Workers.PassEnv),
+		res, err := r.runCommand(proc.Spec{Command: command, Dir: w.Dir, Env: env, Unset: engine.Withheld(r.cfg.Workers.PassEnv),
 			Timeout: time.Duration(r.cfg.Workers.Timeout), Stdout: logf.Stdout, Stderr: logf.Stderr, SplitStderr: true,
 			Stall: time.Duration(r.cfg.Workers.StallTimeout), Progress: worktree.Activity(r.s.CommonDir, w.Dir),
 			Mark: mark, Started: func(pgid int) { recordGroup(r.s.Layout().ProcessGroup(r.feature, t.ID()), pgid, mark) }})
@@ -871,7 +731,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 			errTail: proc.LastLines(res.StderrTail, 3), log: logPath, interrupted: res.Interrupted, notFound: res.NotFound()}
 		if !wr.interrupted && res.ExitCode == 2 && !res.TimedOut && !res.Stalled {
 			if checkpoint < r.cfg.Workers.MaxCheckpoints {
-				r.g.transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
+				r.g.Transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
 				continue
 			}
 			wr.tail = fmt.Sprintf("checkpointed more than %d times", r.cfg.Workers.MaxCheckpoints)
@@ -884,7 +744,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		if wr.result != nil {
 			for _, why := range wr.result.Refused {
 				fmt.Fprintf(logf.Stdout, "== git-zerg: reported figures not recorded: %s\n", why)
-				r.g.transition(t.ID(), "reported figures not recorded: "+why)
+				r.g.Transition(t.ID(), "reported figures not recorded: "+why)
 			}
 		}
 		return wr, nil
@@ -926,7 +786,7 @@ func (r *rush) doneDeps(s *gitstore.Store, t *state.Task) []prompt.Dep {
 		}
 		dep := prompt.Dep{ID: d.ID(), Title: d.Spec.Title}
 		if d.Base != "" && d.Commit != "" && d.Base != d.Commit {
-			if subjects, err := gitOf(s).Fields(r.g.ctx(), '\n', "log", "--format=%s", "-n", strconv.Itoa(depSubjects), d.Base+".."+d.Commit); err == nil {
+			if subjects, err := engine.Git(s).Fields(r.g.Context(), '\n', "log", "--format=%s", "-n", strconv.Itoa(depSubjects), d.Base+".."+d.Commit); err == nil {
 				dep.Subjects = subjects
 			}
 			if files, err := s.ChangedPaths(plumbing.NewHash(d.Base), plumbing.NewHash(d.Commit)); err == nil {
@@ -949,7 +809,7 @@ func (r *rush) doneDeps(s *gitstore.Store, t *state.Task) []prompt.Dep {
 }
 
 func (r *rush) runDir(t *state.Task) string {
-	return RunDir(r.s, r.feature, t.ID())
+	return engine.RunDir(r.s, r.feature, t.ID())
 }
 
 // workerEnv is the environment of a task's worker command, and of its
@@ -1017,9 +877,13 @@ func shellQuote(s string) string {
 // settle turns the worker's exit into a transition, checked by the gates.
 // The worker's next task, claimed in the same transaction when then is
 // set, is returned.
-func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *ClaimRequest) (*state.Task, error) {
+func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *engine.ClaimRequest) (*state.Task, error) {
 	r.prefetch()
-	if r.spend(res.usage()) {
+	over, reached := r.spend(res.usage(), r.cfg)
+	if reached != nil {
+		r.g.Emit(engine.Event{Type: engine.EvBudget, Text: reached.What})
+	}
+	if over {
 		then = nil // the budget is spent: nothing new is claimed
 	}
 	if err := r.mgr.Check(ctx, *w); err != nil {
@@ -1042,11 +906,11 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		if commit != "" && commit != t.Base {
 			r.saveAttempt(ctx, t, commit)
 		}
-		ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: block, Then: then, Usage: res.usage()})
+		ft, next, err := r.with(s).Fail(engine.Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: block, Then: then, Usage: res.usage()})
 		if err != nil {
 			return nil, err
 		}
-		r.g.emit(Event{Type: EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
+		r.g.Emit(engine.Event{Type: engine.EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
 		return next, nil
 	}
 	switch {
@@ -1054,7 +918,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return r.giveBack(s, t, w, commit, res.usage())
 	case res.notFound:
 		reason := fmt.Sprintf("worker command not found (exit %d): %s", res.exit, res.why())
-		r.halt.CompareAndSwap(nil, &Error{Kind: Failed, What: "rush stopped: the worker command cannot run",
+		r.halt.CompareAndSwap(nil, &engine.Error{Kind: engine.Failed, What: "rush stopped: the worker command cannot run",
 			Why: res.why(), Hint: "check workers.command in .zerg/config.toml, then git zerg retry " + t.ID() + " and git zerg rush --resume"})
 		then = nil // the next task would fail the same way
 		return fail(reason, true)
@@ -1082,13 +946,13 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	}
 	facts, err := r.with(s).WorkFacts(t, commit, gates.Worktree)
 	if err != nil {
-		var ce *Error
+		var ce *engine.Error
 		if errors.As(err, &ce) {
 			return fail(ce.Error(), true)
 		}
 		return nil, err
 	}
-	facts.Worker, facts.Owner, facts.Now = w.Name, Owner(s.Host(), w.Name), r.g.now().UTC()
+	facts.Worker, facts.Owner, facts.Now = w.Name, engine.Owner(s.Host(), w.Name), r.g.Time().UTC()
 	tx, err := s.View(r.feature)
 	if err != nil {
 		return nil, err
@@ -1115,7 +979,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return nil, err
 	}
 	env, _, _ := r.workerEnv(t, w)
-	v, err := r.with(s).verify(t, dir, append(env, "ZERG_WORKTREE="+dir))
+	v, err := r.with(s).Verify(t, dir, append(env, "ZERG_WORKTREE="+dir))
 	if err != nil {
 		return nil, err
 	}
@@ -1127,19 +991,19 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	if to == state.Failed {
 		r.saveAttempt(ctx, t, facts.Commit)
 	}
-	final, next, err := r.with(s).recordDone(w.Name, facts, to, reason, res.usage(), then)
+	final, next, err := r.with(s).RecordDone(w.Name, facts, to, reason, res.usage(), then)
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
-			r.g.transition(t.ID(), "claim lost: "+strings.Join(ref.Reasons, "; "))
+			r.g.Transition(t.ID(), "claim lost: "+strings.Join(ref.Reasons, "; "))
 			return nil, nil
 		}
 		return nil, err
 	}
 	if to == state.Failed {
-		r.g.transition(t.ID(), string(final.Status)+": "+reason)
+		r.g.Transition(t.ID(), string(final.Status)+": "+reason)
 	} else {
-		r.g.transition(t.ID(), "verified "+ShortHash(facts.Commit))
+		r.g.Transition(t.ID(), "verified "+engine.ShortHash(facts.Commit))
 	}
 	return next, nil
 }
@@ -1149,7 +1013,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 func (r *rush) saveAttempt(ctx context.Context, t *state.Task, commit string) {
 	if _, err := r.s.SaveAttempt(ctx, r.feature, t.ID(), strconv.Itoa(t.Attempts), commit); err != nil {
 		// The commit is still on the worker branch until its next reset.
-		r.g.note("%s: could not save attempt %d (%v)", t.ID(), t.Attempts, err)
+		r.g.Note("%s: could not save attempt %d (%v)", t.ID(), t.Attempts, err)
 	}
 }
 
@@ -1167,7 +1031,7 @@ func (r *rush) commitLeftovers(ctx context.Context, t *state.Task, w *worktree.W
 		return "", err
 	}
 	defer ws.Drop()
-	return HeadCommit(ws)
+	return engine.HeadCommit(ws)
 }
 
 // rescueLeftovers saves what a crashed rush left in any worker worktree of
@@ -1194,14 +1058,14 @@ func (r *rush) rescueLeftovers(ctx context.Context, tip string) error {
 			continue
 		}
 		for _, p := range r.mgr.DropStaleLocks(w, before) {
-			r.g.note("%s: removed %s, left by a git process of a rush that was killed", w.Name, p)
+			r.g.Note("%s: removed %s, left by a git process of a rush that was killed", w.Name, p)
 		}
 		if _, err := os.Stat(w.Dir); err != nil || w.Interrupted {
 			continue // gone (git worktree prune's business) or never used (Add rebuilds it)
 		}
 		dirty, err := r.mgr.Dirty(ctx, w.Dir)
 		if err != nil {
-			r.g.note("%s: cannot tell whether %s holds work (%v); leaving it as it is", w.Name, w.Dir, err)
+			r.g.Note("%s: cannot tell whether %s holds work (%v); leaving it as it is", w.Name, w.Dir, err)
 			continue
 		}
 		if dirty {
@@ -1243,7 +1107,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 			if err != nil {
 				return nil, err
 			}
-			r.g.note("%s: saved leftovers %s under %s", w.Name, ShortHash(head), ref)
+			r.g.Note("%s: saved leftovers %s under %s", w.Name, engine.ShortHash(head), ref)
 		}
 		if err := r.mgr.ResetWorker(ctx, w, tip); err != nil {
 			return nil, err
@@ -1268,54 +1132,6 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 	return w, nil
 }
 
-// takeBack returns the claims of a dead rush on this host to pending at
-// once, instead of waiting for their leases to expire.
-func (r *rush) takeBack(dead *rushHolder) error {
-	return r.s.Update(r.g.ctx(), r.feature, r.g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		x := &txn{tx: tx, now: r.g.now().UTC(), policy: r.policy, ttl: r.ttl}
-		ws, err := tx.Workers()
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for name, w := range ws {
-			if dead != nil && w.Host == dead.Host && (dead.Instance == "" || w.Instance == dead.Instance) && w.PID == dead.PID ||
-				dead == nil && deadHolder(tx.Host(), w) {
-				// Whatever the dead rush's worker left running must not
-				// write into a worktree we are about to reuse.
-				killRecordedGroup(r.s.Layout().ProcessGroup(r.feature, w.Task))
-				// Expire the lease now; expireLeases does the rest.
-				w2 := *w
-				w2.Expires = x.now
-				if err := tx.PutWorker(&w2); err != nil {
-					return nil, err
-				}
-				names = append(names, name)
-			}
-		}
-		if len(names) == 0 {
-			return nil, nil
-		}
-		if _, err := x.expireLeases(); err != nil {
-			return nil, err
-		}
-		sort.Strings(names)
-		if dead == nil {
-			return &gitstore.Message{Subject: "take back claims of dead rushes: " + strings.Join(names, ", "),
-				Op: state.OpExpire, Reason: "their rush on " + tx.Host().Name + " is gone"}, nil
-		}
-		return &gitstore.Message{Subject: fmt.Sprintf("take back claims of dead rush %d: %s", dead.PID, strings.Join(names, ", ")),
-			Op: state.OpExpire, Reason: fmt.Sprintf("rush pid %d on %s died", dead.PID, dead.Host)}, nil
-	})
-}
-
-// deadHolder: the claim was made by a rush of self, this clone's host,
-// that is gone, whatever way it ended (its marker may be gone with it). A
-// claim of another clone under this one's name is not this clone's to take.
-func deadHolder(self gitstore.HostIdentity, w *state.Worker) bool {
-	return self.Holds(w) && w.PID > 0 && w.PID != os.Getpid() && !ClaimHolderAlive(self, w)
-}
-
 // releaseOwn gives back, without counting an attempt, every claim this
 // rush still holds when it stops on an error of its own: a failure of the
 // tool is no task's failure, and must not leave claims that only lease
@@ -1332,17 +1148,25 @@ func (r *rush) releaseOwn() {
 	for _, w := range ws {
 		if w.PID == os.Getpid() && r.s.Host().Holds(w) {
 			if _, err := r.g.Interrupt(w.Name, w.Task, nil); err == nil {
-				r.g.transition(w.Task, "given back, the attempt not counted: the rush stopped on an error")
+				r.g.Transition(w.Task, "given back, the attempt not counted: the rush stopped on an error")
 			}
 		}
 	}
+}
+
+// takeBack returns the claims of a dead rush of this host (dead, or every
+// one that is gone when nil) to pending, killing first what their workers
+// left running.
+func takeBack(g *engine.Engine, dead *engine.RushHolder) error {
+	l := g.Store.Layout()
+	return g.TakeBack(dead, func(w *state.Worker) { killRecordedGroup(l.ProcessGroup(g.Feature, w.Task)) })
 }
 
 // recordGroup notes a worker's process group with its leader's start time
 // and the mark of its processes, for a later rush to kill what a dead one
 // left running, in the group and out of it.
 func recordGroup(path string, pgid int, mark string) {
-	start := processStart(pgid)
+	start := proc.StartTime(pgid)
 	if start == "" {
 		start = "-" // unknown (the leader exited): the mark stays the third field
 	}
@@ -1371,7 +1195,7 @@ func killRecordedGroup(path string) {
 		// whatever the group's leader became.
 		defer proc.EndMarked(f[2])
 	}
-	if now := processStart(pgid); now != "" && (len(f) < 2 || f[1] != now) {
+	if now := proc.StartTime(pgid); now != "" && (len(f) < 2 || f[1] != now) {
 		return // another process has this id now
 	}
 	// TERM first: an agent may save its session; the grace is short.
@@ -1381,14 +1205,13 @@ func killRecordedGroup(path string) {
 // stopDeadRush ends what a dead rush of the feature left running on this
 // host and takes its claims back, so that its worktrees can be reused or
 // removed with nothing still writing into them.
-func (g *Engine) stopDeadRush(dead *rushHolder) error {
+func stopDeadRush(g *engine.Engine, dead *engine.RushHolder) error {
 	l := g.Store.Layout()
 	ents, _ := os.ReadDir(l.RunFeature(g.Feature))
 	for _, e := range ents {
 		killRecordedGroup(l.ProcessGroup(g.Feature, e.Name()))
 	}
-	r := &rush{g: g, s: g.Store, feature: g.Feature, policy: g.Policy(), ttl: g.TTL()}
-	return r.takeBack(dead)
+	return takeBack(g, dead)
 }
 
 // processIn names a process whose working directory is dir or below it,
@@ -1412,7 +1235,7 @@ func processIn(dir string) string {
 			continue
 		}
 		if cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
-			if f := procStat(pid); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+			if f := proc.StatFields(pid); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
 				continue
 			}
 			return strconv.Itoa(pid)
@@ -1427,18 +1250,18 @@ func (r *rush) summary() error {
 	if err != nil {
 		return err
 	}
-	counts := CountStatuses(tasks)
-	end := Event{Type: EvRushEnd, Tasks: tasks, Text: "ended: " + CountsLine(counts)}
+	counts := engine.CountStatuses(tasks)
+	end := engine.Event{Type: engine.EvRushEnd, Tasks: tasks, Text: "ended: " + engine.CountsLine(counts)}
 	if counts[string(state.Done)] == len(tasks) {
 		end.Text = "complete"
 	}
 	if err := r.stopErr(); err != nil {
 		end.Reason = err.Error()
 	}
-	defer r.g.emit(end)
-	r.result = &RushResult{Feature: r.feature, Tasks: len(tasks), Counts: counts, Staging: worktree.StagingBranch(r.feature)}
+	defer r.g.Emit(end)
+	r.result = &Result{Feature: r.feature, Tasks: len(tasks), Counts: counts, Staging: worktree.StagingBranch(r.feature)}
 	if counts[string(state.Done)] == len(tasks) {
-		tip, _ := r.mgr.EnsureStaging(r.g.ctx(), "")
+		tip, _ := r.mgr.EnsureStaging(r.g.Context(), "")
 		r.result.Complete, r.result.Tip = true, tip
 		return nil
 	}
@@ -1455,107 +1278,34 @@ func (r *rush) summary() error {
 			stuck = append(stuck, t.ID()+" (needs git zerg approve "+t.ID()+")")
 		}
 	}
-	what := fmt.Sprintf("rush ended with %s", Plural(nblocked, "blocked task"))
+	what := fmt.Sprintf("rush ended with %s", engine.Plural(nblocked, "blocked task"))
 	if nblocked == 0 {
 		what = "rush ended with unfinished tasks"
 	}
-	return failed(what, strings.Join(stuck, "; "))
-}
-
-// stopping reports whether the rush claims nothing more: interrupted, or
-// halted by a worker command that cannot run.
-func (r *rush) stopping() bool {
-	return r.stopped.Load() || r.halt.Load() != nil || r.budget.Load() != nil
-}
-
-// spend adds an attempt's cost and reports whether the budget is reached.
-func (r *rush) spend(u *state.Usage) bool {
-	r.spentMu.Lock()
-	r.spent.Add(u)
-	total := r.spent
-	r.spentMu.Unlock()
-	if err := BudgetReached(r.cfg, total); err != nil && r.budget.CompareAndSwap(nil, err) {
-		r.g.emit(Event{Type: EvBudget, Text: err.What})
-	}
-	return r.budget.Load() != nil
-}
-
-// stopErr is why the rush stops early, nil while it goes on.
-func (r *rush) stopErr() error {
-	if r.stopped.Load() {
-		return &Error{Kind: Interrupted, What: "rush interrupted", Why: "workers stopped, their work saved, claims given back",
-			Hint: "git zerg rush --resume goes on where it stopped"}
-	}
-	if h := r.halt.Load(); h != nil {
-		return h
-	}
-	if b := r.budget.Load(); b != nil {
-		return b
-	}
-	return nil
-}
-
-// interrupt is a person's Ctrl-C (or SIGTERM, SIGHUP): the first ends
-// every worker's process group gracefully and claims nothing more; the
-// next kills what is left at once.
-func (r *rush) interrupt() {
-	if r.stopped.CompareAndSwap(false, true) {
-		r.g.note("interrupted: stopping the workers and saving their work (interrupt again to kill them now)")
-		r.cancelStop()
-		return
-	}
-	r.handleMu.Lock()
-	defer r.handleMu.Unlock()
-	for h := range r.handles {
-		h.Kill()
-	}
-}
-
-// runCommand runs a worker command where an interrupt can reach it.
-func (r *rush) runCommand(spec proc.Spec) (proc.Result, error) {
-	h, err := proc.Start(r.stopCtx, spec)
-	if err != nil {
-		return proc.Result{}, err
-	}
-	r.handleMu.Lock()
-	if r.handles == nil {
-		r.handles = map[*proc.Handle]bool{}
-	}
-	r.handles[h] = true
-	r.handleMu.Unlock()
-	defer func() {
-		r.handleMu.Lock()
-		delete(r.handles, h)
-		r.handleMu.Unlock()
-	}()
-	return h.Wait()
+	return engine.FailedError(what, strings.Join(stuck, "; "))
 }
 
 // giveBack returns an interrupted task to pending without counting the
 // attempt; what its worker made is saved under the attempt refs first.
 func (r *rush) giveBack(s *gitstore.Store, t *state.Task, w *worktree.Worker, commit string, usage *state.Usage) (*state.Task, error) {
 	if commit != "" && commit != t.Base {
-		r.saveAttempt(r.g.ctx(), t, commit)
+		r.saveAttempt(r.g.Context(), t, commit)
 	}
 	if _, err := r.with(s).Interrupt(w.Name, t.ID(), usage); err != nil {
 		return nil, err
 	}
 	if r.stopped.Load() {
-		r.g.transition(t.ID(), "interrupted: given back, the attempt not counted")
+		r.g.Transition(t.ID(), "interrupted: given back, the attempt not counted")
 	} else {
-		r.g.transition(t.ID(), "given back, the attempt not counted: the rush stopped")
+		r.g.Transition(t.ID(), "given back, the attempt not counted: the rush stopped")
 	}
 	return nil, nil
 }
 
 // with is the engine on another store: each of the rush's goroutines has
 // its own, since a Store is not for concurrent use.
-func (r *rush) with(s *gitstore.Store) *Engine {
-	c := *r.g
-	c.Store = s
-	c.runCtx = r.stopCtx
-	c.together = r.remote != ""
-	return &c
+func (r *rush) with(s *gitstore.Store) *engine.Engine {
+	return r.g.WithRun(s, r.stopCtx, r.remote != "")
 }
 
 func (r *rush) levelStart(level int, tasks []*state.Task) {
@@ -1565,5 +1315,5 @@ func (r *rush) levelStart(level int, tasks []*state.Task) {
 			n++
 		}
 	}
-	r.g.emit(Event{Type: EvLevelStart, Level: level, Text: fmt.Sprintf("level %d: %s", level, Plural(n, "task"))})
+	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Level: level, Text: fmt.Sprintf("level %d: %s", level, engine.Plural(n, "task"))})
 }
