@@ -78,7 +78,7 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 	var why string
 	err := g.update(r.policy, r.ttl, func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		var msg *gitstore.Message
 		var err error
@@ -112,7 +112,7 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 	var claimed []*state.Task
 	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		claimed = claimed[:0]
 		ws, err := x.tx.Workers()

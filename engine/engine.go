@@ -144,7 +144,7 @@ func (g *Engine) TTL() time.Duration {
 func (g *Engine) View() (*gitstore.Tx, error) {
 	tx, err := g.Store.View(g.Feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, notPlanned(g.Feature)
+		return nil, NotPlanned(g.Feature)
 	}
 	if err != nil {
 		return nil, err

@@ -63,8 +63,8 @@ func RefusedError(what, why string) *Error { return &Error{Kind: Refused, What: 
 // FailedError is an error of kind Failed.
 func FailedError(what, why string) *Error { return &Error{Kind: Failed, What: what, Why: why} }
 
-// notPlanned is the error for a feature that has no state.
-func notPlanned(feature string) error {
+// NotPlanned is the error for a feature that has no state.
+func NotPlanned(feature string) error {
 	return &Error{Kind: Usage, What: fmt.Sprintf("feature %q is not planned", feature), Hint: "git zerg features lists the planned ones"}
 }
 

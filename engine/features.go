@@ -60,7 +60,7 @@ func UseFeature(name string, open func() (*gitstore.Store, error)) error {
 		return err
 	}
 	if _, err := s.View(name); errors.Is(err, gitstore.ErrNotFound) {
-		return notPlanned(name)
+		return NotPlanned(name)
 	} else if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func LoadConfig(s *gitstore.Store) (*config.Config, error) {
 func ViewFeature(s *gitstore.Store, feature string) (*gitstore.Tx, error) {
 	tx, err := s.View(feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, notPlanned(feature)
+		return nil, NotPlanned(feature)
 	}
 	return tx, err
 }

@@ -86,7 +86,7 @@ func (g *Engine) Fsck() (*FsckReport, error) {
 		return nil, err
 	}
 	if tip.IsZero() {
-		return nil, notPlanned(feature)
+		return nil, NotPlanned(feature)
 	}
 	h := newHistoryChecker(g.Context(), s)
 	problems, err := h.check(feature, tip.String(), "")

@@ -20,7 +20,7 @@ func (g *Engine) transition1(taskID string, apply func(x *txn, t *state.Task) (*
 	var out *state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		var t *state.Task
 		if taskID != "" {
@@ -169,7 +169,7 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 	var out []*state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		out = out[:0]
 		var unknown, why []string
@@ -306,7 +306,7 @@ func (g *Engine) RenewLease(worker string, ttl time.Duration) (*state.Worker, st
 	err := g.update(gates.DefaultPolicy, ttl, func(x *txn) (*gitstore.Message, error) {
 		tx := x.tx
 		if !tx.Exists() {
-			return nil, notPlanned(feature)
+			return nil, NotPlanned(feature)
 		}
 		lease, lost = nil, ""
 		ws, err := tx.Workers()
