@@ -308,14 +308,14 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 				// transaction changed tasks since the state it describes.
 				switch {
 				case ix != nil && len(expired) == 0:
-					why = WaitingForIndex(ix, x.policy, x.now)
+					why = waitingForIndex(ix, x.policy, x.now)
 				default:
 					if tasks == nil {
 						if tasks, err = tx.Tasks(); err != nil {
 							return nil, "", nil, err
 						}
 					}
-					why = WaitingFor(tasks, x.policy, x.now)
+					why = waitingForTasks(tasks, x.policy, x.now)
 				}
 			}
 			return nil, why, nil, nil
@@ -384,9 +384,9 @@ func escapeRefusal(task string, e *worktree.Escape) *Error {
 		Hint: "a task writes only inside the repository: replace the link, or change the files the task owns"}
 }
 
-// WaitingFor explains why no task is ready, naming what the next task
+// waitingForTasks explains why no task is ready, naming what the next task
 // waits for.
-func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
+func waitingForTasks(tasks []*state.Task, p gates.Policy, now time.Time) string {
 	items := make([]waiting, len(tasks))
 	for i, t := range tasks {
 		items[i] = waiting{id: t.ID(), r: gates.Readiness{Status: t.Status, Attempts: t.Attempts, NotBefore: t.NotBefore,
@@ -395,8 +395,8 @@ func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
 	return waitingFor(items, gates.StatusFunc(tasks), p, now)
 }
 
-// WaitingForIndex is WaitingFor on the task index.
-func WaitingForIndex(ix *gitstore.Index, p gates.Policy, now time.Time) string {
+// waitingForIndex is waitingForTasks on the task index.
+func waitingForIndex(ix *gitstore.Index, p gates.Policy, now time.Time) string {
 	all := ix.All()
 	items := make([]waiting, len(all))
 	for i := range all {

@@ -174,7 +174,7 @@ func (g *Engine) verifyCommit(t *state.Task, commit string, mode gates.Mode) (st
 	return to, reason, nil
 }
 
-// verify runs the task's verification command in dir, as the tool, with
+// Verify runs the task's verification command in dir, as the tool, with
 // the task's timeout (default: workers.timeout). The command must be one
 // this machine planned or accepted, checked now: a graph synced in since
 // the rush started must not get its commands run.
@@ -194,7 +194,7 @@ func (g *Engine) Verify(t *state.Task, dir string, env []string) (gates.Verifica
 	return gates.Verification{Ran: true, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Output: proc.LastLines(res.Tail, 3)}, nil
 }
 
-// recordDone records the outcome of a done whose facts were gathered: the
+// RecordDone records the outcome of a done whose facts were gathered: the
 // gates are asked again inside the transaction, against the state as it is
 // when the transaction commits.
 //

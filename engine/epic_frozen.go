@@ -38,7 +38,7 @@ func (g *Engine) frozenFacts(f *gates.DoneFacts) error {
 	return err
 }
 
-// refuseFrozen keeps work that changes a frozen path out of staging, even
+// RefuseFrozen keeps work that changes a frozen path out of staging, even
 // when it was verified before the path was frozen (an epic bump between a
 // done and the level merge): the task is blocked with the paths named, and
 // the level stops as a conflict would stop it.

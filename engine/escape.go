@@ -15,7 +15,7 @@ import (
 // listing: past it, git's index is the cheaper answer.
 const walkLimit = 2000
 
-// ownedEscape is worktree.FindOwnedEscape without its git process in the
+// OwnedEscape is worktree.FindOwnedEscape without its git process in the
 // common case. That listing is only for links below a directory or glob
 // owner; when no symbolic link at all is on disk under those directories,
 // none that git tracks there can lead anywhere, and the fixed part of each

@@ -59,7 +59,7 @@ func CheckHistory(ctx context.Context, s *gitstore.Store, feature string, tip, s
 	return problems, h.commits, err
 }
 
-// checkIncomingHistory is what sync runs on a feature's state fetched from
+// CheckIncoming is what sync runs on a feature's state fetched from
 // a remote, before merging it: the commits the remote has and we do not
 // are replayed, and any transition the gates would have refused is
 // refused here (exit 3). Work commits that are not here (made on the other

@@ -142,25 +142,25 @@ func CheckLock(paths []string, ttl time.Duration) error {
 // LockAs takes manual locks on paths for worker on this host, else (worker
 // "") the user, for ttl, else the configured lease.
 func (g *Engine) LockAs(worker string, paths []string, reason string, ttl time.Duration) ([]state.Lock, error) {
-	owner, err := g.LockOwner(worker)
+	owner, err := g.lockOwner(worker)
 	if err != nil {
 		return nil, err
 	}
-	return g.Lock(paths, owner, reason, g.LockTTL(ttl))
+	return g.Lock(paths, owner, reason, g.lockTTL(ttl))
 }
 
 // UnlockAs drops the locks on paths as worker (or the user), as Unlock.
 func (g *Engine) UnlockAs(worker string, paths []string, force bool) ([]string, error) {
-	who, err := g.LockOwner(worker)
+	who, err := g.lockOwner(worker)
 	if err != nil {
 		return nil, err
 	}
 	return g.Unlock(paths, who, force)
 }
 
-// LockOwner is who takes or removes a lock by hand: the worker on this
+// lockOwner is who takes or removes a lock by hand: the worker on this
 // host, as claim and done name it, else (worker "") the user.
-func (g *Engine) LockOwner(worker string) (string, error) {
+func (g *Engine) lockOwner(worker string) (string, error) {
 	if worker == "" {
 		return g.UserIdentity(), nil
 	}
@@ -170,8 +170,8 @@ func (g *Engine) LockOwner(worker string) (string, error) {
 	return Owner(g.Store.Host(), worker), nil
 }
 
-// LockTTL is the lease of a manual lock: ttl, else the configured one.
-func (g *Engine) LockTTL(ttl time.Duration) time.Duration {
+// lockTTL is the lease of a manual lock: ttl, else the configured one.
+func (g *Engine) lockTTL(ttl time.Duration) time.Duration {
 	if ttl == 0 && g.Config != nil {
 		return time.Duration(g.Config.Locks.TTL)
 	}

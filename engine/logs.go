@@ -19,7 +19,7 @@ var followPoll = 250 * time.Millisecond
 // ends after what is left once the task is not, or when the engine's
 // context ends.
 func (g *Engine) OpenLog(task string, attempt int, follow bool) (io.ReadCloser, error) {
-	path, err := g.LogPath(task, attempt)
+	path, err := g.logPath(task, attempt)
 	if err != nil {
 		return nil, err
 	}
@@ -77,9 +77,9 @@ func RunDir(s *gitstore.Store, feature, task string) string {
 	return s.Layout().RunDir(feature, task)
 }
 
-// LogPath is the log of a task's attempt; attempt 0 is the latest one that
+// logPath is the log of a task's attempt; attempt 0 is the latest one that
 // has a log.
-func (g *Engine) LogPath(task string, attempt int) (string, error) {
+func (g *Engine) logPath(task string, attempt int) (string, error) {
 	tx, err := g.View()
 	if err != nil {
 		return "", err

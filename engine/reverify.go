@@ -130,7 +130,7 @@ func (g *Engine) blockVerified(id, commit, reason string) error {
 	return nil
 }
 
-// reverified returns the pins whose work passed its verification here (or
+// Reverified returns the pins whose work passed its verification here (or
 // on a trusted host), verifying again, on a clean checkout of its commit,
 // the work that did not. A pin that fails is left out, and its task
 // blocked with the reason: its work is not merged.

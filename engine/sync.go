@@ -62,14 +62,14 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 	return nil, RefusedError("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
 }
 
-// noteRecreated says that remote had lost ref (a state ref nothing here
+// NoteRecreated says that remote had lost ref (a state ref nothing here
 // deletes, or the pin of a verified task's work) and that this host put it
 // back from its own state.
 func (g *Engine) NoteRecreated(remote, ref string) {
 	g.Note("remote %s had lost %s; re-created from this host's state", remote, ref)
 }
 
-// checkCaughtUp, the check of every store given an arbiter, judges what
+// CheckCaughtUp, the check of every store given an arbiter, judges what
 // an arbiter's catch-up brings in as sync judges what it fetches. It is
 // CheckIncoming for an arbiter's catch-up, which runs
 // before every transition: the local tip checked first (at no cost when

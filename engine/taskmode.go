@@ -33,6 +33,8 @@ func (g *Engine) StageHead() error {
 	return err
 }
 
+// PromptTemplate is the repository's worker prompt (.zerg/prompt.tmpl,
+// else the default), an error of kind Usage when it does not parse.
 func (g *Engine) PromptTemplate() (*prompt.Template, error) {
 	tmpl, err := prompt.Load(filepath.Join(g.Store.Top, ".zerg", "prompt.tmpl"))
 	if err != nil {
@@ -122,7 +124,7 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 		out.Batch = append(out.Batch, BatchTask{t, worker, text})
 	}
 	if len(out.Batch) == 0 && !out.Complete {
-		out.Waiting = WaitingFor(tasks, policy, now)
+		out.Waiting = waitingForTasks(tasks, policy, now)
 		if c := counts[string(state.Claimed)]; c > 0 {
 			out.Waiting = strconv.Itoa(c) + " claimed task(s) still running; " + out.Waiting
 		}

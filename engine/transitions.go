@@ -299,6 +299,9 @@ func (g *Engine) Heartbeat(worker string) (*state.Worker, error) {
 	return lease, nil
 }
 
+// RenewLease is Heartbeat by ttl, a lost claim said in lost instead of
+// an error: a rush renews its workers' leases in the background, and
+// what it settles decides what a lost claim means.
 func (g *Engine) RenewLease(worker string, ttl time.Duration) (*state.Worker, string, error) {
 	var lease *state.Worker
 	lost := ""

@@ -362,7 +362,7 @@ func (g *Engine) checkTrust(what string, t *state.Task) error {
 	return nil
 }
 
-// trustedAll refuses a rush, or a batch of task mode, whose graph holds a
+// TrustedAll refuses a rush, or a batch of task mode, whose graph holds a
 // task this machine did not plan or accept as it now is, or an unfinished
 // task whose approval came from elsewhere.
 func (g *Engine) TrustedAll(what string, tasks []*state.Task) error {
@@ -506,7 +506,7 @@ type accepted struct {
 	Tasks   []*levels.Task `json:"tasks"`
 }
 
-// writePrivate replaces a file at once (a reader never sees half of it),
+// WritePrivate replaces a file at once (a reader never sees half of it),
 // readable by this user alone: it says what runs here.
 func WritePrivate(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
