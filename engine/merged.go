@@ -11,6 +11,11 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
+// The transitions a rush makes besides claim, done and fail: the level
+// merge recorded, a conflict blocked, the claims of a dead rush or of an
+// expired lease taken back. Package rush decides when; the state is
+// changed here, under the same rules as every other command.
+
 // RecordMerged records verified → done for the tasks of merged whose pin
 // is in pins, now in staging at tip.
 func (g *Engine) RecordMerged(pins []worktree.Pin, merged []string, tip string) error {
