@@ -35,7 +35,7 @@ func (g *Engine) CheckState() error {
 	if err != nil {
 		return err
 	}
-	return CheckStateAt(g.ctx(), g.Store, g.Feature, tip)
+	return CheckStateAt(g.Context(), g.Store, g.Feature, tip)
 }
 
 // CheckStateAt refuses (kind Refused) a state tip that holds transitions
@@ -107,7 +107,7 @@ func writeChecked(s *gitstore.Store, feature, file string, tip plumbing.Hash) er
 	if err != nil {
 		return err
 	}
-	return writePrivate(file, []byte(tip.String()+" "+seal+"\n"))
+	return WritePrivate(file, []byte(tip.String()+" "+seal+"\n"))
 }
 
 // maxWalk bounds the cheap path: past it, the replay is no dearer.

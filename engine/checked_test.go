@@ -220,7 +220,7 @@ func BenchmarkCheckStateMoved(b *testing.B) {
 		if err := writeChecked(g.Store, "f", file, c.ParentHashes[0]); err != nil {
 			b.Fatal(err)
 		}
-		if err := CheckStateAt(g.ctx(), g.Store, "f", tip); err != nil {
+		if err := CheckStateAt(g.Context(), g.Store, "f", tip); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -233,12 +233,12 @@ func BenchmarkCheckStateSame(b *testing.B) {
 		b.Fatal(err)
 	}
 	tip := g.tip(b)
-	if err := CheckStateAt(g.ctx(), g.Store, "f", tip); err != nil {
+	if err := CheckStateAt(g.Context(), g.Store, "f", tip); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := CheckStateAt(g.ctx(), g.Store, "f", tip); err != nil {
+		if err := CheckStateAt(g.Context(), g.Store, "f", tip); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -32,7 +32,7 @@ type ClaimRequest struct {
 	// inWorktree: the caller checks the task's owned paths in the worktree
 	// the task runs in, once it is reset to where the task starts (a rush),
 	// instead of in the store's work tree at claim.
-	inWorktree bool
+	InWorktree bool
 	escapes    func(*state.Task) error
 	// trust is what this machine trusts of the feature's tasks: a claim
 	// hands the task to a worker, so it must be the task as planned or
@@ -71,14 +71,14 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 	if err := g.prepareClaim(&r, g.Policy(), g.TTL(), nil); err != nil {
 		return nil, "", err
 	}
-	if g.Store.Top != "" && !r.inWorktree {
+	if g.Store.Top != "" && !r.InWorktree {
 		r.escapes = g.escapeCheck(g.Store.Top)
 	}
 	var claimed *state.Task
 	var why string
 	err := g.update(r.policy, r.ttl, func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		var msg *gitstore.Message
 		var err error
@@ -106,13 +106,13 @@ func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 	for i := range reqs {
 		g.prepareClaim(&reqs[i], policy, ttl, tr)
 		if reqs[i].Task != "" || reqs[i].Base == "" {
-			return nil, usageErr("ClaimAll claims the best ready task from a given base")
+			return nil, UsageError("ClaimAll claims the best ready task from a given base")
 		}
 	}
 	var claimed []*state.Task
 	err = g.update(policy, ttl, func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		claimed = claimed[:0]
 		ws, err := x.tx.Workers()
@@ -228,7 +228,7 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 		}
 	} else {
 		if held != "" {
-			return nil, "", nil, refused("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
+			return nil, "", nil, RefusedError("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
 		}
 		// try asks the gate about one candidate, as this transaction sees
 		// it: whatever proposed it, only the gate decides. A candidate this
@@ -308,14 +308,14 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 				// transaction changed tasks since the state it describes.
 				switch {
 				case ix != nil && len(expired) == 0:
-					why = WaitingForIndex(ix, x.policy, x.now)
+					why = waitingForIndex(ix, x.policy, x.now)
 				default:
 					if tasks == nil {
 						if tasks, err = tx.Tasks(); err != nil {
 							return nil, "", nil, err
 						}
 					}
-					why = WaitingFor(tasks, x.policy, x.now)
+					why = waitingForTasks(tasks, x.policy, x.now)
 				}
 			}
 			return nil, why, nil, nil
@@ -368,7 +368,7 @@ func (g *Engine) escapeCheck(root string) func(*state.Task) error {
 		if err, ok := seen[key]; ok {
 			return err
 		}
-		e, err := ownedEscape(g.ctx(), gitOf(g.Store), root, owned)
+		e, err := OwnedEscape(g.Context(), Git(g.Store), root, owned)
 		if err == nil && e != nil {
 			err = escapeRefusal(t.ID(), e)
 		}
@@ -384,9 +384,9 @@ func escapeRefusal(task string, e *worktree.Escape) *Error {
 		Hint: "a task writes only inside the repository: replace the link, or change the files the task owns"}
 }
 
-// WaitingFor explains why no task is ready, naming what the next task
+// waitingForTasks explains why no task is ready, naming what the next task
 // waits for.
-func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
+func waitingForTasks(tasks []*state.Task, p gates.Policy, now time.Time) string {
 	items := make([]waiting, len(tasks))
 	for i, t := range tasks {
 		items[i] = waiting{id: t.ID(), r: gates.Readiness{Status: t.Status, Attempts: t.Attempts, NotBefore: t.NotBefore,
@@ -395,8 +395,8 @@ func WaitingFor(tasks []*state.Task, p gates.Policy, now time.Time) string {
 	return waitingFor(items, gates.StatusFunc(tasks), p, now)
 }
 
-// WaitingForIndex is WaitingFor on the task index.
-func WaitingForIndex(ix *gitstore.Index, p gates.Policy, now time.Time) string {
+// waitingForIndex is waitingForTasks on the task index.
+func waitingForIndex(ix *gitstore.Index, p gates.Policy, now time.Time) string {
 	all := ix.All()
 	items := make([]waiting, len(all))
 	for i := range all {

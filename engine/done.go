@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -40,7 +39,7 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	now := g.now().UTC()
+	now := g.Time().UTC()
 	if err := gates.Holder(t, "done", r.Worker); err != nil {
 		return nil, err
 	}
@@ -51,7 +50,7 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 	if f, w, ok := worktree.WorkerOf(CurrentBranch(s)); ok && f == feature {
 		mode = gates.Worktree
 		if w != r.Worker {
-			return nil, refused("done "+t.ID()+" refused", fmt.Sprintf("this worktree belongs to %s, not %s", w, r.Worker))
+			return nil, RefusedError("done "+t.ID()+" refused", fmt.Sprintf("this worktree belongs to %s, not %s", w, r.Worker))
 		}
 	}
 	rev := r.Rev
@@ -73,12 +72,12 @@ func (g *Engine) Done(r DoneRequest) (*state.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	final, _, err := g.recordDone(r.Worker, facts, to, reason, nil, nil)
+	final, _, err := g.RecordDone(r.Worker, facts, to, reason, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	if to == state.Failed {
-		return final, failed(g.failedWhat(final), strings.TrimSpace(reason))
+		return final, FailedError(g.failedWhat(final), strings.TrimSpace(reason))
 	}
 	return final, nil
 }
@@ -88,7 +87,7 @@ func (g *Engine) failedWhat(t *state.Task) string {
 	if t.Status == state.Blocked {
 		return what + ", now blocked (attempts exhausted)"
 	}
-	return what + fmt.Sprintf(", retry after %s", roundDur(t.NotBefore.Sub(g.now())))
+	return what + fmt.Sprintf(", retry after %s", roundDur(t.NotBefore.Sub(g.Time())))
 }
 
 // WorkFacts gathers, from git, what the done gate needs to know about the
@@ -102,20 +101,20 @@ func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.Do
 	}
 	commit := rev
 	if !plumbing.IsHash(rev) {
-		c, err := gitOf(s).Line(g.ctx(), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+		c, err := Git(s).Line(g.Context(), "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 		if err != nil || c == "" {
-			return f, usageErr("no commit %q", rev)
+			return f, UsageError("no commit %q", rev)
 		}
 		commit = c
 	}
 	f.Commit = commit
 	if commit != t.Base {
-		ok, err := s.IsAncestor(g.ctx(), plumbing.NewHash(t.Base), plumbing.NewHash(commit))
+		ok, err := s.IsAncestor(g.Context(), plumbing.NewHash(t.Base), plumbing.NewHash(commit))
 		if err != nil {
 			return f, err
 		}
 		if !ok {
-			return f, refused("done "+t.ID()+" refused", fmt.Sprintf("commit %s does not descend from the claim's base %s", ShortHash(commit), ShortHash(t.Base)))
+			return f, RefusedError("done "+t.ID()+" refused", fmt.Sprintf("commit %s does not descend from the claim's base %s", ShortHash(commit), ShortHash(t.Base)))
 		}
 		f.NewCommit = true
 	}
@@ -137,7 +136,7 @@ func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.Do
 		if err != nil {
 			return f, err
 		}
-		if f.Reachable, err = s.IsAncestor(g.ctx(), plumbing.NewHash(commit), plumbing.NewHash(head)); err != nil {
+		if f.Reachable, err = s.IsAncestor(g.Context(), plumbing.NewHash(commit), plumbing.NewHash(head)); err != nil {
 			return f, err
 		}
 	}
@@ -151,7 +150,7 @@ func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.Do
 // worker worktree gets besides the commit: the files .worktreeinclude
 // names, and what worktrees.setup makes.
 func (g *Engine) verifyCommit(t *state.Task, commit string, mode gates.Mode) (state.Status, string, error) {
-	dir, remove, err := g.Manager().TempCheckout(g.ctx(), commit)
+	dir, remove, err := g.Manager().TempCheckout(g.Context(), commit)
 	var ce *worktree.CheckoutError
 	var ie *worktree.IncludeError
 	var se *worktree.SetupError
@@ -160,14 +159,14 @@ func (g *Engine) verifyCommit(t *state.Task, commit string, mode gates.Mode) (st
 	case errors.As(err, &ce):
 		return state.Failed, ce.Error(), nil
 	case errors.As(err, &ie):
-		g.note("%s", includeNote(ie))
+		g.Note("%s", IncludeNote(ie))
 	case errors.As(err, &se):
-		g.note("worktrees.setup failed in the verification checkout: %v", err)
+		g.Note("worktrees.setup failed in the verification checkout: %v", err)
 	default:
 		return "", "", err
 	}
 	defer remove()
-	v, err := g.verify(t, dir, []string{"ZERG_WORKTREE=" + dir})
+	v, err := g.Verify(t, dir, []string{"ZERG_WORKTREE=" + dir})
 	if err != nil {
 		return "", "", err
 	}
@@ -175,32 +174,11 @@ func (g *Engine) verifyCommit(t *state.Task, commit string, mode gates.Mode) (st
 	return to, reason, nil
 }
 
-// verifyCheckout is where the verification of commit runs for the slot of
-// w: its verification checkout, holding the commit and nothing a worker
-// left (see worktree.Manager.VerifyCheckout). Files of .worktreeinclude
-// left out, or a setup that failed, are noted; the verification runs all
-// the same, as the worker did.
-func (r *rush) verifyCheckout(ctx context.Context, w *worktree.Worker, commit string) (string, error) {
-	dir, err := r.mgr.VerifyCheckout(ctx, w.N, commit)
-	var ie *worktree.IncludeError
-	var se *worktree.SetupError
-	switch {
-	case err == nil:
-	case errors.As(err, &ie):
-		r.g.note("%s: %s", w.Name, includeNote(ie))
-	case errors.As(err, &se):
-		r.g.note("%s: worktrees.setup failed in the verification checkout: %v", w.Name, err)
-	default:
-		return "", err
-	}
-	return dir, nil
-}
-
-// verify runs the task's verification command in dir, as the tool, with
+// Verify runs the task's verification command in dir, as the tool, with
 // the task's timeout (default: workers.timeout). The command must be one
 // this machine planned or accepted, checked now: a graph synced in since
 // the rush started must not get its commands run.
-func (g *Engine) verify(t *state.Task, dir string, env []string) (gates.Verification, error) {
+func (g *Engine) Verify(t *state.Task, dir string, env []string) (gates.Verification, error) {
 	if err := g.checkTrust("verification of "+t.ID()+" refused", t); err != nil {
 		return gates.Verification{}, err
 	}
@@ -208,21 +186,21 @@ func (g *Engine) verify(t *state.Task, dir string, env []string) (gates.Verifica
 	if ts := t.Spec.Verification.TimeoutSeconds; ts > 0 {
 		timeout = time.Duration(ts) * time.Second
 	}
-	res, err := proc.Run(g.procCtx(), proc.Spec{Command: t.Spec.Verification.Command, Dir: dir, Timeout: timeout, Env: env,
-		Unset: withheld(g.Config.Workers.PassEnv)})
+	res, err := proc.Run(g.RunContext(), proc.Spec{Command: t.Spec.Verification.Command, Dir: dir, Timeout: timeout, Env: env,
+		Unset: Withheld(g.Config.Workers.PassEnv)})
 	if err != nil {
 		return gates.Verification{}, err
 	}
 	return gates.Verification{Ran: true, ExitCode: res.ExitCode, TimedOut: res.TimedOut, Output: proc.LastLines(res.Tail, 3)}, nil
 }
 
-// recordDone records the outcome of a done whose facts were gathered: the
+// RecordDone records the outcome of a done whose facts were gathered: the
 // gates are asked again inside the transaction, against the state as it is
 // when the transaction commits.
 //
 // then, when set, claims the worker's next task in the same transaction
 // (a rush's worker moving on); the claimed task is returned as next.
-func (g *Engine) recordDone(worker string, facts gates.DoneFacts, to state.Status, reason string, usage *state.Usage, then *ClaimRequest) (final, next *state.Task, err error) {
+func (g *Engine) RecordDone(worker string, facts gates.DoneFacts, to state.Status, reason string, usage *state.Usage, then *ClaimRequest) (final, next *state.Task, err error) {
 	policy, ttl := g.Policy(), time.Duration(0)
 	if then != nil {
 		ttl = g.TTL()
@@ -333,7 +311,7 @@ func (g *Engine) sharedWork(f *gates.DoneFacts, commit string) error {
 // when some commit touches paths the task does not own. fsck replays
 // shared-mode done with it too.
 func ownWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
-	log, err := gitOf(g.Store).LogFiles(g.ctx(), base+".."+commit, "--")
+	log, err := Git(g.Store).LogFiles(g.Context(), base+".."+commit, "--")
 	if err != nil {
 		return nil, false, err
 	}
@@ -368,3 +346,14 @@ func ownWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*sta
 
 // pinRef keeps a verified commit reachable until the level merge.
 func pinRef(feature, task string) string { return gitstore.WorkRef(feature, task) }
+
+// IncludeNote names every file of .worktreeinclude left out of a worktree,
+// and the link in the way of each: a rush's slots note it too.
+func IncludeNote(ie *worktree.IncludeError) string {
+	parts := make([]string, 0, len(ie.Skipped))
+	for _, u := range ie.Skipped {
+		parts = append(parts, fmt.Sprintf("%s (%s is a symbolic link)", u.Path, u.Link))
+	}
+	return fmt.Sprintf("not copied from %s into %s, so as not to write through a symbolic link: %s",
+		worktree.IncludeFile, ie.Dir, strings.Join(parts, ", "))
+}

@@ -1,8 +1,11 @@
-// Package engine runs git-zerg: the transitions and their gates, claims
-// and leases, the facts a done is judged on, the rush scheduler, the level
-// merge and the quality gates, cleanup. A command, a test and a second
-// machine all drive it through one Engine value; it never prints, it
-// reports Events.
+// Package engine is git-zerg's core: the state machine's commands (plan,
+// claim, done, fail, the transitions and their gates, trust and accept,
+// locks, leases), the facts a done is judged on, the checks of state from
+// elsewhere, sync, setup, logs, events and notifications. The rush
+// (package rush), epics (epic), the forge flows (forge/flow) and fsck
+// (fsck) are built on it, through the exported API of Engine. A command,
+// a test and a second machine all drive it through one Engine value; it
+// never prints, it reports Events.
 package engine
 
 import (
@@ -48,33 +51,51 @@ type Engine struct {
 	together bool
 }
 
-func (g *Engine) procCtx() context.Context {
+// WithRun is the engine on store s whose commands (verifications, gates)
+// end with run, while its git calls go on under Ctx: a rush cancels run
+// on an interrupt and still saves the work. together lets its transitions
+// share their state commit (and its push to the remote) with others of
+// this process made at the same moment: a rush's workers over a remote.
+// Each of a rush's goroutines has its own, since a Store is not for
+// concurrent use.
+func (g *Engine) WithRun(s *gitstore.Store, run context.Context, together bool) *Engine {
+	c := *g
+	c.Store, c.runCtx, c.together = s, run, together
+	return &c
+}
+
+// RunContext is what the commands the engine runs end with (see WithRun).
+func (g *Engine) RunContext() context.Context {
 	if g.runCtx != nil {
 		return g.runCtx
 	}
-	return g.ctx()
+	return g.Context()
 }
 
-func (g *Engine) now() time.Time {
+// Time is the engine's clock (Now, else the wall clock).
+func (g *Engine) Time() time.Time {
 	if g.Now == nil {
 		return time.Now()
 	}
 	return g.Now()
 }
 
-func (g *Engine) ctx() context.Context {
+// Context is what the engine's git calls run under (Ctx, else
+// context.Background).
+func (g *Engine) Context() context.Context {
 	if g.Ctx == nil {
 		return context.Background()
 	}
 	return g.Ctx
 }
 
-func (g *Engine) emit(ev Event) {
+// Emit reports ev, stamped with the clock and the feature, to Events.
+func (g *Engine) Emit(ev Event) {
 	if g.Events == nil {
 		return
 	}
 	if ev.At.IsZero() {
-		ev.At = g.now()
+		ev.At = g.Time()
 	}
 	if ev.Feature == "" {
 		ev.Feature = g.Feature
@@ -82,12 +103,14 @@ func (g *Engine) emit(ev Event) {
 	g.Events(ev)
 }
 
-func (g *Engine) note(format string, args ...any) {
-	g.emit(Event{Type: EvNote, Text: fmt.Sprintf(format, args...)})
+// Note emits a note.
+func (g *Engine) Note(format string, args ...any) {
+	g.Emit(Event{Type: EvNote, Text: fmt.Sprintf(format, args...)})
 }
 
-func (g *Engine) transition(task, what string) {
-	g.emit(Event{Type: EvTransition, Task: task, Text: what})
+// Transition emits a task's transition, for a command that made it.
+func (g *Engine) Transition(task, what string) {
+	g.Emit(Event{Type: EvTransition, Task: task, Text: what})
 }
 
 // Policy is the retry policy the configuration asks for.
@@ -121,12 +144,12 @@ func (g *Engine) TTL() time.Duration {
 func (g *Engine) View() (*gitstore.Tx, error) {
 	tx, err := g.Store.View(g.Feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, notPlanned(g.Feature)
+		return nil, NotPlanned(g.Feature)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckStateAt(g.ctx(), g.Store, g.Feature, tx.Tip()); err != nil {
+	if err := CheckStateAt(g.Context(), g.Store, g.Feature, tx.Tip()); err != nil {
 		return nil, err
 	}
 	return tx, nil
@@ -148,13 +171,13 @@ func (g *Engine) update(policy gates.Policy, ttl time.Duration, fn func(x *txn) 
 	if g.together {
 		update = g.Store.UpdateTogether
 	}
-	return update(g.ctx(), g.Feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+	return update(g.Context(), g.Feature, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		// The tip this transaction builds on, not an earlier read: a
 		// fetch may have moved it since.
-		if err := CheckStateAt(g.ctx(), g.Store, g.Feature, tx.Tip()); err != nil {
+		if err := CheckStateAt(g.Context(), g.Store, g.Feature, tx.Tip()); err != nil {
 			return nil, err
 		}
-		return fn(&txn{tx: tx, now: g.now().UTC(), policy: policy, ttl: ttl})
+		return fn(&txn{tx: tx, now: g.Time().UTC(), policy: policy, ttl: ttl})
 	})
 }
 
@@ -168,7 +191,7 @@ func (g *Engine) UserIdentity() string {
 		return Owner(g.Store.Host(), w)
 	}
 	if g.Store != nil {
-		if out, err := gitOf(g.Store).Line(g.ctx(), "config", "--get", "user.email"); err == nil && out != "" {
+		if out, err := Git(g.Store).Line(g.Context(), "config", "--get", "user.email"); err == nil && out != "" {
 			return out
 		}
 	}
@@ -199,7 +222,7 @@ func (g *Engine) Manager() *worktree.Manager {
 		return h.String()
 	}
 	m := &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup,
-		SetupUnset: withheld(cfg.Workers.PassEnv), ReadRef: readRef,
+		SetupUnset: Withheld(cfg.Workers.PassEnv), ReadRef: readRef,
 		Saved: savedRefs(feature), CommonDir: s.CommonDir}
 	m.Guard = &stagingGuard{g: g, m: m}
 	return m
@@ -271,7 +294,7 @@ func (g *Engine) Task(id string) (*state.Task, error) {
 	return t, err
 }
 
-// gitOf runs git in the store's repository, for what only the git binary
+// Git runs git in the store's repository, for what only the git binary
 // answers (ancestry, logs, the work tree's status); refs under refs/zerg/
 // are written by gitstore alone.
-func gitOf(s *gitstore.Store) *gitcmd.Runner { return &gitcmd.Runner{Dir: s.Dir()} }
+func Git(s *gitstore.Store) *gitcmd.Runner { return &gitcmd.Runner{Dir: s.Dir()} }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -127,52 +126,5 @@ func TestClaimLeaseOnFakeClock(t *testing.T) {
 	clock.Add(time.Hour)
 	if got, _, err := g.Claim(ClaimRequest{Worker: "w2"}); err != nil || got == nil || got.Attempts != 2 {
 		t.Fatalf("claim after the backoff: %v %v", got, err)
-	}
-}
-
-// A whole rush driven in-process: real worker processes, the engine's
-// events instead of printing, a fake clock for every state change.
-func TestRushInProcess(t *testing.T) {
-	cfg := config.Default()
-	cfg.Workers.Command = `echo "$ZERG_TASK" > "$(echo "$ZERG_TASK" | tr AB ab).txt"`
-	g, clock := newEngine(t, twoTasks, cfg)
-	var mu sync.Mutex
-	var events []Event
-	g.Events = func(ev Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }
-	res, err := g.Rush(RushOptions{Workers: 2, Mode: ModeSubprocess})
-	if err != nil {
-		t.Fatalf("rush: %v", err)
-	}
-	if !res.Complete || res.Counts["done"] != 2 {
-		t.Fatalf("result: %+v", res)
-	}
-	var merged, ended int
-	for _, ev := range events {
-		if !ev.At.Equal(clock.Now()) {
-			t.Fatalf("event %s at %s, not on the engine's clock %s", ev.Type, ev.At, clock.Now())
-		}
-		switch ev.Type {
-		case EvLevelMerged:
-			merged++
-		case EvRushEnd:
-			ended++
-		}
-	}
-	if merged != 2 || ended != 1 {
-		t.Fatalf("%d level merges and %d ends reported", merged, ended)
-	}
-	b, err := g.Task("B")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last := b.History[len(b.History)-1]; !last.At.Equal(clock.Now()) || last.Op != "merge" {
-		t.Fatalf("B's last event: %+v", last)
-	}
-	out := run(t, g.Store.Top, "git", "show", "zerg/f/staging:b.txt")
-	if out != "B" {
-		t.Fatalf("staging b.txt = %q", out)
-	}
-	if _, err := os.Stat(filepath.Join(g.Store.Top, "b.txt")); err == nil {
-		t.Fatal("the rush wrote into the user's work tree")
 	}
 }

@@ -12,6 +12,14 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
+// An epic's frozen paths and its holds (epic_hold.go) are read here, in
+// the core, not handed in by package epic through an option: a done is
+// judged on the frozen paths and a claim on the holds, and an option that
+// every opener of an engine (a command, a hook, each copy a rush makes)
+// had to remember would let work through wherever one forgot it. What is
+// read is the store's record of the epic (gitstore.EpicOf); the epic
+// commands themselves are in package epic.
+
 // frozenOf returns the paths the feature's epic freezes and who freezes
 // them ("epic shop v2"); none when the feature is in no epic.
 func frozenOf(s *gitstore.Store, feature string) (frozen []string, by string, err error) {
@@ -30,11 +38,11 @@ func (g *Engine) frozenFacts(f *gates.DoneFacts) error {
 	return err
 }
 
-// refuseFrozen keeps work that changes a frozen path out of staging, even
+// RefuseFrozen keeps work that changes a frozen path out of staging, even
 // when it was verified before the path was frozen (an epic bump between a
 // done and the level merge): the task is blocked with the paths named, and
 // the level stops as a conflict would stop it.
-func (g *Engine) refuseFrozen(pins []worktree.Pin) (stop error, err error) {
+func (g *Engine) RefuseFrozen(pins []worktree.Pin) (stop error, err error) {
 	frozen, by, err := frozenOf(g.Store, g.Feature)
 	if err != nil || len(frozen) == 0 {
 		return nil, err
@@ -60,8 +68,8 @@ func (g *Engine) refuseFrozen(pins []worktree.Pin) (stop error, err error) {
 			continue
 		}
 		reason := fmt.Sprintf("changes paths frozen by %s: %s", by, strings.Join(fz, ", "))
-		err = g.Store.Update(g.ctx(), g.Feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-			x := &txn{tx: tx, now: g.now().UTC(), policy: g.Policy()}
+		err = g.Store.Update(g.Context(), g.Feature, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+			x := &txn{tx: tx, now: g.Time().UTC(), policy: g.Policy()}
 			t, err := tx.Task(p.Task)
 			if err != nil {
 				return nil, err
@@ -81,8 +89,8 @@ func (g *Engine) refuseFrozen(pins []worktree.Pin) (stop error, err error) {
 		if err != nil {
 			return nil, err
 		}
-		g.transition(p.Task, "blocked: "+reason)
-		return failed(fmt.Sprintf("merge of %s into staging refused", p.Task), reason), nil
+		g.Transition(p.Task, "blocked: "+reason)
+		return FailedError(fmt.Sprintf("merge of %s into staging refused", p.Task), reason), nil
 	}
 	return nil, nil
 }

@@ -52,21 +52,24 @@ func (e *Error) Error() string {
 	return e.What + " (" + e.Why + ")"
 }
 
-func usageErr(what string, args ...any) *Error {
+// UsageError is an error of kind Usage whose What is formatted.
+func UsageError(what string, args ...any) *Error {
 	return &Error{Kind: Usage, What: fmt.Sprintf(what, args...)}
 }
 
-func refused(what, why string) *Error { return &Error{Kind: Refused, What: what, Why: why} }
+// RefusedError is an error of kind Refused.
+func RefusedError(what, why string) *Error { return &Error{Kind: Refused, What: what, Why: why} }
 
-func failed(what, why string) *Error { return &Error{Kind: Failed, What: what, Why: why} }
+// FailedError is an error of kind Failed.
+func FailedError(what, why string) *Error { return &Error{Kind: Failed, What: what, Why: why} }
 
-// notPlanned is the error for a feature that has no state.
-func notPlanned(feature string) error {
+// NotPlanned is the error for a feature that has no state.
+func NotPlanned(feature string) error {
 	return &Error{Kind: Usage, What: fmt.Sprintf("feature %q is not planned", feature), Hint: "git zerg features lists the planned ones"}
 }
 
 // noTask is the error for a task id the feature does not have.
-func noTask(feature, id string) error { return usageErr("no task %q in feature %s", id, feature) }
+func noTask(feature, id string) error { return UsageError("no task %q in feature %s", id, feature) }
 
 // Classify is err as an Error for people: itself when it is one, else by
 // what it is (a gate's refusal, a hook's, a state error, a git failure),

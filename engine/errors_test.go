@@ -46,10 +46,3 @@ func TestOpenStoreNotRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-func TestShipVerdict(t *testing.T) {
-	if err := (&ShipResult{Shipped: []Shipped{{Task: "A"}}}).Verdict(); err != nil {
-		t.Fatal(err)
-	}
-	wantKind(t, (&ShipResult{Refused: []string{"A: x", "B: y"}}).Verdict(), Refused, "ship refused for 2 tasks (each named above)")
-}

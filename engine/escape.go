@@ -15,12 +15,12 @@ import (
 // listing: past it, git's index is the cheaper answer.
 const walkLimit = 2000
 
-// ownedEscape is worktree.FindOwnedEscape without its git process in the
+// OwnedEscape is worktree.FindOwnedEscape without its git process in the
 // common case. That listing is only for links below a directory or glob
 // owner; when no symbolic link at all is on disk under those directories,
 // none that git tracks there can lead anywhere, and the fixed part of each
 // path (FindEscape: a few lstats) is all there is to check.
-func ownedEscape(ctx context.Context, git *gitcmd.Runner, root string, owned []string) (*worktree.Escape, error) {
+func OwnedEscape(ctx context.Context, git *gitcmd.Runner, root string, owned []string) (*worktree.Escape, error) {
 	if linksBelow(root, owned) {
 		return worktree.FindOwnedEscape(ctx, git, root, owned)
 	}

@@ -57,7 +57,7 @@ func TestOwnedEscapeAgrees(t *testing.T) {
 		{"gen/cache/z"}, {"**"}, {"inner/", "lib/"}, {"missing/"}, {"top/a/deep/"}, {"src/a/deep/out"},
 	} {
 		want, werr := worktree.FindOwnedEscape(context.Background(), git, root, owned)
-		got, gerr := ownedEscape(context.Background(), git, root, owned)
+		got, gerr := OwnedEscape(context.Background(), git, root, owned)
 		if (werr == nil) != (gerr == nil) || (want == nil) != (got == nil) || want != nil && *want != *got {
 			t.Errorf("%q: ownedEscape = %+v, %v; FindOwnedEscape = %+v, %v", owned, got, gerr, want, werr)
 		}

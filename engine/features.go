@@ -22,7 +22,7 @@ import (
 func ResolveFeature(named string, open func() (*gitstore.Store, error)) (string, error) {
 	if named != "" {
 		if err := levels.ValidFeatureName(named); err != nil {
-			return "", usageErr("bad feature name %q (%v)", named, err)
+			return "", UsageError("bad feature name %q (%v)", named, err)
 		}
 		return named, nil
 	}
@@ -60,7 +60,7 @@ func UseFeature(name string, open func() (*gitstore.Store, error)) error {
 		return err
 	}
 	if _, err := s.View(name); errors.Is(err, gitstore.ErrNotFound) {
-		return notPlanned(name)
+		return NotPlanned(name)
 	} else if err != nil {
 		return err
 	}
@@ -105,10 +105,10 @@ func Features(s *gitstore.Store) ([]FeatureSummary, error) {
 // so it is as strict as a task id.
 func CheckWorker(w string) error {
 	if w == "" {
-		return usageErr("--worker is required")
+		return UsageError("--worker is required")
 	}
 	if !levels.ValidID(w) {
-		return usageErr("bad worker name %q (letters, digits, '.', '_' and '-', at most 64)", w)
+		return UsageError("bad worker name %q (letters, digits, '.', '_' and '-', at most 64)", w)
 	}
 	return nil
 }
@@ -152,7 +152,7 @@ func LoadConfig(s *gitstore.Store) (*config.Config, error) {
 		return nil, &Error{Kind: Usage, What: "bad configuration", Why: err.Error()}
 	}
 	if c.Sync.Arbiter != "" {
-		s.SetArbiter(c.Sync.Arbiter, checkCaughtUp)
+		s.SetArbiter(c.Sync.Arbiter, CheckCaughtUp)
 	}
 	return c, nil
 }
@@ -161,7 +161,7 @@ func LoadConfig(s *gitstore.Store) (*config.Config, error) {
 func ViewFeature(s *gitstore.Store, feature string) (*gitstore.Tx, error) {
 	tx, err := s.View(feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, notPlanned(feature)
+		return nil, NotPlanned(feature)
 	}
 	return tx, err
 }

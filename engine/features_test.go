@@ -110,17 +110,17 @@ func TestTasksFor(t *testing.T) {
 func TestManualLocks(t *testing.T) {
 	cfg := config.Default()
 	g, clock := newEngine(t, twoTasks, cfg)
-	if ttl := g.LockTTL(0); ttl != time.Duration(cfg.Locks.TTL) || g.LockTTL(time.Minute) != time.Minute {
+	if ttl := g.lockTTL(0); ttl != time.Duration(cfg.Locks.TTL) || g.lockTTL(time.Minute) != time.Minute {
 		t.Fatalf("ttl: %v", ttl)
 	}
-	owner, err := g.LockOwner("w1")
+	owner, err := g.lockOwner("w1")
 	if err != nil || owner != Owner(g.Store.Host(), "w1") {
 		t.Fatalf("%q %v", owner, err)
 	}
-	if owner, err := g.LockOwner(""); err != nil || owner != g.UserIdentity() {
+	if owner, err := g.lockOwner(""); err != nil || owner != g.UserIdentity() {
 		t.Fatalf("the user: %q %v", owner, err)
 	}
-	_, err = g.LockOwner("a b")
+	_, err = g.lockOwner("a b")
 	wantKind(t, err, Usage, "bad worker name")
 	if _, err := g.Lock([]string{"docs/"}, owner, "why", time.Minute); err != nil {
 		t.Fatal(err)

@@ -89,24 +89,6 @@ func TestCheckFeatureNameText(t *testing.T) {
 	}
 }
 
-func TestIssuesFeature(t *testing.T) {
-	for _, c := range [][4]string{{"n", "l", "m", "n"}, {"", "l", "m", "l"}, {"", "", "m", "m"}} {
-		if got, err := IssuesFeature(c[0], c[1], c[2]); err != nil || got != c[3] {
-			t.Errorf("IssuesFeature%q = %q, %v", c[:3], got, err)
-		}
-	}
-	_, err := IssuesFeature("", "", "")
-	wantKind(t, err, Usage, "name the feature")
-	_, err = IssuesFeature("", "a b", "")
-	wantKind(t, err, Usage, `bad feature name "a b"`)
-	probs := []IssueProblem{{}}
-	wantKind(t, IssuesVerdict("f", probs, nil, false), Usage, "cannot plan f from issues (1 problem)")
-	if err := IssuesVerdict("f", nil, probs, false); err != nil {
-		t.Fatalf("warnings without --strict: %v", err)
-	}
-	wantKind(t, IssuesVerdict("f", nil, probs, true), Usage, "(1 warning under --strict)")
-}
-
 // PlanCurrent makes the planned feature the current one, and names the
 // staging branch an earlier plan left.
 func TestPlanCurrent(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 // overlapping path refuses them all.
 func (g *Engine) Lock(paths []string, owner, reason string, ttl time.Duration) ([]state.Lock, error) {
 	var taken []state.Lock
-	err := g.Store.Update(g.ctx(), "", g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		now := g.now().UTC()
+	err := g.Store.Update(g.Context(), "", g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		now := g.Time().UTC()
 		locks, err := tx.Locks()
 		if err != nil {
 			return nil, err
@@ -29,7 +29,7 @@ func (g *Engine) Lock(paths []string, owner, reason string, ttl time.Duration) (
 			}
 		}
 		if len(why) > 0 {
-			return nil, refused("lock refused", strings.Join(why, "; "))
+			return nil, RefusedError("lock refused", strings.Join(why, "; "))
 		}
 		keep := activeLocks(locks, now)
 		taken = nil
@@ -59,8 +59,8 @@ func (g *Engine) Lock(paths []string, owner, reason string, ttl time.Duration) (
 // broken ones are returned ("<path> held by <owner>") and recorded.
 func (g *Engine) Unlock(paths []string, who string, force bool) ([]string, error) {
 	var broken []string
-	err := g.Store.Update(g.ctx(), "", g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		now := g.now().UTC()
+	err := g.Store.Update(g.Context(), "", g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		now := g.Time().UTC()
 		locks, err := tx.Locks()
 		if err != nil {
 			return nil, err
@@ -83,7 +83,7 @@ func (g *Engine) Unlock(paths []string, who string, force bool) ([]string, error
 			if err := gates.Unlock(l, who, force, now); err != nil {
 				// One line naming the path once: the refusal has no task.
 				if r, ok := err.(*gates.Refusal); ok {
-					return nil, refused("unlock "+l.Path+" refused", strings.Join(r.Reasons, "; "))
+					return nil, RefusedError("unlock "+l.Path+" refused", strings.Join(r.Reasons, "; "))
 				}
 				return nil, err
 			}
@@ -94,7 +94,7 @@ func (g *Engine) Unlock(paths []string, who string, force bool) ([]string, error
 		}
 		for _, p := range paths {
 			if !found[p] {
-				return nil, usageErr("%s is not locked", p)
+				return nil, UsageError("%s is not locked", p)
 			}
 		}
 		tx.SetLocks(keep)
@@ -117,10 +117,10 @@ func CheckPaths(paths []string) error {
 	seen := map[string]bool{}
 	for _, p := range paths {
 		if err := levels.CheckPath(p); err != nil {
-			return usageErr("bad path %q (%v)", p, err)
+			return UsageError("bad path %q (%v)", p, err)
 		}
 		if seen[p] {
-			return usageErr("path %q given twice", p)
+			return UsageError("path %q given twice", p)
 		}
 		seen[p] = true
 	}
@@ -134,7 +134,7 @@ func CheckLock(paths []string, ttl time.Duration) error {
 		return err
 	}
 	if ttl < 0 {
-		return usageErr("--ttl must be positive")
+		return UsageError("--ttl must be positive")
 	}
 	return nil
 }
@@ -142,25 +142,25 @@ func CheckLock(paths []string, ttl time.Duration) error {
 // LockAs takes manual locks on paths for worker on this host, else (worker
 // "") the user, for ttl, else the configured lease.
 func (g *Engine) LockAs(worker string, paths []string, reason string, ttl time.Duration) ([]state.Lock, error) {
-	owner, err := g.LockOwner(worker)
+	owner, err := g.lockOwner(worker)
 	if err != nil {
 		return nil, err
 	}
-	return g.Lock(paths, owner, reason, g.LockTTL(ttl))
+	return g.Lock(paths, owner, reason, g.lockTTL(ttl))
 }
 
 // UnlockAs drops the locks on paths as worker (or the user), as Unlock.
 func (g *Engine) UnlockAs(worker string, paths []string, force bool) ([]string, error) {
-	who, err := g.LockOwner(worker)
+	who, err := g.lockOwner(worker)
 	if err != nil {
 		return nil, err
 	}
 	return g.Unlock(paths, who, force)
 }
 
-// LockOwner is who takes or removes a lock by hand: the worker on this
+// lockOwner is who takes or removes a lock by hand: the worker on this
 // host, as claim and done name it, else (worker "") the user.
-func (g *Engine) LockOwner(worker string) (string, error) {
+func (g *Engine) lockOwner(worker string) (string, error) {
 	if worker == "" {
 		return g.UserIdentity(), nil
 	}
@@ -170,8 +170,8 @@ func (g *Engine) LockOwner(worker string) (string, error) {
 	return Owner(g.Store.Host(), worker), nil
 }
 
-// LockTTL is the lease of a manual lock: ttl, else the configured one.
-func (g *Engine) LockTTL(ttl time.Duration) time.Duration {
+// lockTTL is the lease of a manual lock: ttl, else the configured one.
+func (g *Engine) lockTTL(ttl time.Duration) time.Duration {
 	if ttl == 0 && g.Config != nil {
 		return time.Duration(g.Config.Locks.TTL)
 	}
@@ -188,5 +188,5 @@ func (g *Engine) Locks() ([]state.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return activeLocks(all, g.now()), nil
+	return activeLocks(all, g.Time()), nil
 }

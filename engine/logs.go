@@ -1,15 +1,12 @@
 package engine
 
 import (
-	"errors"
+	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -22,7 +19,7 @@ var followPoll = 250 * time.Millisecond
 // ends after what is left once the task is not, or when the engine's
 // context ends.
 func (g *Engine) OpenLog(task string, attempt int, follow bool) (io.ReadCloser, error) {
-	path, err := g.LogPath(task, attempt)
+	path, err := g.logPath(task, attempt)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +55,7 @@ func (l *followedLog) Read(p []byte) (int, error) {
 			continue
 		}
 		select {
-		case <-l.g.ctx().Done():
+		case <-l.g.Context().Done():
 			return 0, io.EOF
 		case <-time.After(followPoll):
 		}
@@ -74,71 +71,40 @@ func (l *followedLog) Close() error { return l.f.Close() }
 // (proc.Scrub) of the values of the secret-named variables of the rush's
 // environment and the worker's.
 
-// privateRunDir makes a task's run directory, it and the directories
-// above it up to run/ readable by the user alone (those made by an older
-// version were not).
-func privateRunDir(s *gitstore.Store, dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	root := s.Layout().RunRoot()
-	for d := dir; ; d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o700); err != nil {
-			return err
-		}
-		if d == root || d == filepath.Dir(d) {
-			return nil
-		}
-	}
+// RunDir is where a task's rush files are: its prompts, its task file,
+// each attempt's log (attempt-N.log) and its worker's note.
+func RunDir(s *gitstore.Store, feature, task string) string {
+	return s.Layout().RunDir(feature, task)
 }
 
-// attemptLog is an attempt's log as it is written: each stream through a
-// scrubber of its own, so that a secret one stream prints in pieces is
-// caught however the other's output falls between them.
-type attemptLog struct {
-	f              *os.File
-	Stdout, Stderr *proc.ScrubWriter
-}
-
-// createAttemptLog starts the log of an attempt, scrubbing the secrets of
-// env (NAME=value entries) from all that is written to it.
-func createAttemptLog(path string, env []string) (*attemptLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// logPath is the log of a task's attempt; attempt 0 is the latest one that
+// has a log.
+func (g *Engine) logPath(task string, attempt int) (string, error) {
+	tx, err := g.View()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, err
+	if _, err := tx.Task(task); err != nil {
+		return "", noTask(g.Feature, task)
 	}
-	return &attemptLog{f: f, Stdout: proc.NewScrubWriter(f, env), Stderr: proc.NewScrubWriter(f, env)}, nil
-}
-
-// Flush writes what the scrubbers held back: the log is whole on disk.
-func (l *attemptLog) Flush() error {
-	return errors.Join(l.Stdout.Flush(), l.Stderr.Flush())
-}
-
-// Close flushes and closes the file.
-func (l *attemptLog) Close() error {
-	return errors.Join(l.Flush(), l.f.Close())
-}
-
-// scrubNote scrubs the note a worker left (it wrote the file itself, with
-// whatever it printed into it) and leaves it to the user alone. No note is
-// no error.
-func scrubNote(path string, env []string) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	l := g.Store.Layout()
+	if attempt > 0 {
+		p := l.AttemptLog(g.Feature, task, attempt)
+		if _, err := os.Stat(p); err != nil {
+			return "", &Error{Kind: Usage, What: fmt.Sprintf("no log of attempt %d of %s", attempt, task), Hint: "git zerg logs " + task + " shows the latest"}
+		}
+		return p, nil
 	}
-	if err != nil {
-		return err
+	ents, _ := os.ReadDir(l.RunDir(g.Feature, task))
+	best := 0
+	for _, e := range ents {
+		if n, ok := gitstore.AttemptOf(e.Name()); ok && n > best {
+			best = n
+		}
 	}
-	clean := proc.Scrub(string(b), env)
-	tmp := path + ".scrub"
-	if err := os.WriteFile(tmp, []byte(clean), 0o600); err != nil {
-		return err
+	if best == 0 {
+		return "", &Error{Kind: Usage, What: fmt.Sprintf("%s has no worker log on this machine", task),
+			Why: "logs are kept where the rush ran its worker"}
 	}
-	return os.Rename(tmp, path)
+	return l.AttemptLog(g.Feature, task, best), nil
 }

@@ -36,14 +36,14 @@ func (g *Engine) plan(plan *levels.Plan, force, trusted bool) (*PlanResult, erro
 	if err := levels.ValidFeatureName(name); err != nil {
 		return nil, &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: err.Error()}
 	}
-	now := g.now().UTC()
+	now := g.Time().UTC()
 	tasks := planTasks(plan, now)
 	meta := &state.Feature{Format: state.Format, Name: name, PlannedAt: now, Levels: plan.Levels, Graph: plan.Graph.Extra}
 	for _, w := range plan.Warnings {
 		meta.Warnings = append(meta.Warnings, w.String())
 	}
 	res := &PlanResult{Feature: name, Tasks: len(tasks), Levels: plan.Levels}
-	err := s.Create(g.ctx(), name, force, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+	err := s.Create(g.Context(), name, force, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		clock := tx.Clock() + 1
 		for _, t := range tasks {
 			t.History[0].Clock = clock

@@ -98,7 +98,7 @@ func TestReadyFromIndexIsReadyOrder(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("step %d: index proposes %v, a full read finds %v", step, got, want)
 		}
-		if got, want := WaitingForIndex(ix, p, clock.Now()), WaitingFor(tasks, p, clock.Now()); got != want {
+		if got, want := waitingForIndex(ix, p, clock.Now()), waitingForTasks(tasks, p, clock.Now()); got != want {
 			t.Fatalf("step %d: the index says %q, a full read %q", step, got, want)
 		}
 	}

@@ -48,7 +48,7 @@ func (g *Engine) recordVerified(t *state.Task, commit string) {
 	if err != nil {
 		return
 	}
-	writePrivate(verifiedFile(s, feature, t.ID()), []byte(commit+" "+seal+"\n"))
+	WritePrivate(verifiedFile(s, feature, t.ID()), []byte(commit+" "+seal+"\n"))
 }
 
 // verifiedHere reports whether t's verification passed here on commit,
@@ -78,11 +78,63 @@ func (g *Engine) trustedVerifier(t *state.Task) bool {
 	return false
 }
 
-// reverified returns the pins whose work passed its verification here (or
+// verifyAgain runs t's verification on commit, in a checkout of its own,
+// and records a pass.
+func (g *Engine) verifyAgain(t *state.Task, commit string) (ok bool, why string, err error) {
+	where := "not verified here"
+	if t.Host != "" && t.Host != g.Store.Host().Name {
+		where = "verified on " + t.Host
+	}
+	g.Note("%s: %s: running its verification here on %s", t.ID(), where, ShortHash(commit))
+	to, reason, err := g.verifyCommit(t, commit, gates.Worktree)
+	if err != nil {
+		return false, "", err
+	}
+	if to != state.Verified {
+		return false, fmt.Sprintf("%s, and its verification failed when run here on %s: %s", where, ShortHash(commit), strings.TrimSpace(reason)), nil
+	}
+	g.recordVerified(t, commit)
+	return true, "", nil
+}
+
+// blockVerified takes a verified task whose work failed here out of the
+// merge: verified → blocked, as a merge conflict does (retry runs it
+// again).
+func (g *Engine) blockVerified(id, commit, reason string) error {
+	s, feature, policy := g.Store, g.Feature, g.Policy()
+	err := s.Update(g.Context(), feature, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		if err := CheckStateAt(g.Context(), s, feature, tx.Tip()); err != nil {
+			return nil, err
+		}
+		x := &txn{tx: tx, now: g.Time().UTC(), policy: policy}
+		t, err := tx.Task(id)
+		if err != nil {
+			return nil, err
+		}
+		if t.Status != state.Verified || t.Commit != commit {
+			return nil, nil
+		}
+		t = t.Clone()
+		t.Record(x.event(state.OpMerge, state.Blocked, t.Worker, reason, commit))
+		t.Reason = reason
+		if err := x.releaseLocks(t); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: not verified here", t.ID()), Op: state.OpMerge, Task: t.ID(),
+			From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
+	})
+	if err != nil {
+		return err
+	}
+	g.Transition(id, "blocked: "+reason)
+	return nil
+}
+
+// Reverified returns the pins whose work passed its verification here (or
 // on a trusted host), verifying again, on a clean checkout of its commit,
 // the work that did not. A pin that fails is left out, and its task
 // blocked with the reason: its work is not merged.
-func (g *Engine) reverified(pins []worktree.Pin) ([]worktree.Pin, error) {
+func (g *Engine) Reverified(pins []worktree.Pin) ([]worktree.Pin, error) {
 	tx, err := g.View()
 	if err != nil {
 		return nil, err
@@ -110,56 +162,4 @@ func (g *Engine) reverified(pins []worktree.Pin) ([]worktree.Pin, error) {
 		}
 	}
 	return keep, nil
-}
-
-// verifyAgain runs t's verification on commit, in a checkout of its own,
-// and records a pass.
-func (g *Engine) verifyAgain(t *state.Task, commit string) (ok bool, why string, err error) {
-	where := "not verified here"
-	if t.Host != "" && t.Host != g.Store.Host().Name {
-		where = "verified on " + t.Host
-	}
-	g.note("%s: %s: running its verification here on %s", t.ID(), where, ShortHash(commit))
-	to, reason, err := g.verifyCommit(t, commit, gates.Worktree)
-	if err != nil {
-		return false, "", err
-	}
-	if to != state.Verified {
-		return false, fmt.Sprintf("%s, and its verification failed when run here on %s: %s", where, ShortHash(commit), strings.TrimSpace(reason)), nil
-	}
-	g.recordVerified(t, commit)
-	return true, "", nil
-}
-
-// blockVerified takes a verified task whose work failed here out of the
-// merge: verified → blocked, as a merge conflict does (retry runs it
-// again).
-func (g *Engine) blockVerified(id, commit, reason string) error {
-	s, feature, policy := g.Store, g.Feature, g.Policy()
-	err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
-			return nil, err
-		}
-		x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
-		t, err := tx.Task(id)
-		if err != nil {
-			return nil, err
-		}
-		if t.Status != state.Verified || t.Commit != commit {
-			return nil, nil
-		}
-		t = t.Clone()
-		t.Record(x.event(state.OpMerge, state.Blocked, t.Worker, reason, commit))
-		t.Reason = reason
-		if err := x.releaseLocks(t); err != nil {
-			return nil, err
-		}
-		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: not verified here", t.ID()), Op: state.OpMerge, Task: t.ID(),
-			From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
-	})
-	if err != nil {
-		return err
-	}
-	g.transition(id, "blocked: "+reason)
-	return nil
 }

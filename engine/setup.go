@@ -27,23 +27,23 @@ var MinGit = [2]int{2, 38}
 // *hooks.HooksPathError). It returns git's version line.
 func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	if s.Top == "" {
-		return "", usageErr("init needs a work tree (this is a bare repository)")
+		return "", UsageError("init needs a work tree (this is a bare repository)")
 	}
-	git := gitOf(s)
+	git := Git(s)
 	v, err := git.Line(ctx, "version")
 	if err != nil {
 		return "", err
 	}
 	major, minor, ok := gitVersion(v)
 	if !ok {
-		return "", failed("cannot tell the version of git", v)
+		return "", FailedError("cannot tell the version of git", v)
 	}
 	if major < MinGit[0] || major == MinGit[0] && minor < MinGit[1] {
 		return "", &Error{Kind: Failed, What: fmt.Sprintf("git %d.%d or later is needed", MinGit[0], MinGit[1]),
 			Why: strings.TrimPrefix(v, "git version "), Hint: "upgrade git, then run git zerg init again"}
 	}
 	if err := worktree.Supported(ctx, git); err != nil {
-		return "", failed("git worktree does not work here", err.Error())
+		return "", FailedError("git worktree does not work here", err.Error())
 	}
 	// A hooks directory that cannot serve every worktree refuses init
 	// before it writes anything, not halfway through.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -57,7 +56,7 @@ func (sg *stagingGuard) Moved(tip string) error {
 	if err != nil {
 		return err
 	}
-	return writePrivate(stagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
+	return WritePrivate(stagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
 }
 
 func (sg *stagingGuard) Check(ctx context.Context, known, tip string) error {
@@ -149,16 +148,5 @@ func (sg *stagingGuard) Restored(ctx context.Context, found, known string) {
 	if ref, err := g.Store.SaveAttempt(ctx, g.Feature, "staging", found, found); err == nil {
 		kept = ", the moved commit kept as " + ref
 	}
-	g.note("warning: %s was moved outside git-zerg to %s; put back to %s%s", worktree.StagingBranch(g.Feature), ShortHash(found), ShortHash(known), kept)
-}
-
-// foreignStaging turns a refused staging from a remote into the rush's
-// refusal.
-func foreignStaging(err error) error {
-	var fe *worktree.ForeignError
-	if !errors.As(err, &fe) {
-		return err
-	}
-	return &Error{Kind: Refused, What: "staging refused", Why: fe.Error(),
-		Hint: fmt.Sprintf("nothing was built on it; whoever moved it must put it back (to %s, the tip git-zerg set here, or a merge of verified work on it)", fe.Known)}
+	g.Note("warning: %s was moved outside git-zerg to %s; put back to %s%s", worktree.StagingBranch(g.Feature), ShortHash(found), ShortHash(known), kept)
 }

@@ -30,19 +30,19 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 		remote = "origin"
 	}
 	if strings.HasPrefix(remote, "-") {
-		return nil, usageErr("bad remote %q", remote)
+		return nil, UsageError("bad remote %q", remote)
 	}
 	if tries < 1 {
-		return nil, usageErr("--tries must be at least 1")
+		return nil, UsageError("--tries must be at least 1")
 	}
 	// A clone that shares state has its host identity from its first sync:
 	// a copy made of it afterwards (a prepared clone copied to more
 	// runners) keeps it, and is told apart as a copy, not taken for it.
 	if h := g.Store.Host(); h.Err != nil {
-		g.note("warning: %v; this clone's host is its machine's name, %s", h.Err, h.Name)
+		g.Note("warning: %v; this clone's host is its machine's name, %s", h.Err, h.Name)
 	}
 	for round := 1; round <= tries; round++ {
-		report, done, err := g.Store.SyncRound(g.ctx(), remote, CheckIncoming)
+		report, done, err := g.Store.SyncRound(g.Context(), remote, CheckIncoming)
 		var re *gitstore.RemoteError
 		if errors.As(err, &re) {
 			return nil, &Error{Kind: Failed, What: re.What(), Why: re.Reason()}
@@ -52,24 +52,24 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 		}
 		if done {
 			for _, ref := range report.Recreated {
-				g.noteRecreated(remote, ref)
+				g.NoteRecreated(remote, ref)
 			}
 			return &SyncResult{SyncReport: report, Rounds: round}, nil
 		}
-		g.note("%s moved during the sync; trying again", remote)
+		g.Note("%s moved during the sync; trying again", remote)
 		time.Sleep(time.Duration(round*50) * time.Millisecond)
 	}
-	return nil, refused("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
+	return nil, RefusedError("sync gave up", fmt.Sprintf("%s kept moving for %d rounds", remote, tries))
 }
 
-// noteRecreated says that remote had lost ref (a state ref nothing here
+// NoteRecreated says that remote had lost ref (a state ref nothing here
 // deletes, or the pin of a verified task's work) and that this host put it
 // back from its own state.
-func (g *Engine) noteRecreated(remote, ref string) {
-	g.note("remote %s had lost %s; re-created from this host's state", remote, ref)
+func (g *Engine) NoteRecreated(remote, ref string) {
+	g.Note("remote %s had lost %s; re-created from this host's state", remote, ref)
 }
 
-// checkCaughtUp, the check of every store given an arbiter, judges what
+// CheckCaughtUp, the check of every store given an arbiter, judges what
 // an arbiter's catch-up brings in as sync judges what it fetches. It is
 // CheckIncoming for an arbiter's catch-up, which runs
 // before every transition: the local tip checked first (at no cost when
@@ -77,7 +77,7 @@ func (g *Engine) noteRecreated(remote, ref string) {
 // Together they cover the arbiter's whole history, so its tip is
 // remembered as checked: the transition that follows, and the next
 // catch-up, replay none of it again.
-func checkCaughtUp(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
+func CheckCaughtUp(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
 	if err := CheckStateAt(ctx, s, feature, local); err != nil {
 		return err
 	}

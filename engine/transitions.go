@@ -21,7 +21,7 @@ func (g *Engine) transition1(taskID string, apply func(x *txn, t *state.Task) (*
 	var out *state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		var t *state.Task
 		if taskID != "" {
@@ -169,7 +169,7 @@ func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
 	var out []*state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		var msg *gitstore.Message
 		var err error
@@ -186,7 +186,7 @@ func (g *Engine) RetryAll(statuses ...state.Status) ([]*state.Task, error) {
 	var out []*state.Task
 	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
 		if !x.tx.Exists() {
-			return nil, notPlanned(g.Feature)
+			return nil, NotPlanned(g.Feature)
 		}
 		ix, err := x.tx.Index()
 		if err != nil {
@@ -216,7 +216,7 @@ func (g *Engine) retry(x *txn, tasks []string) ([]*state.Task, *gitstore.Message
 	seen := map[string]bool{}
 	for _, id := range tasks {
 		if seen[id] {
-			return nil, nil, usageErr("task %q given twice", id)
+			return nil, nil, UsageError("task %q given twice", id)
 		}
 		seen[id] = true
 		t, err := x.tx.Task(id)
@@ -327,24 +327,27 @@ func (g *Engine) Approve(task string) (*state.Task, string, error) {
 // more: its lease expired, which is recorded on the way, or it never had
 // one.
 func (g *Engine) Heartbeat(worker string) (*state.Worker, error) {
-	lease, lost, err := g.renewLease(worker, g.TTL())
+	lease, lost, err := g.RenewLease(worker, g.TTL())
 	if err != nil {
 		return nil, err
 	}
 	if lost != "" {
-		return nil, refused("claim lost", lost)
+		return nil, RefusedError("claim lost", lost)
 	}
 	return lease, nil
 }
 
-func (g *Engine) renewLease(worker string, ttl time.Duration) (*state.Worker, string, error) {
+// RenewLease is Heartbeat by ttl, a lost claim said in lost instead of
+// an error: a rush renews its workers' leases in the background, and
+// what it settles decides what a lost claim means.
+func (g *Engine) RenewLease(worker string, ttl time.Duration) (*state.Worker, string, error) {
 	var lease *state.Worker
 	lost := ""
 	feature := g.Feature
 	err := g.update(gates.DefaultPolicy, ttl, func(x *txn) (*gitstore.Message, error) {
 		tx := x.tx
 		if !tx.Exists() {
-			return nil, notPlanned(feature)
+			return nil, NotPlanned(feature)
 		}
 		lease, lost = nil, ""
 		ws, err := tx.Workers()

@@ -362,10 +362,10 @@ func (g *Engine) checkTrust(what string, t *state.Task) error {
 	return nil
 }
 
-// trustedAll refuses a rush, or a batch of task mode, whose graph holds a
+// TrustedAll refuses a rush, or a batch of task mode, whose graph holds a
 // task this machine did not plan or accept as it now is, or an unfinished
 // task whose approval came from elsewhere.
-func (g *Engine) trustedAll(what string, tasks []*state.Task) error {
+func (g *Engine) TrustedAll(what string, tasks []*state.Task) error {
 	tr, err := readTrust(g.Store, g.Feature)
 	if err != nil {
 		return err
@@ -445,10 +445,10 @@ func Trust(s *gitstore.Store, feature string, tasks []*state.Task) error {
 	specs.WriteString("]}\n")
 	// The specs first: a trust file always has the specs it trusts beside
 	// it, for the diff of the next accept.
-	if err := writePrivate(acceptedFile(s, feature), specs.Bytes()); err != nil {
+	if err := WritePrivate(acceptedFile(s, feature), specs.Bytes()); err != nil {
 		return err
 	}
-	return writePrivate(trustFile(s, feature), lines.Bytes())
+	return WritePrivate(trustFile(s, feature), lines.Bytes())
 }
 
 // encodeSpecs encodes the tasks' specs (nil for one that cannot be), on
@@ -496,7 +496,7 @@ func approveHere(s *gitstore.Store, feature string, t *state.Task) error {
 		}
 		out.WriteString(line)
 	}
-	return writePrivate(trustFile(s, feature), out.Bytes())
+	return WritePrivate(trustFile(s, feature), out.Bytes())
 }
 
 // accepted is the accepted specs file.
@@ -506,9 +506,9 @@ type accepted struct {
 	Tasks   []*levels.Task `json:"tasks"`
 }
 
-// writePrivate replaces a file at once (a reader never sees half of it),
+// WritePrivate replaces a file at once (a reader never sees half of it),
 // readable by this user alone: it says what runs here.
-func writePrivate(name string, data []byte) error {
+func WritePrivate(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func TestTrustSurvivesTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.trustedAll("rush refused", tasks); err != nil {
+	if err := g.TrustedAll("rush refused", tasks); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := g.Store.View(g.Feature)

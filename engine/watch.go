@@ -22,7 +22,7 @@ func BackgroundSync(ctx context.Context, main *gitstore.Store, cfg *config.Confi
 		return nil, err
 	}
 	if cfg.Sync.Arbiter != "" {
-		s.SetArbiter(cfg.Sync.Arbiter, checkCaughtUp)
+		s.SetArbiter(cfg.Sync.Arbiter, CheckCaughtUp)
 	}
 	return &Engine{Ctx: ctx, Store: s, Config: cfg, Now: now, Events: func(Event) {}}, nil
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/rush"
 )
 
 // Cleanup is what `cleanup --json` prints.
@@ -18,12 +18,12 @@ type Cleanup struct {
 }
 
 // CleanupOf is the document of what cleanup removed.
-func CleanupOf(feature string, c *engine.Cleaned) Cleanup {
+func CleanupOf(feature string, c *rush.Cleaned) Cleanup {
 	return Cleanup{feature, nonNil(c.Worktrees), nonNil(c.Branches), c.Staging, nonNil(c.Dirs)}
 }
 
 // CleanupText says in one line what cleanup removed.
-func CleanupText(w io.Writer, feature string, c *engine.Cleaned) {
+func CleanupText(w io.Writer, feature string, c *rush.Cleaned) {
 	var parts []string
 	if n := len(c.Worktrees); n > 0 {
 		parts = append(parts, Plural(n, "worktree"))

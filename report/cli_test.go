@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -38,7 +39,7 @@ func TestWriteTransition(t *testing.T) {
 
 func TestEpicText(t *testing.T) {
 	var buf bytes.Buffer
-	EpicBumpText(&buf, "e", &engine.BumpResult{Epic: &state.Epic{Version: 3}, Review: []string{"a", "b"}})
+	EpicBumpText(&buf, "e", &epic.BumpResult{Epic: &state.Epic{Version: 3}, Review: []string{"a", "b"}})
 	if buf.String() != "epic e is now v3; needs review: a, b\n" {
 		t.Errorf("bump: %q", buf.String())
 	}

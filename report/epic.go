@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -24,7 +25,7 @@ type EpicPlan struct {
 
 // EpicPlanOf is the document of a stored epic plan; warns are the epic
 // file's own warnings, each feature's are in its plan.
-func EpicPlanOf(res *engine.EpicPlanResult, plan *levels.EpicPlan, warns []levels.Problem) EpicPlan {
+func EpicPlanOf(res *epic.PlanResult, plan *levels.EpicPlan, warns []levels.Problem) EpicPlan {
 	out := EpicPlan{Epic: res.Epic.Name, Version: res.Epic.Version, Levels: plan.Levels, Features: []Plan{},
 		Warnings: ProblemsOf(warns), Commit: res.Commit}
 	for _, f := range res.Features {
@@ -35,7 +36,7 @@ func EpicPlanOf(res *engine.EpicPlanResult, plan *levels.EpicPlan, warns []level
 
 // EpicPlanText says what `epic plan` planned, a line a feature, then the
 // epic's order.
-func EpicPlanText(w io.Writer, res *engine.EpicPlanResult, plan *levels.EpicPlan) {
+func EpicPlanText(w io.Writer, res *epic.PlanResult, plan *levels.EpicPlan) {
 	for _, f := range res.Features {
 		fmt.Fprintf(w, "planned %s: %s in %s\n", f.Feature, Plural(f.Tasks, "task"), Plural(len(f.Levels), "level"))
 	}
@@ -75,7 +76,7 @@ type EpicStatus struct {
 }
 
 // EpicStatusOf is the document of an epic's status.
-func EpicStatusOf(st *engine.EpicStatus) EpicStatus {
+func EpicStatusOf(st *epic.Status) EpicStatus {
 	out := EpicStatus{Epic: st.Epic.Name, Version: st.Epic.Version, Complete: st.Complete, Frozen: nonNil(st.Epic.Frozen),
 		Levels: st.Levels, Features: []EpicFeature{}}
 	for _, f := range st.Features {
@@ -100,7 +101,7 @@ func EpicStatusOf(st *engine.EpicStatus) EpicStatus {
 // WriteEpicStatuses prints the status of the epics asked for: as JSON, the
 // one epic named (one) or all of them under "epics"; as text, one after
 // the other.
-func WriteEpicStatuses(w io.Writer, sts []*engine.EpicStatus, asJSON, one bool) error {
+func WriteEpicStatuses(w io.Writer, sts []*epic.Status, asJSON, one bool) error {
 	var all []EpicStatus
 	for _, st := range sts {
 		all = append(all, EpicStatusOf(st))
@@ -170,7 +171,7 @@ func WriteEpicLog(w io.Writer, log []gitstore.Entry, asJSON bool) error {
 
 // WriteEpicDag draws an epic's features, level by level, with their
 // dependencies: format is json, mermaid, dot, or anything else for text.
-func WriteEpicDag(w io.Writer, st *engine.EpicStatus, format string) error {
+func WriteEpicDag(w io.Writer, st *epic.Status, format string) error {
 	switch format {
 	case "json":
 		return WriteJSON(w, EpicStatusOf(st))
@@ -233,7 +234,7 @@ func WriteEpicDag(w io.Writer, st *engine.EpicStatus, format string) error {
 
 // EpicRushText says how each feature of an epic's rush ended, then the
 // rush.
-func EpicRushText(w io.Writer, res *engine.EpicRushResult) {
+func EpicRushText(w io.Writer, res *epic.RushResult) {
 	done := 0
 	for _, f := range res.Features {
 		switch {
@@ -261,7 +262,7 @@ func EpicRushText(w io.Writer, res *engine.EpicRushResult) {
 
 // EpicBumpText says what `epic bump` did: the new version and the
 // features it sent back to review.
-func EpicBumpText(w io.Writer, name string, res *engine.BumpResult) {
+func EpicBumpText(w io.Writer, name string, res *epic.BumpResult) {
 	fmt.Fprintf(w, "epic %s is now v%d", name, res.Epic.Version)
 	if len(res.Review) > 0 {
 		fmt.Fprintf(w, "; needs review: %s", strings.Join(res.Review, ", "))

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/forge/flow"
 	"github.com/git-zerg/git-zerg/printable"
 )
 
@@ -42,20 +43,20 @@ func WriteFeatures(w io.Writer, fs []engine.FeatureSummary, asJSON bool) error {
 
 // Ship is what `ship --json` prints.
 type Ship struct {
-	Feature string           `json:"feature"`
-	Shipped []engine.Shipped `json:"shipped"`
-	Landed  []engine.Shipped `json:"landed"`
-	Waiting []engine.Shipped `json:"waiting"`
-	Refused []string         `json:"refused"`
+	Feature string         `json:"feature"`
+	Shipped []flow.Shipped `json:"shipped"`
+	Landed  []flow.Shipped `json:"landed"`
+	Waiting []flow.Shipped `json:"waiting"`
+	Refused []string       `json:"refused"`
 }
 
 // ShipOf is the document of a ship.
-func ShipOf(res *engine.ShipResult) Ship {
+func ShipOf(res *flow.ShipResult) Ship {
 	return Ship{res.Feature, nonNilOf(res.Shipped), nonNilOf(res.Landed), nonNilOf(res.Waiting), nonNil(res.Refused)}
 }
 
 // ShipText says what ship did, a line a task; the refusals go to refusals.
-func ShipText(w, refusals io.Writer, res *engine.ShipResult) {
+func ShipText(w, refusals io.Writer, res *flow.ShipResult) {
 	for _, s := range res.Landed {
 		fmt.Fprintf(w, "%s done: pull request #%d merged\n", s.Task, s.PR)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/fsck"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/printable"
 )
@@ -31,7 +31,7 @@ type FsckProblem struct {
 }
 
 // FsckOf is the document of the features' replays.
-func FsckOf(rs []*engine.FsckReport) Fsck {
+func FsckOf(rs []*fsck.Report) Fsck {
 	out := Fsck{OK: true, Features: []FsckFeature{}}
 	for _, r := range rs {
 		fj := FsckFeature{Feature: r.Feature, Tip: r.Tip, Commits: r.Commits, Problems: []FsckProblem{}}
@@ -48,7 +48,7 @@ func FsckOf(rs []*engine.FsckReport) Fsck {
 
 // FsckText prints a feature's problems, one a line, or that it has none
 // (on w), and on hints what to do about them.
-func FsckText(w, hints io.Writer, r *engine.FsckReport, asJSON bool) {
+func FsckText(w, hints io.Writer, r *fsck.Report, asJSON bool) {
 	if !asJSON {
 		for _, p := range r.Problems {
 			fmt.Fprintln(w, printable.String(p.String()))

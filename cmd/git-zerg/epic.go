@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/report"
 )
@@ -91,7 +92,7 @@ func runEpicPlan(e *env, file string, force bool) error {
 	if err != nil {
 		return err
 	}
-	plan, errs, warns, err := engine.ReadEpicFile(file)
+	plan, errs, warns, err := epic.ReadFile(file)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func runEpicPlan(e *env, file string, force bool) error {
 	if len(errs) > 0 {
 		return usageErr("invalid epic %s (%s)", file, report.Plural(len(errs), "error"))
 	}
-	res, err := g.PlanEpic(plan, force)
+	res, err := epic.Plan(g, plan, force)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func runEpicStatus(e *env, a []string) error {
 	if err != nil {
 		return err
 	}
-	sts, err := g.EpicStatuses(a...)
+	sts, err := epic.Statuses(g, a...)
 	if err != nil {
 		return err
 	}
@@ -127,12 +128,12 @@ func runEpicBump(e *env, name string, frozen []string, set bool) error {
 	if err != nil {
 		return err
 	}
-	res, err := g.BumpEpic(name, frozen, set)
+	res, err := epic.Bump(g, name, frozen, set)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		st, err := g.StatusOfEpic(name)
+		st, err := epic.StatusOf(g, name)
 		if err != nil {
 			return err
 		}
@@ -147,7 +148,7 @@ func runEpicApprove(e *env, name string, features []string) error {
 	if err != nil {
 		return err
 	}
-	ep, err := g.ApproveEpic(name, features)
+	ep, err := epic.Approve(g, name, features)
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func runEpicLog(e *env, name string) error {
 	if err != nil {
 		return err
 	}
-	log, err := (&engine.Engine{Ctx: e.ctx, Store: s}).EpicLog(name)
+	log, err := epic.Log(&engine.Engine{Ctx: e.ctx, Store: s}, name)
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (e *env) printEpicReview(feature string) {
 	if err != nil {
 		return
 	}
-	if ep, r := engine.EpicReview(s, feature); r != nil {
+	if ep, r := epic.Review(s, feature); r != nil {
 		fmt.Fprintf(e.stdout, "needs review: epic %s is v%d since this feature was done; git zerg epic approve %s %s\n",
 			ep.Name, r.Version, ep.Name, feature)
 	}

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/rush"
 )
 
 func runEpicRush(e *env, o *rushOptions) error {
-	if o.mode == engine.ModeTask {
+	if o.mode == rush.ModeTask {
 		return usageErr("rush --epic: --mode task drives one feature; name it with -f instead")
 	}
 	g, err := e.repoEngine()
@@ -18,7 +19,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 	g.Events = report.EpicEvents(p)
 	interrupts, stop := rushSignals(g, p)
 	defer stop()
-	res, err := g.RushEpic(o.epic, engine.EpicRushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
+	res, err := epic.Rush(g, o.epic, epic.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Interrupt: interrupts})
 	if res != nil {
 		report.EpicRushText(e.stdout, res)
 	}
@@ -30,7 +31,7 @@ func runEpicDag(e *env, name, format string) error {
 	if err != nil {
 		return err
 	}
-	st, err := g.StatusOfEpic(name)
+	st, err := epic.StatusOf(g, name)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/fsck"
 	"github.com/git-zerg/git-zerg/report"
 )
 
@@ -51,7 +52,7 @@ func runFsck(e *env, o *fsckOptions) error {
 		features = []string{f}
 	}
 	g := &engine.Engine{Ctx: e.ctx, Store: s, Now: e.now}
-	rs, err := g.FsckFeatures(features, func(r *engine.FsckReport) { report.FsckText(e.stdout, e.stderr, r, e.json) })
+	rs, err := fsck.Features(g, features, func(r *fsck.Report) { report.FsckText(e.stdout, e.stderr, r, e.json) })
 	if err != nil {
 		return err
 	}
@@ -60,5 +61,5 @@ func runFsck(e *env, o *fsckOptions) error {
 			return err
 		}
 	}
-	return engine.FsckVerdict(rs)
+	return fsck.Verdict(rs)
 }

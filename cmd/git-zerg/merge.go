@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/rush"
 )
 
 type mergeOptions struct{ level int }
@@ -58,7 +59,7 @@ func runMerge(e *env, o *mergeOptions) error {
 		return err
 	}
 	g.Events = report.NewLive(e.stderr, e.errTTY).Event
-	return g.Merge(o.level)
+	return rush.Merge(g, o.level)
 }
 
 func runGates(e *env) error {
@@ -67,5 +68,5 @@ func runGates(e *env) error {
 		return err
 	}
 	g.Events = report.NewLive(e.stderr, e.errTTY).Event
-	return g.RunGates()
+	return rush.RunGates(g)
 }

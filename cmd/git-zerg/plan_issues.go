@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/forge/flow"
 	"github.com/git-zerg/git-zerg/report"
 )
 
@@ -19,17 +20,17 @@ func runPlanFromIssues(e *env, o *planOptions) error {
 	if err != nil {
 		return err
 	}
-	name, err := engine.IssuesFeature(o.name, o.label, o.milestone)
+	name, err := flow.IssuesFeature(o.name, o.label, o.milestone)
 	if err != nil {
 		return err
 	}
 	g := &engine.Engine{Ctx: e.ctx, Store: s, Config: cfg, Feature: name, Now: e.now}
-	plan, probs, warns, err := g.IssueGraph(name, o.label, o.milestone)
+	plan, probs, warns, err := flow.IssueGraph(g, name, o.label, o.milestone)
 	if err != nil {
 		return err
 	}
 	report.ProblemsText(e.stderr, "", probs, warns)
-	if err := engine.IssuesVerdict(name, probs, warns, o.strict); err != nil {
+	if err := flow.IssuesVerdict(name, probs, warns, o.strict); err != nil {
 		return err
 	}
 	if err := e.storePlan(g, plan, o.force, true); err != nil {

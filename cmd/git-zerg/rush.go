@@ -11,6 +11,7 @@ import (
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/rush"
 )
 
 type rushOptions struct {
@@ -59,11 +60,11 @@ func rushCmd(e *env) *cli.Command {
 
 func runRush(e *env, o *rushOptions) error {
 	switch o.mode {
-	case engine.ModeSubprocess, engine.ModeContainer, engine.ModeTask:
+	case rush.ModeSubprocess, rush.ModeContainer, rush.ModeTask:
 	default:
 		return usageErr("rush: unknown mode %q (subprocess, container or task)", o.mode)
 	}
-	if o.remote != "" && (o.epic != "" || o.mode == engine.ModeTask) {
+	if o.remote != "" && (o.epic != "" || o.mode == rush.ModeTask) {
 		return usageErr("rush: --remote runs one feature in subprocess or container mode")
 	}
 	if o.epic != "" {
@@ -76,7 +77,7 @@ func runRush(e *env, o *rushOptions) error {
 	// Before any worker starts: without the hooks, nothing stops a worker
 	// from committing another's locked paths.
 	e.printHooksWarning(e.startHooksWarning(g.Store)())
-	if o.mode == engine.ModeTask {
+	if o.mode == rush.ModeTask {
 		b, err := g.Batch(o.workers)
 		if err != nil {
 			return err
@@ -88,7 +89,7 @@ func runRush(e *env, o *rushOptions) error {
 	g.Events = p.Event
 	interrupts, stop := rushSignals(g, p)
 	defer stop()
-	res, err := g.Rush(engine.RushOptions{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts})
+	res, err := rush.Run(g, rush.Options{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts})
 	if res != nil {
 		if res.Complete {
 			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, report.Plural(res.Tasks, "task"),

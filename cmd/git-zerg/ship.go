@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/forge/flow"
 	"github.com/git-zerg/git-zerg/report"
 )
 
@@ -31,7 +32,7 @@ func runShip(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := g.Ship()
+	res, err := flow.Ship(g)
 	if res != nil && e.json && err == nil {
 		if werr := report.WriteJSON(e.stdout, report.ShipOf(res)); werr != nil {
 			return werr

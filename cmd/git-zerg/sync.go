@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/forge/flow"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
 )
@@ -103,7 +104,7 @@ func runSyncForge(e *env) error {
 	if err != nil {
 		return err
 	}
-	res, err := g.SyncForge()
+	res, err := flow.Sync(g)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package engine
+package rush
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -31,22 +32,22 @@ type Cleaned struct {
 // Cleanup removes the feature's worktrees and worker branches (and with
 // o.State its refs), then the directories made to hold them once they are
 // empty. Work it kept is an error of kind Refused naming it.
-func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
+func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
 	feature, s := g.Feature, g.Store
 	if b, err := os.ReadFile(s.Layout().Rush(feature)); err == nil {
-		var h rushHolder
-		if json.Unmarshal(b, &h) == nil && h.alive(s.Host()) {
-			return nil, refused("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
+		var h engine.RushHolder
+		if json.Unmarshal(b, &h) == nil && h.Alive(s.Host()) {
+			return nil, engine.RefusedError("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
 		}
 		if h.PID > 0 && s.Host().Holds(&state.Worker{Host: h.Host, Instance: h.Instance}) {
 			// A rush killed outright left its workers' groups behind, and
 			// its claims: end those before anything is removed.
-			if err := g.stopDeadRush(&h); err != nil {
+			if err := stopDeadRush(g, &h); err != nil {
 				return nil, err
 			}
 		}
 	}
-	ctx := g.ctx()
+	ctx := g.Context()
 	mgr := g.Manager()
 	if o.State && !o.Force {
 		// --state deletes the refs that keep failed attempts and verified
@@ -60,10 +61,10 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 		} else if !tip.IsZero() {
 			args = append(args, "--not", tip.String())
 		}
-		if n, err := gitOf(s).Line(ctx, args...); err != nil {
+		if n, err := engine.Git(s).Line(ctx, args...); err != nil {
 			return nil, err
 		} else if n != "0" {
-			return nil, &Error{Kind: Refused, What: "cleanup --state refused",
+			return nil, &engine.Error{Kind: engine.Refused, What: "cleanup --state refused",
 				Why:  fmt.Sprintf("%s commits of failed attempts or unmerged work are kept only under %s and %s", n, mgr.Saved[0], mgr.Saved[1]),
 				Hint: "git zerg cleanup --state --force deletes them; git branch NAME REF keeps one"}
 		}
@@ -76,7 +77,7 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 		return nil, err
 	}
 	// Worker branches left without a worktree go too.
-	branches, err := gitOf(s).Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
+	branches, err := engine.Git(s).Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -106,10 +107,10 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 			case rep.Gone:
 				w.Dir = ""
 			case rep.Aside != "":
-				g.note("worktree %s was broken (%s): moved aside to %s, with everything in it, for you to look at", w.Dir, rep.Problem, rep.Aside)
+				g.Note("worktree %s was broken (%s): moved aside to %s, with everything in it, for you to look at", w.Dir, rep.Problem, rep.Aside)
 				w.Dir = ""
 			default:
-				g.note("worktree %s was broken (%s): mended", w.Dir, rep.Problem)
+				g.Note("worktree %s was broken (%s): mended", w.Dir, rep.Problem)
 			}
 		}
 		if w.Dir != "" {
@@ -128,32 +129,32 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 		}
 		if w.Dir != "" {
 			out.Worktrees = append(out.Worktrees, w.Dir)
-			g.note("removed worktree %s", w.Dir)
+			g.Note("removed worktree %s", w.Dir)
 		}
 		out.Branches = append(out.Branches, w.Branch)
-		g.note("deleted branch %s", w.Branch)
+		g.Note("deleted branch %s", w.Branch)
 	}
 	// The gates' scratch checkout holds nothing of anyone's, nor do the
 	// verification checkouts a killed rush left.
 	if staging, err := mgr.RemoveStaging(ctx); err == nil && staging != "" {
 		out.Staging = staging
-		g.note("removed the gates' checkout %s", staging)
+		g.Note("removed the gates' checkout %s", staging)
 	}
 	if dirs, err := mgr.RemoveVerifyCheckouts(ctx); err == nil {
 		for _, d := range dirs {
-			g.note("removed the verification checkout %s", d)
+			g.Note("removed the verification checkout %s", d)
 		}
 	}
-	out.Dirs = g.removeEmptyRoots(mgr.Root)
+	out.Dirs = removeEmptyRoots(g, mgr.Root)
 	for _, d := range out.Dirs {
-		g.note("removed empty directory %s", d)
+		g.Note("removed empty directory %s", d)
 	}
 	if len(kept) > 0 {
-		return nil, &Error{Kind: Refused, What: "cleanup kept work that is not merged", Why: strings.Join(kept, "; "),
+		return nil, &engine.Error{Kind: engine.Refused, What: "cleanup kept work that is not merged", Why: strings.Join(kept, "; "),
 			Hint: "merge or save it, or run git zerg cleanup --force to discard it"}
 	}
 	if o.State {
-		if err := g.DeleteState(); err != nil {
+		if err := DeleteState(g); err != nil {
 			return nil, err
 		}
 	}
@@ -166,7 +167,7 @@ func (g *Engine) Cleanup(o CleanupOptions) (*Cleaned, error) {
 // empty: they were made for the worktrees, and another feature's or
 // repository's worktrees keep them. The main work tree and the directories
 // above it are never removed.
-func (g *Engine) removeEmptyRoots(featureRoot string) []string {
+func removeEmptyRoots(g *engine.Engine, featureRoot string) []string {
 	stop := g.WorktreesRoot()
 	if g.Config == nil || g.Config.Worktrees.Root == "" {
 		stop = filepath.Dir(stop)
@@ -196,11 +197,11 @@ func within(path, dir string) bool {
 
 // DeleteState removes the feature's refs and local files, and the locks
 // its tasks hold.
-func (g *Engine) DeleteState() error {
-	ctx, s, feature := g.ctx(), g.Store, g.Feature
+func DeleteState(g *engine.Engine) error {
+	ctx, s, feature := g.Context(), g.Store, g.Feature
 	// The feature itself gets a tombstone: deleting its ref would not
 	// last, since the next sync with a machine that has it brings it back.
-	err := s.Update(ctx, feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+	err := s.Update(ctx, feature, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		if !tx.Exists() {
 			return nil, nil
 		}
@@ -214,7 +215,7 @@ func (g *Engine) DeleteState() error {
 	if err != nil {
 		return err
 	}
-	err = s.Update(ctx, "", g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+	err = s.Update(ctx, "", g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		locks, err := tx.Locks()
 		if err != nil {
 			return nil, err
@@ -235,13 +236,13 @@ func (g *Engine) DeleteState() error {
 		return err
 	}
 	s.DropCache(feature)
-	for _, p := range []string{trustFile(s, feature), acceptedFile(s, feature),
+	for _, p := range []string{s.Layout().Trusted(feature), s.Layout().Accepted(feature),
 		s.Layout().RunFeature(feature)} {
 		os.RemoveAll(p)
 	}
 	if s.CurrentFeature() == feature {
 		os.Remove(s.Layout().CurrentFeature())
 	}
-	g.note("deleted the state of %s (a tombstone on %s; %d work refs removed)", feature, gitstore.FeatureRef(feature), dropped)
+	g.Note("deleted the state of %s (a tombstone on %s; %d work refs removed)", feature, gitstore.FeatureRef(feature), dropped)
 	return nil
 }

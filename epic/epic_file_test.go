@@ -1,10 +1,12 @@
-package engine
+package epic
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-zerg/git-zerg/engine"
 )
 
 const epicTask = `{"feature": "x", "tasks": [{"id": "T1", "title": "t", "files": {"create": ["%s"]}, "verification": {"command": "true"}}]}`
@@ -35,7 +37,7 @@ func writeEpic(t *testing.T) string {
 
 func TestReadEpicFile(t *testing.T) {
 	file := writeEpic(t)
-	plan, errs, _, err := ReadEpicFile(file)
+	plan, errs, _, err := ReadFile(file)
 	if err != nil || len(errs) > 0 || len(plan.Plans) != 2 || plan.Plans["B"] == nil {
 		t.Fatalf("%v %v %+v", err, errs, plan)
 	}
@@ -43,31 +45,31 @@ func TestReadEpicFile(t *testing.T) {
 	if err := os.Remove(filepath.Join(filepath.Dir(file), "graphs", "b.json")); err != nil {
 		t.Fatal(err)
 	}
-	_, errs, _, err = ReadEpicFile(file)
+	_, errs, _, err = ReadFile(file)
 	if err != nil || len(errs) != 1 || !strings.Contains(errs[0].String(), "no such file") {
 		t.Fatalf("%v %v", err, errs)
 	}
-	_, _, _, err = ReadEpicFile(filepath.Join(t.TempDir(), "none.json"))
-	wantKind(t, err, Usage, "cannot read epic")
-	wantKind(t, err, Usage, "(no such file)")
+	_, _, _, err = ReadFile(filepath.Join(t.TempDir(), "none.json"))
+	wantKind(t, err, engine.Usage, "cannot read epic")
+	wantKind(t, err, engine.Usage, "(no such file)")
 }
 
 func TestEpicStatusesAndLog(t *testing.T) {
 	g, _ := newEngine(t, twoTasks, nil)
 	g.Feature = ""
-	_, err := g.EpicStatuses()
-	wantKind(t, err, Usage, "no epic planned")
-	_, err = g.EpicLog("shop")
-	wantKind(t, err, Usage, `epic "shop" is not planned`)
+	_, err := Statuses(g)
+	wantKind(t, err, engine.Usage, "no epic planned")
+	_, err = Log(g, "shop")
+	wantKind(t, err, engine.Usage, `epic "shop" is not planned`)
 
-	plan, _, _, err := ReadEpicFile(writeEpic(t))
+	plan, _, _, err := ReadFile(writeEpic(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.PlanEpic(plan, false); err != nil {
+	if _, err := Plan(g, plan, false); err != nil {
 		t.Fatal(err)
 	}
-	sts, err := g.EpicStatuses()
+	sts, err := Statuses(g)
 	if err != nil || len(sts) != 1 {
 		t.Fatalf("%v %v", sts, err)
 	}
@@ -75,14 +77,14 @@ func TestEpicStatusesAndLog(t *testing.T) {
 	if st.FeaturesDone() != 0 || st.Feature("B").State != "waiting" || st.Feature("A").State != "ready" || st.Feature("Z").Name != "Z" {
 		t.Fatalf("%+v", st)
 	}
-	log, err := g.EpicLog("shop")
+	log, err := Log(g, "shop")
 	if err != nil || len(log) != 1 || log[0].Message.Op != "epic-plan" {
 		t.Fatalf("%v %+v", err, log)
 	}
-	if ep, r := EpicReview(g.Store, "A"); ep == nil || ep.Name != "shop" || r != nil {
+	if ep, r := Review(g.Store, "A"); ep == nil || ep.Name != "shop" || r != nil {
 		t.Fatalf("review of A: %v %v", ep, r)
 	}
-	if ep, r := EpicReview(g.Store, "f"); ep != nil || r != nil {
+	if ep, r := Review(g.Store, "f"); ep != nil || r != nil {
 		t.Fatalf("a feature of no epic: %v %v", ep, r)
 	}
 }

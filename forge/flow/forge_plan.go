@@ -1,4 +1,4 @@
-package engine
+package flow
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/git-zerg/git-zerg/engine"
 	forgeapi "github.com/git-zerg/git-zerg/forge"
 	"github.com/git-zerg/git-zerg/levels"
 )
@@ -115,12 +116,12 @@ func asParseError(err error, pe *toml.ParseError) bool { return errors.As(err, p
 // IssueGraph builds feature's graph from the open issues with the label and
 // milestone given. It returns the problems of every issue at once; with
 // any, the graph is nil. Warnings are the graph's own.
-func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []IssueProblem, []IssueProblem, error) {
-	c, err := g.Forge()
+func IssueGraph(g *engine.Engine, feature, label, milestone string) (*levels.Plan, []IssueProblem, []IssueProblem, error) {
+	c, err := Client(g)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	issues, err := c.OpenIssues(g.ctx(), label, milestone)
+	issues, err := c.OpenIssues(g.Context(), label, milestone)
 	if err != nil {
 		return nil, nil, nil, forgeErr(err)
 	}
@@ -136,7 +137,7 @@ func (g *Engine) IssueGraph(feature, label, milestone string) (*levels.Plan, []I
 		if len(sel) > 0 {
 			what += " with " + strings.Join(sel, " and ")
 		}
-		return nil, nil, nil, &Error{Kind: Usage, What: what, Why: "nothing to plan"}
+		return nil, nil, nil, &engine.Error{Kind: engine.Usage, What: what, Why: "nothing to plan"}
 	}
 	open := map[int]bool{}
 	for _, i := range issues {
@@ -227,10 +228,10 @@ const maxDepLookups = 100
 
 // dependencyStates is what the forge says of each issue in nums, by
 // number; an issue that does not exist is absent.
-func dependencyStates(g *Engine, c *forgeapi.Client, nums []int) (map[int]forgeapi.Issue, error) {
+func dependencyStates(g *engine.Engine, c *forgeapi.Client, nums []int) (map[int]forgeapi.Issue, error) {
 	out := map[int]forgeapi.Issue{}
 	if len(nums) > maxDepLookups {
-		all, err := c.AllIssues(g.ctx())
+		all, err := c.AllIssues(g.Context())
 		if err != nil {
 			return nil, forgeErr(err)
 		}
@@ -246,7 +247,7 @@ func dependencyStates(g *Engine, c *forgeapi.Client, nums []int) (map[int]forgea
 		return out, nil
 	}
 	for _, n := range nums {
-		is, err := c.Issue(g.ctx(), n)
+		is, err := c.Issue(g.Context(), n)
 		var fe *forgeapi.Error
 		switch {
 		case err == nil:
@@ -300,19 +301,19 @@ func IssuesFeature(name, label, milestone string) (string, error) {
 		}
 	}
 	if name == "" {
-		return "", usageErr("plan --from-issues: name the feature (plan --from-issues FEATURE, or --label / --milestone)")
+		return "", engine.UsageError("plan --from-issues: name the feature (plan --from-issues FEATURE, or --label / --milestone)")
 	}
-	return name, CheckFeatureName(name)
+	return name, engine.CheckFeatureName(name)
 }
 
 // IssuesVerdict refuses a graph built from issues that have problems, or
 // warnings under strict: nothing is planned then.
 func IssuesVerdict(name string, probs, warns []IssueProblem, strict bool) error {
 	if len(probs) > 0 {
-		return usageErr("cannot plan %s from issues (%s)", name, Plural(len(probs), "problem"))
+		return engine.UsageError("cannot plan %s from issues (%s)", name, engine.Plural(len(probs), "problem"))
 	}
 	if strict && len(warns) > 0 {
-		return usageErr("cannot plan %s from issues (%s under --strict)", name, Plural(len(warns), "warning"))
+		return engine.UsageError("cannot plan %s from issues (%s under --strict)", name, engine.Plural(len(warns), "warning"))
 	}
 	return nil
 }

@@ -1,27 +1,33 @@
-package engine
+// Package flow is what git-zerg does with a forge: plan a feature from
+// its issues, ship verified work for review as pull requests, land those
+// merged, and follow issues closed or reopened there. It asks the forge
+// through package forge, which knows nothing of git-zerg's state, and
+// records each transition through the engine (Engine.RecordShip and the
+// like), whose gates decide what the answers allow.
+package flow
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine"
 	forgeapi "github.com/git-zerg/git-zerg/forge"
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// The forge side of the engine: which forge repository a feature's issues
-// and pull requests live in, and its failures said as engine errors.
+// Which forge repository a feature's issues and pull requests live in,
+// and its failures said as engine errors.
 
 // ForgeRepo is the repository the configuration names (forge.repo), else
 // the one the remote's URL names; ok is false when neither does.
-func (g *Engine) ForgeRepo() (repo forgeapi.Repo, ok bool, err error) {
+func ForgeRepo(g *engine.Engine) (repo forgeapi.Repo, ok bool, err error) {
 	if g.Config != nil && g.Config.Forge.Repo != "" {
 		r, err := forgeapi.ParseRepo(g.Config.Forge.Repo)
 		return r, err == nil, err
 	}
-	remote := g.remote()
-	u, err := gitOf(g.Store).Line(g.ctx(), "remote", "get-url", "--", remote)
+	remote := forgeRemote(g)
+	u, err := engine.Git(g.Store).Line(g.Context(), "remote", "get-url", "--", remote)
 	if err != nil || u == "" {
 		return forgeapi.Repo{}, false, nil
 	}
@@ -32,24 +38,24 @@ func (g *Engine) ForgeRepo() (repo forgeapi.Repo, ok bool, err error) {
 	return r, true, nil
 }
 
-func (g *Engine) remote() string {
+func forgeRemote(g *engine.Engine) string {
 	if g.Config != nil && g.Config.Sync.Remote != "" {
 		return g.Config.Sync.Remote
 	}
 	return "origin"
 }
 
-// Forge is the client of the feature's forge repository. A command that
+// Client is the client of the feature's forge repository. A command that
 // needs the forge when none is configured gets a usage error: nothing was
 // asked of anyone, and nothing is written.
-func (g *Engine) Forge() (*forgeapi.Client, error) {
-	repo, ok, err := g.ForgeRepo()
+func Client(g *engine.Engine) (*forgeapi.Client, error) {
+	repo, ok, err := ForgeRepo(g)
 	if err != nil {
-		return nil, &Error{Kind: Usage, What: "bad forge.repo", Why: err.Error()}
+		return nil, &engine.Error{Kind: engine.Usage, What: "bad forge.repo", Why: err.Error()}
 	}
 	if !ok {
-		return nil, &Error{Kind: Usage, What: "no forge configured",
-			Why:  fmt.Sprintf("forge.repo is not set and the URL of remote %s names no forge repository", g.remote()),
+		return nil, &engine.Error{Kind: engine.Usage, What: "no forge configured",
+			Why:  fmt.Sprintf("forge.repo is not set and the URL of remote %s names no forge repository", forgeRemote(g)),
 			Hint: `set [forge] repo = "owner/name" in .zerg/config.toml`}
 	}
 	api := ""
@@ -58,24 +64,9 @@ func (g *Engine) Forge() (*forgeapi.Client, error) {
 	}
 	c, err := forgeapi.New(forgeapi.Options{Repo: repo, API: api, Token: forgeapi.Token()})
 	if err != nil {
-		return nil, &Error{Kind: Usage, What: "bad forge.api", Why: err.Error()}
+		return nil, &engine.Error{Kind: engine.Usage, What: "bad forge.api", Why: err.Error()}
 	}
 	return c, nil
-}
-
-// withheld is what a command git-zerg does not trust (a worker, a
-// verification, a gate, a worktree's setup) does not get of the
-// environment: the forge credentials, but those the configuration passes
-// through. With them a worker could push, merge or open pull requests as
-// the user, outside every check.
-func withheld(pass []string) []string {
-	var out []string
-	for _, name := range forgeapi.CredentialVars {
-		if !slices.Contains(pass, name) {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // forgeErr says a forge failure as one line; the request failed, nothing
@@ -83,7 +74,7 @@ func withheld(pass []string) []string {
 func forgeErr(err error) error {
 	var fe *forgeapi.Error
 	if errors.As(err, &fe) {
-		return &Error{Kind: Failed, What: "forge: " + fe.Error()}
+		return &engine.Error{Kind: engine.Failed, What: "forge: " + fe.Error()}
 	}
 	return err
 }
@@ -99,8 +90,8 @@ func closesLines(issues []int) string {
 
 // forgeTasks is the forge's client and the feature's tasks, what every
 // command that reconciles the two starts from.
-func (g *Engine) forgeTasks() (*forgeapi.Client, []*state.Task, error) {
-	c, err := g.Forge()
+func forgeTasks(g *engine.Engine) (*forgeapi.Client, []*state.Task, error) {
+	c, err := Client(g)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +100,7 @@ func (g *Engine) forgeTasks() (*forgeapi.Client, []*state.Task, error) {
 		return nil, nil, err
 	}
 	if !tx.Exists() {
-		return nil, nil, notPlanned(g.Feature)
+		return nil, nil, engine.NotPlanned(g.Feature)
 	}
 	tasks, err := tx.Tasks()
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package rush
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -19,12 +20,12 @@ func TestStagingGuard(t *testing.T) {
 	cfg := config.Default()
 	cfg.Workers.Command = `echo "$ZERG_TASK" > "$(echo "$ZERG_TASK" | tr AB ab).txt"`
 	g, _ := newEngine(t, twoTasks, cfg)
-	if _, err := g.Rush(RushOptions{Workers: 2, Mode: ModeSubprocess}); err != nil {
+	if _, err := Run(g, Options{Workers: 2, Mode: ModeSubprocess}); err != nil {
 		t.Fatalf("rush: %v", err)
 	}
 	var notes []string
-	g.Events = func(ev Event) {
-		if ev.Type == EvNote {
+	g.Events = func(ev engine.Event) {
+		if ev.Type == engine.EvNote {
 			notes = append(notes, ev.Text)
 		}
 	}
@@ -48,7 +49,7 @@ func TestStagingGuard(t *testing.T) {
 	ensure := func(want, why string) {
 		t.Helper()
 		notes = nil
-		got, err := mgr.EnsureStaging(g.ctx(), "")
+		got, err := mgr.EnsureStaging(g.Context(), "")
 		if err != nil {
 			t.Fatalf("%s: %v", why, err)
 		}
@@ -70,7 +71,7 @@ func TestStagingGuard(t *testing.T) {
 	evil := run(t, dir, "git", "commit-tree", evilTree, "-p", level1, "-p", workB, "-m", "merge B into staging")
 	put(evil, level1)
 	ensure(level1, "an evil merge")
-	if len(notes) != 1 || !strings.Contains(notes[0], "moved outside git-zerg to "+ShortHash(evil)) {
+	if len(notes) != 1 || !strings.Contains(notes[0], "moved outside git-zerg to "+engine.ShortHash(evil)) {
 		t.Errorf("notes: %q", notes)
 	}
 	if kept := run(t, dir, "git", "for-each-ref", "--format=%(objectname)", "refs/zerg/attempts/f/staging/"); !strings.Contains(kept, evil) {
@@ -86,7 +87,7 @@ func TestStagingGuard(t *testing.T) {
 
 	// From a remote: refused, nothing moved.
 	put(level1, level1)
-	err := mgr.SetStaging(g.ctx(), evil, level1)
+	err := mgr.SetStaging(g.Context(), evil, level1)
 	var fe *worktree.ForeignError
 	if !errors.As(err, &fe) || !errors.Is(err, worktree.ErrForeignStaging) || fe.Found != evil {
 		t.Fatalf("SetStaging of a foreign remote tip: %v", err)
@@ -94,7 +95,7 @@ func TestStagingGuard(t *testing.T) {
 	if now := run(t, dir, "git", "rev-parse", ref); now != level1 {
 		t.Fatalf("staging moved to %s", now)
 	}
-	if err := mgr.SetStaging(g.ctx(), full, level1); err != nil {
+	if err := mgr.SetStaging(g.Context(), full, level1); err != nil {
 		t.Fatalf("SetStaging of another host's merge: %v", err)
 	}
 
@@ -104,12 +105,12 @@ func TestStagingGuard(t *testing.T) {
 	fullTree := run(t, dir, "git", "rev-parse", full+"^{tree}")
 	mine := run(t, dir, "git", "commit-tree", fullTree, "-p", level1, "-p", workB, "-m", "merge B into staging (this host)")
 	put(mine, mine)
-	if err := mgr.SetStaging(g.ctx(), full, mine); err != nil {
+	if err := mgr.SetStaging(g.Context(), full, mine); err != nil {
 		t.Fatalf("SetStaging after a lost merge race: %v", err)
 	}
 	// But not when the remote's line holds a foreign commit.
 	put(mine, mine)
-	if err := mgr.SetStaging(g.ctx(), evil, mine); !errors.Is(err, worktree.ErrForeignStaging) {
+	if err := mgr.SetStaging(g.Context(), evil, mine); !errors.Is(err, worktree.ErrForeignStaging) {
 		t.Fatalf("SetStaging of an evil merge after a lost race: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package rush
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/proc"
@@ -17,7 +18,7 @@ import (
 // Merge merges the verified work of level (0: every level) into staging,
 // then runs the quality gates on the result. A conflict or a failed
 // required gate is an error of kind Failed.
-func (g *Engine) Merge(level int) error {
+func Merge(g *engine.Engine, level int) error {
 	tx, err := g.View()
 	if err != nil {
 		return err
@@ -29,7 +30,7 @@ func (g *Engine) Merge(level int) error {
 	if meta, err := tx.Meta(); err != nil {
 		return err
 	} else if level > len(meta.Levels) {
-		return usageErr("merge: feature %s has %s", g.Feature, Plural(len(meta.Levels), "level"))
+		return engine.UsageError("merge: feature %s has %s", g.Feature, engine.Plural(len(meta.Levels), "level"))
 	}
 	var pins []worktree.Pin
 	for _, t := range tasks {
@@ -38,19 +39,19 @@ func (g *Engine) Merge(level int) error {
 		}
 	}
 	mgr := g.Manager()
-	if _, err := mgr.EnsureStaging(g.ctx(), ""); errors.Is(err, worktree.ErrNoStaging) || err != nil && len(pins) == 0 {
-		head, herr := HeadCommit(g.Store)
+	if _, err := mgr.EnsureStaging(g.Context(), ""); errors.Is(err, worktree.ErrNoStaging) || err != nil && len(pins) == 0 {
+		head, herr := engine.HeadCommit(g.Store)
 		if herr != nil {
 			return herr
 		}
-		if _, err := mgr.EnsureStaging(g.ctx(), head); err != nil {
+		if _, err := mgr.EnsureStaging(g.Context(), head); err != nil {
 			return err
 		}
 	}
 	if len(pins) == 0 {
-		g.note("nothing verified to merge")
+		g.Note("nothing verified to merge")
 	} else {
-		stop, err := g.mergePins(mgr, pins)
+		stop, err := mergePins(g, mgr, pins)
 		if err != nil || stop != nil {
 			if stop != nil {
 				return stop
@@ -58,7 +59,7 @@ func (g *Engine) Merge(level int) error {
 			return err
 		}
 	}
-	stop, err := g.runQualityGates(mgr, false)
+	stop, err := runQualityGates(g, mgr, false)
 	if err != nil {
 		return err
 	}
@@ -67,11 +68,11 @@ func (g *Engine) Merge(level int) error {
 
 // RunGates runs the quality gates on staging (a tree that passed them is
 // not gated again).
-func (g *Engine) RunGates() error {
+func RunGates(g *engine.Engine) error {
 	if _, err := g.View(); err != nil {
 		return err
 	}
-	stop, err := g.runQualityGates(g.Manager(), false)
+	stop, err := runQualityGates(g, g.Manager(), false)
 	if err != nil {
 		return err
 	}
@@ -81,154 +82,64 @@ func (g *Engine) RunGates() error {
 // mergePins merges verified work into staging, then records verified →
 // done for what merged. A conflict blocks the task that did not merge and
 // stops (exit 1) naming the files; staging does not move.
-func (g *Engine) mergePins(mgr *worktree.Manager, pins []worktree.Pin) (stop error, err error) {
-	res, stop, err := g.mergeOnly(mgr, pins)
+func mergePins(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) (stop error, err error) {
+	res, stop, err := mergeOnly(g, mgr, pins)
 	if stop != nil || err != nil {
 		return stop, err
 	}
-	return nil, g.recordMerged(pins, append(append([]string(nil), res.Merged...), res.Skipped...), res.Tip)
+	return nil, g.RecordMerged(pins, append(append([]string(nil), res.Merged...), res.Skipped...), res.Tip)
 }
 
 // mergeOnly merges verified work into the local staging branch and
 // records nothing but a conflict (the task that did not merge is blocked,
 // and stop names the files).
-func (g *Engine) mergeOnly(mgr *worktree.Manager, pins []worktree.Pin) (res worktree.MergeResult, stop error, err error) {
-	s, feature, policy := g.Store, g.Feature, g.Policy()
-	if stop, err := g.refuseFrozen(pins); stop != nil || err != nil {
+func mergeOnly(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) (res worktree.MergeResult, stop error, err error) {
+	s := g.Store
+	if stop, err := g.RefuseFrozen(pins); stop != nil || err != nil {
 		return res, stop, err
 	}
-	if pins, err = g.reverified(pins); err != nil {
+	if pins, err = g.Reverified(pins); err != nil {
 		return res, nil, err
 	}
 	if len(pins) == 0 {
 		// Nothing left to merge: staging stays where it is.
-		tip, err := mgr.EnsureStaging(g.ctx(), "")
+		tip, err := mgr.EnsureStaging(g.Context(), "")
 		if err != nil {
 			return res, nil, err
 		}
 		tree, err := s.TreeOf(tip)
 		return worktree.MergeResult{Old: tip, Tip: tip, Tree: tree}, nil, err
 	}
-	res, err = g.fastMerge(mgr, pins)
+	res, err = fastMerge(g, mgr, pins)
 	if errors.Is(err, gitstore.ErrNotDisjoint) {
 		// From the tip the guard let through, not wherever staging is
 		// now: a move since is refused (ErrStagingMoved).
-		res, err = mgr.Merge(g.ctx(), res.Old, pins)
+		res, err = mgr.Merge(g.Context(), res.Old, pins)
 	}
 	if err != nil {
 		return res, nil, err
 	}
 	if c := res.Conflict; c != nil {
 		reason := "merge conflict in " + strings.Join(c.Files, ", ")
-		err := s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-			if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
-				return nil, err
-			}
-			x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
-			t, err := tx.Task(c.Task)
-			if err != nil {
-				return nil, err
-			}
-			if t.Status != state.Verified {
-				return nil, nil
-			}
-			t = t.Clone()
-			t.Record(x.event(state.OpMerge, state.Blocked, t.Worker, reason, c.Commit))
-			t.Reason = reason
-			if err := x.releaseLocks(t); err != nil {
-				return nil, err
-			}
-			return &gitstore.Message{Subject: fmt.Sprintf("merge %s: conflict", t.ID()), Op: state.OpMerge, Task: t.ID(),
-				From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
-		})
-		if err != nil {
+		if err := g.BlockConflict(c.Task, c.Commit, reason); err != nil {
 			return res, nil, err
 		}
-		g.transition(c.Task, "blocked: "+reason)
-		return res, failed(fmt.Sprintf("merge of %s into staging conflicts", c.Task), strings.Join(c.Files, ", ")), nil
+		return res, engine.FailedError(fmt.Sprintf("merge of %s into staging conflicts", c.Task), strings.Join(c.Files, ", ")), nil
 	}
 	return res, nil, nil
 }
 
-// recordMerged records verified → done for the tasks of merged whose pin
-// is in pins, now in staging at tip.
-func (g *Engine) recordMerged(pins []worktree.Pin, merged []string, tip string) error {
-	_, err := g.recordMergedPushing(pins, merged, tip, nil)
-	return err
-}
-
-// recordMergedPushing is recordMerged whose push to the arbiter also moves
-// the staging there (also, when set): pushed says it did. The caller
-// handles review mode, which records nothing.
-func (g *Engine) recordMergedPushing(pins []worktree.Pin, merged []string, tip string, also *gitstore.RefMove) (pushed bool, err error) {
-	s, feature, policy := g.Store, g.Feature, g.Policy()
-	if g.reviewMode() != "" {
-		// Under review a task is done only once its pull request is merged
-		// (ship, sync --forge): staging has its work, the task stays
-		// verified, and what depends on it waits.
-		g.note("%s merged into staging, verified: done once reviewed (git zerg ship)", strings.Join(merged, ", "))
-		return false, nil
-	}
-	var ids []string
-	var last *gitstore.Tx
-	err = s.Update(g.ctx(), feature, g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		last = tx
-		if also != nil {
-			tx.PushAlso(*also)
-		}
-		if err := CheckStateAt(g.ctx(), s, feature, tx.Tip()); err != nil {
-			return nil, err
-		}
-		x := &txn{tx: tx, now: g.now().UTC(), policy: policy}
-		ids = nil
-		for _, id := range merged {
-			t, err := tx.Task(id)
-			if err != nil {
-				return nil, err
-			}
-			// Facts, not trust: the pinned commit must be in staging now.
-			if t.Status != state.Verified || !containsPin(pins, id, t.Commit) {
-				continue
-			}
-			t = t.Clone()
-			t.Record(x.event(state.OpMerge, state.Done, t.Worker, "", t.Commit))
-			tx.SetRef(pinRef(feature, id), "") // reachable from staging now
-			if err := x.releaseLocks(t); err != nil {
-				return nil, err
-			}
-			if err := tx.Put(t); err != nil {
-				return nil, err
-			}
-			ids = append(ids, id)
-		}
-		if len(ids) == 0 {
-			return nil, nil
-		}
-		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), ShortHash(tip)),
-			Op: state.OpMerge, Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
-	})
-	if err != nil {
-		return false, err
-	}
-	// Only what this call recorded: another host may have recorded the
-	// rest.
-	for _, id := range ids {
-		g.transition(id, "done (merged into staging "+ShortHash(tip)+")")
-	}
-	return last != nil && last.Pushed(), nil
-}
-
 // fastMerge merges a level's work in-process when it is what a level's
 // work normally is: disjoint changes, all started from the staging tip.
-func (g *Engine) fastMerge(mgr *worktree.Manager, pins []worktree.Pin) (worktree.MergeResult, error) {
+func fastMerge(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) (worktree.MergeResult, error) {
 	s, feature := g.Store, g.Feature
 	var res worktree.MergeResult
-	tip, err := mgr.EnsureStaging(g.ctx(), "")
+	tip, err := mgr.EnsureStaging(g.Context(), "")
 	if err != nil {
 		return res, err
 	}
 	res.Old = tip
-	if err := mgr.StagingFree(g.ctx()); err != nil {
+	if err := mgr.StagingFree(g.Context()); err != nil {
 		return res, err
 	}
 	tx, err := s.View(feature)
@@ -244,7 +155,7 @@ func (g *Engine) fastMerge(mgr *worktree.Manager, pins []worktree.Pin) (worktree
 		fp = append(fp, gitstore.Pin{Task: p.Task, Commit: p.Commit, Base: t.Base})
 	}
 	name, email := worktree.IdentityName, worktree.IdentityEmail
-	newTip, tree, err := s.MergeDisjoint(g.ctx(), mgr.StagingRef(), tip, fp, gitstore.Signature(name, email, g.now()))
+	newTip, tree, err := s.MergeDisjoint(g.Context(), mgr.StagingRef(), tip, fp, gitstore.Signature(name, email, g.Time()))
 	if err != nil {
 		return res, err
 	}
@@ -260,15 +171,6 @@ func (g *Engine) fastMerge(mgr *worktree.Manager, pins []worktree.Pin) (worktree
 		}
 	}
 	return res, nil
-}
-
-func containsPin(pins []worktree.Pin, id, commit string) bool {
-	for _, p := range pins {
-		if p.Task == id && (p.Commit == commit || strings.HasPrefix(commit, p.Commit)) {
-			return true
-		}
-	}
-	return false
 }
 
 // gatesRef records that the quality gates passed on a tree: the pre-push
@@ -299,9 +201,9 @@ func passedHere(s *gitstore.Store, tree, set string) bool {
 // tree already passed them (ZERG re-ran gates 15–30 times a rush; a tree
 // that passed never needs them again). quiet leaves out the note that it
 // did.
-func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error, err error) {
+func runQualityGates(g *engine.Engine, mgr *worktree.Manager, quiet bool) (stop error, err error) {
 	s, cfg := g.Store, g.Config
-	tip, err := mgr.EnsureStaging(g.ctx(), "")
+	tip, err := mgr.EnsureStaging(g.Context(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -312,13 +214,13 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 	set := gateSet(cfg.Gates)
 	if passedHere(s, tree, set) {
 		if !quiet && len(cfg.Gates) > 0 {
-			g.note("gates: tree %s already passed", ShortHash(tree))
+			g.Note("gates: tree %s already passed", engine.ShortHash(tree))
 		}
 		return nil, nil
 	}
 	var results, failedGates []string
 	if len(cfg.Gates) > 0 {
-		dir, err := mgr.StagingWorktree(g.ctx())
+		dir, err := mgr.StagingWorktree(g.Context())
 		if err != nil {
 			return nil, err
 		}
@@ -327,14 +229,14 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 			if timeout == 0 {
 				timeout = time.Duration(cfg.Workers.Timeout)
 			}
-			res, err := proc.Run(g.procCtx(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
-				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}, Unset: withheld(gate.PassEnv)})
+			res, err := proc.Run(g.RunContext(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
+				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}, Unset: engine.Withheld(gate.PassEnv)})
 			if err != nil {
 				return nil, err
 			}
 			if res.Interrupted {
 				// Nothing is recorded: the tree was not judged.
-				return &Error{Kind: Interrupted, What: "interrupted while gate " + gate.Name + " ran", Why: "no gate result recorded",
+				return &engine.Error{Kind: engine.Interrupted, What: "interrupted while gate " + gate.Name + " ran", Why: "no gate result recorded",
 					Hint: "git zerg gates run, or git zerg rush --resume, runs the gates again"}, nil
 			}
 			verdict := "passed"
@@ -349,7 +251,7 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 				req = " (optional)"
 			}
 			took := res.Duration.Round(time.Millisecond)
-			g.note("gate %s%s %s in %s", gate.Name, req, verdict, took)
+			g.Note("gate %s%s %s in %s", gate.Name, req, verdict, took)
 			results = append(results, fmt.Sprintf("Zerg-Gate: %s%s %s in %s", gate.Name, req, verdict, took))
 			if verdict != "passed" && gate.Required {
 				failedGates = append(failedGates, gate.Name)
@@ -364,7 +266,7 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 	if err != nil {
 		return nil, err
 	}
-	sig := gitstore.Signature(worktree.IdentityName, worktree.IdentityEmail, g.now())
+	sig := gitstore.Signature(worktree.IdentityName, worktree.IdentityEmail, g.Time())
 	record, err := s.CommitTree(tree, []string{tip}, msg, sig)
 	if err != nil {
 		return nil, err
@@ -372,16 +274,16 @@ func (g *Engine) runQualityGates(mgr *worktree.Manager, quiet bool) (stop error,
 	if len(failedGates) > 0 {
 		// A pass under another gate set no longer holds: the hook must
 		// refuse this tree until it passes these gates.
-		if err := s.DeleteRef(g.ctx(), gatesRef(tree)); err != nil {
+		if err := s.DeleteRef(g.Context(), gatesRef(tree)); err != nil {
 			return nil, err
 		}
-		if err := s.SetRef(g.ctx(), gatesFailedRef(tree), record); err != nil {
+		if err := s.SetRef(g.Context(), gatesFailedRef(tree), record); err != nil {
 			return nil, err
 		}
-		return failed("quality gates failed on staging "+ShortHash(tip), strings.Join(failedGates, ", ")), nil
+		return engine.FailedError("quality gates failed on staging "+engine.ShortHash(tip), strings.Join(failedGates, ", ")), nil
 	}
-	if err := s.SetRef(g.ctx(), gatesRef(tree), record); err != nil {
+	if err := s.SetRef(g.Context(), gatesRef(tree), record); err != nil {
 		return nil, err
 	}
-	return nil, s.DeleteRef(g.ctx(), gatesFailedRef(tree))
+	return nil, s.DeleteRef(g.Context(), gatesFailedRef(tree))
 }

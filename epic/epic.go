@@ -1,4 +1,8 @@
-package engine
+// Package epic runs epics: features ordered by their dependencies, each
+// rushed (package rush) once those it depends on are complete, from their
+// staging. The frozen paths of an epic are read by the engine itself,
+// since a done and a claim are judged on them.
+package epic
 
 import (
 	"encoding/json"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -20,10 +25,10 @@ import (
 
 // forFeature is the engine of one feature of the epic, on a store of its
 // own: feature rushes run side by side, and a rush marks its store.
-func (g *Engine) forFeature(feature string, ownStore bool) (*Engine, error) {
-	sub := &Engine{Ctx: g.Ctx, Store: g.Store, Config: g.Config, Feature: feature, Now: g.Now, Events: g.Events}
+func forFeature(g *engine.Engine, feature string, ownStore bool) (*engine.Engine, error) {
+	sub := &engine.Engine{Ctx: g.Ctx, Store: g.Store, Config: g.Config, Feature: feature, Now: g.Now, Events: g.Events}
 	if ownStore {
-		s, err := g.Store.Reopen(g.ctx())
+		s, err := g.Store.Reopen(g.Context())
 		if err != nil {
 			return nil, err
 		}
@@ -32,30 +37,30 @@ func (g *Engine) forFeature(feature string, ownStore bool) (*Engine, error) {
 	return sub, nil
 }
 
-// ReadEpic reads a stored epic (kind Usage when there is none).
-func (g *Engine) ReadEpic(name string) (*state.Epic, plumbing.Hash, error) {
+// Read reads a stored epic (kind Usage when there is none).
+func Read(g *engine.Engine, name string) (*state.Epic, plumbing.Hash, error) {
 	e, tip, err := g.Store.Epic(name)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, tip, &Error{Kind: Usage, What: fmt.Sprintf("epic %q is not planned", name), Hint: "git zerg epic status lists the planned ones"}
+		return nil, tip, &engine.Error{Kind: engine.Usage, What: fmt.Sprintf("epic %q is not planned", name), Hint: "git zerg epic status lists the planned ones"}
 	}
 	return e, tip, err
 }
 
-// EpicPlanResult is what planning an epic stored.
-type EpicPlanResult struct {
+// PlanResult is what planning an epic stored.
+type PlanResult struct {
 	Epic     *state.Epic
-	Features []*PlanResult
+	Features []*engine.PlanResult
 	Commit   string
 }
 
-// PlanEpic stores a valid epic under refs/zerg/epics/<name> and plans each
+// Plan stores a valid epic under refs/zerg/epics/<name> and plans each
 // of its features. Everything that would refuse it is asked first, so a
 // refusal writes nothing: a planned epic or feature (unless force), a
 // feature that another epic holds.
-func (g *Engine) PlanEpic(p *levels.EpicPlan, force bool) (*EpicPlanResult, error) {
+func Plan(g *engine.Engine, p *levels.EpicPlan, force bool) (*PlanResult, error) {
 	s, ep := g.Store, p.Epic
 	if _, _, err := s.Epic(ep.Name); err == nil && !force {
-		return nil, &Error{Kind: Refused, What: fmt.Sprintf("epic %q is already planned", ep.Name),
+		return nil, &engine.Error{Kind: engine.Refused, What: fmt.Sprintf("epic %q is already planned", ep.Name),
 			Hint: "git zerg epic plan --force replaces it and its features (their history stays in git zerg log)"}
 	} else if err != nil && !errors.Is(err, gitstore.ErrNotFound) {
 		return nil, err
@@ -80,10 +85,10 @@ func (g *Engine) PlanEpic(p *levels.EpicPlan, force bool) (*EpicPlanResult, erro
 		}
 	}
 	if len(held) > 0 {
-		return nil, &Error{Kind: Refused, What: "epic plan refused", Why: "features of another epic: " + strings.Join(held, ", ")}
+		return nil, &engine.Error{Kind: engine.Refused, What: "epic plan refused", Why: "features of another epic: " + strings.Join(held, ", ")}
 	}
 	if len(clash) > 0 {
-		return nil, &Error{Kind: Refused, What: "epic plan refused", Why: "already planned: " + strings.Join(clash, ", "),
+		return nil, &engine.Error{Kind: engine.Refused, What: "epic plan refused", Why: "already planned: " + strings.Join(clash, ", "),
 			Hint: "git zerg epic plan --force replaces them (their history stays in git zerg log)"}
 	}
 	stored := &state.Epic{Name: ep.Name, Version: ep.Version, Frozen: append([]string{}, ep.Frozen...)}
@@ -91,17 +96,17 @@ func (g *Engine) PlanEpic(p *levels.EpicPlan, force bool) (*EpicPlanResult, erro
 		stored.Features = append(stored.Features, state.EpicFeature{Name: f.Name, Graph: f.Graph,
 			Dependencies: f.Dependencies, SoftDependencies: f.SoftDependencies})
 	}
-	res := &EpicPlanResult{Epic: stored}
+	res := &PlanResult{Epic: stored}
 	for _, f := range ep.Features {
-		sub, _ := g.forFeature(f.Name, false)
+		sub, _ := forFeature(g, f.Name, false)
 		r, err := sub.Plan(p.Plans[f.Name], force)
 		if err != nil {
 			return nil, err
 		}
 		res.Features = append(res.Features, r)
 	}
-	subject := fmt.Sprintf("epic plan %s v%d: %s", ep.Name, ep.Version, Plural(len(ep.Features), "feature"))
-	tip, err := s.SaveEpic(g.ctx(), stored, plumbing.ZeroHash, force, subject, state.OpEpicPlan, g.now().UTC())
+	subject := fmt.Sprintf("epic plan %s v%d: %s", ep.Name, ep.Version, engine.Plural(len(ep.Features), "feature"))
+	tip, err := s.SaveEpic(g.Context(), stored, plumbing.ZeroHash, force, subject, state.OpEpicPlan, g.Time().UTC())
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +116,7 @@ func (g *Engine) PlanEpic(p *levels.EpicPlan, force bool) (*EpicPlanResult, erro
 
 // FeatureComplete reports whether every task of the feature is done; a
 // feature that is not planned is not.
-func (g *Engine) FeatureComplete(feature string) (bool, []*state.Task, error) {
+func FeatureComplete(g *engine.Engine, feature string) (bool, []*state.Task, error) {
 	tx, err := g.Store.View(feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return false, nil, nil
@@ -123,11 +128,11 @@ func (g *Engine) FeatureComplete(feature string) (bool, []*state.Task, error) {
 	if err != nil {
 		return false, nil, err
 	}
-	return CountStatuses(tasks)[string(state.Done)] == len(tasks), tasks, nil
+	return engine.CountStatuses(tasks)[string(state.Done)] == len(tasks), tasks, nil
 }
 
-// EpicFeatureStatus is how far one feature of an epic got.
-type EpicFeatureStatus struct {
+// FeatureStatus is how far one feature of an epic got.
+type FeatureStatus struct {
 	state.EpicFeature
 	Level int
 	// State: done, running (a rush runs it now), started, blocked,
@@ -142,21 +147,21 @@ type EpicFeatureStatus struct {
 	Staging string
 }
 
-// EpicStatus is an epic's progress.
-type EpicStatus struct {
+// Status is an epic's progress.
+type Status struct {
 	Epic     *state.Epic
 	Levels   [][]string
-	Features []EpicFeatureStatus
+	Features []FeatureStatus
 	Complete bool
 }
 
-// StatusOfEpic reads the progress of each feature of the epic.
-func (g *Engine) StatusOfEpic(name string) (*EpicStatus, error) {
-	ep, _, err := g.ReadEpic(name)
+// StatusOf reads the progress of each feature of the epic.
+func StatusOf(g *engine.Engine, name string) (*Status, error) {
+	ep, _, err := Read(g, name)
 	if err != nil {
 		return nil, err
 	}
-	out := &EpicStatus{Epic: ep, Levels: epicLevels(ep), Complete: true}
+	out := &Status{Epic: ep, Levels: epicLevels(ep), Complete: true}
 	level := map[string]int{}
 	for i, l := range out.Levels {
 		for _, f := range l {
@@ -165,12 +170,12 @@ func (g *Engine) StatusOfEpic(name string) (*EpicStatus, error) {
 	}
 	complete := map[string]bool{}
 	for _, f := range ep.Features {
-		ok, tasks, err := g.FeatureComplete(f.Name)
+		ok, tasks, err := FeatureComplete(g, f.Name)
 		if err != nil {
 			return nil, err
 		}
 		complete[f.Name] = ok
-		fs := EpicFeatureStatus{EpicFeature: f, Level: level[f.Name], Total: len(tasks), Counts: CountStatuses(tasks),
+		fs := FeatureStatus{EpicFeature: f, Level: level[f.Name], Total: len(tasks), Counts: engine.CountStatuses(tasks),
 			Review: ep.NeedsReview(f.Name)}
 		fs.Done = fs.Counts[string(state.Done)]
 		if tip, _ := g.Store.ReadRef("refs/heads/" + worktree.StagingBranch(f.Name)); !tip.IsZero() {
@@ -222,11 +227,11 @@ func featureRushRunning(s *gitstore.Store, feature string) bool {
 	if err != nil {
 		return false
 	}
-	var h rushHolder
+	var h engine.RushHolder
 	if json.Unmarshal(b, &h) != nil {
 		return false
 	}
-	return h.alive(s.Host())
+	return h.Alive(s.Host())
 }
 
 // epicLevels orders the stored epic's features by hard dependencies.
@@ -245,12 +250,12 @@ type BumpResult struct {
 	Review []string
 }
 
-// BumpEpic makes the next version of the epic: its frozen paths replaced
+// Bump makes the next version of the epic: its frozen paths replaced
 // by frozen when setFrozen, and every complete feature sent back to
 // review, since it was built against the previous version. A frozen path
 // that a task still to be done owns is refused: that task could never
 // finish.
-func (g *Engine) BumpEpic(name string, frozen []string, setFrozen bool) (*BumpResult, error) {
+func Bump(g *engine.Engine, name string, frozen []string, setFrozen bool) (*BumpResult, error) {
 	var probs []string
 	for _, p := range frozen {
 		if err := levels.CheckPath(p); err != nil {
@@ -258,10 +263,10 @@ func (g *Engine) BumpEpic(name string, frozen []string, setFrozen bool) (*BumpRe
 		}
 	}
 	if len(probs) > 0 {
-		return nil, &Error{Kind: Usage, What: "epic bump: bad frozen path", Why: strings.Join(probs, "; ")}
+		return nil, &engine.Error{Kind: engine.Usage, What: "epic bump: bad frozen path", Why: strings.Join(probs, "; ")}
 	}
 	for attempt := 0; ; attempt++ {
-		ep, tip, err := g.ReadEpic(name)
+		ep, tip, err := Read(g, name)
 		if err != nil {
 			return nil, err
 		}
@@ -270,10 +275,10 @@ func (g *Engine) BumpEpic(name string, frozen []string, setFrozen bool) (*BumpRe
 		}
 		res := &BumpResult{Epic: ep}
 		ep.Version++
-		now := g.now().UTC()
+		now := g.Time().UTC()
 		var review []state.EpicReview
 		for _, f := range ep.Features {
-			ok, tasks, err := g.FeatureComplete(f.Name)
+			ok, tasks, err := FeatureComplete(g, f.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -295,14 +300,14 @@ func (g *Engine) BumpEpic(name string, frozen []string, setFrozen bool) (*BumpRe
 			}
 		}
 		if len(probs) > 0 {
-			return nil, &Error{Kind: Usage, What: "epic bump refused", Why: strings.Join(probs, "; ")}
+			return nil, &engine.Error{Kind: engine.Usage, What: "epic bump refused", Why: strings.Join(probs, "; ")}
 		}
 		ep.Review = review
 		subject := fmt.Sprintf("epic bump %s v%d", name, ep.Version)
 		if len(res.Review) > 0 {
 			subject += ": review " + strings.Join(res.Review, ", ")
 		}
-		_, err = g.Store.SaveEpic(g.ctx(), ep, tip, false, subject, state.OpEpicBump, now)
+		_, err = g.Store.SaveEpic(g.Context(), ep, tip, false, subject, state.OpEpicBump, now)
 		if errors.Is(err, gitstore.ErrEpicMoved) && attempt < 5 {
 			continue
 		}
@@ -310,11 +315,11 @@ func (g *Engine) BumpEpic(name string, frozen []string, setFrozen bool) (*BumpRe
 	}
 }
 
-// ApproveEpic takes features off the epic's review list: a person looked at
+// Approve takes features off the epic's review list: a person looked at
 // them against the current version.
-func (g *Engine) ApproveEpic(name string, features []string) (*state.Epic, error) {
+func Approve(g *engine.Engine, name string, features []string) (*state.Epic, error) {
 	for attempt := 0; ; attempt++ {
-		ep, tip, err := g.ReadEpic(name)
+		ep, tip, err := Read(g, name)
 		if err != nil {
 			return nil, err
 		}
@@ -328,10 +333,10 @@ func (g *Engine) ApproveEpic(name string, features []string) (*state.Epic, error
 			}
 		}
 		if len(unknown) > 0 {
-			return nil, &Error{Kind: Usage, What: fmt.Sprintf("epic %s has no feature %s", name, strings.Join(unknown, ", "))}
+			return nil, &engine.Error{Kind: engine.Usage, What: fmt.Sprintf("epic %s has no feature %s", name, strings.Join(unknown, ", "))}
 		}
 		if len(notWaiting) > 0 {
-			return nil, &Error{Kind: Refused, What: "epic approve refused", Why: strings.Join(notWaiting, ", ") + " needs no review"}
+			return nil, &engine.Error{Kind: engine.Refused, What: "epic approve refused", Why: strings.Join(notWaiting, ", ") + " needs no review"}
 		}
 		keep := ep.Review[:0:0]
 		for _, r := range ep.Review {
@@ -345,7 +350,7 @@ func (g *Engine) ApproveEpic(name string, features []string) (*state.Epic, error
 		}
 		ep.Review = keep
 		subject := fmt.Sprintf("epic approve %s v%d: %s (by %s)", name, ep.Version, strings.Join(features, ", "), g.UserIdentity())
-		_, err = g.Store.SaveEpic(g.ctx(), ep, tip, false, subject, state.OpEpicApprove, g.now().UTC())
+		_, err = g.Store.SaveEpic(g.Context(), ep, tip, false, subject, state.OpEpicApprove, g.Time().UTC())
 		if errors.Is(err, gitstore.ErrEpicMoved) && attempt < 5 {
 			continue
 		}

@@ -1,14 +1,15 @@
-package engine
+package rush
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
@@ -28,6 +29,30 @@ import (
 // remotePoll is how often a host that waits for other hosts looks at the
 // remote's state.
 const remotePoll = 100 * time.Millisecond
+
+// shared is what a rush shared with other hosts through a remote keeps
+// of them and of the remote.
+type shared struct {
+	// prefetching: a background catch-up with the remote is on its way,
+	// through fresher (its store, only ever used by that one); caughtUp
+	// is when the last one ended (Unix nanoseconds) and catchUpTook how
+	// long it took; working counts the worker commands running.
+	prefetching atomic.Bool
+	fresher     *gitstore.Store
+	caughtUp    atomic.Int64
+	catchUpTook atomic.Int64
+	working     atomic.Int32
+	// remote shares the rush with other hosts ("" for none); lastPoll is
+	// when this host last looked at its state.
+	remote   string
+	lastPoll time.Time
+	// levelSynced: the level merge just ended with this host holding the
+	// remote's state and staging, so the next level starts on them without
+	// asking again. background holds pushes nobody waits for (done before
+	// the rush ends).
+	levelSynced bool
+	background  sync.WaitGroup
+}
 
 // hostWorker is a worker's name in the shared state: worker-<n> of each
 // host, told apart by the host's name.
@@ -53,7 +78,7 @@ func (r *rush) poll(force bool) error {
 		return nil
 	}
 	r.lastPoll = time.Now()
-	return r.s.CatchUp(r.g.ctx(), r.feature)
+	return r.s.CatchUp(r.g.Context(), r.feature)
 }
 
 // prefetch catches up with the remote in the background while a worker's
@@ -73,7 +98,7 @@ func (r *rush) prefetch() {
 	go func() {
 		defer r.background.Done()
 		defer r.prefetching.Store(false)
-		ctx := r.g.ctx()
+		ctx := r.g.Context()
 		// One store for every catch-up, used by one at a time: a Store
 		// is not for concurrent use.
 		if r.fresher == nil {
@@ -82,9 +107,9 @@ func (r *rush) prefetch() {
 				return
 			}
 			s.Persistent = true
-			s.SetArbiter(r.remote, checkCaughtUp)
+			s.SetArbiter(r.remote, engine.CheckCaughtUp)
 			s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
-			s.SetRepushPins(r.g.reviewMode() == "")
+			s.SetRepushPins(r.g.ReviewMode() == "")
 			r.fresher = s
 		}
 		start := time.Now()
@@ -126,8 +151,9 @@ func (r *rush) keepFresh(ctx context.Context) {
 // over seven.)
 const freshEvery = 150 * time.Millisecond
 
-func (r *rush) freshDue(now time.Time) bool {
-	return now.Sub(time.Unix(0, r.caughtUp.Load())) >= time.Duration(r.catchUpTook.Load())/2
+// freshDue is freshDue of the rush's last catch-up.
+func (r *shared) freshDue(now time.Time) bool {
+	return freshDue(now, time.Unix(0, r.caughtUp.Load()), time.Duration(r.catchUpTook.Load()))
 }
 
 // syncStaging makes the local staging branch the remote's, and returns its
@@ -188,7 +214,7 @@ func (r *rush) syncStagingFrom(ctx context.Context, start, fetched string) (stri
 // first: its staging is taken and the round starts over (its work is the
 // same, so it is not merged twice).
 func (r *rush) remoteMerge(level int) (stop error, err error) {
-	ctx := r.g.ctx()
+	ctx := r.g.Context()
 	ref := r.mgr.StagingRef()
 	polled, fetched := false, ""
 	for round := 1; ; round++ {
@@ -241,21 +267,21 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 				in = append(in, p)
 			} else {
 				out = append(out, p)
-				work[pinRef(r.feature, t.ID())] = t.Commit
+				work[gitstore.WorkRef(r.feature, t.ID())] = t.Commit
 			}
 		}
 		if len(out) == 0 {
 			if len(in) > 0 {
 				// Usually already recorded by the host that merged; its
 				// push also dropped the pins.
-				if err := r.g.recordMerged(in, pinIDs(in), tip); err != nil {
+				if err := r.g.RecordMerged(in, pinIDs(in), tip); err != nil {
 					return nil, err
 				}
 			}
 			r.levelSynced = round > 1
 			// Another host's gate record does not count here: the gates
 			// run on this machine once per tree.
-			return r.g.runQualityGates(r.mgr, true)
+			return runQualityGates(r.g, r.mgr, true)
 		}
 		if round == 1 && last != nil && last.Host != r.s.Host().Name {
 			if ok, staging := r.awaitMerge(level); ok {
@@ -269,23 +295,23 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			}
 			return nil, err
 		}
-		res, stop, err := r.g.mergeOnly(r.mgr, out)
+		res, stop, err := mergeOnly(r.g, r.mgr, out)
 		if stop != nil || err != nil {
 			return stop, err
 		}
 		// Gated before it goes out: a staging that did not pass is never
 		// built on, here or elsewhere.
-		if stop, err := r.g.runQualityGates(r.mgr, false); stop != nil || err != nil {
+		if stop, err := runQualityGates(r.g, r.mgr, false); stop != nil || err != nil {
 			return stop, err
 		}
 		all := append(in, out...)
 		var lost bool
-		if r.g.reviewMode() == "" {
+		if r.g.ReviewMode() == "" {
 			// The staging and the level's tasks recorded done go out in one
 			// atomic push, leased on the staging this merge started from:
 			// the other hosts see both at once, one push sooner.
 			var pushed bool
-			pushed, err = r.g.recordMergedPushing(all, pinIDs(all), res.Tip, &gitstore.RefMove{Ref: ref, Old: tip, New: res.Tip})
+			pushed, err = r.g.RecordMergedPushing(all, pinIDs(all), res.Tip, &gitstore.RefMove{Ref: ref, Old: tip, New: res.Tip})
 			if errors.Is(err, gitstore.ErrRemoteRefMoved) {
 				err = nil
 			}
@@ -302,9 +328,9 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		}
 		if lost {
 			if round >= 20 {
-				return nil, refused("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
+				return nil, engine.RefusedError("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
 			}
-			r.g.note("level %d: the remote moved while this host merged it; looking again", level)
+			r.g.Note("level %d: the remote moved while this host merged it; looking again", level)
 			continue
 		}
 		r.levelSynced = true // the remote's staging and state are this host's own
@@ -332,9 +358,9 @@ func (r *rush) dropRemotePins(pins []worktree.Pin, refs map[string]string) {
 		refs = map[string]string{}
 	}
 	for _, p := range pins {
-		refs[pinRef(r.feature, p.Task)] = ""
+		refs[gitstore.WorkRef(r.feature, p.Task)] = ""
 	}
-	r.s.PushRefs(r.g.ctx(), r.remote, refs)
+	r.s.PushRefs(r.g.Context(), r.remote, refs)
 }
 
 func pinIDs(pins []worktree.Pin) []string {
@@ -386,47 +412,7 @@ func (r *rush) remoteWaiting(remote string, err error, wait time.Duration) {
 	if i := strings.IndexByte(why, '\n'); i >= 0 {
 		why = why[:i]
 	}
-	r.g.note("remote %s does not answer (%s); trying again in %s", remote, why, wait.Round(time.Millisecond))
-}
-
-// expireStale takes back the claims whose lease ran out (a host that died
-// stops renewing them): the tasks go back to pending for any host.
-func (r *rush) expireStale() error {
-	tx, err := r.s.View(r.feature)
-	if err != nil {
-		return err
-	}
-	ws, err := tx.Workers()
-	if err != nil {
-		return err
-	}
-	now := r.g.now()
-	stale := false
-	for _, w := range ws {
-		if !now.Before(w.Expires) {
-			stale = true
-		}
-	}
-	if !stale {
-		return nil
-	}
-	var names []string
-	err = r.s.Update(r.g.ctx(), r.feature, r.g.now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		if err := CheckStateAt(r.g.ctx(), r.s, r.feature, tx.Tip()); err != nil {
-			return nil, err
-		}
-		x := &txn{tx: tx, now: r.g.now().UTC(), policy: r.policy, ttl: r.ttl}
-		names, err = x.expireLeases()
-		if err != nil || len(names) == 0 {
-			return nil, err
-		}
-		sort.Strings(names)
-		return &gitstore.Message{Subject: "expire leases: " + strings.Join(names, ", "), Op: state.OpExpire, Reason: "leases ran out"}, nil
-	})
-	if err == nil && len(names) > 0 {
-		r.g.note("took back the claims of %s: their leases ran out", strings.Join(names, ", "))
-	}
-	return err
+	r.g.Note("remote %s does not answer (%s); trying again in %s", remote, why, wait.Round(time.Millisecond))
 }
 
 // mergeGrace is how long a host waits for the host that settled a level
@@ -445,7 +431,7 @@ const mergePoll = 100 * time.Millisecond
 // merged one; when the two fetches crossed that moment, the level's work
 // is not all in it, and the next round asks again.
 func (r *rush) awaitMerge(level int) (bool, string) {
-	ctx := r.g.ctx()
+	ctx := r.g.Context()
 	// A store of its own for the second fetch: a Store is not for
 	// concurrent use.
 	other, err := r.s.Repo().Open(ctx, r.s.Top)
@@ -517,4 +503,15 @@ func heldBy(s *gitstore.Store, feature, worker string) *state.Task {
 		return nil
 	}
 	return t
+}
+
+// foreignStaging turns a refused staging from a remote into the rush's
+// refusal.
+func foreignStaging(err error) error {
+	var fe *worktree.ForeignError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return &engine.Error{Kind: engine.Refused, What: "staging refused", Why: fe.Error(),
+		Hint: fmt.Sprintf("nothing was built on it; whoever moved it must put it back (to %s, the tip git-zerg set here, or a merge of verified work on it)", fe.Known)}
 }

@@ -1,13 +1,13 @@
-package engine
+package flow
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
-	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -29,7 +29,7 @@ type ShipResult struct {
 // Verdict refuses a ship that left tasks behind, each named in Refused.
 func (r *ShipResult) Verdict() error {
 	if len(r.Refused) > 0 {
-		return refused("ship refused for "+Plural(len(r.Refused), "task"), "each named above")
+		return engine.RefusedError("ship refused for "+engine.Plural(len(r.Refused), "task"), "each named above")
 	}
 	return nil
 }
@@ -49,14 +49,7 @@ func reviewBranch(feature string, issue int) string {
 	return fmt.Sprintf("zerg/%s/issue-%d", feature, issue)
 }
 
-func (g *Engine) reviewMode() string {
-	if g.Config == nil {
-		return ""
-	}
-	return g.Config.Forge.Review
-}
-
-func (g *Engine) baseBranch() string {
+func baseBranch(g *engine.Engine) string {
 	if g.Config != nil && g.Config.Forge.Base != "" {
 		return g.Config.Forge.Base
 	}
@@ -65,23 +58,23 @@ func (g *Engine) baseBranch() string {
 
 // Ship first lands the tasks in review whose PR was merged, then pushes
 // every verified task not yet in review and opens (or updates) its PR.
-func (g *Engine) Ship() (*ShipResult, error) {
-	mode := g.reviewMode()
+func Ship(g *engine.Engine) (*ShipResult, error) {
+	mode := g.ReviewMode()
 	if mode == "" {
-		return nil, &Error{Kind: Usage, What: "no review configured", Why: "forge.review is not set",
+		return nil, &engine.Error{Kind: engine.Usage, What: "no review configured", Why: "forge.review is not set",
 			Hint: `set [forge] review = "task" (a pull request per task) or "feature" in .zerg/config.toml`}
 	}
-	c, tasks, err := g.forgeTasks()
+	c, tasks, err := forgeTasks(g)
 	if err != nil {
 		return nil, err
 	}
 	res := &ShipResult{Feature: g.Feature}
-	git := gitOf(g.Store)
-	remote := g.remote()
-	base := g.baseBranch()
+	git := engine.Git(g.Store)
+	remote := forgeRemote(g)
+	base := baseBranch(g)
 
 	// In review first: a merged PR lands its tasks.
-	if err := g.landMerged(tasks, res); err != nil {
+	if err := landMerged(g, tasks, res); err != nil {
 		return res, err
 	}
 	tx, err := g.View()
@@ -98,7 +91,7 @@ func (g *Engine) Ship() (*ShipResult, error) {
 		}
 	}
 	if mode == config.ReviewFeature {
-		return res, g.shipFeature(ready, res)
+		return res, shipFeature(g, ready, res)
 	}
 	for _, t := range ready {
 		if t.Spec.Issue == 0 {
@@ -107,18 +100,18 @@ func (g *Engine) Ship() (*ShipResult, error) {
 			continue
 		}
 		branch := reviewBranch(g.Feature, t.Spec.Issue)
-		if _, err := git.Run(g.ctx(), "push", "-q", "--force", remote, t.Commit+":refs/heads/"+branch); err != nil {
-			return res, &Error{Kind: Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
+		if _, err := git.Run(g.Context(), "push", "-q", "--force", remote, t.Commit+":refs/heads/"+branch); err != nil {
+			return res, &engine.Error{Kind: engine.Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
 		}
-		pushed := g.remoteHas(remote, branch, t.Commit)
+		pushed := remoteHas(g, remote, branch, t.Commit)
 		title := fmt.Sprintf("%s (%s)", t.Spec.Title, t.ID())
 		body := fmt.Sprintf("Task %s of feature %s, verified by git zerg.\n\n%s", t.ID(), g.Feature, closesLines([]int{t.Spec.Issue}))
-		pr, opened, err := c.OpenOrUpdatePR(g.ctx(), branch, base, title, body)
+		pr, opened, err := c.OpenOrUpdatePR(g.Context(), branch, base, title, body)
 		if err != nil {
 			return res, forgeErr(err)
 		}
 		facts := gates.ShipFacts{Task: t, PerTask: true, Branch: branch, Pushed: pushed, PR: pr.Number}
-		if err := g.recordShip(facts); err != nil {
+		if err := g.RecordShip(facts); err != nil {
 			return res, err
 		}
 		res.Shipped = append(res.Shipped, Shipped{Task: t.ID(), Issue: t.Spec.Issue, PR: pr.Number, Branch: branch, Opened: opened})
@@ -128,23 +121,23 @@ func (g *Engine) Ship() (*ShipResult, error) {
 
 // shipFeature pushes staging and opens (or updates) one PR listing every
 // verified task whose work staging holds.
-func (g *Engine) shipFeature(ready []*state.Task, res *ShipResult) error {
-	c, err := g.Forge()
+func shipFeature(g *engine.Engine, ready []*state.Task, res *ShipResult) error {
+	c, err := Client(g)
 	if err != nil {
 		return err
 	}
-	git := gitOf(g.Store)
-	remote, base := g.remote(), g.baseBranch()
+	git := engine.Git(g.Store)
+	remote, base := forgeRemote(g), baseBranch(g)
 	branch := worktree.StagingBranch(g.Feature)
-	tip, err := git.Line(g.ctx(), "rev-parse", "--verify", "-q", "refs/heads/"+branch)
+	tip, err := git.Line(g.Context(), "rev-parse", "--verify", "-q", "refs/heads/"+branch)
 	if err != nil || tip == "" {
-		return &Error{Kind: Refused, What: "ship refused", Why: branch + " does not exist: nothing merged to review"}
+		return &engine.Error{Kind: engine.Refused, What: "ship refused", Why: branch + " does not exist: nothing merged to review"}
 	}
 	var in []*state.Task
 	var issues []int
 	var lines []string
 	for _, t := range ready {
-		if !g.isAncestor(t.Commit, tip) {
+		if !isAncestor(g, t.Commit, tip) {
 			res.Refused = append(res.Refused, fmt.Sprintf("ship %s refused (its work %s is not on %s yet)", t.ID(), short(t.Commit), branch))
 			continue
 		}
@@ -159,17 +152,17 @@ func (g *Engine) shipFeature(ready []*state.Task, res *ShipResult) error {
 	if len(in) == 0 {
 		return nil
 	}
-	if _, err := git.Run(g.ctx(), "push", "-q", "--force", remote, tip+":refs/heads/"+branch); err != nil {
-		return &Error{Kind: Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
+	if _, err := git.Run(g.Context(), "push", "-q", "--force", remote, tip+":refs/heads/"+branch); err != nil {
+		return &engine.Error{Kind: engine.Failed, What: "cannot push " + branch + " to " + remote, Why: gitErr(err)}
 	}
 	body := fmt.Sprintf("Feature %s, verified by git zerg:\n\n%s\n\n%s", g.Feature, strings.Join(lines, "\n"), closesLines(issues))
-	pr, opened, err := c.OpenOrUpdatePR(g.ctx(), branch, base, "feature "+g.Feature, body)
+	pr, opened, err := c.OpenOrUpdatePR(g.Context(), branch, base, "feature "+g.Feature, body)
 	if err != nil {
 		return forgeErr(err)
 	}
 	for _, t := range in {
-		pushed := g.remoteHasWork(remote, branch, t.Commit)
-		if err := g.recordShip(gates.ShipFacts{Task: t, Branch: branch, Pushed: pushed, PR: pr.Number}); err != nil {
+		pushed := remoteHasWork(g, remote, branch, t.Commit)
+		if err := g.RecordShip(gates.ShipFacts{Task: t, Branch: branch, Pushed: pushed, PR: pr.Number}); err != nil {
 			return err
 		}
 		res.Shipped = append(res.Shipped, Shipped{Task: t.ID(), Issue: t.Spec.Issue, PR: pr.Number, Branch: branch, Opened: opened})
@@ -177,35 +170,19 @@ func (g *Engine) shipFeature(ready []*state.Task, res *ShipResult) error {
 	return nil
 }
 
-func (g *Engine) recordShip(f gates.ShipFacts) error {
-	_, err := g.transition1(f.Task.ID(), func(x *txn, t *state.Task) (*gitstore.Message, error) {
-		f.Task = t
-		if err := gates.Ship(f); err != nil {
-			return nil, err
-		}
-		ev := x.event(state.OpShip, state.Verified, "", fmt.Sprintf("in review: pull request #%d (%s)", f.PR, f.Branch), "")
-		ev.PR = f.PR
-		t.Record(ev)
-		t.PR = f.PR
-		return &gitstore.Message{Subject: fmt.Sprintf("ship %s: pull request #%d", t.ID(), f.PR), Op: state.OpShip, Task: t.ID(),
-			From: string(state.Verified), To: string(state.Verified)}, nil
-	})
-	return err
-}
-
 // LandFacts gathers what the land gate needs about a task in review: the
 // PR from the forge, its merge commit against the base branch as fetched
 // from the remote now, and the issue (closed here when the rest holds).
-func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
-	f := gates.LandFacts{Task: t, Base: g.baseBranch(), IssueClosed: t.Spec.Issue == 0}
+func LandFacts(g *engine.Engine, t *state.Task) (gates.LandFacts, bool, error) {
+	f := gates.LandFacts{Task: t, Base: baseBranch(g), IssueClosed: t.Spec.Issue == 0}
 	if t.PR == 0 {
 		return f, false, nil
 	}
-	c, err := g.Forge()
+	c, err := Client(g)
 	if err != nil {
 		return f, false, err
 	}
-	pr, err := c.PR(g.ctx(), t.PR)
+	pr, err := c.PR(g.Context(), t.PR)
 	if err != nil {
 		return f, false, forgeErr(err)
 	}
@@ -214,22 +191,22 @@ func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
 	if !f.Merged || f.MergeCommit == "" {
 		return f, closedUnmerged, nil
 	}
-	tip, err := g.fetchBase()
+	tip, err := fetchBase(g)
 	if err != nil {
 		return f, false, err
 	}
-	f.OnBase = g.isAncestor(f.MergeCommit, tip)
-	f.HasWork = f.OnBase && g.isAncestor(t.Commit, f.MergeCommit)
+	f.OnBase = isAncestor(g, f.MergeCommit, tip)
+	f.HasWork = f.OnBase && isAncestor(g, t.Commit, f.MergeCommit)
 	if f.HasWork {
-		f.Head, f.HeadVerified = g.mergedHead(t, f.MergeCommit)
+		f.Head, f.HeadVerified = mergedHead(g, t, f.MergeCommit)
 	}
 	if f.OnBase && f.HasWork && f.HeadVerified && t.Spec.Issue != 0 {
-		is, err := c.Issue(g.ctx(), t.Spec.Issue)
+		is, err := c.Issue(g.Context(), t.Spec.Issue)
 		if err != nil {
 			return f, false, forgeErr(err)
 		}
 		if is.Open {
-			if err := c.CloseIssue(g.ctx(), t.Spec.Issue); err != nil {
+			if err := c.CloseIssue(g.Context(), t.Spec.Issue); err != nil {
 				return f, false, forgeErr(err)
 			}
 		}
@@ -243,39 +220,39 @@ func (g *Engine) LandFacts(t *state.Task) (gates.LandFacts, bool, error) {
 // base), read from git rather than taken from the forge, and whether it is
 // work the tool verified: under a pull request per task the task's
 // verified commit itself, under one per feature a commit of staging.
-func (g *Engine) mergedHead(t *state.Task, merge string) (string, bool) {
-	head, err := gitOf(g.Store).Line(g.ctx(), "rev-parse", "--verify", "-q", merge+"^2")
+func mergedHead(g *engine.Engine, t *state.Task, merge string) (string, bool) {
+	head, err := engine.Git(g.Store).Line(g.Context(), "rev-parse", "--verify", "-q", merge+"^2")
 	if err != nil || head == "" {
 		return "", false
 	}
-	if g.reviewMode() != config.ReviewFeature {
+	if g.ReviewMode() != config.ReviewFeature {
 		return head, head == t.Commit
 	}
-	staging, err := gitOf(g.Store).Line(g.ctx(), "rev-parse", "--verify", "-q", "refs/heads/"+worktree.StagingBranch(g.Feature))
-	return head, err == nil && g.isAncestor(head, staging)
+	staging, err := engine.Git(g.Store).Line(g.Context(), "rev-parse", "--verify", "-q", "refs/heads/"+worktree.StagingBranch(g.Feature))
+	return head, err == nil && isAncestor(g, head, staging)
 }
 
 // landMerged moves each task in review on by its PR: merged with its work
 // on the base branch → done; closed unmerged → blocked; else it waits.
-func (g *Engine) landMerged(tasks []*state.Task, res *ShipResult) error {
+func landMerged(g *engine.Engine, tasks []*state.Task, res *ShipResult) error {
 	for _, t := range tasks {
 		if t.Status != state.Verified || t.PR == 0 {
 			continue
 		}
-		f, rejected, err := g.LandFacts(t)
+		f, rejected, err := LandFacts(g, t)
 		if err != nil {
 			return err
 		}
 		switch {
 		case rejected:
-			if err := g.recordReject(t.ID(), t.PR); err != nil {
+			if err := g.RecordReject(t.ID(), t.PR); err != nil {
 				return err
 			}
 			res.Refused = append(res.Refused, fmt.Sprintf("%s blocked (pull request #%d closed without merge)", t.ID(), t.PR))
 		case !f.Merged:
 			res.Waiting = append(res.Waiting, Shipped{Task: t.ID(), Issue: t.Spec.Issue, PR: t.PR})
 		default:
-			if err := g.recordLand(f); err != nil {
+			if err := g.RecordLand(f); err != nil {
 				res.Refused = append(res.Refused, err.Error())
 				continue
 			}
@@ -285,70 +262,43 @@ func (g *Engine) landMerged(tasks []*state.Task, res *ShipResult) error {
 	return nil
 }
 
-func (g *Engine) recordLand(f gates.LandFacts) error {
-	_, err := g.transition1(f.Task.ID(), func(x *txn, t *state.Task) (*gitstore.Message, error) {
-		f.Task = t
-		if err := gates.Land(f); err != nil {
-			return nil, err
-		}
-		t.Record(x.event(state.OpLand, state.Done, "", fmt.Sprintf("pull request #%d merged into %s", t.PR, f.Base), f.MergeCommit))
-		return &gitstore.Message{Subject: fmt.Sprintf("land %s: pull request #%d merged", t.ID(), t.PR), Op: state.OpLand, Task: t.ID(),
-			From: string(state.Verified), To: string(state.Done)}, nil
-	})
-	return err
-}
-
-func (g *Engine) recordReject(id string, pr int) error {
-	_, err := g.transition1(id, func(x *txn, t *state.Task) (*gitstore.Message, error) {
-		if t.Status != state.Verified || t.PR != pr {
-			return nil, nil
-		}
-		why := fmt.Sprintf("pull request #%d closed without merge", pr)
-		t.Record(x.event(state.OpReject, state.Blocked, "", why, ""))
-		t.Reason = why
-		return &gitstore.Message{Subject: fmt.Sprintf("reject %s: %s", t.ID(), why), Op: state.OpReject, Task: t.ID(),
-			From: string(state.Verified), To: string(state.Blocked), Reason: why}, nil
-	})
-	return err
-}
-
 // fetchBase fetches the remote's base branch and returns its tip: what
 // "on the base branch" is checked against, never a local branch that may
 // be behind or ahead.
-func (g *Engine) fetchBase() (string, error) {
-	git := gitOf(g.Store)
-	remote, base := g.remote(), g.baseBranch()
-	if _, err := git.Run(g.ctx(), "fetch", "-q", "--no-tags", remote, "refs/heads/"+base); err != nil {
-		return "", &Error{Kind: Failed, What: "cannot fetch " + base + " from " + remote, Why: gitErr(err)}
+func fetchBase(g *engine.Engine) (string, error) {
+	git := engine.Git(g.Store)
+	remote, base := forgeRemote(g), baseBranch(g)
+	if _, err := git.Run(g.Context(), "fetch", "-q", "--no-tags", remote, "refs/heads/"+base); err != nil {
+		return "", &engine.Error{Kind: engine.Failed, What: "cannot fetch " + base + " from " + remote, Why: gitErr(err)}
 	}
-	tip, err := git.Line(g.ctx(), "rev-parse", "--verify", "FETCH_HEAD^{commit}")
+	tip, err := git.Line(g.Context(), "rev-parse", "--verify", "FETCH_HEAD^{commit}")
 	if err != nil {
 		return "", err
 	}
 	return tip, nil
 }
 
-func (g *Engine) isAncestor(a, b string) bool {
+func isAncestor(g *engine.Engine, a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	_, err := gitOf(g.Store).Run(g.ctx(), "merge-base", "--is-ancestor", a, b)
+	_, err := engine.Git(g.Store).Run(g.Context(), "merge-base", "--is-ancestor", a, b)
 	return err == nil
 }
 
 // remoteHas says whether the remote's branch is exactly commit.
-func (g *Engine) remoteHas(remote, branch, commit string) bool {
-	out, err := gitOf(g.Store).Line(g.ctx(), "ls-remote", remote, "refs/heads/"+branch)
+func remoteHas(g *engine.Engine, remote, branch, commit string) bool {
+	out, err := engine.Git(g.Store).Line(g.Context(), "ls-remote", remote, "refs/heads/"+branch)
 	return err == nil && strings.HasPrefix(out, commit)
 }
 
 // remoteHasWork says whether the remote's branch contains commit.
-func (g *Engine) remoteHasWork(remote, branch, commit string) bool {
-	out, err := gitOf(g.Store).Line(g.ctx(), "ls-remote", remote, "refs/heads/"+branch)
+func remoteHasWork(g *engine.Engine, remote, branch, commit string) bool {
+	out, err := engine.Git(g.Store).Line(g.Context(), "ls-remote", remote, "refs/heads/"+branch)
 	if err != nil || len(out) < 40 {
 		return false
 	}
-	return g.isAncestor(commit, out[:40])
+	return isAncestor(g, commit, out[:40])
 }
 
 func gitErr(err error) string {

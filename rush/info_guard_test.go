@@ -1,4 +1,4 @@
-package engine
+package rush
 
 import (
 	"context"
@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/proc"
 )
 
 // excludeRepo is a repository whose info/exclude holds the user's line,
@@ -42,9 +44,9 @@ func excludeRepo(t *testing.T) (*gitstore.Store, string) {
 func marker(t *testing.T, s *gitstore.Store, feature string, alive bool) string {
 	t.Helper()
 	self := s.Host()
-	h := rushHolder{Host: self.Name, Instance: self.Instance}
+	h := engine.RushHolder{Host: self.Name, Instance: self.Instance}
 	if alive {
-		h.PID, h.Started = os.Getpid(), processStart(os.Getpid())
+		h.PID, h.Started = os.Getpid(), proc.StartTime(os.Getpid())
 	}
 	b, _ := json.Marshal(h)
 	p := s.Layout().Rush(feature)

@@ -1,10 +1,11 @@
-package engine
+package rush
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
@@ -19,7 +20,7 @@ import (
 
 // brokenAttempt ends t's attempt on the broken worktree w (why says what
 // is wrong with it), and returns the worker's next task.
-func (r *rush) brokenAttempt(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, why error, res workResult, then *ClaimRequest) (*state.Task, error) {
+func (r *rush) brokenAttempt(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, why error, res workResult, then *engine.ClaimRequest) (*state.Task, error) {
 	commit := r.saveBroken(ctx, t, w)
 	r.dropSlot(w.N)
 	r.putBackInfo(t, res.log)
@@ -27,11 +28,11 @@ func (r *rush) brokenAttempt(ctx context.Context, s *gitstore.Store, t *state.Ta
 		r.saveAttempt(ctx, t, commit)
 	}
 	reason := fmt.Sprintf("%v; the slot's worktree is made again", why)
-	ft, next, err := r.with(s).Fail(Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Then: then, Usage: res.usage()})
+	ft, next, err := r.with(s).Fail(engine.Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Then: then, Usage: res.usage()})
 	if err != nil {
 		return nil, err
 	}
-	r.g.emit(Event{Type: EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
+	r.g.Emit(engine.Event{Type: engine.EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
 	return next, nil
 }
 
@@ -42,7 +43,7 @@ func (r *rush) brokenAttempt(ctx context.Context, s *gitstore.Store, t *state.Ta
 func (r *rush) saveBroken(ctx context.Context, t *state.Task, w *worktree.Worker) string {
 	rep, err := r.mgr.Repair(ctx, *w)
 	if err != nil {
-		r.g.note("%s: could not mend %s (%v)", w.Name, w.Dir, err)
+		r.g.Note("%s: could not mend %s (%v)", w.Name, w.Dir, err)
 	}
 	r.noteRepaired(w.Name, w.Dir, rep)
 	if err == nil && (rep == nil || !rep.Gone && rep.Aside == "") {
@@ -54,9 +55,9 @@ func (r *rush) saveBroken(ctx context.Context, t *state.Task, w *worktree.Worker
 		// its files are kept where no slot will use them.
 		aside, merr := r.mgr.MoveAside(ctx, *w)
 		if merr != nil {
-			r.g.note("%s: could not move %s aside (%v)", w.Name, w.Dir, merr)
+			r.g.Note("%s: could not move %s aside (%v)", w.Name, w.Dir, merr)
 		} else if aside != "" {
-			r.g.note("%s: moved %s aside to %s, with everything in it (git fails in it: %s)", w.Name, w.Dir, aside, gitReason(err))
+			r.g.Note("%s: moved %s aside to %s, with everything in it (git fails in it: %s)", w.Name, w.Dir, aside, gitReason(err))
 		}
 	}
 	tip, err := r.mgr.BranchTip(ctx, w.N)
@@ -71,11 +72,11 @@ func (r *rush) noteRepaired(worker, dir string, rep *worktree.Repaired) {
 	switch {
 	case rep == nil:
 	case rep.Gone:
-		r.g.note("%s: worktree %s is gone: made again when its slot is next used", worker, dir)
+		r.g.Note("%s: worktree %s is gone: made again when its slot is next used", worker, dir)
 	case rep.Aside != "":
-		r.g.note("%s: worktree %s was broken (%s): moved aside to %s, with everything in it", worker, dir, rep.Problem, rep.Aside)
+		r.g.Note("%s: worktree %s was broken (%s): moved aside to %s, with everything in it", worker, dir, rep.Problem, rep.Aside)
 	default:
-		r.g.note("%s: worktree %s was broken (%s): mended", worker, dir, rep.Problem)
+		r.g.Note("%s: worktree %s was broken (%s): mended", worker, dir, rep.Problem)
 	}
 }
 

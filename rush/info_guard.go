@@ -1,4 +1,4 @@
-package engine
+package rush
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -217,8 +218,8 @@ func (g *infoGuard) otherRush() bool {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || p == g.marker {
 			continue
 		}
-		var h rushHolder
-		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &h) == nil && h.alive(g.self) {
+		var h engine.RushHolder
+		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &h) == nil && h.Alive(g.self) {
 			return true
 		}
 	}
@@ -230,7 +231,7 @@ func (g *infoGuard) otherRush() bool {
 func (r *rush) putBackInfo(t *state.Task, log string) {
 	changed, err := r.info.check()
 	if err != nil {
-		r.g.note("%s: could not put .git/info/ back as it was (%v)", t.ID(), err)
+		r.g.Note("%s: could not put .git/info/ back as it was (%v)", t.ID(), err)
 	}
 	if len(changed) == 0 {
 		return
@@ -240,7 +241,7 @@ func (r *rush) putBackInfo(t *state.Task, log string) {
 		verb = "were"
 	}
 	msg := fmt.Sprintf("%s %s changed while the worker of %s ran; put back as the user had it", infoNames(changed), verb, t.ID())
-	r.g.note("%s", msg)
+	r.g.Note("%s", msg)
 	if log != "" {
 		if f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0); err == nil {
 			fmt.Fprintf(f, "== git-zerg: %s\n", msg)

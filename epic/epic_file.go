@@ -1,4 +1,4 @@
-package engine
+package epic
 
 import (
 	"errors"
@@ -6,22 +6,23 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// ReadEpicFile reads the epic file and each graph it names, a relative
+// ReadFile reads the epic file and each graph it names, a relative
 // path being relative to the epic file, and checks them all: errs and
 // warns are the problems found. err is an unreadable epic file.
-func ReadEpicFile(file string) (plan *levels.EpicPlan, errs, warns []levels.Problem, err error) {
+func ReadFile(file string) (plan *levels.EpicPlan, errs, warns []levels.Problem, err error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		why := err.Error()
 		if errors.Is(err, fs.ErrNotExist) {
 			why = "no such file"
 		}
-		return nil, nil, nil, &Error{Kind: Usage, What: "cannot read epic " + file, Why: why}
+		return nil, nil, nil, &engine.Error{Kind: engine.Usage, What: "cannot read epic " + file, Why: why}
 	}
 	dir := filepath.Dir(file)
 	plan, errs, warns = levels.CheckEpic(data, func(p string) ([]byte, error) {
@@ -37,21 +38,21 @@ func ReadEpicFile(file string) (plan *levels.EpicPlan, errs, warns []levels.Prob
 	return plan, errs, warns, nil
 }
 
-// EpicStatuses reads the status of the named epics, of every planned one
+// Statuses reads the status of the named epics, of every planned one
 // when none is named.
-func (g *Engine) EpicStatuses(names ...string) ([]*EpicStatus, error) {
+func Statuses(g *engine.Engine, names ...string) ([]*Status, error) {
 	if len(names) == 0 {
 		var err error
 		if names, err = g.Store.Epics(); err != nil {
 			return nil, err
 		}
 		if len(names) == 0 {
-			return nil, &Error{Kind: Usage, What: "no epic planned", Hint: "git zerg epic plan FILE"}
+			return nil, &engine.Error{Kind: engine.Usage, What: "no epic planned", Hint: "git zerg epic plan FILE"}
 		}
 	}
-	var out []*EpicStatus
+	var out []*Status
 	for _, n := range names {
-		st, err := g.StatusOfEpic(n)
+		st, err := StatusOf(g, n)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +62,7 @@ func (g *Engine) EpicStatuses(names ...string) ([]*EpicStatus, error) {
 }
 
 // FeaturesDone counts the epic's features whose tasks are all done.
-func (st *EpicStatus) FeaturesDone() int {
+func (st *Status) FeaturesDone() int {
 	n := 0
 	for _, f := range st.Features {
 		if f.State == "done" {
@@ -73,27 +74,27 @@ func (st *EpicStatus) FeaturesDone() int {
 
 // Feature is the status of the epic's feature name; one that is not in
 // the epic has nothing but its name.
-func (st *EpicStatus) Feature(name string) EpicFeatureStatus {
+func (st *Status) Feature(name string) FeatureStatus {
 	for _, f := range st.Features {
 		if f.Name == name {
 			return f
 		}
 	}
-	return EpicFeatureStatus{EpicFeature: state.EpicFeature{Name: name}}
+	return FeatureStatus{EpicFeature: state.EpicFeature{Name: name}}
 }
 
-// EpicLog is the epic's history, newest first: plans, bumps, approvals.
-func (g *Engine) EpicLog(name string) ([]gitstore.Entry, error) {
+// Log is the epic's history, newest first: plans, bumps, approvals.
+func Log(g *engine.Engine, name string) ([]gitstore.Entry, error) {
 	log, err := g.Store.EpicLog(name)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, usageErr("epic %q is not planned", name)
+		return nil, engine.UsageError("epic %q is not planned", name)
 	}
 	return log, err
 }
 
-// EpicReview is the review a version bump of the feature's epic asks of
+// Review is the review a version bump of the feature's epic asks of
 // it since it was done, nil when none.
-func EpicReview(s *gitstore.Store, feature string) (*state.Epic, *state.EpicReview) {
+func Review(s *gitstore.Store, feature string) (*state.Epic, *state.EpicReview) {
 	ep, err := s.EpicOf(feature)
 	if err != nil || ep == nil {
 		return nil, nil

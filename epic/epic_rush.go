@@ -1,4 +1,4 @@
-package engine
+package epic
 
 import (
 	"errors"
@@ -8,12 +8,14 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/rush"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
-// EpicRushOptions are an epic rush's settings.
-type EpicRushOptions struct {
+// RushOptions are an epic rush's settings.
+type RushOptions struct {
 	// Workers is the pool the running features share (0: workers.count).
 	Workers int
 	Mode    string // subprocess or container
@@ -23,10 +25,10 @@ type EpicRushOptions struct {
 	Interrupt <-chan struct{}
 }
 
-// EpicFeatureOutcome is how one feature's part of an epic rush ended.
-type EpicFeatureOutcome struct {
+// FeatureOutcome is how one feature's part of an epic rush ended.
+type FeatureOutcome struct {
 	Feature string
-	Result  *RushResult // nil when its rush did not run or did not get to its end
+	Result  *rush.Result // nil when its rush did not run or did not get to its end
 	Err     error
 	// Skipped says why the feature did not start: a hard dependency that
 	// did not complete.
@@ -35,14 +37,14 @@ type EpicFeatureOutcome struct {
 	Already bool
 }
 
-// EpicRushResult is how an epic rush ended.
-type EpicRushResult struct {
+// RushResult is how an epic rush ended.
+type RushResult struct {
 	Epic     string
 	Complete bool
-	Features []EpicFeatureOutcome
+	Features []FeatureOutcome
 }
 
-// RushEpic runs the features of an epic in dependency order: a feature
+// Rush runs the features of an epic in dependency order: a feature
 // starts once its hard dependencies are complete, from their staging
 // (merged, when there are several), and the features that can run at the
 // same time do, sharing the worker pool. A soft dependency does not hold a
@@ -51,15 +53,15 @@ type EpicRushResult struct {
 // keeps no state of its own beyond its marker, so after a crash the next
 // epic rush recomputes what is complete from the features' states and goes
 // on with the rest.
-func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, error) {
+func Rush(g *engine.Engine, name string, o RushOptions) (*RushResult, error) {
 	switch o.Mode {
-	case "", ModeSubprocess:
-		o.Mode = ModeSubprocess
-	case ModeContainer:
+	case "", rush.ModeSubprocess:
+		o.Mode = rush.ModeSubprocess
+	case rush.ModeContainer:
 	default:
-		return nil, usageErr("rush --epic: mode %q is not for epics (subprocess or container)", o.Mode)
+		return nil, engine.UsageError("rush --epic: mode %q is not for epics (subprocess or container)", o.Mode)
 	}
-	ep, _, err := g.ReadEpic(name)
+	ep, _, err := Read(g, name)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,7 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &Error{Kind: Usage, What: fmt.Sprintf("epic %s: %s not planned", name, strings.Join(missing, ", ")),
+		return nil, &engine.Error{Kind: engine.Usage, What: fmt.Sprintf("epic %s: %s not planned", name, strings.Join(missing, ", ")),
 			Hint: "git zerg epic plan --force FILE plans them again"}
 	}
 	total := o.Workers
@@ -80,22 +82,22 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 	if total < 1 {
 		total = 1
 	}
-	marker, err := acquireRush(g.Store, "epics/"+name)
+	marker, err := engine.AcquireRush(g.Store, "epics/"+name)
 	if err != nil {
-		var ee *Error
-		if errors.As(err, &ee) && ee.Kind == Refused {
+		var ee *engine.Error
+		if errors.As(err, &ee) && ee.Kind == engine.Refused {
 			ee.Why = strings.Replace(ee.Why, "a rush of epics/"+name, "a rush of epic "+name, 1)
 		}
 		return nil, err
 	}
-	defer marker.release()
-	if marker.previous != nil && !o.Resume {
-		g.note("an earlier rush of epic %s (pid %d) died; continuing from the features' state", name, marker.previous.PID)
+	defer marker.Release()
+	if marker.Previous() != nil && !o.Resume {
+		g.Note("an earlier rush of epic %s (pid %d) died; continuing from the features' state", name, marker.Previous().PID)
 	}
 
 	type outcome struct {
 		name string
-		res  *RushResult
+		res  *rush.Result
 		err  error
 	}
 	results := make(chan outcome)
@@ -103,7 +105,7 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 	running := map[string]chan struct{}{} // feature -> its interrupts
 	share := map[string]int{}
 	stopped := false
-	defer onInterrupt(o.Interrupt, func() {
+	defer rush.OnInterrupt(o.Interrupt, func() {
 		mu.Lock()
 		stopped = true
 		for _, ch := range running {
@@ -115,20 +117,20 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 		mu.Unlock()
 	})()
 
-	out := &EpicRushResult{Epic: name}
-	outcomes := map[string]*EpicFeatureOutcome{}
+	out := &RushResult{Epic: name}
+	outcomes := map[string]*FeatureOutcome{}
 	ended := map[string]bool{} // its rush ran in this epic rush, or it cannot
 	var firstErr error
 	for {
 		complete := map[string]bool{}
 		for _, f := range ep.Features {
-			ok, _, err := g.FeatureComplete(f.Name)
+			ok, _, err := FeatureComplete(g, f.Name)
 			if err != nil {
 				return nil, err
 			}
 			complete[f.Name] = ok
 			if ok && outcomes[f.Name] == nil {
-				outcomes[f.Name] = &EpicFeatureOutcome{Feature: f.Name, Already: true}
+				outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Already: true}
 				ended[f.Name] = true
 			}
 		}
@@ -150,9 +152,9 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 				case complete[d]:
 				case ended[d]:
 					// It will not complete in this rush: neither can this.
-					outcomes[f.Name] = &EpicFeatureOutcome{Feature: f.Name, Skipped: d + " did not complete"}
+					outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Skipped: d + " did not complete"}
 					ended[f.Name] = true
-					g.note("epic %s: %s skipped: its dependency %s did not complete", name, f.Name, d)
+					g.Note("epic %s: %s skipped: its dependency %s did not complete", name, f.Name, d)
 					wait = true
 				default:
 					wait = true
@@ -174,15 +176,15 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 				if i < free%k {
 					n++
 				}
-				from, err := g.startFrom(f)
+				from, err := startFrom(g, f)
 				if err != nil {
 					firstErr = err
-					outcomes[f.Name] = &EpicFeatureOutcome{Feature: f.Name, Err: err}
+					outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Err: err}
 					ended[f.Name] = true
-					g.note("epic %s: %s cannot start: %v", name, f.Name, err)
+					g.Note("epic %s: %s cannot start: %v", name, f.Name, err)
 					continue
 				}
-				sub, err := g.forFeature(f.Name, true)
+				sub, err := forFeature(g, f.Name, true)
 				if err != nil {
 					return nil, err
 				}
@@ -190,9 +192,9 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 				mu.Lock()
 				running[f.Name], share[f.Name] = ch, n
 				mu.Unlock()
-				g.note("epic %s: %s starts with %s from %s", name, f.Name, Plural(n, "worker"), from)
-				go func(f string, sub *Engine, n int) {
-					res, err := sub.Rush(RushOptions{Workers: n, Mode: o.Mode, Resume: o.Resume, Interrupt: ch})
+				g.Note("epic %s: %s starts with %s from %s", name, f.Name, engine.Plural(n, "worker"), from)
+				go func(f string, sub *engine.Engine, n int) {
+					res, err := rush.Run(sub, rush.Options{Workers: n, Mode: o.Mode, Resume: o.Resume, Interrupt: ch})
 					results <- outcome{f, res, err}
 				}(f.Name, sub, n)
 			}
@@ -209,25 +211,25 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 		delete(share, r.name)
 		mu.Unlock()
 		ended[r.name] = true
-		outcomes[r.name] = &EpicFeatureOutcome{Feature: r.name, Result: r.res, Err: r.err}
+		outcomes[r.name] = &FeatureOutcome{Feature: r.name, Result: r.res, Err: r.err}
 		if r.err != nil {
-			var ee *Error
-			if firstErr == nil || errors.As(r.err, &ee) && ee.Kind == Interrupted {
+			var ee *engine.Error
+			if firstErr == nil || errors.As(r.err, &ee) && ee.Kind == engine.Interrupted {
 				firstErr = r.err
 			}
-			g.note("epic %s: %s ended: %v", name, r.name, r.err)
+			g.Note("epic %s: %s ended: %v", name, r.name, r.err)
 		} else if r.res != nil && r.res.Complete {
-			g.note("epic %s: %s complete, staging %s at %s", name, r.name, r.res.Staging, ShortHash(r.res.Tip))
+			g.Note("epic %s: %s complete, staging %s at %s", name, r.name, r.res.Staging, engine.ShortHash(r.res.Tip))
 		}
 	}
 	out.Complete = true
 	for _, f := range ep.Features {
 		oc := outcomes[f.Name]
 		if oc == nil {
-			oc = &EpicFeatureOutcome{Feature: f.Name, Skipped: "not started"}
+			oc = &FeatureOutcome{Feature: f.Name, Skipped: "not started"}
 		}
 		out.Features = append(out.Features, *oc)
-		ok, _, err := g.FeatureComplete(f.Name)
+		ok, _, err := FeatureComplete(g, f.Name)
 		if err != nil {
 			return out, err
 		}
@@ -236,8 +238,8 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 	if out.Complete {
 		return out, nil
 	}
-	var ee *Error
-	if errors.As(firstErr, &ee) && (ee.Kind == Interrupted || ee.Kind == NeedsPerson || ee.Kind == Usage) {
+	var ee *engine.Error
+	if errors.As(firstErr, &ee) && (ee.Kind == engine.Interrupted || ee.Kind == engine.NeedsPerson || ee.Kind == engine.Usage) {
 		return out, firstErr
 	}
 	var stuck []string
@@ -249,7 +251,7 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 			stuck = append(stuck, fmt.Sprintf("%s: %s", oc.Feature, oc.Skipped))
 		}
 	}
-	return out, failed(fmt.Sprintf("rush of epic %s ended with unfinished features", name), strings.Join(stuck, "; "))
+	return out, engine.FailedError(fmt.Sprintf("rush of epic %s ended with unfinished features", name), strings.Join(stuck, "; "))
 }
 
 // startFrom makes sure the feature's staging holds what its hard
@@ -257,7 +259,7 @@ func (g *Engine) RushEpic(name string, o EpicRushOptions) (*EpicRushResult, erro
 // started. Without hard dependencies the rush starts it from HEAD, as any
 // rush; with one, staging starts at that dependency's staging tip; with
 // several, at a merge of their tips made in the object store.
-func (g *Engine) startFrom(f state.EpicFeature) (string, error) {
+func startFrom(g *engine.Engine, f state.EpicFeature) (string, error) {
 	if len(f.Dependencies) == 0 {
 		return "HEAD", nil
 	}
@@ -269,11 +271,11 @@ func (g *Engine) startFrom(f state.EpicFeature) (string, error) {
 			return "", err
 		}
 		if tip.IsZero() {
-			return "", &Error{Kind: Failed, What: fmt.Sprintf("%s has no staging branch", d)}
+			return "", &engine.Error{Kind: engine.Failed, What: fmt.Sprintf("%s has no staging branch", d)}
 		}
 		tips, labels = append(tips, tip.String()), append(labels, d)
 	}
-	sub, _ := g.forFeature(f.Name, false)
+	sub, _ := forFeature(g, f.Name, false)
 	mgr := sub.Manager()
 	cur, err := s.ReadRef("refs/heads/" + worktree.StagingBranch(f.Name))
 	if err != nil {
@@ -283,24 +285,24 @@ func (g *Engine) startFrom(f state.EpicFeature) (string, error) {
 		// Started before (a resumed epic): it must hold its dependencies'
 		// results, or the feature would build without them.
 		for i, t := range tips {
-			ok, err := s.IsAncestor(g.ctx(), plumbing.NewHash(t), cur)
+			ok, err := s.IsAncestor(g.Context(), plumbing.NewHash(t), cur)
 			if err != nil {
 				return "", err
 			}
 			if !ok {
-				return "", &Error{Kind: Refused, What: fmt.Sprintf("%s lacks what %s built", worktree.StagingBranch(f.Name), labels[i]),
+				return "", &engine.Error{Kind: engine.Refused, What: fmt.Sprintf("%s lacks what %s built", worktree.StagingBranch(f.Name), labels[i]),
 					Hint: fmt.Sprintf("if nothing of %s is on it yet: git branch -D %s", f.Name, worktree.StagingBranch(f.Name))}
 			}
 		}
-		return worktree.StagingBranch(f.Name) + " (" + ShortHash(cur.String()) + ")", nil
+		return worktree.StagingBranch(f.Name) + " (" + engine.ShortHash(cur.String()) + ")", nil
 	}
 	start := tips[0]
 	where := worktree.StagingBranch(labels[0])
 	if len(tips) > 1 {
-		start, err = mgr.MergeCommits(g.ctx(), labels, tips, fmt.Sprintf("start %s from %s", f.Name, strings.Join(labels, ", ")))
+		start, err = mgr.MergeCommits(g.Context(), labels, tips, fmt.Sprintf("start %s from %s", f.Name, strings.Join(labels, ", ")))
 		var c *worktree.Conflict
 		if errors.As(err, &c) {
-			return "", &Error{Kind: Failed, What: fmt.Sprintf("the dependencies of %s do not merge", f.Name),
+			return "", &engine.Error{Kind: engine.Failed, What: fmt.Sprintf("the dependencies of %s do not merge", f.Name),
 				Why: fmt.Sprintf("%s conflicts in %s", c.Task, strings.Join(c.Files, ", "))}
 		}
 		if err != nil {
@@ -308,8 +310,8 @@ func (g *Engine) startFrom(f state.EpicFeature) (string, error) {
 		}
 		where = "a merge of " + strings.Join(labels, ", ")
 	}
-	if _, err := mgr.EnsureStaging(g.ctx(), start); err != nil {
+	if _, err := mgr.EnsureStaging(g.Context(), start); err != nil {
 		return "", err
 	}
-	return where + " (" + ShortHash(start) + ")", nil
+	return where + " (" + engine.ShortHash(start) + ")", nil
 }

@@ -6,104 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/git-zerg/git-zerg/gates"
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
-
-// FsckReport is what fsck found in one feature's history.
-type FsckReport struct {
-	Feature  string
-	Tip      string
-	Commits  int // state commits replayed
-	Problems []gates.Problem
-	// Moved: the state ref moved back or was rewritten since the last
-	// fsck (file SeenFile names what it saw).
-	Moved    bool
-	SeenFile string
-}
-
-// FsckFeatures checks each feature in turn, passing each report to each as
-// it is made.
-func (g *Engine) FsckFeatures(features []string, each func(*FsckReport)) ([]*FsckReport, error) {
-	var rs []*FsckReport
-	for _, feature := range features {
-		f := *g
-		f.Feature = feature
-		r, err := f.Fsck()
-		if err != nil {
-			return nil, err
-		}
-		rs = append(rs, r)
-		each(r)
-	}
-	return rs, nil
-}
-
-// FsckVerdict fails when any report has a problem, naming the features
-// that have them.
-func FsckVerdict(rs []*FsckReport) error {
-	total := 0
-	var bad []string
-	for _, r := range rs {
-		if len(r.Problems) > 0 {
-			total += len(r.Problems)
-			bad = append(bad, r.Feature)
-		}
-	}
-	if total > 0 {
-		return failed("fsck found "+Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
-	}
-	return nil
-}
-
-// Fsck replays the feature's state history and reports every transition
-// the gates would have refused, and a state ref moved back by hand.
-func (g *Engine) Fsck() (*FsckReport, error) {
-	s, feature := g.Store, g.Feature
-	// Before anything reads the state (a read merges lost updates back):
-	// what git undid, for instance a pack-refs racing an update, is
-	// reported as such.
-	rolled, err := s.Rollbacks(feature)
-	if err != nil {
-		return nil, err
-	}
-	tip, err := s.ReadRef(gitstore.FeatureRef(feature))
-	if err != nil {
-		return nil, err
-	}
-	if tip.IsZero() {
-		return nil, notPlanned(feature)
-	}
-	h := newHistoryChecker(g.ctx(), s)
-	problems, err := h.check(feature, tip.String(), "")
-	if err != nil {
-		return nil, s.Damaged(g.ctx(), gitstore.FeatureRef(feature), tip, err)
-	}
-	moved, err := checkSeen(g.ctx(), s, feature, tip.String())
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rolled {
-		problems = append(problems, gates.Problem{Commit: r.Commit.String(),
-			Msg: fmt.Sprintf("transition %q undone by a concurrent ref update at %s; it is merged back now", r.Subject, r.When.UTC().Format(time.RFC3339))})
-	}
-	return &FsckReport{Feature: feature, Tip: tip.String(), Commits: h.commits, Problems: append(problems, moved...),
-		Moved: len(moved) > 0, SeenFile: s.Layout().Seen(feature)}, nil
-}
 
 // illegalSince replays the commits of tip that stop lacks and describes
 // each transition the gates would have refused. Work made on another
@@ -132,10 +47,19 @@ func illegalSince(ctx context.Context, s *gitstore.Store, feature string, tip, s
 // oldest first. sync can run it on fetched state before merging it, with
 // the local tip as stop.
 func checkHistory(ctx context.Context, s *gitstore.Store, feature string, tip, stop string) ([]gates.Problem, error) {
-	return newHistoryChecker(ctx, s).check(feature, tip, stop)
+	problems, _, err := CheckHistory(ctx, s, feature, tip, stop)
+	return problems, err
 }
 
-// checkIncomingHistory is what sync runs on a feature's state fetched from
+// CheckHistory is checkHistory that also counts the state commits it
+// replayed: what fsck reports.
+func CheckHistory(ctx context.Context, s *gitstore.Store, feature string, tip, stop string) (problems []gates.Problem, commits int, err error) {
+	h := newHistoryChecker(ctx, s)
+	problems, err = h.check(feature, tip, stop)
+	return problems, h.commits, err
+}
+
+// CheckIncoming is what sync runs on a feature's state fetched from
 // a remote, before merging it: the commits the remote has and we do not
 // are replayed, and any transition the gates would have refused is
 // refused here (exit 3). Work commits that are not here (made on the other
@@ -507,61 +431,4 @@ func (h *historyChecker) tasksIn(commit plumbing.Hash) ([]*state.Task, error) {
 	}
 	h.tasks[commit] = out
 	return out, nil
-}
-
-// checkSeen compares the tip with the one the last fsck saw, kept in
-// <common dir>/zerg/seen/<feature>: a state ref that no longer contains it
-// was moved back, rewritten or replaced by hand (the tool only ever adds
-// commits: cleanup --state leaves a tombstone, sync a merge). The file moves
-// on only when nothing moved back, so the problem is reported until someone
-// looks (and removes the file).
-func checkSeen(ctx context.Context, s *gitstore.Store, feature, tip string) ([]gates.Problem, error) {
-	file := s.Layout().Seen(feature)
-	var problems []gates.Problem
-	if b, err := os.ReadFile(file); err == nil {
-		if was := strings.TrimSpace(string(b)); plumbing.IsHash(was) && was != tip {
-			ancestor := func(a, b string) (bool, error) {
-				_, err := gitOf(s).Run(ctx, "merge-base", "--is-ancestor", a, b)
-				switch gitcmd.ExitCode(err) {
-				case -1:
-					return err == nil, err
-				case 0:
-					return true, nil
-				}
-				// 1: not an ancestor; 128: the old tip is gone (gc'd), so
-				// it is not in this history either.
-				return false, nil
-			}
-			fwd, err := ancestor(was, tip)
-			if err != nil {
-				return nil, err
-			}
-			if !fwd {
-				back, err := ancestor(tip, was)
-				if err != nil {
-					return nil, err
-				}
-				msg := fmt.Sprintf("state ref moved backwards by hand (was %s)", ShortHash(was))
-				if !back {
-					msg = fmt.Sprintf("state ref rewritten by hand: it no longer contains %s, the tip the last fsck saw", ShortHash(was))
-				}
-				problems = append(problems, gates.Problem{Commit: tip, Msg: msg})
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	if len(problems) == 0 {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			return nil, err
-		}
-		tmp := file + ".tmp"
-		if err := os.WriteFile(tmp, []byte(tip+"\n"), 0o644); err != nil {
-			return nil, err
-		}
-		if err := os.Rename(tmp, file); err != nil {
-			return nil, err
-		}
-	}
-	return problems, nil
 }

@@ -1,0 +1,139 @@
+package rush
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+)
+
+// task is a task of the decisions' tables: id at level, with status and
+// its dependencies.
+func task(id string, level int, st state.Status, deps ...string) *state.Task {
+	return &state.Task{Spec: &levels.Task{ID: id, Dependencies: deps}, Level: level, Status: st}
+}
+
+func risky(t *state.Task) *state.Task { t.Spec.Risk = "high"; return t }
+
+func approved(t *state.Task) *state.Task { t.Approved = "someone"; return t }
+
+func backoff(t *state.Task, until time.Time, attempts int) *state.Task {
+	t.NotBefore, t.Attempts = until, attempts
+	return t
+}
+
+func TestLevelSettledAndDone(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		tasks           []*state.Task
+		settled, isDone bool
+	}{
+		{"empty level", []*state.Task{task("A", 2, state.Pending)}, true, true},
+		{"all done", []*state.Task{task("A", 1, state.Done), task("B", 1, state.Done)}, true, true},
+		{"done and blocked", []*state.Task{task("A", 1, state.Done), task("B", 1, state.Blocked)}, true, true},
+		{"verified waits to merge", []*state.Task{task("A", 1, state.Done), task("B", 1, state.Verified)}, true, false},
+		{"claimed runs", []*state.Task{task("A", 1, state.Verified), task("B", 1, state.Claimed)}, false, false},
+		{"pending", []*state.Task{task("A", 1, state.Pending)}, false, false},
+		{"failed may run again", []*state.Task{task("A", 1, state.Failed)}, false, false},
+		{"other levels do not count", []*state.Task{task("A", 1, state.Done), task("B", 2, state.Pending)}, true, true},
+	} {
+		if got := levelSettled(c.tasks, 1); got != c.settled {
+			t.Errorf("%s: levelSettled = %v, want %v", c.name, got, c.settled)
+		}
+		if got := levelDone(c.tasks, 1); got != c.isDone {
+			t.Errorf("%s: levelDone = %v, want %v", c.name, got, c.isDone)
+		}
+	}
+}
+
+func TestHopeless(t *testing.T) {
+	var seven []*state.Task
+	seven = append(seven, task("X", 1, state.Blocked))
+	for i := 1; i <= 7; i++ {
+		seven = append(seven, task(fmt.Sprintf("T%d", i), 2, state.Pending, "X"))
+	}
+	for _, c := range []struct {
+		name  string
+		tasks []*state.Task
+		want  string
+	}{
+		{"nothing left", []*state.Task{task("A", 1, state.Done)}, ""},
+		{"a task can run", []*state.Task{task("A", 1, state.Pending)}, ""},
+		{"waits on a blocked task", []*state.Task{task("X", 0, state.Blocked), task("A", 1, state.Pending, "X")},
+			"A waits on blocked X"},
+		{"waits on a blocked task through a pending one",
+			[]*state.Task{task("X", 0, state.Blocked), task("Y", 0, state.Pending, "X"), task("A", 1, state.Pending, "Y")},
+			"A waits on blocked X"},
+		{"a done dependency hides nothing", []*state.Task{task("X", 0, state.Done), task("A", 1, state.Pending, "X")}, ""},
+		{"needs an approval", []*state.Task{risky(task("A", 1, state.Pending))}, "A needs git zerg approve A"},
+		{"approved can run", []*state.Task{approved(risky(task("A", 1, state.Pending)))}, ""},
+		{"one runnable task is hope", []*state.Task{task("X", 0, state.Blocked), task("A", 1, state.Pending, "X"), task("B", 1, state.Pending)}, ""},
+		{"verified work is hope", []*state.Task{task("X", 0, state.Blocked), task("A", 1, state.Pending, "X"), task("B", 1, state.Verified)}, ""},
+		{"the first five named", seven,
+			"T1 waits on blocked X; T2 waits on blocked X; T3 waits on blocked X; T4 waits on blocked X; T5 waits on blocked X; 2 more"},
+	} {
+		level := 1
+		if c.name == "the first five named" {
+			level = 2
+		}
+		if got := hopeless(c.tasks, level); got != c.want {
+			t.Errorf("%s: hopeless = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestLevelWait(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	policy := gates.DefaultPolicy
+	poll := 100 * time.Millisecond
+	for _, c := range []struct {
+		name     string
+		tasks    []*state.Task
+		wait     time.Duration
+		settled  bool
+		backoffs string
+	}{
+		{"settled", []*state.Task{task("A", 1, state.Done), task("B", 1, state.Verified)}, 0, true, ""},
+		{"someone else's claim: poll", []*state.Task{task("A", 1, state.Claimed)}, poll, false, ""},
+		{"ready now: the shortest wait", []*state.Task{task("A", 1, state.Pending)}, 10 * time.Millisecond, false, ""},
+		{"a backoff", []*state.Task{backoff(task("A", 1, state.Failed), now.Add(7*time.Second), 1)}, 7 * time.Second, false, "A"},
+		{"the soonest backoff", []*state.Task{backoff(task("A", 1, state.Failed), now.Add(7*time.Second), 1),
+			backoff(task("B", 1, state.Failed), now.Add(3*time.Second), 1)}, 3 * time.Second, false, "A,B"},
+		{"a backoff sooner than the poll", []*state.Task{task("A", 1, state.Claimed),
+			backoff(task("B", 1, state.Failed), now.Add(50*time.Millisecond), 1)}, 50 * time.Millisecond, false, "B"},
+		{"out of attempts: never", []*state.Task{backoff(task("A", 1, state.Failed), now.Add(time.Second), 3)}, 0, false, ""},
+		{"waits on a dependency: never", []*state.Task{task("X", 0, state.Blocked), task("A", 1, state.Pending, "X")}, 0, false, ""},
+		{"waits for a person: never", []*state.Task{risky(task("A", 1, state.Pending))}, 0, false, ""},
+	} {
+		wait, settled, bs := levelWait(c.tasks, 1, policy, now, poll)
+		var ids []string
+		for _, b := range bs {
+			ids = append(ids, b.ID())
+		}
+		if wait != c.wait || settled != c.settled || strings.Join(ids, ",") != c.backoffs {
+			t.Errorf("%s: levelWait = %v, %v, backoffs %q; want %v, %v, %q", c.name, wait, settled, ids, c.wait, c.settled, c.backoffs)
+		}
+	}
+}
+
+func TestFreshDueTable(t *testing.T) {
+	end := time.Unix(1e9, 0)
+	for _, c := range []struct {
+		after, took time.Duration
+		due         bool
+	}{
+		{0, 0, true}, // none ran: due at once
+		{0, 400 * time.Millisecond, false},
+		{199 * time.Millisecond, 400 * time.Millisecond, false},
+		{200 * time.Millisecond, 400 * time.Millisecond, true},
+		{freshEvery, 50 * time.Millisecond, true},
+	} {
+		if got := freshDue(end.Add(c.after), end, c.took); got != c.due {
+			t.Errorf("%v after a catch-up of %v: due %v, want %v", c.after, c.took, got, c.due)
+		}
+	}
+}

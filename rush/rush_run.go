@@ -1,0 +1,557 @@
+package rush
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/prompt"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// rush runs a feature level by level with up to n workers.
+type rush struct {
+	g       *engine.Engine
+	s       *gitstore.Store
+	feature string
+	cfg     *config.Config
+	tmpl    *prompt.Template
+	n       int
+	mode    string
+	policy  gates.Policy
+	ttl     time.Duration
+	marker  *engine.RushMarker
+	mgr     *worktree.Manager
+	shared
+
+	result *Result
+
+	stops
+
+	waitNoted map[string]time.Time // backoffs already told, by task
+
+	slotsMu sync.Mutex
+	slots   map[int]*worktree.Worker // worktrees set up by this rush
+
+	info *infoGuard // keeps the repository's info/exclude and info/attributes as the user had them
+}
+
+// slotResult is what one worker slot reports when its task run ends.
+type slotResult struct {
+	slot int
+	task string
+	err  error // an error of the tool itself (not of the worker)
+}
+
+func (r *rush) run() error {
+	s := r.s
+	s.Persistent = true // hundreds of transitions: one update-ref process for all
+	ctx := r.g.Context()
+	defer func() {
+		r.background.Wait()
+		if r.fresher != nil {
+			r.fresher.Drop()
+		}
+		// What the rush kept in memory, for the commands that come next.
+		s.WriteCache(r.feature)
+		s.WriteIndex(r.feature)
+		s.Close()
+		r.info.end()
+		if r.mgr != nil {
+			r.mgr.RemoveVerifyCheckouts(ctx) // made afresh by the next rush: what happens to them meanwhile is unknown
+		}
+		// git's housekeeping, deferred from each of the rush's commits to
+		// its end, as git rebase does with its own.
+		engine.Git(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
+	}()
+	if r.remote != "" {
+		fresh, stop := context.WithCancel(ctx)
+		defer stop() // before the wait above
+		r.background.Add(1)
+		go func() {
+			defer r.background.Done()
+			r.keepFresh(fresh)
+		}()
+	}
+	r.mgr = r.g.Manager()
+	guard, note, err := keepInfo(s, r.marker.Path())
+	if err != nil {
+		return err
+	}
+	if r.info = guard; note != "" {
+		r.g.Note("%s", note)
+	}
+	head, err := engine.HeadCommit(s)
+	if err != nil {
+		return err
+	}
+	tip, err := r.mgr.EnsureStaging(ctx, head)
+	if err != nil {
+		return err
+	}
+	if r.remote != "" {
+		if tip, err = r.syncStaging(ctx, head); err != nil {
+			return err
+		}
+	}
+	if err := r.rescueLeftovers(ctx, tip); err != nil {
+		return err
+	}
+	tx, err := s.View(r.feature)
+	if err != nil {
+		return err
+	}
+	meta, err := tx.Meta()
+	if err != nil {
+		return err
+	}
+	for i := range meta.Levels {
+		level := i + 1
+		stop, err := r.runLevel(level)
+		if err != nil {
+			return err
+		}
+		if stop != nil {
+			if r.remote != "" {
+				r.poll(true) // the counts every host reports, as far as the remote answers
+			}
+			if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
+				// The last task crossed the budget: nothing is left to
+				// stop, and --resume would find nothing to do.
+				r.g.Note("%s (the feature is complete)", r.budget.Load().What)
+				return nil
+			}
+			return stop
+		}
+	}
+	if r.remote != "" {
+		// Every host ends with the remote's state and staging, and so
+		// says the same.
+		if err := r.poll(true); err != nil {
+			return err
+		}
+		if _, err := r.syncStaging(ctx, ""); err != nil {
+			return err
+		}
+	}
+	return r.summary()
+}
+
+// levelTasks reads the current state of the feature.
+func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
+	tx, err := s.View(r.feature)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Tasks()
+}
+
+// runLevel runs one level to the end: schedules ready tasks on free slots
+// until every task of the level is verified, done or blocked (or can never
+// run), then merges and gates. A non-nil stop ends the rush with that
+// error (exit 1); err is a failure of the tool.
+func (r *rush) runLevel(level int) (stop error, err error) {
+	ctx := r.g.Context()
+	synced := r.levelSynced
+	r.levelSynced = false
+	if synced {
+		r.lastPoll = time.Now() // the level's first idle look is this one
+	}
+	if r.remote != "" && !synced {
+		// Every host starts the level from the remote's state and staging.
+		if err := r.poll(true); err != nil {
+			return nil, err
+		}
+		if _, err := r.syncStaging(ctx, ""); err != nil {
+			return nil, err
+		}
+	}
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	if levelDone(tasks, level) {
+		return nil, nil
+	}
+	if err := r.stopErr(); err != nil {
+		return err, nil
+	}
+	if why := hopeless(tasks, level); why != "" {
+		// Nothing of it can run in this rush: one line, not a table of
+		// tasks that never moved.
+		r.g.Note("level %d: skipped: %s", level, why)
+		return nil, nil
+	}
+	if level > 1 {
+		// The levels below were merged, but perhaps their gates failed in
+		// an earlier rush: never build on a staging that did not pass (a
+		// tree that passed costs nothing here).
+		if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
+			return stop, err
+		}
+	}
+	tip, err := r.mgr.EnsureStaging(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	r.levelStart(level, tasks)
+	free := make([]int, 0, r.n)
+	for i := r.n; i >= 1; i-- {
+		free = append(free, i)
+	}
+	running := map[string]int{} // task -> slot
+	results := make(chan slotResult)
+	var firstErr error
+	for {
+		// A host with tasks running catches up with each of their
+		// transitions; an idle one looks at the remote now and then,
+		// unless what it holds already says the level is settled (no
+		// other host can undo that): then it merges at once.
+		if len(running) == 0 && r.remote != "" && !levelSettled(tasks, level) {
+			if err := r.poll(false); err != nil {
+				return nil, err
+			}
+			if err := r.g.ExpireStale(); err != nil {
+				return nil, err
+			}
+		}
+		tasks, err = r.snapshot(r.s)
+		if err != nil {
+			return nil, err
+		}
+		r.g.Emit(engine.Event{Type: engine.EvProgress, Level: level, Tasks: tasks})
+		if firstErr == nil && len(free) > 1 && !r.stopping() && r.remote != "" {
+			// Workers that start together (a level's start) claim in one
+			// transaction: one push to the remote for this host, where one
+			// each would queue behind the other hosts' pushes.
+			claimed, err := r.claimTogether(tasks, level, free, tip)
+			if err != nil {
+				firstErr = err
+			}
+			for _, t := range claimed {
+				slot := free[len(free)-1]
+				free = free[:len(free)-1]
+				running[t.ID()] = slot
+				go func(t *state.Task, slot int) {
+					results <- slotResult{slot: slot, task: t.ID(), err: r.runTask(t.ID(), slot, tip, level, t)}
+				}(t, slot)
+			}
+		}
+		if firstErr == nil && len(free) > 0 && !r.stopping() {
+			for _, t := range r.policy.ReadyOrder(tasks, r.g.Time()) {
+				if len(free) == 0 {
+					break
+				}
+				if t.Level != level || running[t.ID()] != 0 {
+					continue
+				}
+				slot := free[len(free)-1]
+				free = free[:len(free)-1]
+				running[t.ID()] = slot
+				go func(id string, slot int) {
+					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
+				}(t.ID(), slot)
+			}
+		}
+		if len(running) == 0 {
+			if firstErr != nil {
+				return nil, firstErr
+			}
+			if r.stopped.Load() {
+				return r.stopErr(), nil
+			}
+			wait, done := r.levelWait(tasks, level)
+			if done {
+				break // settled: its work merges, whatever stops the rush next
+			}
+			if r.stopErr() != nil {
+				break // what was verified still merges; then the rush stops
+			}
+			if wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-r.stopCtx.Done():
+				}
+				continue
+			}
+			break // nothing can run any more: blocked dependencies
+		}
+		select {
+		case res := <-results:
+			delete(running, res.task)
+			free = append(free, res.slot)
+			if res.err != nil && firstErr == nil {
+				firstErr = res.err
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	tasks, err = r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	if stop, err := r.finishLevel(level, tasks, tip); stop != nil || err != nil {
+		return stop, err
+	}
+	return r.stopErr(), nil
+}
+
+// levelWait is the pure levelWait at the rush's clock and policy, saying
+// once for each backoff why nothing runs, and until when.
+func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
+	wait, settled, backoffs := levelWait(tasks, level, r.policy, r.g.Time(), remotePoll)
+	for _, t := range backoffs {
+		if r.waitNoted[t.ID()] != t.NotBefore {
+			r.waitNoted[t.ID()] = t.NotBefore
+			r.g.Note("%s waits until %s (backoff after attempt %d: %s)", t.ID(), t.NotBefore.Local().Format("15:04:05"), t.Attempts, t.Reason)
+		}
+	}
+	return wait, settled
+}
+
+// finishLevel merges the level's verified work into staging and runs the
+// quality gates, or stops the rush when the level cannot go on.
+func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, error) {
+	var pins []worktree.Pin
+	total, blocked := 0, 0
+	for _, t := range tasks {
+		if t.Level != level {
+			continue
+		}
+		total++
+		switch t.Status {
+		case state.Verified:
+			pins = append(pins, worktree.Pin{Task: t.ID(), Commit: t.Commit})
+		case state.Blocked:
+			blocked++
+		}
+	}
+	if total > 0 && blocked == total {
+		r.g.Emit(engine.Event{Type: engine.EvLevelEnd, Level: level, Tasks: tasks})
+		return engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
+	}
+	merge := func() (error, error) { return r.mergeAndGate(level, pins) }
+	if r.remote != "" {
+		merge = func() (error, error) { return r.remoteMerge(level) }
+	}
+	if stop, err := merge(); stop != nil || err != nil {
+		if stop != nil {
+			if ts, err := r.snapshot(r.s); err == nil {
+				r.g.Emit(engine.Event{Type: engine.EvLevelEnd, Level: level, Tasks: ts})
+			}
+		}
+		return stop, err
+	}
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	r.g.Emit(engine.Event{Type: engine.EvLevelEnd, Level: level, Tasks: tasks})
+	if len(pins) > 0 {
+		tip, _ := r.mgr.EnsureStaging(r.g.Context(), "")
+		r.g.Emit(engine.Event{Type: engine.EvLevelMerged, Level: level, Text: tip})
+	}
+	return nil, nil
+}
+
+// mergeAndGate merges pins into staging (verified → done) and runs the
+// gates on the result. Shared by rush and `git zerg merge`.
+func (r *rush) mergeAndGate(level int, pins []worktree.Pin) (stop error, err error) {
+	if len(pins) > 0 {
+		stop, err := mergePins(r.g, r.mgr, pins)
+		if stop != nil || err != nil {
+			return stop, err
+		}
+	}
+	return runQualityGates(r.g, r.mgr, false)
+}
+
+// runTask runs one task on a slot to a settled state: claimed, worked on
+// (with checkpoints), committed, checked and verified — or failed or
+// blocked. Errors returned are the tool's own.
+func (r *rush) runTask(id string, slot int, tip string, level int, held *state.Task) error {
+	ctx := r.g.Context()
+	s, err := r.s.Repo().Open(ctx, r.s.Top) // a store per goroutine: a Store is not for concurrent use
+	if err != nil {
+		return err
+	}
+	defer s.Drop()
+	s.Persistent = true
+	if r.remote != "" {
+		s.SetArbiter(r.remote, engine.CheckCaughtUp)
+		s.SetArbiterWait(r.remoteWait())
+		s.SetRepushPins(r.g.ReviewMode() == "")
+	}
+	w, err := r.slot(ctx, slot, tip)
+	if err != nil {
+		return err
+	}
+	req := engine.ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, InWorktree: true}
+	if r.remote != "" {
+		// The other hosts go for the same tasks: the best ready one, picked
+		// on the remote's state as the claim commits, loses no race but
+		// the compare-and-swap, where a specific one would be refused.
+		req.Task = ""
+		req.Only = func(t *state.Task) bool { return t.Level == level }
+	}
+	t := held
+	if t == nil {
+		t, _, err = r.with(s).Claim(req)
+	}
+	if err != nil && r.remote != "" {
+		// A claim whose push got no answer may have reached the remote: the
+		// retry then finds the worker holding it, and goes on with it.
+		if held := heldBy(s, r.feature, w.Name); held != nil {
+			t, err = held, nil
+		}
+	}
+	if err != nil {
+		var ref *gates.Refusal
+		if errors.As(err, &ref) {
+			return nil // lost to another claimer or no longer ready: the scheduler looks again
+		}
+		return err
+	}
+	// Once a task settles, the worker claims the best ready task of the
+	// level in the same state commit, and goes on with it here.
+	next := req
+	next.Task = ""
+	next.Only = func(t *state.Task) bool { return t.Level == level }
+	for t != nil {
+		r.g.Transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
+		// The tree the agent gets is the one to check: a link committed by
+		// an earlier level is in it, and nowhere else yet.
+		if esc, err := engine.OwnedEscape(ctx, engine.Git(s), w.Dir, t.Spec.Owned()); err != nil {
+			return err
+		} else if esc != nil {
+			// Refused for good: another attempt finds the same link.
+			if t, err = r.refuse(s, t, w, "not sent to the worker: "+esc.Error(), &next); err != nil {
+				return err
+			}
+			continue // nothing ran: the worktree is still at tip
+		}
+		stopBeat := r.heartbeat(s, w.Name)
+		r.working.Add(1)
+		res, runErr := r.work(ctx, s, t, w)
+		r.working.Add(-1)
+		stopBeat()
+		then := &next
+		if r.stopping() {
+			then = nil
+		}
+		if runErr != nil {
+			// The worker command could not even start where its worktree
+			// was: someone removed it. Any other error is the tool's.
+			bad := r.mgr.Check(ctx, *w)
+			var we *worktree.Error
+			if !errors.As(bad, &we) {
+				return runErr
+			}
+			t, err = r.brokenAttempt(ctx, s, t, w, bad, res, then)
+		} else {
+			t, err = r.settle(ctx, s, t, w, res, then)
+		}
+		if err != nil || t == nil {
+			return err
+		}
+		if w, err = r.slot(ctx, slot, tip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// claimTogether claims, in one transaction, a task of the level for each
+// free slot that a ready task is there for (the slots from the end of
+// free, as the scheduler hands them out), and returns the tasks claimed in
+// that order. Fewer than two: nothing, and the slots claim on their own.
+func (r *rush) claimTogether(tasks []*state.Task, level int, free []int, tip string) ([]*state.Task, error) {
+	ready := 0
+	for _, t := range r.policy.ReadyOrder(tasks, r.g.Time()) {
+		if t.Level == level {
+			ready++
+		}
+	}
+	n := min(ready, len(free))
+	if n < 2 {
+		return nil, nil
+	}
+	only := func(t *state.Task) bool { return t.Level == level }
+	reqs := make([]engine.ClaimRequest, n)
+	for i := range reqs {
+		slot := free[len(free)-1-i]
+		reqs[i] = engine.ClaimRequest{Worker: hostWorker(r.s.Host(), workerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, Only: only, InWorktree: true}
+	}
+	claimed, err := r.g.ClaimAll(reqs)
+	var ref *gates.Refusal
+	if errors.As(err, &ref) {
+		return nil, nil
+	}
+	return claimed, err
+}
+
+// summary records how the rush ended and returns its verdict.
+func (r *rush) summary() error {
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return err
+	}
+	counts := engine.CountStatuses(tasks)
+	end := engine.Event{Type: engine.EvRushEnd, Tasks: tasks, Text: "ended: " + engine.CountsLine(counts)}
+	if counts[string(state.Done)] == len(tasks) {
+		end.Text = "complete"
+	}
+	if err := r.stopErr(); err != nil {
+		end.Reason = err.Error()
+	}
+	defer r.g.Emit(end)
+	r.result = &Result{Feature: r.feature, Tasks: len(tasks), Counts: counts, Staging: worktree.StagingBranch(r.feature)}
+	if counts[string(state.Done)] == len(tasks) {
+		tip, _ := r.mgr.EnsureStaging(r.g.Context(), "")
+		r.result.Complete, r.result.Tip = true, tip
+		return nil
+	}
+	// Name what stopped the rush: blocked tasks, and tasks this rush could
+	// never claim because they wait for `git zerg approve`.
+	var stuck []string
+	nblocked := 0
+	for _, t := range tasks {
+		switch {
+		case t.Status == state.Blocked:
+			nblocked++
+			stuck = append(stuck, fmt.Sprintf("%s (%s)", t.ID(), t.Reason))
+		case t.Status == state.Pending && t.NeedsApproval() && t.Approved == "":
+			stuck = append(stuck, t.ID()+" (needs git zerg approve "+t.ID()+")")
+		}
+	}
+	what := fmt.Sprintf("rush ended with %s", engine.Plural(nblocked, "blocked task"))
+	if nblocked == 0 {
+		what = "rush ended with unfinished tasks"
+	}
+	return engine.FailedError(what, strings.Join(stuck, "; "))
+}
+
+// with is the engine on another store: each of the rush's goroutines has
+// its own, since a Store is not for concurrent use.
+func (r *rush) with(s *gitstore.Store) *engine.Engine {
+	return r.g.WithRun(s, r.stopCtx, r.remote != "")
+}
+
+func (r *rush) levelStart(level int, tasks []*state.Task) {
+	n := 0
+	for _, t := range tasks {
+		if t.Level == level {
+			n++
+		}
+	}
+	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Level: level, Text: fmt.Sprintf("level %d: %s", level, engine.Plural(n, "task"))})
+}
