@@ -34,8 +34,11 @@ type Memo struct {
 	size    int
 	present map[plumbing.Hash]bool
 	// unconfirmed are the objects written loose since the last update
-	// acknowledged, for it to check (objects.go).
+	// acknowledged, for it to check (objects.go); dropped counts the
+	// objects ever taken off its front, so that two updates confirming at
+	// once drop each object once.
 	unconfirmed []Object
+	dropped     int
 	// limit bounds the bytes of objects kept; past it the memo starts over
 	// (it only saves time). presentLimit bounds the hashes known to exist
 	// (20 bytes and a map entry each) for the same reason.

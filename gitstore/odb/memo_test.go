@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os/exec"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestLooseObjectsReadByGit writes objects below and above the size that
@@ -33,4 +35,28 @@ func TestLooseObjectsReadByGit(t *testing.T) {
 		}
 	}
 	git(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+}
+
+// TestConfirmedTwiceAtOnce: two updates of a process may confirm the
+// objects written before them at once; each object is dropped once, and one
+// written meanwhile stays for the next update. Dropping by count took the
+// second confirm past the end of the list (a panic in a rush).
+func TestConfirmedTwiceAtOnce(t *testing.T) {
+	m := NewMemo()
+	for i := range 11 {
+		m.noteWritten(Object{Hash: plumbing.Hash{byte(i)}})
+	}
+	a, markA := m.unconfirmedObjects()
+	b, markB := m.unconfirmedObjects()
+	if len(a) != 11 || len(b) != 11 {
+		t.Fatalf("unconfirmed %d and %d, want 11", len(a), len(b))
+	}
+	late := Object{Hash: plumbing.Hash{99}}
+	m.noteWritten(late)
+	m.confirmed(markA)
+	m.confirmed(markB)
+	left, _ := m.unconfirmedObjects()
+	if len(left) != 1 || left[0].Hash != late.Hash {
+		t.Fatalf("left %v, want only the object written after both looked", left)
+	}
 }

@@ -322,7 +322,8 @@ func (b *Batch) Flush() error {
 // missing object (a prune deleted it between its write and the update)
 // can then be made again.
 func (db *DB) RestoreUnconfirmed() error {
-	return db.restoreWritten(db.memo.unconfirmedObjects())
+	objs, _ := db.memo.unconfirmedObjects()
+	return db.restoreWritten(objs)
 }
 
 func (m *Memo) noteWritten(o Object) {
@@ -331,16 +332,23 @@ func (m *Memo) noteWritten(o Object) {
 	m.unconfirmed = append(m.unconfirmed, o)
 }
 
-func (m *Memo) unconfirmedObjects() []Object {
+// unconfirmedObjects returns the objects not yet confirmed, and the mark
+// that confirms them (confirmed).
+func (m *Memo) unconfirmedObjects() ([]Object, int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.unconfirmed
+	return m.unconfirmed, m.dropped + len(m.unconfirmed)
 }
 
-func (m *Memo) confirmed(n int) {
+// confirmed drops the objects up to mark from the front of the list: those
+// another update confirmed meanwhile are gone already, and those written
+// since stay for the next update to check.
+func (m *Memo) confirmed(mark int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	n := min(max(mark-m.dropped, 0), len(m.unconfirmed))
 	m.unconfirmed = append(m.unconfirmed[:0:0], m.unconfirmed[n:]...)
+	m.dropped += n
 }
 
 // ConfirmWritten makes the objects this process wrote loose since the
@@ -349,7 +357,7 @@ func (m *Memo) confirmed(n int) {
 // object an attempt before it wrote.
 func (db *DB) ConfirmWritten() error {
 	m := db.memo
-	objs := m.unconfirmedObjects()
+	objs, mark := m.unconfirmedObjects()
 	if len(objs) == 0 {
 		return nil
 	}
@@ -360,7 +368,7 @@ func (db *DB) ConfirmWritten() error {
 	if err != nil {
 		return fmt.Errorf("the state moved, but keeping the objects it needs failed: %w", err)
 	}
-	m.confirmed(len(objs))
+	m.confirmed(mark)
 	return nil
 }
 
