@@ -187,6 +187,9 @@ func (r *Runner) StartPipe(args ...string) (*Pipe, error) {
 	}
 	p := &Pipe{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), stderr: &lockedBuffer{}, args: args}
 	cmd.Stderr = p.stderr
+	// Its stdin is a pipe and its stderr a buffer: it never reads the
+	// terminal, and it outlives many requests, a Ctrl-C among them.
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
