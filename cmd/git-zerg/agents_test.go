@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/git-zerg/git-zerg/agent/agenttest"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -16,8 +21,8 @@ import (
 // agent CLIs the presets start (Claude Code, Codex CLI, Gemini CLI, at the
 // versions testdata/agents/package-lock.json pins), each pointed at a
 // scripted model server of agenttest on 127.0.0.1: no account, and no
-// request leaves the machine (every proxy variable names a closed port,
-// telemetry and update checks are off). The CLIs are installed with npm
+// request leaves the machine (every proxy variable names a local port
+// that refuses and records, telemetry and update checks are off). The CLIs are installed with npm
 // into a cache outside the repository when missing; the test skips,
 // saying why, only when npm cannot install them.
 func TestAgents(t *testing.T) {
@@ -48,20 +53,25 @@ func TestAgents(t *testing.T) {
 		p.Cmds["modelserver"] = cmdModelserver
 		p.Cmds["modelsummary"] = cmdModelsummary
 		p.Cmds["contains"] = cmdContains
+		p.Cmds["egress"] = cmdEgress
 		testscript.Run(t, p)
 	}
 }
 
-// closedProxy is a port nothing listens on: a request that would leave
-// 127.0.0.1 through a proxy fails at once instead.
-const closedProxy = "http://127.0.0.1:9"
-
 // agentEnv gives a script the agent CLIs on PATH, keys that no provider
-// knows, and every way out of the machine closed.
+// knows, and every way out of the machine closed: each proxy variable
+// names a local listener that refuses whatever it is asked and keeps the
+// request's first line for egress.
 func agentEnv(env *testscript.Env, bin string) error {
 	env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+	p, err := startProxy()
+	if err != nil {
+		return err
+	}
+	env.Values["egress"] = p
+	env.Defer(p.close)
 	for _, v := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-		env.Setenv(v, closedProxy)
+		env.Setenv(v, "http://"+p.ln.Addr().String())
 	}
 	env.Setenv("NO_PROXY", "127.0.0.1,localhost")
 	env.Setenv("no_proxy", "127.0.0.1,localhost")
@@ -131,6 +141,11 @@ check_for_update_on_startup = false
 [analytics]
 enabled = false
 
+# Plugins would fetch ChatGPT's catalog and sync curated plugins from
+# GitHub at every start.
+[features]
+plugins = false
+
 [model_providers.zerg]
 name = "zerg"
 base_url = "%s/v1"
@@ -189,4 +204,66 @@ func modelServers(ts *testscript.TestScript) *modelHolder {
 		ts.Fatalf("modelserver: not set up")
 	}
 	return h
+}
+
+// refusingProxy is where the proxy variables point: every request an agent
+// sends it would have left 127.0.0.1. It answers 403 and notes the
+// request's first line (CONNECT host:port, or the URL asked for).
+type refusingProxy struct {
+	ln   net.Listener
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	seen []string
+}
+
+func startProxy() (*refusingProxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &refusingProxy{ln: ln}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				p.mu.Lock()
+				p.seen = append(p.seen, strings.TrimSpace(line))
+				p.mu.Unlock()
+				io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			}()
+		}
+	}()
+	return p, nil
+}
+
+func (p *refusingProxy) close() {
+	p.ln.Close()
+	p.wg.Wait()
+}
+
+// egress: fail, naming them, if the agents sent the proxy any request:
+// what would have left 127.0.0.1.
+func cmdEgress(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: egress")
+	}
+	p, _ := ts.Value("egress").(*refusingProxy)
+	if p == nil {
+		ts.Fatalf("egress: no proxy")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.seen) > 0 {
+		ts.Fatalf("requests that would have left 127.0.0.1 (the proxy refused them):\n%s", strings.Join(p.seen, "\n"))
+	}
 }
