@@ -194,6 +194,20 @@ func (s *Server) Summary() string {
 	return b.String()
 }
 
+// AgentRequests counts the requests that offered tools: the agent's
+// turns, not its side requests.
+func (s *Server) AgentRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.records {
+		if r.agent {
+			n++
+		}
+	}
+	return n
+}
+
 // Usage is the tokens the server's answers reported, side requests'
 // (a title, a model router) included.
 func (s *Server) Usage() (in, out int) {

@@ -160,7 +160,8 @@ wire_api = "responses"
 // modelsummary FILE: write the server's summary of what the CLI sent
 // (agenttest's Summary) to FILE, for cmp against a golden one, and set
 // MODEL_INPUT_TOKENS and MODEL_OUTPUT_TOKENS to the tokens its answers
-// reported.
+// reported and MODEL_AGENT_REQUESTS to the number of the agent's own
+// requests (its turns; side requests such as a model router's are not).
 func cmdModelsummary(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: modelsummary FILE")
@@ -173,6 +174,7 @@ func cmdModelsummary(ts *testscript.TestScript, neg bool, args []string) {
 	in, out := h.s.Usage()
 	ts.Setenv("MODEL_INPUT_TOKENS", fmt.Sprint(in))
 	ts.Setenv("MODEL_OUTPUT_TOKENS", fmt.Sprint(out))
+	ts.Setenv("MODEL_AGENT_REQUESTS", fmt.Sprint(h.s.AgentRequests()))
 }
 
 // contains FILE PART: FILE holds the bytes of file PART, whole, somewhere
