@@ -116,11 +116,14 @@ type record struct {
 }
 
 // Start serves kind on a free port of 127.0.0.1. Every request is logged
-// to dir/log; the texts of each agent request's turns before the model's first
-// answer (the prompt, with what the CLI adds) are written to
+// to dir/log; the texts of each agent request's turns before the model's
+// first answer (the prompt, with what the CLI adds) are written to
 // dir/prompt-N.txt (N counting agent requests from 1) and the texts the
 // CLI sent back since the model's last answer (tool results, hook
-// messages) to dir/reply-N.txt.
+// messages) to dir/reply-N.txt. With AGENTTEST_DUMP set in the
+// environment, each request's body is kept too, as dir/body-N.json (N
+// counting every request): what to read when a CLI's upgrade changed its
+// protocol.
 func Start(kind string, script Script, dir string) (*Server, error) {
 	switch kind {
 	case Anthropic, OpenAI, Gemini:
