@@ -244,9 +244,7 @@ func read(kind string, obj map[string]any) figures {
 					f.usage.InputTokens += f.count(t, "prompt", maxTokens) + f.count(t, "tool", maxTokens)
 					f.usage.OutputTokens += f.count(t, "candidates", maxTokens) + f.count(t, "thoughts", maxTokens)
 				}
-				if a, ok := f.object(m, "api"); ok {
-					f.usage.Turns += int(f.count(a, "totalRequests", maxTurns))
-				}
+				f.usage.Turns += geminiTurns(&f, m)
 			}
 		}
 		f.usage.InputTokens += f.count(stats, "inputTokens", maxTokens)
@@ -258,6 +256,29 @@ func read(kind string, obj map[string]any) figures {
 		}
 	}
 	return f
+}
+
+// geminiTurns counts one model's requests that were the agent's turns.
+// Gemini CLI (0.61) splits each model's requests by role: the agent's
+// own ("main", and its subagents') and the utility calls around them (the
+// model router that picks a model for each prompt, the loop detector, the
+// summarizer...), which are billed as tokens but are no turns. Without
+// roles, every request is a turn.
+func geminiTurns(f *figures, m map[string]any) int {
+	roles, ok := f.object(m, "roles")
+	if !ok {
+		a, _ := f.object(m, "api")
+		return int(f.count(a, "totalRequests", maxTurns))
+	}
+	turns := 0
+	for name := range roles {
+		if strings.HasPrefix(name, "utility_") {
+			continue
+		}
+		r, _ := f.object(roles, name)
+		turns += int(f.count(r, "totalRequests", maxTurns))
+	}
+	return turns
 }
 
 // innerMessage is what a provider said inside an agent's error message:

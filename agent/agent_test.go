@@ -30,6 +30,12 @@ func TestParse(t *testing.T) {
 		{name: "gemini thoughts, tool prompt and session", out: `{"session_id":"g-1","response":"x","stats":{"models":{"m":{"api":{"totalRequests":1},` +
 			`"tokens":{"prompt":100,"candidates":20,"total":155,"cached":40,"thoughts":30,"tool":5}}}}}`,
 			in: 105, outTok: 50, turns: 1, session: "g-1"},
+		// Gemini CLI 0.61: the model router's request is billed, and no
+		// turn of the agent.
+		{name: "gemini roles", out: `{"session_id":"g-3","response":"x","stats":{"models":{` +
+			`"flash-lite":{"api":{"totalRequests":1},"tokens":{"prompt":10,"candidates":2},"roles":{"utility_router":{"totalRequests":1,"tokens":{"prompt":10,"candidates":2}}}},` +
+			`"flash":{"api":{"totalRequests":5},"tokens":{"prompt":3000,"candidates":150},"roles":{"main":{"totalRequests":3},"subagent":{"totalRequests":1},"utility_loop_detector":{"totalRequests":1}}}}}}`,
+			in: 3010, outTok: 152, turns: 4, session: "g-3"},
 		// Gemini CLI's error object has no stats; its message carries the
 		// API's body, which carries the API's own body again as a string.
 		{name: "gemini error object", out: "{\n  \"session_id\": \"g-2\",\n  \"error\": {\n    \"type\": \"Error\",\n" +
