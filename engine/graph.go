@@ -110,29 +110,13 @@ func CheckGraph(stdin io.Reader, file string, strict, namesFeature, keepMisspelt
 	misspelt := false
 	if !keepMisspelt {
 		n := len(errs)
-		errs, warns = misspeltErrors(errs, warns)
+		errs, warns = levels.MisspeltErrors(errs, warns)
 		misspelt = n == 0 && len(errs) > 0
 	}
 	if len(errs) > 0 || (strict && len(warns) > 0) {
 		return plan, errs, warns, &GraphError{File: file, Errs: errs, Warnings: warns, Strict: strict, Misspelt: misspelt}
 	}
 	return plan, errs, warns, nil
-}
-
-// misspeltErrors makes the warnings about keys that look misspelt errors:
-// "dependecies" is not read, so the task would run before what it needs.
-// A key of the user's own that happens to look like a known one is kept
-// by plan --force.
-func misspeltErrors(errs, warnings []levels.Problem) ([]levels.Problem, []levels.Problem) {
-	keep := warnings[:0:0]
-	for _, w := range warnings {
-		if w.Meant != "" {
-			errs = append(errs, w)
-		} else {
-			keep = append(keep, w)
-		}
-	}
-	return errs, keep
 }
 
 // featureNameError makes the warning about an unusable feature name an

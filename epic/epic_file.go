@@ -14,8 +14,10 @@ import (
 
 // ReadFile reads the epic file and each graph it names, a relative
 // path being relative to the epic file, and checks them all: errs and
-// warns are the problems found. err is an unreadable epic file.
-func ReadFile(file string) (plan *levels.EpicPlan, errs, warns []levels.Problem, err error) {
+// warns are the problems found, keys of the graphs that look misspelt
+// among the errors unless keepMisspelt (epic plan --force), as plan has
+// them. err is an unreadable epic file.
+func ReadFile(file string, keepMisspelt bool) (plan *levels.EpicPlan, errs, warns []levels.Problem, err error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		why := err.Error()
@@ -35,6 +37,12 @@ func ReadFile(file string) (plan *levels.EpicPlan, errs, warns []levels.Problem,
 		}
 		return b, err
 	})
+	if !keepMisspelt {
+		n := len(errs)
+		if errs, warns = levels.MisspeltErrors(errs, warns); len(errs) > n {
+			plan = nil
+		}
+	}
 	return plan, errs, warns, nil
 }
 

@@ -37,7 +37,7 @@ func writeEpic(t *testing.T) string {
 
 func TestReadEpicFile(t *testing.T) {
 	file := writeEpic(t)
-	plan, errs, _, err := ReadFile(file)
+	plan, errs, _, err := ReadFile(file, false)
 	if err != nil || len(errs) > 0 || len(plan.Plans) != 2 || plan.Plans["B"] == nil {
 		t.Fatalf("%v %v %+v", err, errs, plan)
 	}
@@ -45,11 +45,11 @@ func TestReadEpicFile(t *testing.T) {
 	if err := os.Remove(filepath.Join(filepath.Dir(file), "graphs", "b.json")); err != nil {
 		t.Fatal(err)
 	}
-	_, errs, _, err = ReadFile(file)
+	_, errs, _, err = ReadFile(file, false)
 	if err != nil || len(errs) != 1 || !strings.Contains(errs[0].String(), "no such file") {
 		t.Fatalf("%v %v", err, errs)
 	}
-	_, _, _, err = ReadFile(filepath.Join(t.TempDir(), "none.json"))
+	_, _, _, err = ReadFile(filepath.Join(t.TempDir(), "none.json"), false)
 	wantKind(t, err, engine.Usage, "cannot read epic")
 	wantKind(t, err, engine.Usage, "(no such file)")
 }
@@ -62,7 +62,7 @@ func TestEpicStatusesAndLog(t *testing.T) {
 	_, err = Log(g, "shop")
 	wantKind(t, err, engine.Usage, `epic "shop" is not planned`)
 
-	plan, _, _, err := ReadFile(writeEpic(t))
+	plan, _, _, err := ReadFile(writeEpic(t), false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -319,7 +319,7 @@ func CheckEpic(data []byte, graph func(path string) ([]byte, error)) (plan *Epic
 			if pr.Place == "feature" {
 				continue
 			}
-			warns = append(warns, Problem{Place: place, Msg: f.Graph + ": " + pr.String()})
+			warns = append(warns, Problem{Place: place, Msg: f.Graph + ": " + pr.String(), Meant: pr.Meant})
 		}
 		if p == nil {
 			continue

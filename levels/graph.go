@@ -87,6 +87,22 @@ type Problem struct {
 	Meant string
 }
 
+// MisspeltErrors makes the warnings about keys that look misspelt (Meant
+// set) errors: "dependecies" is not read, so the task would run before what
+// it needs. A planner that is told to (plan --force) keeps them warnings: a
+// key of the user's own can look like a known one.
+func MisspeltErrors(errs, warnings []Problem) ([]Problem, []Problem) {
+	keep := warnings[:0:0]
+	for _, w := range warnings {
+		if w.Meant != "" {
+			errs = append(errs, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	return errs, keep
+}
+
 func (p Problem) String() string {
 	if p.Place == "" {
 		return p.Msg

@@ -2,7 +2,6 @@ package rush
 
 import (
 	"context"
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -93,11 +92,3 @@ const twoTasks = `{"feature": "f", "tasks": [
  {"id": "A", "title": "a", "files": {"create": ["a.txt"]}, "verification": {"command": "test -f a.txt"}},
  {"id": "B", "title": "b", "dependencies": ["A"], "files": {"create": ["b.txt"]}, "verification": {"command": "test -f b.txt"}}
 ]}`
-
-func wantKind(t *testing.T, err error, kind engine.Kind, what string) {
-	t.Helper()
-	var ee *engine.Error
-	if !errors.As(err, &ee) || ee.Kind != kind || !strings.Contains(ee.Error(), what) {
-		t.Fatalf("got %v, want a kind %d error with %q", err, kind, what)
-	}
-}

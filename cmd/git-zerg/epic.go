@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,13 +93,17 @@ func runEpicPlan(e *env, file string, force bool) error {
 	if err != nil {
 		return err
 	}
-	plan, errs, warns, err := epic.ReadFile(file)
+	plan, errs, warns, err := epic.ReadFile(file, force)
 	if err != nil {
 		return err
 	}
 	report.ProblemsText(e.stderr, file, errs, warns)
 	if len(errs) > 0 {
-		return usageErr("invalid epic %s (%s)", file, report.Plural(len(errs), "error"))
+		ce := usageErr("invalid epic %s (%s)", file, report.Plural(len(errs), "error"))
+		if slices.ContainsFunc(errs, func(p levels.Problem) bool { return p.Meant != "" }) {
+			ce.hint = "fix the keys, or epic plan --force to plan them as they are (not read)"
+		}
+		return ce
 	}
 	res, err := epic.Plan(g, plan, force)
 	if err != nil {
