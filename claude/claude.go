@@ -29,8 +29,8 @@ import (
 //go:embed templates/*
 var templates embed.FS
 
-// SettingsPath is where the hooks go, relative to the work tree's top.
-const SettingsPath = ".claude/settings.json"
+// settingsPath is where the hooks go, relative to the work tree's top.
+const settingsPath = ".claude/settings.json"
 
 // File is one file install-commands writes.
 type File struct {
@@ -120,12 +120,12 @@ func Install(top string) ([]Change, error) {
 	if err := checkUnlinked(top); err != nil {
 		return nil, err
 	}
-	settings := filepath.Join(top, filepath.FromSlash(SettingsPath))
+	settings := filepath.Join(top, filepath.FromSlash(settingsPath))
 	old, err := readIfExists(settings)
 	if err != nil {
 		return nil, err
 	}
-	merged, changed, err := MergeSettings(old)
+	merged, changed, err := mergeSettings(old)
 	if err != nil {
 		return nil, err
 	}
@@ -153,12 +153,12 @@ func Install(top string) ([]Change, error) {
 		}
 	}
 	if changed {
-		if err := writeAtomic(top, SettingsPath, merged); err != nil {
+		if err := writeAtomic(top, settingsPath, merged); err != nil {
 			return out, err
 		}
-		out = append(out, Change{SettingsPath, "merged", "git-zerg's Stop and PreToolUse hooks; everything else kept"})
+		out = append(out, Change{settingsPath, "merged", "git-zerg's Stop and PreToolUse hooks; everything else kept"})
 	} else {
-		out = append(out, Change{SettingsPath, "unchanged", "git-zerg's hooks are there"})
+		out = append(out, Change{settingsPath, "unchanged", "git-zerg's hooks are there"})
 	}
 	return out, nil
 }
@@ -177,7 +177,7 @@ func Uninstall(top string) ([]Change, error) {
 		return nil, err
 	}
 	defer root.Close()
-	settings := filepath.Join(top, filepath.FromSlash(SettingsPath))
+	settings := filepath.Join(top, filepath.FromSlash(settingsPath))
 	old, err := readIfExists(settings)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func Uninstall(top string) ([]Change, error) {
 	var unmerged []byte
 	var changed, empty bool
 	if old != nil {
-		if unmerged, changed, empty, err = UnmergeSettings(old); err != nil {
+		if unmerged, changed, empty, err = unmergeSettings(old); err != nil {
 			return nil, err
 		}
 	}
@@ -213,15 +213,15 @@ func Uninstall(top string) ([]Change, error) {
 	}
 	switch {
 	case changed && empty:
-		if err := root.Remove(filepath.FromSlash(SettingsPath)); err != nil {
+		if err := root.Remove(filepath.FromSlash(settingsPath)); err != nil {
 			return out, err
 		}
-		out = append(out, Change{SettingsPath, "removed", "it held only git-zerg's hooks"})
+		out = append(out, Change{settingsPath, "removed", "it held only git-zerg's hooks"})
 	case changed:
-		if err := writeAtomic(top, SettingsPath, unmerged); err != nil {
+		if err := writeAtomic(top, settingsPath, unmerged); err != nil {
 			return out, err
 		}
-		out = append(out, Change{SettingsPath, "unmerged", "git-zerg's hooks taken out; everything else kept"})
+		out = append(out, Change{settingsPath, "unmerged", "git-zerg's hooks taken out; everything else kept"})
 	}
 	// Directories left empty, deepest first; .claude itself too.
 	var ds []string
@@ -247,7 +247,7 @@ func readIfExists(name string) ([]byte, error) {
 // uninstall whose files would be written or removed through a symbolic link
 // (engine.CheckUnlinked says why any link is refused).
 func checkUnlinked(top string) error {
-	names := []string{SettingsPath}
+	names := []string{settingsPath}
 	for _, f := range Files() {
 		names = append(names, f.Path)
 	}
@@ -279,7 +279,7 @@ func InstallIn(s *gitstore.Store, uninstall bool) ([]Change, error) {
 		do = Uninstall
 	}
 	changes, err := do(s.Top)
-	if errors.Is(err, ErrSettings) {
+	if errors.Is(err, errSettings) {
 		return nil, &engine.Error{Kind: engine.Usage, What: "install-commands: nothing written", Why: err.Error(),
 			Hint: "fix .claude/settings.json (Claude Code reads it as one JSON object), then run it again", Err: err}
 	}

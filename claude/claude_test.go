@@ -85,7 +85,7 @@ func TestInstallGolden(t *testing.T) {
 	for path, data := range got {
 		if !*update {
 			old, err := os.ReadFile(filepath.Join("testdata", filepath.FromSlash(goldenName(path))))
-			if err == nil && !bytes.Equal(old, data) && path != SettingsPath {
+			if err == nil && !bytes.Equal(old, data) && path != settingsPath {
 				f := File{Path: path}
 				if !f.ours(old) {
 					t.Errorf("%s changed: add %q to previous[%q] (so installed copies of the old version are still git-zerg's), then run -update", path, sum(old), path)
@@ -268,17 +268,17 @@ func TestSettingsRefused(t *testing.T) {
 			settings := filepath.Join(top, ".claude", "settings.json")
 			os.MkdirAll(filepath.Dir(settings), 0o755)
 			os.WriteFile(settings, orig, 0o644)
-			if _, err := Install(top); !errors.Is(err, ErrSettings) {
+			if _, err := Install(top); !errors.Is(err, errSettings) {
 				t.Fatalf("install: %v, want ErrSettings", err)
 			}
-			if _, err := Uninstall(top); !errors.Is(err, ErrSettings) {
+			if _, err := Uninstall(top); !errors.Is(err, errSettings) {
 				t.Fatalf("uninstall: %v, want ErrSettings", err)
 			}
 			var ee *engine.Error
-			if _, err := InstallIn(&gitstore.Store{Top: top}, false); !errors.As(err, &ee) || ee.Kind != engine.Usage || !errors.Is(err, ErrSettings) {
+			if _, err := InstallIn(&gitstore.Store{Top: top}, false); !errors.As(err, &ee) || ee.Kind != engine.Usage || !errors.Is(err, errSettings) {
 				t.Fatalf("InstallIn: %v, want a usage error", err)
 			}
-			if got := tree(t, top); len(got) != 1 || !bytes.Equal(got[SettingsPath], orig) {
+			if got := tree(t, top); len(got) != 1 || !bytes.Equal(got[settingsPath], orig) {
 				t.Errorf("files changed: %v", got)
 			}
 		})
@@ -324,7 +324,7 @@ func TestChangedFilesKept(t *testing.T) {
 	if b, _ := os.ReadFile(rush); !bytes.Equal(b, edited) {
 		t.Error("uninstall removed an edited file")
 	}
-	if _, err := os.Stat(filepath.Join(top, SettingsPath)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(top, settingsPath)); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("settings with only our hooks still there")
 	}
 

@@ -143,7 +143,7 @@ func (h StopHook) Run(in StopInput) (Verdict, error) {
 		return letGo, err
 	}
 	var v Verdict
-	v.Block, v.Reason, v.Why = Decide(&sess, facts)
+	v.Block, v.Reason, v.Why = decide(&sess, facts)
 	if err := saveSession(sessPath, &sess); err != nil {
 		return letGo, err
 	}
@@ -224,7 +224,7 @@ func transcriptDrives(workDir, path string) bool {
 		return true
 	}
 	defer f.Close()
-	driving, err := Driving(f)
+	driving, err := driving(f)
 	return driving || err != nil
 }
 

@@ -24,9 +24,9 @@ var Hooks = []Hook{
 	{Event: "PreToolUse", Matcher: "Bash", Command: "git zerg hook claude-pretool"},
 }
 
-// ErrSettings: the settings file is not what Claude Code reads (not JSON,
+// errSettings: the settings file is not what Claude Code reads (not JSON,
 // or hooks of an unexpected shape). Nothing is written then.
-var ErrSettings = errors.New("cannot merge .claude/settings.json")
+var errSettings = errors.New("cannot merge .claude/settings.json")
 
 // member is one key of a JSON object, its value kept exactly as it was
 // read: whatever git-zerg does not touch is written back as it came.
@@ -59,29 +59,29 @@ func parseObject(data []byte, where string) (object, error) {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSettings, at(""), err)
+		return nil, fmt.Errorf("%w: %s: %v", errSettings, at(""), err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%w: %s is not a JSON object", ErrSettings, at(""))
+		return nil, fmt.Errorf("%w: %s is not a JSON object", errSettings, at(""))
 	}
 	o := object{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrSettings, at(""), err)
+			return nil, fmt.Errorf("%w: %s: %v", errSettings, at(""), err)
 		}
 		key, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrSettings, at(key), err)
+			return nil, fmt.Errorf("%w: %s: %v", errSettings, at(key), err)
 		}
 		o = append(o, member{key, v})
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSettings, at(""), err)
+		return nil, fmt.Errorf("%w: %s: %v", errSettings, at(""), err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: %s: data after the object", ErrSettings, at(""))
+		return nil, fmt.Errorf("%w: %s: data after the object", errSettings, at(""))
 	}
 	return o, nil
 }
@@ -160,7 +160,7 @@ func parseArray(data json.RawMessage, where string) ([]json.RawMessage, error) {
 	}
 	var vs []json.RawMessage
 	if len(d) == 0 || d[0] != '[' || json.Unmarshal(d, &vs) != nil {
-		return nil, fmt.Errorf("%w: %s is not an array", ErrSettings, where)
+		return nil, fmt.Errorf("%w: %s is not an array", errSettings, where)
 	}
 	return vs, nil
 }
@@ -213,12 +213,12 @@ func settingsHooks(root object) (object, error) {
 	return parseObject(raw, "hooks")
 }
 
-// MergeSettings adds git-zerg's hooks to the settings document data (empty
+// mergeSettings adds git-zerg's hooks to the settings document data (empty
 // for a file that does not exist). Every key and hook already there is
 // kept, in its order; a hook of ours already present (same event and
 // command, under any matcher) is not added again. changed is false when
 // nothing had to be added: the file is then left as it is, byte for byte.
-func MergeSettings(data []byte) (out []byte, changed bool, err error) {
+func mergeSettings(data []byte) (out []byte, changed bool, err error) {
 	root, err := parseObject(data, "")
 	if err != nil {
 		return nil, false, err
@@ -254,11 +254,11 @@ func MergeSettings(data []byte) (out []byte, changed bool, err error) {
 	return format(root), true, nil
 }
 
-// UnmergeSettings takes git-zerg's hook entries out of the settings, and
+// unmergeSettings takes git-zerg's hook entries out of the settings, and
 // nothing else: a group that held only our entry goes, an event left with
 // no group goes, and "hooks" goes when it is left empty. empty reports that
 // nothing at all is left in the document.
-func UnmergeSettings(data []byte) (out []byte, changed, empty bool, err error) {
+func unmergeSettings(data []byte) (out []byte, changed, empty bool, err error) {
 	root, err := parseObject(data, "")
 	if err != nil {
 		return nil, false, false, err

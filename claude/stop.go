@@ -24,8 +24,8 @@ const (
 	TaskModeAttempts = 2
 )
 
-// SessionVersion is the format of Session. 1: first version.
-const SessionVersion = 1
+// sessionVersion is the format of Session. 1: first version.
+const sessionVersion = 1
 
 // Session is what the Stop hook remembers of one Claude Code session
 // between two stops.
@@ -47,7 +47,7 @@ type Session struct {
 // happened since the last stop (when the tip moved).
 func (s *Session) Observe(feature, tip string, moved bool) {
 	first := s.Rounds == 0 || s.Feature != feature
-	s.Version = SessionVersion
+	s.Version = sessionVersion
 	s.Rounds++
 	switch {
 	case first || moved:
@@ -86,9 +86,9 @@ type StopFacts struct {
 	Now     time.Time
 }
 
-// Decide says whether to keep the session going (block) and what it
+// decide says whether to keep the session going (block) and what it
 // should do next (reason); when it lets the session stop, why says why.
-func Decide(s *Session, f StopFacts) (block bool, reason, why string) {
+func decide(s *Session, f StopFacts) (block bool, reason, why string) {
 	switch {
 	case f.Complete:
 		return false, "", "feature " + f.Feature + " is complete"
@@ -158,9 +158,9 @@ func noun(n int, one, many string) string {
 // transcript: the /zerg:rush command, or git zerg rush run by hand.
 var driveMarkers = []string{"zerg:rush", "git zerg rush", "commands/zerg/rush.md"}
 
-// Driving reads a transcript and reports whether it shows a session that
+// driving reads a transcript and reports whether it shows a session that
 // drives a rush. It reads in chunks and stops at the first sign.
-func Driving(r io.Reader) (bool, error) {
+func driving(r io.Reader) (bool, error) {
 	const overlap = 64
 	buf := make([]byte, 64<<10)
 	keep := 0

@@ -36,7 +36,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			block, reason, why := Decide(&c.sess, c.facts)
+			block, reason, why := decide(&c.sess, c.facts)
 			if block != c.block {
 				t.Fatalf("block = %v (%q, %q)", block, reason, why)
 			}
@@ -89,13 +89,13 @@ func TestDriving(t *testing.T) {
 	} {
 		// One byte at a time too: a marker split over reads is still seen.
 		for _, r := range []*strings.Reader{strings.NewReader(c.text)} {
-			got, err := Driving(r)
+			got, err := driving(r)
 			if err != nil || got != c.want {
 				t.Errorf("Driving(%.40q...) = %v, %v", c.text, got, err)
 			}
 		}
 		if len(c.text) < 1000 {
-			got, err := Driving(iotest.OneByteReader(strings.NewReader(c.text)))
+			got, err := driving(iotest.OneByteReader(strings.NewReader(c.text)))
 			if err != nil || got != c.want {
 				t.Errorf("Driving one byte at a time (%.40q) = %v, %v", c.text, got, err)
 			}

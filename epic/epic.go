@@ -114,9 +114,9 @@ func Plan(g *engine.Engine, p *levels.EpicPlan, force bool) (*PlanResult, error)
 	return res, nil
 }
 
-// FeatureComplete reports whether every task of the feature is done; a
+// featureComplete reports whether every task of the feature is done; a
 // feature that is not planned is not.
-func FeatureComplete(g *engine.Engine, feature string) (bool, []*state.Task, error) {
+func featureComplete(g *engine.Engine, feature string) (bool, []*state.Task, error) {
 	tx, err := g.Store.View(feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return false, nil, nil
@@ -170,7 +170,7 @@ func StatusOf(g *engine.Engine, name string) (*Status, error) {
 	}
 	complete := map[string]bool{}
 	for _, f := range ep.Features {
-		ok, tasks, err := FeatureComplete(g, f.Name)
+		ok, tasks, err := featureComplete(g, f.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +278,7 @@ func Bump(g *engine.Engine, name string, frozen []string, setFrozen bool) (*Bump
 		now := g.Time().UTC()
 		var review []state.EpicReview
 		for _, f := range ep.Features {
-			ok, tasks, err := FeatureComplete(g, f.Name)
+			ok, tasks, err := featureComplete(g, f.Name)
 			if err != nil {
 				return nil, err
 			}

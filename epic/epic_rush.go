@@ -124,7 +124,7 @@ func Rush(g *engine.Engine, name string, o RushOptions) (*RushResult, error) {
 	for {
 		complete := map[string]bool{}
 		for _, f := range ep.Features {
-			ok, _, err := FeatureComplete(g, f.Name)
+			ok, _, err := featureComplete(g, f.Name)
 			if err != nil {
 				return nil, err
 			}
@@ -229,7 +229,7 @@ func Rush(g *engine.Engine, name string, o RushOptions) (*RushResult, error) {
 			oc = &FeatureOutcome{Feature: f.Name, Skipped: "not started"}
 		}
 		out.Features = append(out.Features, *oc)
-		ok, _, err := FeatureComplete(g, f.Name)
+		ok, _, err := featureComplete(g, f.Name)
 		if err != nil {
 			return out, err
 		}

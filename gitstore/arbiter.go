@@ -69,9 +69,9 @@ func (s *Store) remoteWait() time.Duration {
 
 var remoteNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }) // compiled on first use, not at every start
 
-// TrackingPrefix is where a remote's zerg refs are fetched: a namespace of
+// trackingPrefix is where a remote's zerg refs are fetched: a namespace of
 // their own, so that fetching never touches local state.
-func TrackingPrefix(remote string) string {
+func trackingPrefix(remote string) string {
 	name := remote
 	if !remoteNameRe().MatchString(remote) || strings.Contains(remote, "..") {
 		sum := sha1.Sum([]byte(remote))
@@ -375,7 +375,7 @@ func (s *Store) trackPushed(ctx context.Context, remote string, specs []string) 
 		if !ok || !state || !stateRef(rel) || !plumbing.IsHash(src) {
 			continue
 		}
-		us = append(us, refUpdate{Name: TrackingPrefix(remote) + rel, New: plumbing.NewHash(src), Unchecked: true})
+		us = append(us, refUpdate{Name: trackingPrefix(remote) + rel, New: plumbing.NewHash(src), Unchecked: true})
 	}
 	if len(us) > 0 {
 		s.updateRefs(ctx, us)
@@ -394,7 +394,7 @@ func (s *Store) lostOn(remote string, leases []string) []string {
 		if !ok || !state || !stateRef(rel) {
 			continue
 		}
-		if h, _ := s.ReadRef(TrackingPrefix(remote) + rel); !h.IsZero() {
+		if h, _ := s.ReadRef(trackingPrefix(remote) + rel); !h.IsZero() {
 			lost = append(lost, ref)
 		}
 	}

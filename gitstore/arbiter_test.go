@@ -207,7 +207,7 @@ func TestArbiterCatchUpBringsWork(t *testing.T) {
 	if _, err := sa.catchUp(context.Background(), "f"); err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, a, "rev-parse", TrackingPrefix(remote)+"work/f/T000"); got != work {
+	if got := git(t, a, "rev-parse", trackingPrefix(remote)+"work/f/T000"); got != work {
 		t.Fatalf("tracking ref of the pin is %s, want %s", got, work)
 	}
 }

@@ -18,16 +18,16 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// EpicsPrefix holds one ref per epic (refs/zerg/epics/<name>): a chain of
+// epicsPrefix holds one ref per epic (refs/zerg/epics/<name>): a chain of
 // commits, one per plan, bump or approval, whose tree holds
 //
 //	epic.json   the epic (state.Epic): features, dependencies, frozen
 //	            paths, the features awaiting review
 //	version     its version, one line
-const EpicsPrefix = ZergPrefix + "epics/"
+const epicsPrefix = ZergPrefix + "epics/"
 
-// EpicRef is the ref of an epic.
-func EpicRef(name string) string { return EpicsPrefix + name }
+// epicRef is the ref of an epic.
+func epicRef(name string) string { return epicsPrefix + name }
 
 // ErrEpicMoved: the epic changed since it was read; read it again.
 var ErrEpicMoved = errors.New("the epic changed meanwhile")
@@ -35,7 +35,7 @@ var ErrEpicMoved = errors.New("the epic changed meanwhile")
 // Epic reads an epic and the commit it was read at (ErrNotFound when there
 // is no such epic).
 func (s *Store) Epic(name string) (*state.Epic, plumbing.Hash, error) {
-	tip, err := s.ReadRef(EpicRef(name))
+	tip, err := s.ReadRef(epicRef(name))
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
@@ -52,11 +52,11 @@ func (s *Store) Epic(name string) (*state.Epic, plumbing.Hash, error) {
 	}
 	e, ok := entriesOf(t)["epic.json"]
 	if !ok {
-		return nil, tip, fmt.Errorf("%s: no epic.json", EpicRef(name))
+		return nil, tip, fmt.Errorf("%s: no epic.json", epicRef(name))
 	}
 	var ep state.Epic
 	if err := s.readJSON(e.Hash, &ep); err != nil {
-		return nil, tip, fmt.Errorf("%s: %w", EpicRef(name), err)
+		return nil, tip, fmt.Errorf("%s: %w", epicRef(name), err)
 	}
 	return &ep, tip, nil
 }
@@ -66,7 +66,7 @@ func (s *Store) Epic(name string) (*state.Epic, plumbing.Hash, error) {
 // new commit's parent), as a compare-and-swap. A lost race is
 // ErrEpicMoved, an existing epic without force ErrExists.
 func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, force bool, subject string, op state.Op, now time.Time) (plumbing.Hash, error) {
-	ref := EpicRef(e.Name)
+	ref := epicRef(e.Name)
 	cur, err := s.ReadRef(ref)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -126,7 +126,7 @@ func (s *Store) Epics() ([]string, error) {
 		return nil, nil
 	}
 	seen := map[string]bool{}
-	ents, err := os.ReadDir(filepath.Join(s.CommonDir, filepath.FromSlash(EpicsPrefix)))
+	ents, err := os.ReadDir(filepath.Join(s.CommonDir, filepath.FromSlash(epicsPrefix)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (s *Store) Epics() ([]string, error) {
 	if b, err := os.ReadFile(filepath.Join(s.CommonDir, "packed-refs")); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if _, ref, ok := strings.Cut(line, " "); ok {
-				if n, ok := strings.CutPrefix(ref, EpicsPrefix); ok && !strings.Contains(n, "/") {
+				if n, ok := strings.CutPrefix(ref, epicsPrefix); ok && !strings.Contains(n, "/") {
 					seen[n] = true
 				}
 			}
@@ -146,7 +146,7 @@ func (s *Store) Epics() ([]string, error) {
 	}
 	var out []string
 	for n := range seen {
-		if tip, err := s.ReadRef(EpicRef(n)); err == nil && !tip.IsZero() {
+		if tip, err := s.ReadRef(epicRef(n)); err == nil && !tip.IsZero() {
 			out = append(out, n)
 		}
 	}
@@ -176,7 +176,7 @@ func (s *Store) EpicOf(feature string) (*state.Epic, error) {
 // EpicLog is the epic's history, newest first, every parent followed as
 // Log does (another clone's changes come in by a sync merge).
 func (s *Store) EpicLog(name string) ([]Entry, error) {
-	tip, err := s.ReadRef(EpicRef(name))
+	tip, err := s.ReadRef(epicRef(name))
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +190,11 @@ func (s *Store) EpicLog(name string) ([]Entry, error) {
 // the pre-commit hook asks on every commit, and most repositories have
 // none.
 func (s *Store) hasEpics() bool {
-	if _, err := os.Stat(filepath.Join(s.CommonDir, filepath.FromSlash(EpicsPrefix))); err == nil {
+	if _, err := os.Stat(filepath.Join(s.CommonDir, filepath.FromSlash(epicsPrefix))); err == nil {
 		return true
 	}
 	b, err := os.ReadFile(filepath.Join(s.CommonDir, "packed-refs"))
-	return err == nil && bytes.Contains(b, []byte(" "+EpicsPrefix))
+	return err == nil && bytes.Contains(b, []byte(" "+epicsPrefix))
 }
 
 // Reopen opens the same repository again: a store of its own for work

@@ -49,9 +49,9 @@ type hostIDOnce struct {
 	id   HostIdentity
 }
 
-// HostIDFile holds the clone's host identity: its name on the first line,
+// hostIDFile holds the clone's host identity: its name on the first line,
 // the repository directory it was made in on the second.
-func HostIDFile(s *Store) string { return s.Layout().HostID() }
+func hostIDFile(s *Store) string { return s.Layout().HostID() }
 
 // Host is this clone's host identity, made on first use.
 func (s *Store) Host() HostIdentity {
@@ -113,7 +113,7 @@ func (s *Store) instance(name string) string {
 // uses agree on one: each writes its own into a temporary file, and only
 // one link into place succeeds.
 func (s *Store) hostIDFile(here string) (name, madeIn string, err error) {
-	file := HostIDFile(s)
+	file := hostIDFile(s)
 	for try := 0; try < 2; try++ {
 		b, err := os.ReadFile(file)
 		if err == nil {

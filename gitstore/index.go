@@ -219,8 +219,8 @@ func (ix *Index) Candidates(yield func(e *IndexEntry, status func(id string) sta
 	}
 }
 
-// IndexEntryOf is the index entry of a task.
-func IndexEntryOf(t *state.Task, blob plumbing.Hash) IndexEntry {
+// indexEntryOf is the index entry of a task.
+func indexEntryOf(t *state.Task, blob plumbing.Hash) IndexEntry {
 	e := IndexEntry{ID: t.ID(), Blob: blob, Status: t.Status, Level: t.Level, Dependents: len(t.Dependents),
 		Deps: t.Deps(), Attempts: t.Attempts, NotBefore: t.NotBefore.UTC(),
 		Unapproved: t.NeedsApproval() && t.Approved == ""}
@@ -359,7 +359,7 @@ func (tx *Tx) refreshIndex(old *Index, key plumbing.Hash) (*Index, error) {
 			if err != nil {
 				return nil, err
 			}
-			ne := IndexEntryOf(task, e.Hash)
+			ne := indexEntryOf(task, e.Hash)
 			if ne.ID != e.Name || !sameDeps(ix.f, p, ne.Deps) {
 				return nil, errIndexRebuild // dependencies are the plan's: this is not
 			}
@@ -436,7 +436,7 @@ func (tx *Tx) rebuildIndex(key plumbing.Hash) (*Index, error) {
 	}
 	entries := make([]IndexEntry, 0, len(tasks))
 	for _, t := range tasks {
-		entries = append(entries, IndexEntryOf(t, tx.shards[shardOf(t.ID())].e[t.ID()].Hash))
+		entries = append(entries, indexEntryOf(t, tx.shards[shardOf(t.ID())].e[t.ID()].Hash))
 	}
 	ix := (&Index{Tasks: key, Meta: tx.root["feature.json"].Hash, Shards: shards}).encodedFrom(entries)
 	if ix == nil {

@@ -136,7 +136,7 @@ func checkIndex(t *testing.T, s *Store, when string) {
 	}
 	entries := ix.All()
 	for i, tk := range all {
-		want := IndexEntryOf(tk, entries[i].Blob)
+		want := indexEntryOf(tk, entries[i].Blob)
 		if got := entries[i]; !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: entry %d\n got %+v\nwant %+v", when, i, got, want)
 		}

@@ -39,7 +39,7 @@ func (s *Store) CatchUp(ctx context.Context, feature string) error {
 // stagingTracking is where a remote's staging branch of feature is
 // fetched: not under the remote's tracking prefix, which a sync prunes.
 func stagingTracking(remote, feature string) string {
-	return "refs/zerg-staging/" + strings.TrimPrefix(TrackingPrefix(remote), "refs/zerg-remotes/") + feature
+	return "refs/zerg-staging/" + strings.TrimPrefix(trackingPrefix(remote), "refs/zerg-remotes/") + feature
 }
 
 // FetchStaging fetches the remote's branch (a full ref name) and returns
@@ -83,7 +83,7 @@ func (s *Store) FetchWork(ctx context.Context, remote string, refs map[string]st
 		if !strings.HasPrefix(ref, WorkPrefix) || !plumbing.IsHash(commit) || s.hasObject(plumbing.NewHash(commit)) {
 			continue
 		}
-		specs = append(specs, "+"+ref+":"+TrackingPrefix(remote)+strings.TrimPrefix(ref, ZergPrefix))
+		specs = append(specs, "+"+ref+":"+trackingPrefix(remote)+strings.TrimPrefix(ref, ZergPrefix))
 	}
 	if len(specs) == 0 {
 		return nil

@@ -106,7 +106,7 @@ func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingChec
 func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncReport, fetched map[string]string, done bool, err error) {
 	remote := o.Remote
 	report = SyncReport{Remote: remote, Features: []SyncFeature{}, Pushed: []string{}}
-	prefix := TrackingPrefix(remote)
+	prefix := trackingPrefix(remote)
 	var remoteRefs, localRefs map[string]string
 	var few fewFetched
 	var trackedBefore map[string]plumbing.Hash
@@ -300,7 +300,7 @@ type fewFetched struct {
 // clone's state, the same history, instead of leasing on a value the remote
 // no longer has and losing every try.
 func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetched, error) {
-	prefix := TrackingPrefix(remote)
+	prefix := trackingPrefix(remote)
 	rels := []string{"locks"}
 	if feature != "" {
 		rels = append(rels, "features/"+feature)

@@ -154,7 +154,7 @@ func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
 			Hint: "merge or save it, or run git zerg cleanup --force to discard it"}
 	}
 	if o.State {
-		if err := DeleteState(g); err != nil {
+		if err := deleteState(g); err != nil {
 			return nil, err
 		}
 	}
@@ -195,9 +195,9 @@ func within(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// DeleteState removes the feature's refs and local files, and the locks
+// deleteState removes the feature's refs and local files, and the locks
 // its tasks hold.
-func DeleteState(g *engine.Engine) error {
+func deleteState(g *engine.Engine) error {
 	ctx, s, feature := g.Context(), g.Store, g.Feature
 	// The feature itself gets a tombstone: deleting its ref would not
 	// last, since the next sync with a machine that has it brings it back.

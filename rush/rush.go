@@ -83,7 +83,7 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 		u := t.Spent()
 		spent.Add(&u)
 	}
-	if err := BudgetReached(cfg, spent); err != nil && !allDone(tasks) {
+	if err := budgetReached(cfg, spent); err != nil && !allDone(tasks) {
 		return nil, err
 	}
 	tmpl, err := g.PromptTemplate()
@@ -162,9 +162,9 @@ func allDone(tasks []*state.Task) bool {
 	return true
 }
 
-// BudgetReached is the error of a spending that reached the configured
+// budgetReached is the error of a spending that reached the configured
 // budget, nil while it is under.
-func BudgetReached(cfg *config.Config, spent state.Usage) *engine.Error {
+func budgetReached(cfg *config.Config, spent state.Usage) *engine.Error {
 	b := cfg.Budget
 	hint := "raise it in .zerg/config.toml ([budget]), then git zerg rush --resume"
 	switch {

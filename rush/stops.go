@@ -47,7 +47,7 @@ func (r *stops) spend(u *state.Usage, cfg *config.Config) (over bool, reached *e
 	r.spent.Add(u)
 	total := r.spent
 	r.spentMu.Unlock()
-	if err := BudgetReached(cfg, total); err != nil && r.budget.CompareAndSwap(nil, err) {
+	if err := budgetReached(cfg, total); err != nil && r.budget.CompareAndSwap(nil, err) {
 		reached = err
 	}
 	return r.budget.Load() != nil, reached

@@ -32,10 +32,10 @@ func (e *Escape) Error() string {
 // own limit does (40 on Linux).
 const maxHops = 40
 
-// EscapesRepo reports whether writing to path (a task's owned path:
+// escapesRepo reports whether writing to path (a task's owned path:
 // slash-separated, relative to root) could go through a symbolic link in the
 // tree at root to somewhere outside it, or into its .git. See FindEscape.
-func EscapesRepo(root, path string) (bool, error) {
+func escapesRepo(root, path string) (bool, error) {
 	e, err := FindEscape(root, path)
 	return e != nil, err
 }

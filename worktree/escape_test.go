@@ -76,7 +76,7 @@ func TestFindEscape(t *testing.T) {
 		if got != tc.link {
 			t.Errorf("FindEscape(%s) = %q (%v), want %q", tc.path, got, e, tc.link)
 		}
-		if esc, _ := EscapesRepo(root, tc.path); esc != (tc.link != "") {
+		if esc, _ := escapesRepo(root, tc.path); esc != (tc.link != "") {
 			t.Errorf("EscapesRepo(%s) = %v", tc.path, esc)
 		}
 	}

@@ -11,11 +11,11 @@ import (
 	"strings"
 )
 
-// ErrBroken: a worktree's directory, or the .git file that ties it to this
+// errBroken: a worktree's directory, or the .git file that ties it to this
 // repository, is gone or leads somewhere else. A worker can do that with
 // plain file commands; git then fails in it, or works on another
 // repository.
-var ErrBroken = errors.New("worktree is broken")
+var errBroken = errors.New("worktree is broken")
 
 // commonDir is the repository's common git directory, asked of git once.
 func (m *Manager) commonDir(ctx context.Context) (string, error) {
@@ -43,7 +43,7 @@ func (m *Manager) Check(ctx context.Context, w Worker) error {
 		return err
 	}
 	if problem, _ := health(common, w.Dir); problem != "" {
-		return &Error{Dir: w.Dir, Branch: w.Branch, Err: ErrBroken, Detail: problem}
+		return &Error{Dir: w.Dir, Branch: w.Branch, Err: errBroken, Detail: problem}
 	}
 	return nil
 }

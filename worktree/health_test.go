@@ -30,7 +30,7 @@ func wantBroken(t *testing.T, m *Manager, w *Worker, detail string) {
 	t.Helper()
 	err := m.Check(context.Background(), *w)
 	var we *Error
-	if !errors.Is(err, ErrBroken) || !errors.As(err, &we) || !samePath(we.Dir, w.Dir) || !strings.Contains(err.Error(), detail) {
+	if !errors.Is(err, errBroken) || !errors.As(err, &we) || !samePath(we.Dir, w.Dir) || !strings.Contains(err.Error(), detail) {
 		t.Fatalf("Check = %v, want ErrBroken naming %s and saying %q", err, w.Dir, detail)
 	}
 }

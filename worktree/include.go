@@ -106,7 +106,7 @@ func (e *IncludeError) Error() string {
 	return b.String()
 }
 
-func (e *IncludeError) Unwrap() error { return ErrUnsafePath }
+func (e *IncludeError) Unwrap() error { return errUnsafePath }
 
 func plural(n int, noun string) string {
 	if n == 1 {

@@ -13,10 +13,10 @@ import (
 	"strings"
 )
 
-// ErrUnsafePath: a path to be written passes through a symbolic link. A
+// errUnsafePath: a path to be written passes through a symbolic link. A
 // worker can commit any symlink, so a link in a worktree is never trusted to
 // lead somewhere harmless: following it could write outside the worktree.
-var ErrUnsafePath = errors.New("path passes through a symbolic link")
+var errUnsafePath = errors.New("path passes through a symbolic link")
 
 // UnsafePathError is a write refused because Link, a component of Path, is a
 // symbolic link.
@@ -33,7 +33,7 @@ func (e *UnsafePathError) Error() string {
 	return fmt.Sprintf("%s: not written: %s is a symbolic link, which could lead outside %s", e.Path, e.Link, e.Root)
 }
 
-func (e *UnsafePathError) Unwrap() error { return ErrUnsafePath }
+func (e *UnsafePathError) Unwrap() error { return errUnsafePath }
 
 // splitRel checks that name is a plain relative path (no "..", no empty or
 // "." component, not absolute) and returns its components.

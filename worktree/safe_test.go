@@ -60,7 +60,7 @@ func TestIncludeRefusesCommittedSymlink(t *testing.T) {
 	w2, err := m.Add(ctx, 2, evil)
 	emptyDir(t, outside)
 	var ie *IncludeError
-	if !errors.As(err, &ie) || !errors.Is(err, ErrUnsafePath) || w2 == nil {
+	if !errors.As(err, &ie) || !errors.Is(err, errUnsafePath) || w2 == nil {
 		t.Fatalf("Add over a committed symlink: %v (worker %v), want an *IncludeError with the worker", err, w2)
 	}
 	if len(ie.Skipped) != 2 || !strings.Contains(err.Error(), "2 files not copied") ||
@@ -75,7 +75,7 @@ func TestIncludeRefusesCommittedSymlink(t *testing.T) {
 	}
 
 	// Reusing the worktree at that commit refuses again, still writing nothing.
-	if _, err := m.Add(ctx, 2, evil); !errors.Is(err, ErrUnsafePath) {
+	if _, err := m.Add(ctx, 2, evil); !errors.Is(err, errUnsafePath) {
 		t.Errorf("reuse: %v", err)
 	}
 	emptyDir(t, outside)
@@ -135,7 +135,7 @@ func TestWriteFile(t *testing.T) {
 	for _, name := range []string{"out/x", "out/new/x", "a/up/x", "a/in/c.txt", "file.txt"} {
 		err := WriteFile(root, name, []byte("evil"), 0o644)
 		var ue *UnsafePathError
-		if !errors.As(err, &ue) || !errors.Is(err, ErrUnsafePath) {
+		if !errors.As(err, &ue) || !errors.Is(err, errUnsafePath) {
 			t.Errorf("WriteFile(%s) = %v, want ErrUnsafePath", name, err)
 		}
 	}

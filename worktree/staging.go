@@ -83,12 +83,12 @@ func Supported(ctx context.Context, git *gitcmd.Runner) error {
 
 // BranchTip is the commit of worker n's branch, "" when it has none.
 func (m *Manager) BranchTip(ctx context.Context, n int) (string, error) {
-	return m.resolve1(ctx, "refs/heads/"+WorkerBranch(m.Feature, n))
+	return m.resolve1(ctx, "refs/heads/"+workerBranch(m.Feature, n))
 }
 
 // ResetBranch points worker n's branch at commit, for a branch that has no
 // worktree to reset in (its tip saved first by the caller).
 func (m *Manager) ResetBranch(ctx context.Context, n int, commit string) error {
-	_, err := m.Git.Run(ctx, "update-ref", "-m", "git-zerg: start worker afresh", "refs/heads/"+WorkerBranch(m.Feature, n), commit)
+	_, err := m.Git.Run(ctx, "update-ref", "-m", "git-zerg: start worker afresh", "refs/heads/"+workerBranch(m.Feature, n), commit)
 	return err
 }

@@ -168,7 +168,7 @@ func (m *Manager) fresh(ctx context.Context, common string, list []entry, dir, c
 		if err != nil {
 			return nil, err
 		}
-		serr := m.runSetup(ctx, &Worker{N: n, Name: "worker-" + strconv.Itoa(n), Branch: WorkerBranch(m.Feature, n), Dir: dir})
+		serr := m.runSetup(ctx, &Worker{N: n, Name: "worker-" + strconv.Itoa(n), Branch: workerBranch(m.Feature, n), Dir: dir})
 		after, err := m.ignored(ctx, dir)
 		if err != nil {
 			return nil, err

@@ -124,22 +124,22 @@ func (e *SetupError) Error() string {
 
 func (e *SetupError) Unwrap() error { return e.Err }
 
-// PortRange is the number of ports reserved for each worker, starting at
+// portRange is the number of ports reserved for each worker, starting at
 // PortBase(n).
-const PortRange = 100
+const portRange = 100
 
 const firstPort = 20000
 
 // PortBase is the first of the PortRange ports reserved for worker n
 // (ZERG_PORT_BASE): 20000 + 100*n, so worker n owns [PortBase(n),
 // PortBase(n)+99]. Worker numbers 0 to 454 stay below 65536.
-func PortBase(n int) int { return firstPort + PortRange*n }
+func PortBase(n int) int { return firstPort + portRange*n }
 
 // StagingBranch is the short name of a feature's staging branch.
 func StagingBranch(feature string) string { return "zerg/" + feature + "/staging" }
 
-// WorkerBranch is the short name of worker n's branch.
-func WorkerBranch(feature string, n int) string {
+// workerBranch is the short name of worker n's branch.
+func workerBranch(feature string, n int) string {
 	return "zerg/" + feature + "/worker-" + strconv.Itoa(n)
 }
 
@@ -173,11 +173,11 @@ func WorkerOf(branch string) (feature, worker string, ok bool) {
 	return f, fmt.Sprintf("worker-%d", n), true
 }
 
-// DefaultRoot is where a feature's worktrees go by default: next to the main
+// defaultRoot is where a feature's worktrees go by default: next to the main
 // work tree top, outside it, so tools scanning the repository (and git's
 // own untracked-file walk) never see them:
 // <parent of top>/.zerg-worktrees/<repo name>/<feature>.
-func DefaultRoot(top, feature string) string {
+func defaultRoot(top, feature string) string {
 	return filepath.Join(DefaultBase(top), filepath.FromSlash(feature))
 }
 
@@ -412,7 +412,7 @@ func (m *Manager) root(list []entry) (string, error) {
 	if len(list) == 0 {
 		return "", errors.New("worktree: no main worktree listed")
 	}
-	return DefaultRoot(list[0].dir, m.Feature), nil
+	return defaultRoot(list[0].dir, m.Feature), nil
 }
 
 // List returns this feature's worker worktrees, by worker number.
@@ -431,7 +431,7 @@ func (m *Manager) List(ctx context.Context) ([]Worker, error) {
 			continue
 		}
 		ws = append(ws, Worker{N: n, Name: "worker-" + strconv.Itoa(n),
-			Branch: WorkerBranch(f, n), Dir: e.dir, Head: e.head, Interrupted: e.interrupted()})
+			Branch: workerBranch(f, n), Dir: e.dir, Head: e.head, Interrupted: e.interrupted()})
 	}
 	sort.Slice(ws, func(i, j int) bool { return ws[i].N < ws[j].N })
 	return ws, nil
@@ -667,7 +667,7 @@ func (m *Manager) add(ctx context.Context, n int, start string) (*Worker, []entr
 	if _, err := m.worktreeGit(ctx, "prune"); err != nil {
 		return nil, nil, false, err
 	}
-	branch := WorkerBranch(m.Feature, n)
+	branch := workerBranch(m.Feature, n)
 	ref := "refs/heads/" + branch
 	c, err := m.resolve(ctx, start, m.stagingRef(), ref)
 	if err != nil {
@@ -792,7 +792,7 @@ func (m *Manager) Remove(ctx context.Context, w Worker, force bool) error {
 	if err := m.check(); err != nil {
 		return err
 	}
-	branch := WorkerBranch(m.Feature, w.N)
+	branch := workerBranch(m.Feature, w.N)
 	if w.Branch != "" && w.Branch != branch {
 		return fmt.Errorf("worktree: %s is not worker %d of feature %s", w.Branch, w.N, m.Feature)
 	}

@@ -68,15 +68,15 @@ func newRepo(t *testing.T) (top string, m *Manager) {
 	write(t, top, ".gitignore", ".env\nsecrets/\n*.local\n")
 	git(t, top, "add", ".")
 	git(t, top, "commit", "-q", "-m", "init")
-	m = &Manager{Git: &gitcmd.Runner{Dir: top}, Feature: "feat", Root: DefaultRoot(top, "feat")}
+	m = &Manager{Git: &gitcmd.Runner{Dir: top}, Feature: "feat", Root: defaultRoot(top, "feat")}
 	return top, m
 }
 
 func TestNames(t *testing.T) {
-	if got, want := DefaultRoot("/src/app", "login"), "/src/.zerg-worktrees/app/login"; got != want {
+	if got, want := defaultRoot("/src/app", "login"), "/src/.zerg-worktrees/app/login"; got != want {
 		t.Errorf("DefaultRoot = %q, want %q", got, want)
 	}
-	if StagingBranch("f") != "zerg/f/staging" || WorkerBranch("f", 3) != "zerg/f/worker-3" {
+	if StagingBranch("f") != "zerg/f/staging" || workerBranch("f", 3) != "zerg/f/worker-3" {
 		t.Error("branch names")
 	}
 	if f, n, ok := ParseWorkerBranch("refs/heads/zerg/a/b/worker-12"); !ok || f != "a/b" || n != 12 {
@@ -87,7 +87,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("ParseWorkerBranch(%q) ok", b)
 		}
 	}
-	if PortBase(0) != 20000 || PortBase(3)-PortBase(2) != PortRange || PortBase(454)+PortRange-1 > 65535 {
+	if PortBase(0) != 20000 || PortBase(3)-PortBase(2) != portRange || PortBase(454)+portRange-1 > 65535 {
 		t.Error("PortBase")
 	}
 }
@@ -136,7 +136,7 @@ func TestAddReuseRemove(t *testing.T) {
 	}
 
 	// Another feature's worker is not listed.
-	other := &Manager{Git: m.Git, Feature: "other", Root: DefaultRoot(top, "other")}
+	other := &Manager{Git: m.Git, Feature: "other", Root: defaultRoot(top, "other")}
 	if _, err := other.Add(ctx, 1, staging); err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +619,7 @@ func TestInterruptedAdd(t *testing.T) {
 	staging, _ := m.EnsureStaging(ctx, "")
 	half := func(n int) string {
 		dir := filepath.Join(m.Root, fmt.Sprintf("worker-%d", n))
-		git(t, top, "worktree", "add", "-q", "--lock", "--reason", "initializing", "-B", WorkerBranch(m.Feature, n), dir, staging)
+		git(t, top, "worktree", "add", "-q", "--lock", "--reason", "initializing", "-B", workerBranch(m.Feature, n), dir, staging)
 		// What a kill before the checkout finished leaves: files missing.
 		os.Remove(filepath.Join(dir, "a.txt"))
 		return dir

@@ -17,8 +17,8 @@ import (
 // the agent CLIs are, relative to the repository's root.
 const Lockfiles = "testdata/agents"
 
-// InstallTimeout bounds one `npm ci` of the agent CLIs.
-const InstallTimeout = 10 * time.Minute
+// installTimeout bounds one `npm ci` of the agent CLIs.
+const installTimeout = 10 * time.Minute
 
 // Dir is where the agent CLIs pinned by the lockfile in lockDir are
 // installed: ${XDG_CACHE_HOME:-$HOME/.cache}/git-zerg/agents/<hash>, the
@@ -81,7 +81,7 @@ func Install(ctx context.Context, lockDir string) (string, error) {
 			return "", err
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, InstallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, installTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = tmp

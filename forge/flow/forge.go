@@ -19,9 +19,9 @@ import (
 // Which forge repository a feature's issues and pull requests live in,
 // and its failures said as engine errors.
 
-// ForgeRepo is the repository the configuration names (forge.repo), else
+// forgeRepo is the repository the configuration names (forge.repo), else
 // the one the remote's URL names; ok is false when neither does.
-func ForgeRepo(g *engine.Engine) (repo forgeapi.Repo, ok bool, err error) {
+func forgeRepo(g *engine.Engine) (repo forgeapi.Repo, ok bool, err error) {
 	if g.Config != nil && g.Config.Forge.Repo != "" {
 		r, err := forgeapi.ParseRepo(g.Config.Forge.Repo)
 		return r, err == nil, err
@@ -49,7 +49,7 @@ func forgeRemote(g *engine.Engine) string {
 // needs the forge when none is configured gets a usage error: nothing was
 // asked of anyone, and nothing is written.
 func Client(g *engine.Engine) (*forgeapi.Client, error) {
-	repo, ok, err := ForgeRepo(g)
+	repo, ok, err := forgeRepo(g)
 	if err != nil {
 		return nil, &engine.Error{Kind: engine.Usage, What: "bad forge.repo", Why: err.Error()}
 	}

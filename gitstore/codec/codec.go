@@ -20,9 +20,9 @@ import (
 // Every string a decoder returns is a substring of one string holding the
 // whole file: one copy of the bytes instead of an allocation per string.
 
-// ErrUnreadable is every decoder's error: the file is damaged or of
+// errUnreadable is every decoder's error: the file is damaged or of
 // another format, and is then read as missing.
-var ErrUnreadable = errors.New("cache file unreadable")
+var errUnreadable = errors.New("cache file unreadable")
 
 type encoder struct{ b []byte }
 

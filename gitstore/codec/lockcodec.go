@@ -106,30 +106,30 @@ func (c Entry[T]) EncodeBlobs(blobs map[plumbing.Hash]T) ([]byte, error) {
 func (c Entry[T]) DecodeBlobs(b []byte) (map[plumbing.Hash]T, error) {
 	head := c.header()
 	if len(b) < len(head) || string(b[:len(head)]) != head {
-		return nil, ErrUnreadable
+		return nil, errUnreadable
 	}
 	d := &decoder{s: string(b), i: len(head)}
 	n := d.uint()
 	// Each entry takes more than its 20-byte id: a damaged count cannot
 	// make the map huge.
 	if d.err || n > uint64(len(d.s)-d.i)/20 {
-		return nil, ErrUnreadable
+		return nil, errUnreadable
 	}
 	out := make(map[plumbing.Hash]T, n)
 	for range n {
 		var h plumbing.Hash
 		if d.i+len(h) > len(d.s) {
-			return nil, ErrUnreadable
+			return nil, errUnreadable
 		}
 		copy(h[:], d.s[d.i:])
 		d.i += len(h)
 		out[h] = c.dec(d)
 		if d.err {
-			return nil, ErrUnreadable
+			return nil, errUnreadable
 		}
 	}
 	if d.i != len(d.s) {
-		return nil, ErrUnreadable
+		return nil, errUnreadable
 	}
 	return out, nil
 }
@@ -167,20 +167,20 @@ func DecodeLocksTip(b []byte) (plumbing.Hash, []state.Lock, error) {
 	var tip plumbing.Hash
 	head := locksTipHeader()
 	if len(b) < len(head)+len(tip) || string(b[:len(head)]) != head {
-		return tip, nil, ErrUnreadable
+		return tip, nil, errUnreadable
 	}
 	copy(tip[:], b[len(head):])
 	d := &decoder{s: string(b), i: len(head) + len(tip)}
 	n := d.uint()
 	if d.err || n > uint64(len(d.s)-d.i) {
-		return tip, nil, ErrUnreadable
+		return tip, nil, errUnreadable
 	}
 	locks := make([]state.Lock, n)
 	for i := range locks {
 		locks[i] = Locks.dec(d)
 	}
 	if d.err || d.i != len(d.s) {
-		return tip, nil, ErrUnreadable
+		return tip, nil, errUnreadable
 	}
 	return tip, locks, nil
 }

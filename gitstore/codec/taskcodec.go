@@ -44,7 +44,7 @@ type TaskCache struct {
 
 func (e *encoder) task(t *state.Task) error {
 	if t.Spec == nil {
-		return ErrUnreadable // every stored task has its spec
+		return errUnreadable // every stored task has its spec
 	}
 	sp := t.Spec
 	e.str(sp.ID)
@@ -221,37 +221,37 @@ func (d *decoder) task() *state.Task {
 func DecodeTaskCache(b []byte) (*TaskCache, error) {
 	head := taskCacheMagic + " " + string(binary.AppendUvarint(nil, Format)) + "\n"
 	if len(b) < len(head) || string(b[:len(head)]) != head {
-		return nil, ErrUnreadable
+		return nil, errUnreadable
 	}
 	d := &decoder{s: string(b), i: len(head)}
 	n := d.uint()
 	if n > uint64(len(d.s)) {
-		return nil, ErrUnreadable
+		return nil, errUnreadable
 	}
 	c := &TaskCache{Format: Format, Shards: make(map[string]Shard, n)}
 	for range n {
 		name := d.str()
 		var cs Shard
 		if d.err || d.i+len(cs.Hash) > len(d.s) {
-			return nil, ErrUnreadable
+			return nil, errUnreadable
 		}
 		copy(cs.Hash[:], d.s[d.i:])
 		d.i += len(cs.Hash)
 		m := d.uint()
 		if m > uint64(len(d.s)-d.i) {
-			return nil, ErrUnreadable
+			return nil, errUnreadable
 		}
 		cs.Tasks = make([]*state.Task, m)
 		for j := range cs.Tasks {
 			cs.Tasks[j] = d.task()
 		}
 		if d.err {
-			return nil, ErrUnreadable
+			return nil, errUnreadable
 		}
 		c.Shards[name] = cs
 	}
 	if d.err || d.i != len(d.s) {
-		return nil, ErrUnreadable
+		return nil, errUnreadable
 	}
 	return c, nil
 }

@@ -392,11 +392,11 @@ var zlibWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// SmallObject is the size below which a loose object is stored, not
+// smallObject is the size below which a loose object is stored, not
 // compressed (zlib level 0, which every git reads): a loose object takes
 // a whole file system block whatever its size, so compressing one smaller
 // than a block saves no space, only time.
-const SmallObject = 4096
+const smallObject = 4096
 
 var zlibStored = sync.Pool{New: func() any {
 	w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
@@ -430,7 +430,7 @@ func looseBytes(typ plumbing.ObjectType, data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(data) + 64)
 	pool := &zlibWriters
-	if len(data) < SmallObject {
+	if len(data) < smallObject {
 		pool = &zlibStored
 	}
 	zw := pool.Get().(*zlib.Writer)

@@ -14,7 +14,7 @@ import (
 func TestLooseObjectsReadByGit(t *testing.T) {
 	dir := newRepo(t)
 	db := openDB(t, dir)
-	for _, size := range []int{0, 10, SmallObject - 1, SmallObject, 3 * SmallObject} {
+	for _, size := range []int{0, 10, smallObject - 1, smallObject, 3 * smallObject} {
 		data := bytes.Repeat([]byte("zerg "), size/5+1)[:size]
 		h, err := db.WriteBlob(data)
 		if err != nil {

@@ -86,7 +86,7 @@ func (d *DB) Move(ctx context.Context, us []Update, piped bool, pre *gitcmd.Pipe
 	if err == nil {
 		return nil
 	}
-	if IsRace(err) {
+	if isRace(err) {
 		// Whether the ref moved or its lock was held, the answer is the
 		// same: read again and retry.
 		d.clearStaleLock(err)
@@ -135,9 +135,9 @@ func (d *DB) clearStaleLock(err error) {
 	}
 }
 
-// IsRace tells a lost compare-and-swap or a held lock (worth another try)
+// isRace tells a lost compare-and-swap or a held lock (worth another try)
 // from a real failure (worth an error at once).
-func IsRace(err error) bool {
+func isRace(err error) bool {
 	var ge *gitcmd.Error
 	if !errors.As(err, &ge) || ge.Code <= 0 {
 		return false
@@ -215,7 +215,7 @@ func (d *DB) movePiped(tx string) error {
 		// git ends the session on a failed transaction: its exit says why.
 		err := rp.p.Close()
 		rp.p = nil
-		if IsRace(err) {
+		if isRace(err) {
 			d.clearStaleLock(err)
 			return fmt.Errorf("%w: %v", ErrRace, err)
 		}

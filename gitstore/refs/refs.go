@@ -26,7 +26,7 @@ func (d *DB) Read(name string) (plumbing.Hash, error) {
 	if !strings.HasPrefix(name, "refs/") {
 		return d.readPseudoRef(name)
 	}
-	if !ValidName(name) {
+	if !validName(name) {
 		return plumbing.ZeroHash, nil
 	}
 	dir := d.commonDir
@@ -92,7 +92,7 @@ func (d *DB) Under(prefix string) (map[string]plumbing.Hash, error) {
 			return nil
 		}
 		name := filepath.ToSlash(rel)
-		if !strings.HasPrefix(name, prefix) || !ValidName(name) || !de.Type().IsRegular() {
+		if !strings.HasPrefix(name, prefix) || !validName(name) || !de.Type().IsRegular() {
 			return nil
 		}
 		h, ok, err := readLooseRef(path, name)
@@ -121,9 +121,9 @@ func (d *DB) Under(prefix string) (map[string]plumbing.Hash, error) {
 	return out, nil
 }
 
-// ValidName applies git's rules for ref names (check-ref-format) that
+// validName applies git's rules for ref names (check-ref-format) that
 // tell a ref from the other files git keeps among them.
-func ValidName(name string) bool {
+func validName(name string) bool {
 	if name == "" || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") || strings.Contains(name, "@{") {
 		return false
 	}
