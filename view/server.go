@@ -388,6 +388,11 @@ type patchEvent struct {
 func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 	return func(sn *Snapshot, err error) {
 		now := sv.src.Now()
+		// One hold of the lock from reading the last snapshot to handing
+		// the message out: a page subscribing in between would get the new
+		// snapshot from subscribe and then this message about it again.
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		var msg []byte
 		if err != nil {
 			text := err.Error()
@@ -398,7 +403,6 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 			if refused {
 				text = refusalText(err)
 			}
-			h.mu.Lock()
 			told := h.failing == text
 			h.failing = text
 			if refused {
@@ -408,7 +412,6 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 				h.full = sse("refused", map[string]string{"error": text})
 				msg = h.full
 			}
-			h.mu.Unlock()
 			if told {
 				return
 			}
@@ -416,10 +419,8 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 				msg = sse("problem", map[string]string{"error": text})
 			}
 		} else {
-			h.mu.Lock()
 			prev, recovered := h.last, h.failing != ""
 			h.last, h.full, h.failing = sn, nil, ""
-			h.mu.Unlock()
 			changed, all := Changed(prev, sn)
 			switch {
 			case all, recovered:
@@ -431,8 +432,6 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 					Counts: sn.Counts, Done: sn.Done, Total: sn.Total, HasCost: sn.HasCost})
 			}
 		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
 		for ch := range h.subs {
 			select {
 			case ch <- msg:
