@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/enginetest"
 )
 
 const epicTask = `{"feature": "x", "tasks": [{"id": "T1", "title": "t", "files": {"create": ["%s"]}, "verification": {"command": "true"}}]}`
@@ -50,17 +51,17 @@ func TestReadEpicFile(t *testing.T) {
 		t.Fatalf("%v %v", err, errs)
 	}
 	_, _, _, err = ReadFile(filepath.Join(t.TempDir(), "none.json"), false)
-	wantKind(t, err, engine.Usage, "cannot read epic")
-	wantKind(t, err, engine.Usage, "(no such file)")
+	enginetest.WantKind(t, err, engine.Usage, "cannot read epic")
+	enginetest.WantKind(t, err, engine.Usage, "(no such file)")
 }
 
 func TestEpicStatusesAndLog(t *testing.T) {
-	g, _ := newEngine(t, twoTasks, nil)
+	g, _ := enginetest.New(t, enginetest.TwoTasks, nil)
 	g.Feature = ""
 	_, err := Statuses(g)
-	wantKind(t, err, engine.Usage, "no epic planned")
+	enginetest.WantKind(t, err, engine.Usage, "no epic planned")
 	_, err = Log(g, "shop")
-	wantKind(t, err, engine.Usage, `epic "shop" is not planned`)
+	enginetest.WantKind(t, err, engine.Usage, `epic "shop" is not planned`)
 
 	plan, _, _, err := ReadFile(writeEpic(t), false)
 	if err != nil {

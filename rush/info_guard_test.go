@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/enginetest"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 )
@@ -20,7 +21,7 @@ func excludeRepo(t *testing.T) (*gitstore.Store, string) {
 	t.Setenv("HOME", dir)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	repo := filepath.Join(dir, "repo")
-	run(t, dir, "git", "init", "-q", repo)
+	enginetest.Run(t, dir, "git", "init", "-q", repo)
 	s, err := gitstore.Open(context.Background(), repo)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/enginetest"
 )
 
 // A whole rush driven in-process: real worker processes, the engine's
@@ -15,7 +16,7 @@ import (
 func TestRushInProcess(t *testing.T) {
 	cfg := config.Default()
 	cfg.Workers.Command = `echo "$ZERG_TASK" > "$(echo "$ZERG_TASK" | tr AB ab).txt"`
-	g, clock := newEngine(t, twoTasks, cfg)
+	g, clock := enginetest.New(t, enginetest.TwoTasks, cfg)
 	var mu sync.Mutex
 	var events []engine.Event
 	g.Events = func(ev engine.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }
@@ -48,7 +49,7 @@ func TestRushInProcess(t *testing.T) {
 	if last := b.History[len(b.History)-1]; !last.At.Equal(clock.Now()) || last.Op != "merge" {
 		t.Fatalf("B's last event: %+v", last)
 	}
-	out := run(t, g.Store.Top, "git", "show", "zerg/f/staging:b.txt")
+	out := enginetest.Run(t, g.Store.Top, "git", "show", "zerg/f/staging:b.txt")
 	if out != "B" {
 		t.Fatalf("staging b.txt = %q", out)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/enginetest"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestStagingGuard(t *testing.T) {
 	cfg := config.Default()
 	cfg.Workers.Command = `echo "$ZERG_TASK" > "$(echo "$ZERG_TASK" | tr AB ab).txt"`
-	g, _ := newEngine(t, twoTasks, cfg)
+	g, _ := enginetest.New(t, enginetest.TwoTasks, cfg)
 	if _, err := Run(g, Options{Workers: 2, Mode: ModeSubprocess}); err != nil {
 		t.Fatalf("rush: %v", err)
 	}
@@ -33,15 +34,15 @@ func TestStagingGuard(t *testing.T) {
 	mgr := g.Manager()
 	guard := mgr.Guard
 	ref := mgr.StagingRef()
-	full := run(t, dir, "git", "rev-parse", ref)
+	full := enginetest.Run(t, dir, "git", "rev-parse", ref)
 	if guard.Known() != full {
 		t.Fatalf("record %q after the rush, staging at %s", guard.Known(), full)
 	}
-	level1 := run(t, dir, "git", "rev-parse", full+"^1")
-	workB := run(t, dir, "git", "rev-parse", full+"^2")
+	level1 := enginetest.Run(t, dir, "git", "rev-parse", full+"^1")
+	workB := enginetest.Run(t, dir, "git", "rev-parse", full+"^2")
 	put := func(tip, record string) {
 		t.Helper()
-		run(t, dir, "git", "update-ref", ref, tip)
+		enginetest.Run(t, dir, "git", "update-ref", ref, tip)
 		if err := guard.Moved(record); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestStagingGuard(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", why, err)
 		}
-		now := run(t, dir, "git", "rev-parse", ref)
+		now := enginetest.Run(t, dir, "git", "rev-parse", ref)
 		if got != want || now != want || guard.Known() != want {
 			t.Fatalf("%s: EnsureStaging = %s, staging at %s, record %s; want %s", why, got, now, guard.Known(), want)
 		}
@@ -68,18 +69,18 @@ func TestStagingGuard(t *testing.T) {
 
 	// The same merge with a file no task owns added to its tree.
 	evilTree := treeWith(t, dir, full, "evil.txt", "evil")
-	evil := run(t, dir, "git", "commit-tree", evilTree, "-p", level1, "-p", workB, "-m", "merge B into staging")
+	evil := enginetest.Run(t, dir, "git", "commit-tree", evilTree, "-p", level1, "-p", workB, "-m", "merge B into staging")
 	put(evil, level1)
 	ensure(level1, "an evil merge")
 	if len(notes) != 1 || !strings.Contains(notes[0], "moved outside git-zerg to "+engine.ShortHash(evil)) {
 		t.Errorf("notes: %q", notes)
 	}
-	if kept := run(t, dir, "git", "for-each-ref", "--format=%(objectname)", "refs/zerg/attempts/f/staging/"); !strings.Contains(kept, evil) {
+	if kept := enginetest.Run(t, dir, "git", "for-each-ref", "--format=%(objectname)", "refs/zerg/attempts/f/staging/"); !strings.Contains(kept, evil) {
 		t.Errorf("the foreign commit is not kept: %q", kept)
 	}
 
 	// A plain commit on top, and a move back.
-	plain := run(t, dir, "git", "commit-tree", evilTree, "-p", full, "-m", "more")
+	plain := enginetest.Run(t, dir, "git", "commit-tree", evilTree, "-p", full, "-m", "more")
 	put(plain, full)
 	ensure(full, "a plain commit on top")
 	put(level1, full)
@@ -92,7 +93,7 @@ func TestStagingGuard(t *testing.T) {
 	if !errors.As(err, &fe) || !errors.Is(err, worktree.ErrForeignStaging) || fe.Found != evil {
 		t.Fatalf("SetStaging of a foreign remote tip: %v", err)
 	}
-	if now := run(t, dir, "git", "rev-parse", ref); now != level1 {
+	if now := enginetest.Run(t, dir, "git", "rev-parse", ref); now != level1 {
 		t.Fatalf("staging moved to %s", now)
 	}
 	if err := mgr.SetStaging(g.Context(), full, level1); err != nil {
@@ -102,8 +103,8 @@ func TestStagingGuard(t *testing.T) {
 	// This host merged B itself, and lost the race to push it: the
 	// remote's staging, another host's merge of the same work, descends
 	// from where both merges started.
-	fullTree := run(t, dir, "git", "rev-parse", full+"^{tree}")
-	mine := run(t, dir, "git", "commit-tree", fullTree, "-p", level1, "-p", workB, "-m", "merge B into staging (this host)")
+	fullTree := enginetest.Run(t, dir, "git", "rev-parse", full+"^{tree}")
+	mine := enginetest.Run(t, dir, "git", "commit-tree", fullTree, "-p", level1, "-p", workB, "-m", "merge B into staging (this host)")
 	put(mine, mine)
 	if err := mgr.SetStaging(g.Context(), full, mine); err != nil {
 		t.Fatalf("SetStaging after a lost merge race: %v", err)
@@ -119,8 +120,8 @@ func TestStagingGuard(t *testing.T) {
 func treeWith(t *testing.T, dir, commit, name, content string) string {
 	t.Helper()
 	index := t.TempDir() + "/index"
-	blob := run(t, dir, "sh", "-c", "echo "+content+" | git hash-object -w --stdin")
-	run(t, dir, "env", "GIT_INDEX_FILE="+index, "git", "read-tree", commit)
-	run(t, dir, "env", "GIT_INDEX_FILE="+index, "git", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+name)
-	return run(t, dir, "env", "GIT_INDEX_FILE="+index, "git", "write-tree")
+	blob := enginetest.Run(t, dir, "sh", "-c", "echo "+content+" | git hash-object -w --stdin")
+	enginetest.Run(t, dir, "env", "GIT_INDEX_FILE="+index, "git", "read-tree", commit)
+	enginetest.Run(t, dir, "env", "GIT_INDEX_FILE="+index, "git", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+name)
+	return enginetest.Run(t, dir, "env", "GIT_INDEX_FILE="+index, "git", "write-tree")
 }

@@ -1,4 +1,8 @@
-package epic
+// Package enginetest gives the tests of the packages above engine (rush,
+// epic) an engine on a planned feature in a fresh repository, with a clock
+// the test moves by hand. engine's own tests keep theirs: they are inside
+// the package, which this one imports.
+package enginetest
 
 import (
 	"context"
@@ -17,23 +21,26 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// The helpers of the engine's tests, for the epic's.
-
-// fakeClock is a clock the test moves by hand: the engine never reads the
-// wall clock for its rules.
-type fakeClock struct {
+// Clock is a clock the test moves by hand: the engine never reads the
+// wall clock for its rules. It is safe for concurrent use.
+type Clock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
+// Now is the clock's time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// Add moves the clock forward by d.
+func (c *Clock) Add(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 }
 
-func run(t *testing.T, dir string, args ...string) string {
+// Run runs a command in dir, failing the test when it fails, and returns
+// its output trimmed.
+func Run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
@@ -44,9 +51,10 @@ func run(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// newEngine plans graph in a fresh repository and returns an engine on it
-// with a fake clock.
-func newEngine(t *testing.T, graph string, cfg *config.Config) (*engine.Engine, *fakeClock) {
+// New plans graph in a fresh repository, isolated from the user's git
+// configuration, and returns an engine on it with a Clock (cfg nil: the
+// default configuration).
+func New(t *testing.T, graph string, cfg *config.Config) (*engine.Engine, *Clock) {
 	t.Helper()
 	dir := t.TempDir()
 	for k, v := range map[string]string{"HOME": dir, "GIT_CONFIG_NOSYSTEM": "1",
@@ -55,13 +63,13 @@ func newEngine(t *testing.T, graph string, cfg *config.Config) (*engine.Engine, 
 		t.Setenv(k, v)
 	}
 	repo := filepath.Join(dir, "repo")
-	run(t, dir, "git", "init", "-q", "-b", "main", repo)
-	run(t, repo, "git", "commit", "-q", "--allow-empty", "-m", "initial")
+	Run(t, dir, "git", "init", "-q", "-b", "main", repo)
+	Run(t, repo, "git", "commit", "-q", "--allow-empty", "-m", "initial")
 	plan, problems := levels.Load([]byte(graph))
 	if len(problems) > 0 {
 		t.Fatalf("graph: %v", problems)
 	}
-	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := &Clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	s, err := gitstore.Open(context.Background(), repo)
 	if err != nil {
 		t.Fatal(err)
@@ -89,12 +97,15 @@ func newEngine(t *testing.T, graph string, cfg *config.Config) (*engine.Engine, 
 	return &engine.Engine{Ctx: context.Background(), Store: s, Config: cfg, Feature: feature, Now: clock.Now}, clock
 }
 
-const twoTasks = `{"feature": "f", "tasks": [
+// TwoTasks is a graph of two tasks, B depending on A, each creating a file.
+const TwoTasks = `{"feature": "f", "tasks": [
  {"id": "A", "title": "a", "files": {"create": ["a.txt"]}, "verification": {"command": "test -f a.txt"}},
  {"id": "B", "title": "b", "dependencies": ["A"], "files": {"create": ["b.txt"]}, "verification": {"command": "test -f b.txt"}}
 ]}`
 
-func wantKind(t *testing.T, err error, kind engine.Kind, what string) {
+// WantKind fails the test unless err is an *engine.Error of kind whose
+// message contains what.
+func WantKind(t *testing.T, err error, kind engine.Kind, what string) {
 	t.Helper()
 	var ee *engine.Error
 	if !errors.As(err, &ee) || ee.Kind != kind || !strings.Contains(ee.Error(), what) {
