@@ -184,19 +184,27 @@ func deadHolder(self gitstore.HostIdentity, w *state.Worker) bool {
 
 // BlockConflict takes a verified task whose work conflicts in the level
 // merge out of it: verified → blocked with reason, its locks released
-// (retry runs it again). A task no longer verified is left as it is.
+// (retry runs it again). A task no longer verified with that commit is
+// left as it is.
 func (g *Engine) BlockConflict(task, commit, reason string) error {
+	return g.blockAtMerge(task, commit, reason, "conflict")
+}
+
+// blockAtMerge moves a task verified with commit to blocked in the merge,
+// with reason, its locks released; the subject says what (a conflict, not
+// verified here). A task no longer verified with that commit is left.
+func (g *Engine) blockAtMerge(id, commit, reason, what string) error {
 	s, feature, policy := g.Store, g.Feature, g.Policy()
 	err := s.Update(g.Context(), feature, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		if err := CheckStateAt(g.Context(), s, feature, tx.Tip()); err != nil {
 			return nil, err
 		}
 		x := &txn{tx: tx, now: g.Time().UTC(), policy: policy}
-		t, err := tx.Task(task)
+		t, err := tx.Task(id)
 		if err != nil {
 			return nil, err
 		}
-		if t.Status != state.Verified {
+		if t.Status != state.Verified || t.Commit != commit {
 			return nil, nil
 		}
 		t = t.Clone()
@@ -205,12 +213,12 @@ func (g *Engine) BlockConflict(task, commit, reason string) error {
 		if err := x.releaseLocks(t); err != nil {
 			return nil, err
 		}
-		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: conflict", t.ID()), Op: state.OpMerge, Task: t.ID(),
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: %s", t.ID(), what), Op: state.OpMerge, Task: t.ID(),
 			From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
 	})
 	if err != nil {
 		return err
 	}
-	g.Transition(task, "blocked: "+reason)
+	g.Transition(id, "blocked: "+reason)
 	return nil
 }

@@ -97,39 +97,6 @@ func (g *Engine) verifyAgain(t *state.Task, commit string) (ok bool, why string,
 	return true, "", nil
 }
 
-// blockVerified takes a verified task whose work failed here out of the
-// merge: verified → blocked, as a merge conflict does (retry runs it
-// again).
-func (g *Engine) blockVerified(id, commit, reason string) error {
-	s, feature, policy := g.Store, g.Feature, g.Policy()
-	err := s.Update(g.Context(), feature, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
-		if err := CheckStateAt(g.Context(), s, feature, tx.Tip()); err != nil {
-			return nil, err
-		}
-		x := &txn{tx: tx, now: g.Time().UTC(), policy: policy}
-		t, err := tx.Task(id)
-		if err != nil {
-			return nil, err
-		}
-		if t.Status != state.Verified || t.Commit != commit {
-			return nil, nil
-		}
-		t = t.Clone()
-		t.Record(x.event(state.OpMerge, state.Blocked, t.Worker, reason, commit))
-		t.Reason = reason
-		if err := x.releaseLocks(t); err != nil {
-			return nil, err
-		}
-		return &gitstore.Message{Subject: fmt.Sprintf("merge %s: not verified here", t.ID()), Op: state.OpMerge, Task: t.ID(),
-			From: string(state.Verified), To: string(state.Blocked), Reason: reason}, tx.Put(t)
-	})
-	if err != nil {
-		return err
-	}
-	g.Transition(id, "blocked: "+reason)
-	return nil
-}
-
 // Reverified returns the pins whose work passed its verification here (or
 // on a trusted host), verifying again, on a clean checkout of its commit,
 // the work that did not. A pin that fails is left out, and its task
@@ -157,7 +124,7 @@ func (g *Engine) Reverified(pins []worktree.Pin) ([]worktree.Pin, error) {
 			keep = append(keep, p)
 			continue
 		}
-		if err := g.blockVerified(t.ID(), p.Commit, why); err != nil {
+		if err := g.blockAtMerge(t.ID(), p.Commit, why, "not verified here"); err != nil {
 			return nil, err
 		}
 	}
