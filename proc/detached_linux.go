@@ -110,6 +110,9 @@ type process struct {
 	pid, ppid, pgrp int
 	state           string
 	start           uint64 // clock ticks since boot
+	// cpu is the processor time it used, and that of its children it
+	// reaped, in clock ticks.
+	cpu uint64
 }
 
 // ownStart is when this process started. What started before it cannot
@@ -165,5 +168,9 @@ func readStat(pid string) (process, bool) {
 	p.ppid, e2 = strconv.Atoi(f[1])
 	p.pgrp, e3 = strconv.Atoi(f[2])
 	p.start, e4 = strconv.ParseUint(f[19], 10, 64)
+	for _, i := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+		n, _ := strconv.ParseUint(f[i], 10, 64)
+		p.cpu += n
+	}
 	return p, e1 == nil && e2 == nil && e3 == nil && e4 == nil
 }

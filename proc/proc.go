@@ -294,7 +294,7 @@ func Start(ctx context.Context, s Spec) (*Handle, error) {
 	if s.Stall > 0 {
 		ch := make(chan struct{})
 		stalled = ch
-		go watch(s, &written, ch, h.done)
+		go watch(s, h.pgid, &written, ch, h.done)
 	}
 	go func() {
 		o := h.supervise(ctx, s, exited, stalled)

@@ -2,7 +2,10 @@
 
 package proc
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
@@ -16,3 +19,7 @@ func hasLiveMember(pgid int) bool { return true }
 func becomeSubreaper() {}
 
 func endDetached(mark string, sweep bool) bool { return false }
+
+// groupCPU cannot be read without /proc: only output and the worktree
+// count as progress.
+func groupCPU(pgid int) time.Duration { return 0 }
