@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
@@ -46,4 +48,22 @@ func splitLines(s string) []string {
 		}
 	}
 	return out
+}
+
+// TestKeptPackWrittenAgain: objects written as a kept pack whose .keep is
+// there already (an attempt that failed after making it, or an update
+// writing the same objects) are kept all the same. index-pack then makes no
+// .keep and says "pack", which was taken for a failure.
+func TestKeptPackWrittenAgain(t *testing.T) {
+	db := openDB(t, newRepo(t))
+	data := []byte("kept twice\n")
+	objs := []Object{{Hash: plumbing.ComputeHash(plumbing.BlobObject, data), Type: plumbing.BlobObject, Data: data}}
+	first, err := db.writePack(objs, true)
+	if err != nil || first == "" {
+		t.Fatalf("first: %q %v", first, err)
+	}
+	again, err := db.writePack(objs, true)
+	if err != nil || again != first {
+		t.Fatalf("again: %q %v, want %q", again, err, first)
+	}
 }

@@ -92,6 +92,15 @@ func (db *DB) writePack(objs []Object, keep bool) (string, error) {
 	// It prints "keep\t<name>" (the pack's name, its .keep beside it), or
 	// "pack\t<name>" when it kept none.
 	kind, got, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if kind == "pack" && want == "keep" && got == name {
+		// The .keep was there already, so index-pack made none: an attempt
+		// above that failed after making it (a prune took a temporary file
+		// of its), or an update of this repository writing the same
+		// objects. It keeps these objects all the same, until released.
+		if _, serr := os.Stat(base + ".keep"); serr == nil {
+			kind = want
+		}
+	}
 	if kind != want || got != name {
 		return "", fmt.Errorf("writing %d objects as a pack: git index-pack said %q", len(objs), out)
 	}
