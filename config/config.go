@@ -100,7 +100,17 @@ type Rush struct {
 	// RemoteWait is how long such a rush waits for a remote that does not
 	// answer, trying again with backoff, before it stops.
 	RemoteWait Duration `toml:"remote_wait"`
+	// Schedule is when a task starts: ScheduleFlow (as soon as its own
+	// dependencies are merged) or ScheduleLevels (ZERG's barriers: a level
+	// starts when the one before it is merged).
+	Schedule string `toml:"schedule"`
 }
+
+// Schedules a rush runs by.
+const (
+	ScheduleFlow   = "flow"
+	ScheduleLevels = "levels"
+)
 
 // Budget stops a rush once the agents' reported spending reaches a limit;
 // zero is no limit.
@@ -195,7 +205,7 @@ func Default() *Config {
 		},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
-		Rush:  Rush{RemoteWait: Duration(10 * time.Minute)},
+		Rush:  Rush{RemoteWait: Duration(10 * time.Minute), Schedule: ScheduleFlow},
 		Forge: Forge{Base: "main"},
 	}
 }

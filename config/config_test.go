@@ -20,7 +20,7 @@ func TestDefault(t *testing.T) {
 		Retry: Retry{MaxAttempts: 3, Backoff: Duration(10 * time.Second), BackoffCap: Duration(5 * time.Minute)},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
-		Rush:  Rush{RemoteWait: Duration(10 * time.Minute)},
+		Rush:  Rush{RemoteWait: Duration(10 * time.Minute), Schedule: ScheduleFlow},
 		Forge: Forge{Base: "main"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -92,6 +92,7 @@ base = "trunk"
 [rush]
 remote = "origin"
 remote_wait = "90s"
+schedule = "levels"
 
 [[gates]]
 name = "test"
@@ -127,7 +128,7 @@ func TestLoadFullFile(t *testing.T) {
 		Locks:     Locks{TTL: Duration(30 * time.Minute)},
 		Worktrees: Worktrees{Root: "/tmp/wt", Setup: "npm ci"},
 		Sync:      Sync{Remote: "upstream", Arbiter: "origin"},
-		Rush:      Rush{Remote: "origin", RemoteWait: Duration(90 * time.Second)},
+		Rush:      Rush{Remote: "origin", RemoteWait: Duration(90 * time.Second), Schedule: ScheduleLevels},
 		Forge: Forge{Repo: "acme/widgets", API: "https://github.example.com/api/v3/", RequireIssue: true,
 			Review: ReviewTask, Base: "trunk"},
 		Gates: []Gate{
@@ -351,6 +352,8 @@ func TestBadValues(t *testing.T) {
 			[]string{`c.toml:2: rush.remote: not a remote name or URL: "--upload-pack=x"`}},
 		{"rush remote wait zero", "[rush]\nremote_wait = \"0s\"\n",
 			[]string{`c.toml:2: rush.remote_wait: must be positive, got "0s"`}},
+		{"rush schedule unknown", "[rush]\nschedule = \"level\"\n",
+			[]string{`c.toml:2: rush.schedule: must be "flow" or "levels", got "level"`}},
 		{"table not a table", "workers = 5\n",
 			[]string{"c.toml:1: workers: must be a table ([workers]), got integer 5"}},
 		{"table array instead of table", "[[locks]]\nttl = \"1h\"\n",

@@ -68,6 +68,7 @@ type rawSync struct {
 type rawRush struct {
 	Remote     any `toml:"remote"`
 	RemoteWait any `toml:"remote_wait"`
+	Schedule   any `toml:"schedule"`
 }
 
 type rawBudget struct {
@@ -315,6 +316,9 @@ func (p *parser) rush(prim toml.Primitive, r *Rush) {
 		p.errorf("rush.remote", "not a remote name or URL: %q", r.Remote)
 	}
 	p.duration("rush.remote_wait", raw.RemoteWait, &r.RemoteWait, false)
+	if p.str("rush.schedule", raw.Schedule, &r.Schedule) && r.Schedule != ScheduleFlow && r.Schedule != ScheduleLevels {
+		p.errorf("rush.schedule", "must be %q or %q, got %q", ScheduleFlow, ScheduleLevels, r.Schedule)
+	}
 }
 
 func (p *parser) budget(prim toml.Primitive, b *Budget) {

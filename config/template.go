@@ -63,6 +63,10 @@ remote = ""
 # How long such a rush waits for a remote that does not answer (trying again
 # with backoff) before it stops.
 remote_wait = "10m"
+# When a task starts: "flow" as soon as the tasks it depends on are merged
+# into staging and passed the gates; "levels" when its whole level may start
+# (every task of the levels before it merged).
+schedule = "flow"
 
 [budget]
 # Stop claiming once the agents' reported cost reaches this many dollars; 0 is no limit.

@@ -68,8 +68,8 @@ func (p *Live) update(level int, tasks []*state.Task) {
 	var running []string
 	now := time.Now()
 	for _, t := range tasks {
-		if t.Level != level {
-			continue
+		if level != 0 && t.Level != level {
+			continue // level 0: the whole feature, as a flow rush runs it
 		}
 		total++
 		switch {
@@ -89,7 +89,11 @@ func (p *Live) update(level int, tasks []*state.Task) {
 		filled = settled * width / total
 	}
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-	line := fmt.Sprintf("level %d %s %d/%d", level, bar, settled, total)
+	what := fmt.Sprintf("level %d", level)
+	if level == 0 {
+		what = "tasks"
+	}
+	line := fmt.Sprintf("%s %s %d/%d", what, bar, settled, total)
 	if len(running) > 0 {
 		line += " · running: " + strings.Join(running, ", ")
 	}

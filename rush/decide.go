@@ -1,7 +1,9 @@
 package rush
 
 import (
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +15,10 @@ import (
 // times, configuration values): no git, no clock, no store, so that they
 // are tested on tables, and a scheduler that is not level by level can
 // reuse them.
+
+// inLevel: t is of level, every task being of level 0 (the whole feature,
+// for the scheduler that does not go level by level).
+func inLevel(t *state.Task, level int) bool { return level == 0 || t.Level == level }
 
 // hopeless says why no task of the level can run in this rush: each one
 // that is not settled waits on a blocked task, or for an approval. "" when
@@ -43,7 +49,7 @@ func hopeless(tasks []*state.Task, level int) string {
 	}
 	var waits []string
 	for _, t := range tasks {
-		if t.Level != level || t.Status.Settled() {
+		if !inLevel(t, level) || t.Status.Settled() {
 			continue
 		}
 		switch b := blockedBy(t, map[string]bool{}); {
@@ -65,7 +71,7 @@ func hopeless(tasks []*state.Task, level int) string {
 // (verified, done or blocked): nothing of it runs any more.
 func levelSettled(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
-		if t.Level == level && !t.Status.AtRest() {
+		if inLevel(t, level) && !t.Status.AtRest() {
 			return false
 		}
 	}
@@ -75,7 +81,7 @@ func levelSettled(tasks []*state.Task, level int) bool {
 // levelDone: every task of the level is settled (done or blocked) already.
 func levelDone(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
-		if t.Level == level && !t.Status.Settled() {
+		if inLevel(t, level) && !t.Status.Settled() {
 			return false
 		}
 	}
@@ -91,7 +97,7 @@ func levelWait(tasks []*state.Task, level int, policy gates.Policy, now time.Tim
 	status := gates.StatusFunc(tasks)
 	allSettled := true
 	for _, t := range tasks {
-		if t.Level != level || t.Status.AtRest() {
+		if !inLevel(t, level) || t.Status.AtRest() {
 			continue
 		}
 		allSettled = false
@@ -118,6 +124,130 @@ func levelWait(tasks []*state.Task, level int, policy gates.Policy, now time.Tim
 		return 0, true, nil
 	}
 	return wait, false, backoffs
+}
+
+// remaining is each task's longest path to the end of the feature: its own
+// length plus the longest of what waits for it, a length being the task's
+// estimate_minutes when the graph gives one, else the mean of the
+// estimates given (1 when none is). A task that starts late on a long path
+// holds up everything after it, so the scheduler starts the longest first.
+func remaining(tasks []*state.Task) map[string]float64 {
+	byID := make(map[string]*state.Task, len(tasks))
+	est := make(map[string]float64, len(tasks))
+	sum, n := 0.0, 0
+	for _, t := range tasks {
+		byID[t.ID()] = t
+		if m, ok := estimate(t); ok {
+			est[t.ID()] = m
+			sum, n = sum+m, n+1
+		}
+	}
+	fill := 1.0
+	if n > 0 {
+		fill = sum / float64(n)
+	}
+	waiting := map[string][]string{} // task -> the tasks that depend on it
+	for _, t := range tasks {
+		if _, ok := est[t.ID()]; !ok {
+			est[t.ID()] = fill
+		}
+		for _, d := range t.Deps() {
+			waiting[d] = append(waiting[d], t.ID())
+		}
+	}
+	out := make(map[string]float64, len(tasks))
+	var path func(id string) float64
+	path = func(id string) float64 {
+		if v, ok := out[id]; ok {
+			return v
+		}
+		out[id] = est[id] // a cycle (never planned) ends here
+		longest := 0.0
+		for _, w := range waiting[id] {
+			if byID[w] != nil {
+				longest = max(longest, path(w))
+			}
+		}
+		out[id] = est[id] + longest
+		return out[id]
+	}
+	for _, t := range tasks {
+		path(t.ID())
+	}
+	return out
+}
+
+// estimate is a task's estimate_minutes (ZERG's key), when it is a
+// positive number.
+func estimate(t *state.Task) (float64, bool) {
+	raw, ok := t.Spec.Extra["estimate_minutes"]
+	if !ok {
+		return 0, false
+	}
+	var m float64
+	if json.Unmarshal(raw, &m) != nil || m <= 0 {
+		return 0, false
+	}
+	return m, true
+}
+
+// flowReady is what the flow scheduler may start now, best first: the
+// tasks the policy finds ready whose every dependency is in held (the
+// work the newest gated staging holds), longest remaining path first, the
+// policy's order between equals.
+//
+// A level the graph gives a task is a floor ("never earlier"): such a task
+// also waits for every task of the levels below it, as it would level by
+// level.
+func flowReady(tasks []*state.Task, policy gates.Policy, now time.Time, held map[string]bool, paths map[string]float64) []*state.Task {
+	below := map[int]bool{} // level -> every task of a lower level is held
+	heldBelow := func(floor int) bool {
+		if v, ok := below[floor]; ok {
+			return v
+		}
+		below[floor] = true
+		for _, t := range tasks {
+			if t.Level < floor && !held[t.ID()] {
+				below[floor] = false
+				break
+			}
+		}
+		return below[floor]
+	}
+	var out []*state.Task
+next:
+	for _, t := range policy.ReadyOrder(tasks, now) {
+		for _, d := range t.Deps() {
+			if !held[d] {
+				continue next
+			}
+		}
+		if t.Spec.Level > 1 && !heldBelow(t.Spec.Level) {
+			continue
+		}
+		out = append(out, t)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return paths[out[i].ID()] > paths[out[j].ID()] })
+	return out
+}
+
+// wholeLevelBlocked is the first level every task of which is blocked, 0
+// when there is none: the rush aborts there, as a level rush does.
+func wholeLevelBlocked(tasks []*state.Task) int {
+	total, blocked := map[int]int{}, map[int]int{}
+	for _, t := range tasks {
+		total[t.Level]++
+		if t.Status == state.Blocked {
+			blocked[t.Level]++
+		}
+	}
+	first := 0
+	for l, n := range total {
+		if n > 0 && blocked[l] == n && (first == 0 || l < first) {
+			first = l
+		}
+	}
+	return first
 }
 
 // freshDue: a background catch-up with the remote is due at now, the last

@@ -1,6 +1,7 @@
 package rush
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -135,5 +136,132 @@ func TestFreshDueTable(t *testing.T) {
 		if got := freshDue(end.Add(c.after), end, c.took); got != c.due {
 			t.Errorf("%v after a catch-up of %v: due %v, want %v", c.after, c.took, got, c.due)
 		}
+	}
+}
+
+func estimated(t *state.Task, minutes string) *state.Task {
+	t.Spec.Extra = map[string]json.RawMessage{"estimate_minutes": json.RawMessage(minutes)}
+	return t
+}
+
+func TestRemaining(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		tasks []*state.Task
+		want  string // id=path, in the tasks' order
+	}{
+		{"no estimates: a task is one", []*state.Task{task("A", 1, state.Pending), task("B", 2, state.Pending, "A"),
+			task("C", 3, state.Pending, "B"), task("D", 1, state.Pending)}, "A=3 B=2 C=1 D=1"},
+		{"estimates add up along the longest path", []*state.Task{estimated(task("A", 1, state.Pending), "6"),
+			estimated(task("B", 1, state.Pending), "1"), estimated(task("C", 2, state.Pending, "A"), "1"),
+			estimated(task("D", 2, state.Pending, "B"), "6"), estimated(task("E", 3, state.Pending, "C", "D"), "2")},
+			"A=9 B=9 C=3 D=8 E=2"},
+		{"a task without an estimate counts as the mean", []*state.Task{estimated(task("A", 1, state.Pending), "2"),
+			estimated(task("B", 1, state.Pending), "4"), task("C", 2, state.Pending, "A")}, "A=5 B=4 C=3"},
+		{"a bad estimate is none", []*state.Task{estimated(task("A", 1, state.Pending), `"soon"`),
+			estimated(task("B", 1, state.Pending), "-3"), task("C", 2, state.Pending, "A")}, "A=2 B=1 C=1"},
+		{"ownership orders too", []*state.Task{task("A", 1, state.Pending), func() *state.Task {
+			b := task("B", 2, state.Pending)
+			b.Implied = []string{"A"}
+			return b
+		}()}, "A=2 B=1"},
+	} {
+		paths := remaining(c.tasks)
+		var got []string
+		for _, tk := range c.tasks {
+			got = append(got, fmt.Sprintf("%s=%g", tk.ID(), paths[tk.ID()]))
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: remaining = %s, want %s", c.name, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
+func TestFlowReady(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	policy := gates.DefaultPolicy
+	chains := func() []*state.Task {
+		return []*state.Task{
+			estimated(task("A1", 1, state.Pending), "6"), estimated(task("A2", 2, state.Pending, "A1"), "1"),
+			estimated(task("B1", 1, state.Pending), "1"), estimated(task("B2", 2, state.Pending, "B1"), "6"),
+			estimated(task("C1", 1, state.Pending), "3"), estimated(task("C2", 2, state.Pending, "C1"), "3"),
+			estimated(task("D", 1, state.Pending), "1"),
+		}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(ts []*state.Task) // by index in chains()
+		held []string
+		want string
+	}{
+		{"longest path first, plan order between equals", nil, nil, "A1,B1,C1,D"},
+		{"a dependent starts before its level is done", func(ts []*state.Task) {
+			ts[2].Status = state.Done
+			ts[0].Status, ts[4].Status = state.Claimed, state.Claimed
+		}, []string{"B1"}, "B2,D"},
+		{"done but not in the gated staging: waits", func(ts []*state.Task) {
+			ts[2].Status = state.Done
+		}, nil, "A1,C1,D"},
+		{"a backoff waits", func(ts []*state.Task) {
+			ts[0].Status, ts[0].Attempts, ts[0].NotBefore = state.Failed, 1, now.Add(time.Minute)
+		}, nil, "B1,C1,D"},
+		{"a level floor waits for the levels below", func(ts []*state.Task) {
+			ts[6].Spec.Level, ts[6].Level = 2, 2
+			ts[0].Status, ts[2].Status = state.Done, state.Done
+		}, []string{"A1", "B1"}, "C1,B2,A2"},
+		{"a level floor met", func(ts []*state.Task) {
+			ts[6].Spec.Level, ts[6].Level = 2, 2
+			ts[0].Status, ts[2].Status, ts[4].Status = state.Done, state.Done, state.Done
+		}, []string{"A1", "B1", "C1"}, "B2,C2,A2,D"},
+		{"a blocked dependency holds its dependents", func(ts []*state.Task) {
+			ts[0].Status = state.Blocked
+		}, []string{"A1"}, "B1,C1,D"},
+	} {
+		ts := chains()
+		if c.edit != nil {
+			c.edit(ts)
+		}
+		held := map[string]bool{}
+		for _, id := range c.held {
+			held[id] = true
+		}
+		var ids []string
+		for _, tk := range flowReady(ts, policy, now, held, remaining(ts)) {
+			ids = append(ids, tk.ID())
+		}
+		if strings.Join(ids, ",") != c.want {
+			t.Errorf("%s: flowReady = %s, want %s", c.name, strings.Join(ids, ","), c.want)
+		}
+	}
+}
+
+func TestWholeLevelBlocked(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		tasks []*state.Task
+		want  int
+	}{
+		{"none blocked", []*state.Task{task("A", 1, state.Pending)}, 0},
+		{"some of a level", []*state.Task{task("A", 1, state.Blocked), task("B", 1, state.Done)}, 0},
+		{"all of a level", []*state.Task{task("A", 1, state.Done), task("B", 2, state.Blocked), task("C", 3, state.Pending, "B")}, 2},
+		{"the lowest of two", []*state.Task{task("A", 3, state.Blocked), task("B", 2, state.Blocked)}, 2},
+	} {
+		if got := wholeLevelBlocked(c.tasks); got != c.want {
+			t.Errorf("%s: wholeLevelBlocked = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestLevelZeroIsTheFeature(t *testing.T) {
+	ts := []*state.Task{task("A", 1, state.Done), task("B", 2, state.Claimed)}
+	if levelSettled(ts, 0) || levelDone(ts, 0) {
+		t.Error("level 0: a claimed task of level 2 is not settled")
+	}
+	if !levelDone(ts, 1) {
+		t.Error("level 1 alone is done")
+	}
+	ts[1].Status = state.Blocked
+	if !levelDone(ts, 0) {
+		t.Error("level 0: done and blocked is done")
 	}
 }

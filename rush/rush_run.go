@@ -114,6 +114,27 @@ func (r *rush) run() error {
 	if err != nil {
 		return err
 	}
+	stopped := func(stop error) error {
+		if r.remote != "" {
+			r.poll(true) // the counts every host reports, as far as the remote answers
+		}
+		if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
+			// The last task crossed the budget: nothing is left to
+			// stop, and --resume would find nothing to do.
+			r.g.Note("%s (the feature is complete)", r.budget.Load().What)
+			return nil
+		}
+		return stop
+	}
+	if r.flows() {
+		if stop, err := r.runFlow(); err != nil || stop != nil {
+			if err != nil {
+				return err
+			}
+			return stopped(stop)
+		}
+		return r.summary()
+	}
 	for i := range meta.Levels {
 		level := i + 1
 		stop, err := r.runLevel(level)
@@ -121,16 +142,7 @@ func (r *rush) run() error {
 			return err
 		}
 		if stop != nil {
-			if r.remote != "" {
-				r.poll(true) // the counts every host reports, as far as the remote answers
-			}
-			if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
-				// The last task crossed the budget: nothing is left to
-				// stop, and --resume would find nothing to do.
-				r.g.Note("%s (the feature is complete)", r.budget.Load().What)
-				return nil
-			}
-			return stop
+			return stopped(stop)
 		}
 	}
 	if r.remote != "" {
@@ -146,7 +158,14 @@ func (r *rush) run() error {
 	return r.summary()
 }
 
-// levelTasks reads the current state of the feature.
+// flows reports whether the rush schedules by dependencies rather than
+// level by level. A rush shared through a remote goes level by level: its
+// hosts agree on a level's merge through the remote.
+func (r *rush) flows() bool {
+	return r.remote == "" && r.cfg.Rush.Schedule != config.ScheduleLevels
+}
+
+// snapshot reads the current state of the feature.
 func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
 	tx, err := s.View(r.feature)
 	if err != nil {
@@ -445,7 +464,10 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 		r.working.Add(-1)
 		stopBeat()
 		then := &next
-		if r.stopping() {
+		if r.stopping() || r.flows() {
+			// The flow scheduler picks the next task itself: the best
+			// ready one may be of any level, and it starts from the
+			// newest gated staging, not from this one's start.
 			then = nil
 		}
 		if runErr != nil {

@@ -1,0 +1,292 @@
+package rush
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// The flow schedule (rush.schedule = "flow"): a task starts as soon as the
+// tasks it depends on are merged into a staging that passed the gates, not
+// when its whole level is. A level waits for its slowest task; with agents
+// whose durations vary by minutes, the barriers cost more than anything
+// else a rush does.
+//
+// Verified work goes to a merge queue: one merge at a time, of everything
+// verified when it starts, then the gates on the result. What verifies
+// while a merge or its gates run goes into the next one, so a slow gate
+// batches the merges rather than delaying each. Workers start only from
+// the newest staging that passed (a staging that did not is never built
+// on), and only tasks whose dependencies that staging holds.
+
+// gated is the newest staging that passed the gates and the tasks whose
+// work it holds.
+type gated struct {
+	tip  string
+	held map[string]bool
+}
+
+// batch is what one run of the merge queue ended with.
+type batch struct {
+	tasks []string // what it merged
+	gated gated    // staging after it, when stop and err are nil
+	stop  error    // a conflict, failed gates: nothing more merges or starts
+	err   error
+}
+
+// runFlow runs the whole feature by its dependencies. A non-nil stop ends
+// the rush with that error (exit 1); err is a failure of the tool.
+func (r *rush) runFlow() (stop error, err error) {
+	ctx := r.g.Context()
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	if levelDone(tasks, 0) {
+		return nil, nil
+	}
+	if err := r.stopErr(); err != nil {
+		return err, nil
+	}
+	if anyDone(tasks) {
+		// Merged in an earlier rush, whose gates may have failed: never
+		// build on a staging that did not pass.
+		if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
+			return stop, err
+		}
+	}
+	tip, err := r.mgr.EnsureStaging(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	// The merge queue's own store and manager: it runs beside the
+	// scheduler, and a Store is not for concurrent use.
+	ms, err := r.s.Repo().Open(ctx, r.s.Top)
+	if err != nil {
+		return nil, err
+	}
+	defer ms.Drop()
+	ms.Persistent = true
+	mg := r.with(ms)
+	mm := mg.Manager()
+
+	base := gated{tip: tip, held: doneSet(tasks)}
+	paths := remaining(tasks)
+	shown := map[int]bool{} // levels whose table was printed
+	for l := range levelsOf(tasks) {
+		shown[l] = levelDone(tasks, l)
+	}
+	mergedIn := map[int]bool{} // levels with work merged by this rush
+	// What the queue merged, by task: under forge.review merged work stays
+	// verified until its pull request merges, and is not merged again.
+	queued := map[string]string{}
+	toMerge := func(tasks []*state.Task) []worktree.Pin {
+		var pins []worktree.Pin
+		for _, p := range verifiedPins(tasks) {
+			if queued[p.Task] != p.Commit {
+				pins = append(pins, p)
+			}
+		}
+		return pins
+	}
+	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Text: fmt.Sprintf("%s in %s, by their dependencies",
+		engine.Plural(len(tasks), "task"), engine.Plural(len(shown), "level"))})
+
+	free := make([]int, 0, r.n)
+	for i := r.n; i >= 1; i-- {
+		free = append(free, i)
+	}
+	running := map[string]int{} // task -> slot
+	results := make(chan slotResult, r.n)
+	merged := make(chan batch, 1)
+	merging := false
+	var firstErr, halted, aborted error
+	for {
+		tasks, err = r.snapshot(r.s)
+		if err != nil {
+			return nil, err
+		}
+		r.g.Emit(engine.Event{Type: engine.EvProgress, Tasks: tasks})
+		r.showSettled(tasks, shown, mergedIn, base)
+		if l := wholeLevelBlocked(tasks); l > 0 && aborted == nil {
+			aborted = engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", l), "")
+		}
+		if !merging && halted == nil && firstErr == nil && !r.stopped.Load() {
+			if pins := toMerge(tasks); len(pins) > 0 {
+				for _, p := range pins {
+					queued[p.Task] = p.Commit
+				}
+				merging = true
+				go func() { merged <- r.mergeBatch(mg, mm, pins) }()
+			}
+		}
+		if firstErr == nil && halted == nil && aborted == nil && len(free) > 0 && !r.stopping() {
+			for _, t := range flowReady(tasks, r.policy, r.g.Time(), base.held, paths) {
+				if len(free) == 0 {
+					break
+				}
+				if running[t.ID()] != 0 {
+					continue
+				}
+				slot := free[len(free)-1]
+				free = free[:len(free)-1]
+				running[t.ID()] = slot
+				go func(id string, slot int, tip string, level int) {
+					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
+				}(t.ID(), slot, base.tip, t.Level)
+			}
+		}
+		if len(running) == 0 && !merging {
+			switch {
+			case firstErr != nil:
+				return nil, firstErr
+			case r.stopped.Load():
+				return r.stopErr(), nil
+			case halted != nil:
+				return halted, nil
+			case aborted != nil:
+				return aborted, nil
+			}
+			if len(toMerge(tasks)) > 0 {
+				continue // verified while the last merge ran: merge it
+			}
+			wait, done := r.levelWait(tasks, 0)
+			if done || r.stopErr() != nil {
+				break
+			}
+			if wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-r.stopCtx.Done():
+				}
+				continue
+			}
+			break // nothing can run any more: blocked dependencies
+		}
+		select {
+		case res := <-results:
+			delete(running, res.task)
+			free = append(free, res.slot)
+			if res.err != nil && firstErr == nil {
+				firstErr = res.err
+			}
+		case b := <-merged:
+			merging = false
+			switch {
+			case b.err != nil:
+				if firstErr == nil {
+					firstErr = b.err
+				}
+			case b.stop != nil:
+				halted = b.stop
+			default:
+				base = b.gated
+				for _, id := range b.tasks {
+					for _, t := range tasks {
+						if t.ID() == id {
+							mergedIn[t.Level] = true
+						}
+					}
+				}
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	tasks, err = r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	r.showSettled(tasks, shown, mergedIn, base)
+	for l := range levelsOf(tasks) {
+		if why := hopeless(tasks, l); why != "" {
+			r.g.Note("level %d: skipped: %s", l, why)
+		}
+	}
+	return r.stopErr(), nil
+}
+
+// mergeBatch merges pins into staging and runs the gates on the result,
+// on the merge queue's engine and manager.
+func (r *rush) mergeBatch(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) batch {
+	var b batch
+	for _, p := range pins {
+		b.tasks = append(b.tasks, p.Task)
+	}
+	if b.stop, b.err = mergePins(g, mgr, pins); b.stop != nil || b.err != nil {
+		return b
+	}
+	if b.stop, b.err = runQualityGates(g, mgr, true); b.stop != nil || b.err != nil {
+		return b
+	}
+	tip, err := mgr.EnsureStaging(g.Context(), "")
+	if err != nil {
+		b.err = err
+		return b
+	}
+	tasks, err := r.snapshot(g.Store)
+	if err != nil {
+		b.err = err
+		return b
+	}
+	b.gated = gated{tip: tip, held: doneSet(tasks)}
+	return b
+}
+
+// showSettled prints the table of each level that has just settled (its
+// tasks blocked, or done and gated in base), and that its work is merged
+// when this rush merged some of it.
+func (r *rush) showSettled(tasks []*state.Task, shown, mergedIn map[int]bool, base gated) {
+	settled := func(l int) bool {
+		for _, t := range tasks {
+			if t.Level == l && t.Status != state.Blocked && !base.held[t.ID()] {
+				return false
+			}
+		}
+		return true
+	}
+	tip := base.tip
+	for l := 1; l <= len(shown); l++ {
+		if shown[l] || !settled(l) {
+			continue
+		}
+		shown[l] = true
+		r.g.Emit(engine.Event{Type: engine.EvLevelEnd, Level: l, Tasks: tasks})
+		if mergedIn[l] {
+			r.g.Emit(engine.Event{Type: engine.EvLevelMerged, Level: l, Text: tip})
+		}
+	}
+}
+
+func verifiedPins(tasks []*state.Task) []worktree.Pin {
+	var pins []worktree.Pin
+	for _, t := range tasks {
+		if t.Status == state.Verified {
+			pins = append(pins, worktree.Pin{Task: t.ID(), Commit: t.Commit})
+		}
+	}
+	return pins
+}
+
+func doneSet(tasks []*state.Task) map[string]bool {
+	held := map[string]bool{}
+	for _, t := range tasks {
+		if t.Status == state.Done {
+			held[t.ID()] = true
+		}
+	}
+	return held
+}
+
+func anyDone(tasks []*state.Task) bool { return len(doneSet(tasks)) > 0 }
+
+// levelsOf is the set of the tasks' levels.
+func levelsOf(tasks []*state.Task) map[int]bool {
+	ls := map[int]bool{}
+	for _, t := range tasks {
+		ls[t.Level] = true
+	}
+	return ls
+}
