@@ -214,6 +214,48 @@ func appendTask(b []byte, t *Task, prefix string) []byte {
 	b = append(b, '\n')
 	b = append(b, in...)
 	b = append(b, '}')
+	if len(t.Runs) > 0 {
+		b = append(b, ",\n"...)
+		field("runs")
+		b = append(b, "[\n"...)
+		in3 := in2 + "  "
+		for i, r := range t.Runs {
+			b = append(b, in2...)
+			b = append(b, "{\n"...)
+			b = append(b, in3...)
+			b = append(b, `"attempt": `...)
+			b = strconv.AppendInt(b, int64(r.Attempt), 10)
+			b = append(b, ",\n"...)
+			b = append(b, in3...)
+			b = append(b, `"worker": `...)
+			b = appendString(b, r.Worker)
+			b = append(b, ",\n"...)
+			b = append(b, in3...)
+			b = append(b, `"start": `...)
+			b = appendTime(b, r.Start)
+			if r.End != nil {
+				b = append(b, ",\n"...)
+				b = append(b, in3...)
+				b = append(b, `"end": `...)
+				b = appendTime(b, *r.End)
+			}
+			if r.Outcome != "" {
+				b = append(b, ",\n"...)
+				b = append(b, in3...)
+				b = append(b, `"outcome": `...)
+				b = appendString(b, r.Outcome)
+			}
+			b = append(b, '\n')
+			b = append(b, in2...)
+			b = append(b, '}')
+			if i < len(t.Runs)-1 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+		}
+		b = append(b, in...)
+		b = append(b, ']')
+	}
 	if len(t.History) > 0 {
 		b = append(b, ",\n"...)
 		field("history")

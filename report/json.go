@@ -44,7 +44,17 @@ type Task struct {
 	Usage               *Usage       `json:"usage,omitempty"`
 	Host                string       `json:"host,omitempty"`
 	Verification        Verification `json:"verification"`
+	Runs                []Run        `json:"runs,omitempty"`
 	History             []Event      `json:"history,omitempty"`
+}
+
+// Run is one time a worker held the task, claim to settlement.
+type Run struct {
+	Attempt int        `json:"attempt"` // numbered across retries
+	Worker  string     `json:"worker"`
+	Start   time.Time  `json:"start"`
+	End     *time.Time `json:"end,omitempty"`     // absent while it runs
+	Outcome string     `json:"outcome,omitempty"` // the status it ended in
 }
 
 // Verification is the command that checks a task's work.
@@ -129,6 +139,14 @@ func TaskOf(t *state.Task, history bool) Task {
 		}
 	}
 	out.Usage = usageOf(&spent)
+	for _, r := range t.Runs() {
+		run := Run{Attempt: r.Attempt, Worker: r.Worker, Start: r.Start.UTC(), Outcome: string(r.Outcome)}
+		if !r.End.IsZero() {
+			end := r.End.UTC()
+			run.End = &end
+		}
+		out.Runs = append(out.Runs, run)
+	}
 	if history {
 		out.History = []Event{}
 		for _, ev := range t.History {

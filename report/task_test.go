@@ -267,3 +267,24 @@ func taskList(ts []Task) func(emit func([]byte) error) error {
 		return nil
 	}
 }
+
+// TestTaskJSONRuns holds the runs of the hand-written encoder to
+// encoding/json: random histories rarely hold a claim.
+func TestTaskJSONRuns(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	st := statetest.RandomTask(rand.New(rand.NewPCG(3, 4)), true)
+	st.History = []state.Event{
+		{At: at, Op: state.OpClaim, From: state.Pending, To: state.Claimed, Worker: "worker-1"},
+		{At: at.Add(time.Second), Op: state.OpFail, From: state.Claimed, To: state.Failed, Worker: "worker-1"},
+		{At: at.Add(2 * time.Second), Op: state.OpBackoff, From: state.Failed, To: state.Pending},
+		{At: at.Add(3 * time.Second), Op: state.OpClaim, From: state.Pending, To: state.Claimed, Worker: "worker-2"},
+	}
+	tj := TaskOf(st, false)
+	if len(tj.Runs) != 2 || tj.Runs[0].End == nil || tj.Runs[0].Outcome != "failed" || tj.Runs[1].End != nil || tj.Runs[1].Attempt != 2 {
+		t.Fatalf("runs = %+v", tj.Runs)
+	}
+	want := encoded(t, &tj)
+	if got := appendTask(nil, &tj, taskPrefix); !bytes.Equal(want, got) {
+		t.Fatalf("appendTask differs from encoding/json%s", firstDiff(want, got))
+	}
+}

@@ -77,3 +77,26 @@ func Plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// FlowLine is a rush's last line on where its time went: the wall time,
+// the longest chain of dependencies by how long their runs took (which
+// no number of workers shortens) and how busy the workers were.
+func FlowLine(wall, critical time.Duration, path []string, busy float64, workers int) string {
+	chain := strings.Join(path, " → ")
+	if len(path) > 6 {
+		chain = fmt.Sprintf("%s → … (%d more) → %s", strings.Join(path[:3], " → "), len(path)-5, strings.Join(path[len(path)-2:], " → "))
+	}
+	line := fmt.Sprintf("wall time %s; critical path %s", seconds(wall), seconds(critical))
+	if chain != "" {
+		line += " (" + chain + ")"
+	}
+	return line + fmt.Sprintf("; %s busy %.0f%% of it", Plural(workers, "worker"), 100*busy)
+}
+
+// seconds is d to a tenth of a second under a minute, else to a second.
+func seconds(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

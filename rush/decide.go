@@ -250,6 +250,75 @@ func wholeLevelBlocked(tasks []*state.Task) int {
 	return first
 }
 
+// Flow is what a rush's wall time went on: the longest chain of
+// dependencies by how long each task's last run took (what no number of
+// workers could shorten), and how busy the workers were.
+type Flow struct {
+	Wall     time.Duration
+	Critical time.Duration
+	Path     []string // the chain's tasks, first first
+	Workers  int
+	Busy     float64 // the share of Workers × Wall that runs took
+}
+
+// flowOf is the Flow of a rush that started at since and ended wall
+// later with workers: only runs that started in it count.
+func flowOf(tasks []*state.Task, since time.Time, wall time.Duration, workers int) Flow {
+	f := Flow{Wall: wall, Workers: workers}
+	took := map[string]time.Duration{}
+	var busy time.Duration
+	end := since.Add(wall)
+	for _, t := range tasks {
+		for _, r := range t.Runs() {
+			if r.Start.Before(since) {
+				continue
+			}
+			busy += r.Took(end)
+			if r.Outcome == state.Verified || r.Outcome == state.Done {
+				took[t.ID()] = r.Took(end)
+			}
+		}
+	}
+	if wall > 0 && workers > 0 {
+		f.Busy = float64(busy) / float64(wall*time.Duration(workers))
+	}
+	byID := map[string]*state.Task{}
+	for _, t := range tasks {
+		byID[t.ID()] = t
+	}
+	best := map[string]time.Duration{} // longest chain ending at the task
+	prev := map[string]string{}
+	var chain func(id string, seen map[string]bool) time.Duration
+	chain = func(id string, seen map[string]bool) time.Duration {
+		if v, ok := best[id]; ok || seen[id] {
+			return v
+		}
+		seen[id] = true
+		var longest time.Duration
+		if t := byID[id]; t != nil {
+			for _, d := range t.Deps() {
+				if c := chain(d, seen); c > longest {
+					longest, prev[id] = c, d
+				}
+			}
+		}
+		best[id] = longest + took[id]
+		return best[id]
+	}
+	last := ""
+	for _, t := range tasks {
+		if c := chain(t.ID(), map[string]bool{}); c > f.Critical {
+			f.Critical, last = c, t.ID()
+		}
+	}
+	for id := last; id != ""; id = prev[id] {
+		if took[id] > 0 {
+			f.Path = append([]string{id}, f.Path...)
+		}
+	}
+	return f
+}
+
 // freshDue: a background catch-up with the remote is due at now, the last
 // one having ended at caughtUp and taken took (see freshEvery).
 func freshDue(now, caughtUp time.Time, took time.Duration) bool {

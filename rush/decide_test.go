@@ -265,3 +265,35 @@ func TestLevelZeroIsTheFeature(t *testing.T) {
 		t.Error("level 0: done and blocked is done")
 	}
 }
+
+func TestFlowOf(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	// ran is a task that ran from..to (seconds after start), ending in out.
+	ran := func(tk *state.Task, runs ...any) *state.Task {
+		for i := 0; i < len(runs); i += 3 {
+			from, to, out := runs[i].(float64), runs[i+1].(float64), runs[i+2].(state.Status)
+			tk.History = append(tk.History, state.Event{At: at(from), Op: state.OpClaim, From: state.Pending, To: state.Claimed, Worker: "w"},
+				state.Event{At: at(to), Op: state.OpDone, From: state.Claimed, To: out, Worker: "w"})
+		}
+		return tk
+	}
+	tasks := []*state.Task{
+		ran(task("A1", 1, state.Done), 0.0, 6.0, state.Verified),
+		ran(task("A2", 2, state.Done, "A1"), 6.5, 7.5, state.Verified),
+		ran(task("B1", 1, state.Done), 0.0, 1.0, state.Failed, 1.0, 2.0, state.Verified),
+		ran(task("B2", 2, state.Done, "B1"), 2.5, 8.5, state.Verified),
+		ran(task("C", 1, state.Done), -5.0, -1.0, state.Verified), // an earlier rush's
+	}
+	f := flowOf(tasks, start, 9*time.Second, 3)
+	if f.Critical != 7*time.Second || strings.Join(f.Path, ",") != "A1,A2" {
+		t.Errorf("critical path %v %v, want 7s A1,A2 (B1's failed run is no part of it)", f.Critical, f.Path)
+	}
+	// Busy: 6 + 1 + 1 + 1 + 6 = 15 s of 27.
+	if got := fmt.Sprintf("%.3f", f.Busy); got != fmt.Sprintf("%.3f", 15.0/27) {
+		t.Errorf("busy %s, want 15/27", got)
+	}
+	if f.Wall != 9*time.Second || f.Workers != 3 {
+		t.Errorf("flow %+v", f)
+	}
+}

@@ -44,6 +44,8 @@ type Result struct {
 	Counts   map[string]int
 	Staging  string // the staging branch
 	Tip      string // its commit
+	// Flow is where the rush's wall time went.
+	Flow Flow
 }
 
 // Modes a rush runs in.

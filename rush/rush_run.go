@@ -43,6 +43,8 @@ type rush struct {
 	slots   map[int]*worktree.Worker // worktrees set up by this rush
 
 	info *infoGuard // keeps the repository's info/exclude and info/attributes as the user had them
+
+	started time.Time // on the engine's clock
 }
 
 // slotResult is what one worker slot reports when its task run ends.
@@ -54,6 +56,7 @@ type slotResult struct {
 
 func (r *rush) run() error {
 	s := r.s
+	r.started = r.g.Time()
 	s.Persistent = true // hundreds of transitions: one update-ref process for all
 	ctx := r.g.Context()
 	defer func() {
@@ -537,6 +540,8 @@ func (r *rush) summary() error {
 	}
 	defer r.g.Emit(end)
 	r.result = &Result{Feature: r.feature, Tasks: len(tasks), Counts: counts, Staging: worktree.StagingBranch(r.feature)}
+	now := r.g.Time()
+	r.result.Flow = flowOf(tasks, r.started, now.Sub(r.started), r.n)
 	if counts[string(state.Done)] == len(tasks) {
 		tip, _ := r.mgr.EnsureStaging(r.g.Context(), "")
 		r.result.Complete, r.result.Tip = true, tip

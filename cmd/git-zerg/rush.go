@@ -98,6 +98,7 @@ func runRush(e *env, o *rushOptions) error {
 		} else {
 			fmt.Fprintf(e.stdout, "rush %s ended: %s\n", res.Feature, engine.CountsLine(res.Counts))
 		}
+		fmt.Fprintln(e.stderr, report.FlowLine(res.Flow.Wall, res.Flow.Critical, res.Flow.Path, res.Flow.Busy, res.Flow.Workers))
 	}
 	return err
 }
