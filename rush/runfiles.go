@@ -2,6 +2,7 @@ package rush
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,14 +39,20 @@ type attemptLog struct {
 
 // createAttemptLog starts the log of an attempt, scrubbing the secrets of
 // env (NAME=value entries) from all that is written to it.
+//
+// A log already there is added to, never replaced: a run given back
+// uncounted (interrupted, released) shares its number with the next.
 func createAttemptLog(path string, env []string) (*attemptLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
 		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		fmt.Fprintf(f, "\n--- git-zerg: this attempt started again (the run before was given back) ---\n")
 	}
 	return &attemptLog{f: f, Stdout: proc.NewScrubWriter(f, env), Stderr: proc.NewScrubWriter(f, env)}, nil
 }

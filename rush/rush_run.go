@@ -449,7 +449,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	next.Task = ""
 	next.Only = func(t *state.Task) bool { return t.Level == level }
 	for t != nil {
-		r.g.Transition(t.ID(), "claimed by "+w.Name+attemptNote(t.Attempts))
+		r.g.Transition(t.ID(), "claimed by "+w.Name+attemptNote(t.AttemptNumber()))
 		// The tree the agent gets is the one to check: a link committed by
 		// an earlier level is in it, and nowhere else yet.
 		if esc, err := engine.OwnedEscape(ctx, engine.Git(s), w.Dir, t.Spec.Owned()); err != nil {

@@ -165,9 +165,9 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 // saveAttempt keeps a failed attempt's commit reachable, so nothing a
 // worker did is lost when its branch moves on.
 func (r *rush) saveAttempt(ctx context.Context, t *state.Task, commit string) {
-	if _, err := r.s.SaveAttempt(ctx, r.feature, t.ID(), strconv.Itoa(t.Attempts), commit); err != nil {
+	if _, err := r.s.SaveAttempt(ctx, r.feature, t.ID(), strconv.Itoa(t.AttemptNumber()), commit); err != nil {
 		// The commit is still on the worker branch until its next reset.
-		r.g.Note("%s: could not save attempt %d (%v)", t.ID(), t.Attempts, err)
+		r.g.Note("%s: could not save attempt %d (%v)", t.ID(), t.AttemptNumber(), err)
 	}
 }
 

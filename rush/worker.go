@@ -103,7 +103,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	// What the worker could print of secrets: those of the rush's
 	// environment, which its own holds, and those added to it.
 	secrets := append(os.Environ(), env...)
-	text, err := r.tmpl.Render(prompt.Data{Feature: r.feature, Worker: w.Name, Level: t.Level, Attempt: t.Attempts,
+	text, err := r.tmpl.Render(prompt.Data{Feature: r.feature, Worker: w.Name, Level: t.Level, Attempt: t.AttemptNumber(),
 		Mode: "worktree", Worktree: w.Dir, Branch: w.Branch, Task: t.Spec, Done: r.doneDeps(s, t), NoteFile: r.noteFile(t),
 		NoCommit: r.agentNoCommit()})
 	if err != nil {
@@ -116,7 +116,7 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 	if err := engine.WritePrivate(taskFile, tj); err != nil {
 		return workResult{}, err
 	}
-	logPath := r.s.Layout().AttemptLog(r.feature, t.ID(), t.Attempts)
+	logPath := r.s.Layout().AttemptLog(r.feature, t.ID(), t.AttemptNumber())
 	logf, err := createAttemptLog(logPath, secrets)
 	if err != nil {
 		return workResult{}, err
@@ -232,14 +232,14 @@ func (r *rush) runDir(t *state.Task) string {
 // verification: a check that starts a server needs the worker's ports.
 func (r *rush) workerEnv(t *state.Task, w *worktree.Worker) (env []string, promptFile, taskFile string) {
 	l := r.s.Layout()
-	promptFile = l.Prompt(r.feature, t.ID(), t.Attempts)
+	promptFile = l.Prompt(r.feature, t.ID(), t.AttemptNumber())
 	taskFile = l.TaskFile(r.feature, t.ID())
 	return []string{
 		"ZERG_FEATURE=" + r.feature,
 		"ZERG_TASK=" + t.ID(),
 		"ZERG_WORKER=" + w.Name,
 		fmt.Sprintf("ZERG_LEVEL=%d", t.Level),
-		fmt.Sprintf("ZERG_ATTEMPT=%d", t.Attempts),
+		fmt.Sprintf("ZERG_ATTEMPT=%d", t.AttemptNumber()),
 		"ZERG_WORKTREE=" + w.Dir,
 		"ZERG_BRANCH=" + w.Branch,
 		"ZERG_PROMPT_FILE=" + promptFile,

@@ -53,3 +53,15 @@ func (r Run) Took(now time.Time) time.Duration {
 	}
 	return r.End.Sub(r.Start)
 }
+
+// AttemptNumber is the number of the task's latest run (0 before any),
+// counted across retries: what its log, its saved commit and ZERG_ATTEMPT
+// are numbered by, so that a retried task's first attempt does not take
+// the place of the one before the retry.
+func (t *Task) AttemptNumber() int {
+	runs := t.Runs()
+	if len(runs) == 0 {
+		return 0
+	}
+	return runs[len(runs)-1].Attempt
+}
