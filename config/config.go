@@ -104,6 +104,10 @@ type Rush struct {
 	// dependencies are merged) or ScheduleLevels (ZERG's barriers: a level
 	// starts when the one before it is merged).
 	Schedule string `toml:"schedule"`
+	// FollowBase brings the commits of the branch staging follows (the
+	// branch the first rush ran from) into staging before a rush builds
+	// on it; false pins staging to where it started.
+	FollowBase bool `toml:"follow_base"`
 }
 
 // Schedules a rush runs by.
@@ -205,7 +209,7 @@ func Default() *Config {
 		},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
-		Rush:  Rush{RemoteWait: Duration(10 * time.Minute), Schedule: ScheduleFlow},
+		Rush:  Rush{RemoteWait: Duration(10 * time.Minute), Schedule: ScheduleFlow, FollowBase: true},
 		Forge: Forge{Base: "main"},
 	}
 }

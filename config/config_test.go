@@ -20,7 +20,7 @@ func TestDefault(t *testing.T) {
 		Retry: Retry{MaxAttempts: 3, Backoff: Duration(10 * time.Second), BackoffCap: Duration(5 * time.Minute)},
 		Locks: Locks{TTL: Duration(2 * time.Hour)},
 		Sync:  Sync{Remote: "origin"},
-		Rush:  Rush{RemoteWait: Duration(10 * time.Minute), Schedule: ScheduleFlow},
+		Rush:  Rush{RemoteWait: Duration(10 * time.Minute), Schedule: ScheduleFlow, FollowBase: true},
 		Forge: Forge{Base: "main"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -93,6 +93,7 @@ base = "trunk"
 remote = "origin"
 remote_wait = "90s"
 schedule = "levels"
+follow_base = false
 
 [[gates]]
 name = "test"

@@ -69,6 +69,7 @@ type rawRush struct {
 	Remote     any `toml:"remote"`
 	RemoteWait any `toml:"remote_wait"`
 	Schedule   any `toml:"schedule"`
+	FollowBase any `toml:"follow_base"`
 }
 
 type rawBudget struct {
@@ -319,6 +320,7 @@ func (p *parser) rush(prim toml.Primitive, r *Rush) {
 	if p.str("rush.schedule", raw.Schedule, &r.Schedule) && r.Schedule != ScheduleFlow && r.Schedule != ScheduleLevels {
 		p.errorf("rush.schedule", "must be %q or %q, got %q", ScheduleFlow, ScheduleLevels, r.Schedule)
 	}
+	p.boolean("rush.follow_base", raw.FollowBase, &r.FollowBase)
 }
 
 func (p *parser) budget(prim toml.Primitive, b *Budget) {

@@ -67,6 +67,9 @@ remote_wait = "10m"
 # into staging and passed the gates; "levels" when its whole level may start
 # (every task of the levels before it merged).
 schedule = "flow"
+# Bring the new commits of the branch staging follows (the one the first rush
+# ran from) into staging, merged and gated, before a rush builds on it.
+follow_base = true
 
 [budget]
 # Stop claiming once the agents' reported cost reaches this many dollars; 0 is no limit.

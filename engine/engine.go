@@ -228,6 +228,19 @@ func (g *Engine) Manager() *worktree.Manager {
 	return m
 }
 
+// StagingBehind says how many commits of the branch a feature's staging
+// follows it lacks, for status: the next rush takes them in (unless
+// rush.follow_base is false). "" and 0 when it follows none, or on any
+// error: status does not fail for it.
+func StagingBehind(ctx context.Context, s *gitstore.Store, feature string) (branch string, n int) {
+	m := &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Feature: feature, CommonDir: s.CommonDir}
+	branch, n, err := m.Behind(ctx)
+	if err != nil {
+		return "", 0
+	}
+	return branch, n
+}
+
 // WorktreesRoot is the directory under which each feature's worktrees get
 // a directory of their own: worktrees.root (relative to the main work
 // tree), else beside the repository, outside it, so that the user's

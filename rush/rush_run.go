@@ -105,6 +105,8 @@ func (r *rush) run() error {
 		if tip, err = r.syncStaging(ctx, head); err != nil {
 			return err
 		}
+	} else if tip, err = r.followBase(ctx, tip); err != nil {
+		return err
 	}
 	if err := r.rescueLeftovers(ctx, tip); err != nil {
 		return err
@@ -159,6 +161,48 @@ func (r *rush) run() error {
 		}
 	}
 	return r.summary()
+}
+
+// followBase brings the new commits of the branch staging follows into
+// staging, and gates the result, before anything builds on it. Staging
+// that follows no branch yet follows the one checked out now. It returns
+// the tip to build on; a conflict or a failed gate stops the rush.
+func (r *rush) followBase(ctx context.Context, tip string) (string, error) {
+	branch, _, err := r.mgr.Base(ctx)
+	if err != nil {
+		return "", err
+	}
+	if branch == "" {
+		cur, _ := engine.Git(r.s).Line(ctx, "symbolic-ref", "-q", "--short", "HEAD")
+		if cur == "" || strings.HasPrefix(cur, "zerg/") {
+			return tip, nil // detached, or on a rush's own branch: nothing to follow
+		}
+		if err := r.mgr.SetBase(ctx, cur); err != nil {
+			return "", err
+		}
+		branch = cur
+	}
+	if !r.cfg.Rush.FollowBase {
+		return tip, nil
+	}
+	next, n, err := r.mgr.FollowBase(ctx)
+	var c *worktree.Conflict
+	if errors.As(err, &c) {
+		return "", &engine.Error{Kind: engine.Failed, What: fmt.Sprintf("staging cannot take in the new commits of %s", branch),
+			Why:  "merge conflict in " + strings.Join(c.Files, ", "),
+			Hint: fmt.Sprintf("merge %s into %s and resolve it, or set rush.follow_base = false", worktree.StagingBranch(r.feature), branch)}
+	}
+	if err != nil || n == 0 {
+		return next, err
+	}
+	r.g.Note("staging follows %s: took in %s (staging at %s)", branch, engine.Plural(n, "new commit"), engine.ShortHash(next))
+	if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
+		if err == nil {
+			err = stop
+		}
+		return "", err
+	}
+	return next, nil
 }
 
 // flows reports whether the rush schedules by dependencies rather than

@@ -146,6 +146,12 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		wr := workResult{exit: res.ExitCode, timedOut: res.TimedOut, stalled: res.Stalled, tail: proc.LastLines(res.Tail, 3),
 			errTail: proc.LastLines(res.StderrTail, 3), log: logPath, interrupted: res.Interrupted, notFound: res.NotFound()}
 		if !wr.interrupted && res.ExitCode == 2 && !res.TimedOut && !res.Stalled {
+			if line := shellError(res.StderrTail); line != "" {
+				// dash exits 2 on its own errors (a script it cannot
+				// open, a syntax error): restarting it changes nothing.
+				wr.tail = "the worker's shell failed (exit 2 is not a checkpoint here): " + line
+				return wr, nil
+			}
 			if checkpoint < r.cfg.Workers.MaxCheckpoints {
 				r.g.Transition(t.ID(), fmt.Sprintf("checkpoint %d, starting %s again", checkpoint+1, w.Name))
 				continue

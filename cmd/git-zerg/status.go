@@ -59,6 +59,22 @@ func runStatus(e *env, all bool) error {
 	if e.json {
 		return report.WriteStatusJSON(e.stdout, sn)
 	}
+	behind := make(chan string, 1) // its git processes run while the text is made
+	if s, err := e.Store(); err == nil {
+		then := "the next rush merges them in"
+		if cfg, err := e.config(); err == nil && !cfg.Rush.FollowBase {
+			then = "rush.follow_base = false: not merged in"
+		}
+		go func() {
+			line := ""
+			if branch, n := engine.StagingBehind(e.ctx, s, sn.Feature); n > 0 {
+				line = fmt.Sprintf("staging: %s behind %s (%s)", report.Plural(n, "commit"), branch, then)
+			}
+			behind <- line
+		}()
+	} else {
+		behind <- ""
+	}
 	return report.WriteStatusText(e.stdout, sn, report.TextOptions{
 		// A person's status of a large feature reads the index, and the
 		// few tasks it lists.
@@ -71,7 +87,12 @@ func runStatus(e *env, all bool) error {
 			p := engine.PolicyOf(cfg)
 			return &p
 		},
-		Before:    func() { e.printHooksWarning(warning()) },
-		AfterHead: func() { e.printEpicReview(sn.Feature) },
+		Before: func() { e.printHooksWarning(warning()) },
+		AfterHead: func() {
+			e.printEpicReview(sn.Feature)
+			if line := <-behind; line != "" {
+				fmt.Fprintln(e.stdout, line)
+			}
+		},
 	})
 }
