@@ -190,6 +190,12 @@ func (g *Engine) BlockConflict(task, commit, reason string) error {
 	return g.blockAtMerge(task, commit, reason, "conflict")
 }
 
+// BlockGatesFailed blocks a task verified with commit whose work, merged
+// onto a staging that passed, made the quality gates fail.
+func (g *Engine) BlockGatesFailed(task, commit, reason string) error {
+	return g.blockAtMerge(task, commit, reason, "gates failed")
+}
+
 // blockAtMerge moves a task verified with commit to blocked in the merge,
 // with reason, its locks released; the subject says what (a conflict, not
 // verified here). A task no longer verified with that commit is left.

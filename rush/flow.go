@@ -1,6 +1,7 @@
 package rush
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -215,10 +216,7 @@ func (r *rush) mergeBatch(g *engine.Engine, mgr *worktree.Manager, pins []worktr
 	for _, p := range pins {
 		b.tasks = append(b.tasks, p.Task)
 	}
-	if b.stop, b.err = mergePins(g, mgr, pins); b.stop != nil || b.err != nil {
-		return b
-	}
-	if b.stop, b.err = runQualityGates(g, mgr, true); b.stop != nil || b.err != nil {
+	if b.stop, b.err = r.land(g, mgr, pins); b.stop != nil || b.err != nil {
 		return b
 	}
 	tip, err := mgr.EnsureStaging(g.Context(), "")
@@ -233,6 +231,51 @@ func (r *rush) mergeBatch(g *engine.Engine, mgr *worktree.Manager, pins []worktr
 	}
 	b.gated = gated{tip: tip, held: doneSet(tasks)}
 	return b
+}
+
+// land merges pins onto staging and gates the result; only then are they
+// done. When the gates fail, staging goes back to where it was and the
+// batch is split in halves, each landed in turn, down to the task whose
+// work breaks the gates: that one is blocked, the others land. A staging
+// that did not pass is never built on, and one that passed never gated
+// again. stop is a conflict, or gates that fail without any task's work.
+func (r *rush) land(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) (stop error, err error) {
+	ctx := g.Context()
+	old, err := mgr.EnsureStaging(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	res, stop, err := mergeOnly(g, mgr, pins)
+	if stop != nil || err != nil {
+		return stop, err
+	}
+	failed, err := runQualityGates(g, mgr, true)
+	if err != nil {
+		return nil, err
+	}
+	if failed == nil {
+		return nil, g.RecordMerged(pins, append(append([]string(nil), res.Merged...), res.Skipped...), res.Tip)
+	}
+	var ee *engine.Error
+	if !errors.As(failed, &ee) || ee.Kind != engine.Failed || res.Tip == old {
+		return failed, nil // interrupted, or nothing merged: the gates fail on staging as it was
+	}
+	if err := mgr.UndoMerge(ctx, old, res.Tip); err != nil {
+		return nil, err
+	}
+	if len(pins) > 1 {
+		half := len(pins) / 2
+		if stop, err := r.land(g, mgr, pins[:half]); stop != nil || err != nil {
+			return stop, err
+		}
+		return r.land(g, mgr, pins[half:])
+	}
+	// One task's work on a staging that passed, or that was never gated
+	// (the start of the feature): which one decides who is to blame.
+	if stop, err := runQualityGates(g, mgr, true); stop != nil || err != nil {
+		return stop, err
+	}
+	return nil, g.BlockGatesFailed(pins[0].Task, pins[0].Commit, "quality gates failed with its work merged: "+ee.Why)
 }
 
 // showSettled prints the table of each level that has just settled (its

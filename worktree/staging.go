@@ -51,6 +51,19 @@ func (m *Manager) AdvanceStaging(ctx context.Context, commit string) error {
 	return err
 }
 
+// UndoMerge moves staging back from tip, a merge of git-zerg's whose
+// gates failed, to old, where it was before: what the next merge builds
+// on must have passed. Compare-and-swap from tip: a move since is left.
+func (m *Manager) UndoMerge(ctx context.Context, old, tip string) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if _, err := m.Git.Run(ctx, "update-ref", "-m", "git-zerg: staging back before a merge whose gates failed", m.stagingRef(), old, tip); err != nil {
+		return err
+	}
+	return m.moved(old)
+}
+
 // Prune forgets worktrees whose directories are gone.
 func (m *Manager) Prune(ctx context.Context) error {
 	worktreeMu.Lock()
