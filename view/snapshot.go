@@ -38,6 +38,20 @@ type Task struct {
 	// with the same clock and history length are the same state.
 	Clock  uint64 `json:"clock"`
 	Events int    `json:"events"`
+	// Runs are the times a worker held the task, for the page's timeline;
+	// Merged is when its work was merged (it last went done).
+	Runs   []Run     `json:"runs,omitempty"`
+	Merged time.Time `json:"merged,omitzero"`
+}
+
+// Run is one time a worker held a task: its attempt number (across
+// retries), from its claim to the state it ended in ("" while it runs).
+type Run struct {
+	Attempt int          `json:"attempt"`
+	Worker  string       `json:"worker"`
+	Start   time.Time    `json:"start"`
+	End     time.Time    `json:"end,omitzero"`
+	Outcome state.Status `json:"outcome,omitempty"`
 }
 
 // Elapsed is how long the current or last attempt ran, as of now.
@@ -190,6 +204,14 @@ func taskOf(t *state.Task) *Task {
 	}
 	if n := len(t.History); n > 0 {
 		v.Clock = t.History[n-1].Clock
+	}
+	for _, r := range t.Runs() {
+		v.Runs = append(v.Runs, Run{Attempt: r.Attempt, Worker: r.Worker, Start: r.Start, End: r.End, Outcome: r.Outcome})
+	}
+	for _, ev := range t.History {
+		if ev.To == state.Done {
+			v.Merged = ev.At
+		}
 	}
 	v.CostUSD, v.Tokens, v.HasCost = costOf(t)
 	return v

@@ -393,6 +393,48 @@ func TestServeBrowser(t *testing.T) {
 	}
 }
 
+// TestServeTimeline: the page draws a row per worker and a bar per run,
+// coloured by how the run ended (a running one as claimed), and a tick per
+// merge, kept current as runs start and end.
+func TestServeTimeline(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	r.zerg(t, "claim", "--worker", "w1", "T1")
+	r.zerg(t, "fail", "--worker", "w1", "T1", "--reason", "tests failed")
+	r.zerg(t, "claim", "--worker", "w2", "T2")
+	r.zerg(t, "done", "--worker", "w2", "T2")
+	url := startServe(t, r)
+	ctx := newBrowser(t, 1200, 800)
+	navigate(t, ctx, url)
+	waitJS(t, ctx, `!!(window.zerg && window.zerg.timeline && window.zerg.timeline.runs === 2)`, 15*time.Second)
+	if rows := evalJS[int](t, ctx, `window.zerg.timeline.rows`); rows != 2 {
+		t.Errorf("timeline has %d rows, want one per worker (2)", rows)
+	}
+	bar := func(task, outcome string) string {
+		return fmt.Sprintf(`document.querySelectorAll('#timeline rect.run.o-%s[data-task=%q]').length`, outcome, task)
+	}
+	if n := evalJS[int](t, ctx, bar("T1", "failed")); n != 1 {
+		t.Errorf("%d failed bars for T1, want 1", n)
+	}
+	if n := evalJS[int](t, ctx, bar("T2", "done")); n != 1 {
+		t.Errorf("%d done bars for T2, want 1", n)
+	}
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#timeline line.merge').length`); n != 1 {
+		t.Errorf("%d merge ticks, want 1 (T2's)", n)
+	}
+	failed := evalJS[string](t, ctx, `getComputedStyle(document.querySelector('#timeline rect.o-failed')).fill`)
+	done := evalJS[string](t, ctx, `getComputedStyle(document.querySelector('#timeline rect.o-done')).fill`)
+	if failed == done {
+		t.Errorf("a failed run and a done one are both %s", failed)
+	}
+	// A run that starts shows as running, on a row of its own worker.
+	r.zerg(t, "retry", "T1")
+	r.zerg(t, "claim", "--worker", "w3", "T1")
+	waitJS(t, ctx, `window.zerg.timeline.runs === 3 && window.zerg.timeline.rows === 3`, 5*time.Second)
+	if n := evalJS[int](t, ctx, bar("T1", "running")); n != 1 {
+		t.Errorf("%d running bars for T1, want 1", n)
+	}
+}
+
 // TestServeToken: serve prints a URL with a secret made for the run, and
 // answers nothing without it; the page opened from that URL works, and its
 // address no longer shows the secret.

@@ -146,6 +146,7 @@
     showProblem('');
     $('problem').classList.remove('refused');
     drawGraph();
+    drawTimeline();
     drawHeader();
     drawSide();
     stats.snapshots++;
@@ -170,6 +171,7 @@
     }
     Object.assign(sn, { tip: p.tip, workers: p.workers, counts: p.counts, done: p.done, total: p.total, has_cost: p.has_cost });
     showProblem('');
+    drawTimeline();
     drawHeader();
     drawSide();
     stats.patches++;
@@ -265,6 +267,52 @@
     st.nodes = new Map();
     for (const n of box.querySelectorAll('.node')) st.nodes.set(n.getAttribute('data-id'), n);
     $('graph-note').textContent = sn.tasks.length + ' tasks in ' + sn.levels.length + ' levels.' + edgesNote;
+  }
+
+  // The timeline of the feature's runs: a row per worker, a bar per
+  // attempt from its claim to its end (now, while it runs), coloured by
+  // the state it ended in; the merges into staging as ticks below.
+  function drawTimeline() {
+    const sn = st.snap;
+    const runs = [];
+    const merges = [];
+    for (const t of sn.tasks) {
+      for (const r of t.runs || []) runs.push({ task: t.id, ...r });
+      if (t.merged) merges.push({ task: t.id, at: Date.parse(t.merged) });
+    }
+    const wrap = $('timeline-wrap');
+    wrap.hidden = runs.length === 0;
+    stats.timeline = { rows: 0, runs: 0, merges: 0 };
+    if (!runs.length) return;
+    const end = (r) => (r.end ? Date.parse(r.end) : now());
+    const t0 = Math.min(...runs.map((r) => Date.parse(r.start)));
+    const t1 = Math.max(t0 + 1000, ...runs.map(end), ...merges.map((m) => m.at));
+    const workers = [...new Set(runs.map((r) => r.worker))].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    const row = new Map(workers.map((w, i) => [w, i]));
+    const left = 90, width = Math.max(400, $('graph-wrap').clientWidth - 40), rowH = 20;
+    const span = width - left - 10;
+    const x = (ms) => left + ((ms - t0) / (t1 - t0)) * span;
+    const h = (workers.length + 1) * rowH + 18;
+    const parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="' + width + '" height="' + h + '">'];
+    workers.forEach((w, i) => parts.push('<text x="4" y="' + (i * rowH + 14) + '">' + esc(clip(w, 14)) + '</text>'));
+    for (const r of runs) {
+      const x0 = x(Date.parse(r.start)), x1 = Math.max(x0 + 2, x(end(r)));
+      const outcome = r.end ? cls(r.outcome) : 'running';
+      const title = r.task + ' attempt ' + r.attempt + ': ' + (r.end ? r.outcome : 'running') + ', ' + duration(end(r) - Date.parse(r.start));
+      parts.push('<rect class="run o-' + outcome + '" data-task="' + esc(r.task) + '" x="' + x0.toFixed(1) + '" y="' + (row.get(r.worker) * rowH + 3) +
+        '" width="' + (x1 - x0).toFixed(1) + '" height="' + (rowH - 6) + '" rx="3"><title>' + esc(title) + '</title></rect>');
+    }
+    const my = workers.length * rowH;
+    parts.push('<text x="4" y="' + (my + 14) + '">merged</text>');
+    for (const m of merges) {
+      const mx = x(m.at).toFixed(1);
+      parts.push('<line class="merge" x1="' + mx + '" x2="' + mx + '" y1="' + (my + 3) + '" y2="' + (my + rowH - 3) + '"><title>' + esc(m.task) + ' merged</title></line>');
+    }
+    parts.push('<text x="' + left + '" y="' + (h - 2) + '">' + esc(new Date(t0).toLocaleTimeString()) + '</text>');
+    parts.push('<text x="' + (width - 10) + '" y="' + (h - 2) + '" text-anchor="end">' + esc(duration(t1 - t0)) + '</text>');
+    parts.push('</svg>');
+    $('timeline').innerHTML = parts.join('');
+    stats.timeline = { rows: workers.length, runs: runs.length, merges: merges.length };
   }
 
   function clip(s, n) { return s.length > n ? s.slice(0, n - 1) + '…' : s; }
