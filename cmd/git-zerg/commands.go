@@ -18,6 +18,7 @@ func commands(e *env) []*cli.Command {
 		useCmd(e),
 		featuresCmd(e),
 		statusCmd(e),
+		doctorCmd(e),
 		watchCmd(e),
 		serveCmd(e),
 		dagCmd(e),
