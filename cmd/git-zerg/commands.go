@@ -40,6 +40,7 @@ func commands(e *env) []*cli.Command {
 		rushCmd(e),
 		demoCmd(e),
 		cleanupCmd(e),
+		finishCmd(e),
 		syncCmd(e),
 		shipCmd(e),
 		demoWorkerCmd(e),
