@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -72,6 +73,17 @@ func Run(o Options) (*Report, error) {
 	}
 
 	cfg, cfgErr := engine.LoadConfig(s)
+	problem := ""
+	if cfgErr != nil {
+		problem = engine.Classify(cfgErr).Error()
+		whyNone = "the configuration cannot be read"
+	}
+	present := false
+	if s.Top != "" {
+		_, err := os.Lstat(filepath.Join(s.Top, ".zerg", "config.toml"))
+		present = err == nil
+	}
+	add(Config(present, problem))
 	g := &engine.Engine{Ctx: ctx, Store: s, Config: cfg, Feature: feature, Now: o.Now}
 	if feature != "" && cfgErr == nil {
 		var checks []Check
@@ -92,8 +104,9 @@ func Run(o Options) (*Report, error) {
 	}
 
 	if cfgErr != nil {
-		ee := engine.Classify(cfgErr)
-		add(fix("config", ".zerg/config.toml: "+ee.Error(), "fix .zerg/config.toml (git zerg init writes every key with its default)"))
+		for _, name := range []string{"worker-command", "worker-script", "forge-token"} {
+			add(skipped(name, whyNone))
+		}
 	} else {
 		add(commandCheck(g))
 		script := proc.LocalScript(cfg.WorkerCommand())

@@ -83,6 +83,18 @@ func Identity(name, email string) Check {
 	return ok("identity", "%s <%s>", name, email)
 }
 
+// Config judges .zerg/config.toml: present or not (the defaults), and
+// readable; problem is the reason it cannot be read, "" when it can.
+func Config(present bool, problem string) Check {
+	switch {
+	case problem != "":
+		return fix("config", ".zerg/config.toml: "+problem, "fix .zerg/config.toml (git zerg init writes every key with its default)")
+	case !present:
+		return ok("config", "no .zerg/config.toml: every setting at its default (git zerg init writes one)")
+	}
+	return ok("config", ".zerg/config.toml read")
+}
+
 // HookFile is one hook file where git looks for it.
 type HookFile struct {
 	Name  string

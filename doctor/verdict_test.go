@@ -53,6 +53,12 @@ func TestIdentity(t *testing.T) {
 	want(t, Identity("", ""), false, "user.name and user.email not set", "git config")
 }
 
+func TestConfig(t *testing.T) {
+	want(t, Config(true, ""), true, ".zerg/config.toml read", "")
+	want(t, Config(false, ""), true, "every setting at its default", "")
+	want(t, Config(true, "bad configuration (x: unknown key)"), false, "unknown key", "fix .zerg/config.toml")
+}
+
 func hookFiles(states ...hooks.State) []HookFile {
 	var out []HookFile
 	for i, st := range states {
