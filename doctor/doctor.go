@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -195,9 +196,14 @@ func hookFacts(ctx context.Context, git *gitcmd.Runner) HookFacts {
 	f.Loc = loc
 	hs, _ := hooks.Status(loc.Dir)
 	for _, h := range hs {
-		hf := HookFile{Name: h.Name, Path: h.Path, State: h.State}
+		hf := HookFile{Name: h.Name, Path: h.Path, State: h.State, Binary: h.Binary}
 		if fi, err := os.Stat(h.Path); err == nil {
 			hf.Executable = fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+		}
+		hf.Runs = h.Binary == "" || executable(h.Binary)
+		if !hf.Runs {
+			_, err := exec.LookPath("git-zerg")
+			hf.Runs = err == nil
 		}
 		f.Files = append(f.Files, hf)
 	}
@@ -209,6 +215,11 @@ func hookFacts(ctx context.Context, git *gitcmd.Runner) HookFacts {
 		}
 	}
 	return f
+}
+
+func executable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 func commandCheck(g *engine.Engine) Check {

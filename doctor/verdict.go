@@ -103,6 +103,11 @@ type HookFile struct {
 	// Executable: git runs the file (it skips one that is not, with only
 	// a hint).
 	Executable bool
+	// Binary is the git-zerg the hook runs; Runs says whether it, or a
+	// git-zerg on PATH, is there (a hook that finds none lets everything
+	// through with a warning).
+	Binary string
+	Runs   bool
 }
 
 // HookFacts are where git runs hooks from in one work tree, and what it
@@ -139,6 +144,9 @@ func Hooks(where string, f HookFacts) Check {
 			absent = append(absent, h.Name)
 		case !h.Executable:
 			return fix(name, fmt.Sprintf("%s%s is not executable: git skips it", in, h.Path), "chmod +x "+h.Path)
+		case h.State == hooks.Installed && !h.Runs:
+			return fix(name, fmt.Sprintf("%s%s runs %s, which is gone, and no git-zerg is on PATH: the hook lets everything through", in, h.Path, h.Binary),
+				"put git-zerg on PATH, or "+install+" --binary PATH")
 		}
 	}
 	switch {

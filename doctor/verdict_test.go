@@ -63,7 +63,7 @@ func hookFiles(states ...hooks.State) []HookFile {
 	var out []HookFile
 	for i, st := range states {
 		name := hooks.Names[i]
-		out = append(out, HookFile{Name: name, Path: "/r/.git/hooks/" + name, State: st, Executable: st != hooks.Absent})
+		out = append(out, HookFile{Name: name, Path: "/r/.git/hooks/" + name, State: st, Executable: st != hooks.Absent, Binary: "/bin/git-zerg", Runs: true})
 	}
 	return out
 }
@@ -80,6 +80,12 @@ func TestHooks(t *testing.T) {
 	files := hookFiles(hooks.Installed, hooks.Installed)
 	files[1].Executable = false
 	want(t, Hooks("", HookFacts{Loc: loc, Files: files}), false, "pre-push is not executable: git skips it", "chmod +x /r/.git/hooks/pre-push")
+
+	// Its git-zerg gone, and none on PATH.
+	files = hookFiles(hooks.Installed, hooks.Installed)
+	files[0].Runs = false
+	want(t, Hooks("", HookFacts{Loc: loc, Files: files}), false, "pre-commit runs /bin/git-zerg, which is gone, and no git-zerg is on PATH",
+		"git zerg hooks install --binary PATH")
 
 	// Shadowed: installed where git looked before core.hooksPath.
 	moved := hooks.Location{Dir: "/elsewhere", HooksPath: "/elsewhere", Default: "/r/.git/hooks"}
