@@ -38,6 +38,12 @@ func Finish(g *engine.Engine) (*Finished, error) {
 	if s.Top == "" {
 		return nil, engine.UsageError("finish needs a work tree (this is a bare repository)")
 	}
+	// State that git-zerg did not write is replayed before its word
+	// "complete" is taken: an epic's features too, not only the one a
+	// command named.
+	if err := g.CheckState(); err != nil {
+		return nil, err
+	}
 	tasks, err := g.Tasks()
 	if err != nil {
 		return nil, err

@@ -115,25 +115,29 @@ func (m *Manager) MergeIntoHead(ctx context.Context, dir, commit, message string
 		}
 		result = tree
 	}
+	// On a branch with no commit yet, everything the commit holds is
+	// new to the work tree.
+	diff := []string{"ls-tree", "-r", "-z", "--name-only", result}
 	if head != "" {
-		touched, err := git.Fields(ctx, 0, "diff", "--name-only", "--no-renames", "-z", head, result)
-		if err != nil {
-			return nil, err
-		}
-		dirty, err := m.changes(ctx, dir, true)
-		if err != nil {
-			return nil, err
-		}
-		// git overwrites ignored files without a word (it takes them
-		// for build output): an ignored .env the merge would replace
-		// counts as the user's work too.
-		ignored, err := git.Fields(ctx, 0, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-		if err != nil {
-			return nil, err
-		}
-		if both := overlap(touched, append(dirty, ignored...)); len(both) > 0 {
-			return nil, &FinishError{Branch: branch, Err: ErrOverlap, Paths: both}
-		}
+		diff = []string{"diff", "--name-only", "--no-renames", "-z", head, result}
+	}
+	touched, err := git.Fields(ctx, 0, diff...)
+	if err != nil {
+		return nil, err
+	}
+	dirty, err := m.changes(ctx, dir, true)
+	if err != nil {
+		return nil, err
+	}
+	// git overwrites ignored files without a word (it takes them
+	// for build output): an ignored .env the merge would replace
+	// counts as the user's work too.
+	ignored, err := git.Fields(ctx, 0, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return nil, err
+	}
+	if both := overlap(touched, append(dirty, ignored...)); len(both) > 0 {
+		return nil, &FinishError{Branch: branch, Err: ErrOverlap, Paths: both}
 	}
 	args := []string{"merge", "-q", "--no-autostash", "--no-edit", "--no-squash"}
 	if ff {

@@ -57,9 +57,6 @@ func runFinish(e *env, epicName string) error {
 		}
 		return err
 	}
-	if err := e.checkState(); err != nil {
-		return err
-	}
 	g, err := e.engine()
 	if err != nil {
 		return err
