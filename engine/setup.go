@@ -34,7 +34,7 @@ func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	major, minor, ok := gitVersion(v)
+	major, minor, ok := GitVersion(v)
 	if !ok {
 		return "", FailedError("cannot tell the version of git", v)
 	}
@@ -92,8 +92,8 @@ func CheckUnlinked(command, top string, names ...string) error {
 	return nil
 }
 
-// gitVersion parses "git version 2.39.5 (Apple Git-143)".
-func gitVersion(v string) (major, minor int, ok bool) {
+// GitVersion parses "git version 2.39.5 (Apple Git-143)".
+func GitVersion(v string) (major, minor int, ok bool) {
 	f := strings.Fields(v)
 	if len(f) < 3 {
 		return 0, 0, false

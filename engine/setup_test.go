@@ -27,9 +27,9 @@ func TestGitVersion(t *testing.T) {
 		{"git version x.y", 0, 0, false},
 		{"git", 0, 0, false},
 	} {
-		major, minor, ok := gitVersion(c.v)
+		major, minor, ok := GitVersion(c.v)
 		if ok != c.ok || ok && (major != c.major || minor != c.minor) {
-			t.Errorf("gitVersion(%q) = %d.%d %v, want %d.%d %v", c.v, major, minor, ok, c.major, c.minor, c.ok)
+			t.Errorf("GitVersion(%q) = %d.%d %v, want %d.%d %v", c.v, major, minor, ok, c.major, c.minor, c.ok)
 		}
 	}
 }

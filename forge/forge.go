@@ -69,13 +69,18 @@ func RepoFromURL(raw string) (Repo, error) {
 // without them.
 var CredentialVars = []string{"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"}
 
+// TokenVars are the variables Token reads, first set first.
+var TokenVars = []string{"GITHUB_TOKEN", "GH_TOKEN"}
+
 // Token is the token the environment gives: GITHUB_TOKEN, else GH_TOKEN
 // (the GitHub CLI's). "" makes unauthenticated requests.
 func Token() string {
-	if t := os.Getenv("GITHUB_TOKEN"); t != "" {
-		return t
+	for _, v := range TokenVars {
+		if t := os.Getenv(v); t != "" {
+			return t
+		}
 	}
-	return os.Getenv("GH_TOKEN")
+	return ""
 }
 
 // Options configure a Client.

@@ -101,7 +101,7 @@ func (s *Store) saveCacheDelta(feature string, c *taskCache, changed []string) {
 	if err != nil {
 		return
 	}
-	_ = writeFileAtomic(s.deltaPath(feature), b)
+	_ = s.writeCache(s.deltaPath(feature), b)
 }
 
 // DropCache removes the feature's cache files (a deleted feature), the
@@ -129,7 +129,7 @@ func (s *Store) saveCache(feature string, c *taskCache) {
 		return
 	}
 	// Best effort: a cache that cannot be written is only a slower read.
-	if writeFileAtomic(s.cachePath(feature), b) == nil {
+	if s.writeCache(s.cachePath(feature), b) == nil {
 		os.Remove(s.deltaPath(feature))
 		s.dropLegacyCache(feature)
 	}
@@ -376,7 +376,7 @@ func decodeEntries[T any](s *Store, path string, ec codec.Entry[T], tree plumbin
 		if err != nil {
 			return nil, fmt.Errorf("cache %s: %w", filepath.Base(path), err) // a bug, not bad luck: say so
 		}
-		if writeFileAtomic(path, b) == nil { // best effort, as for the task cache
+		if s.writeCache(path, b) == nil { // best effort, as for the task cache
 			os.Remove(path + ".json") // the file of cache format 1
 		}
 	}
@@ -403,7 +403,7 @@ func (s *Store) LocksAt(tip plumbing.Hash) ([]state.Lock, error) {
 	}
 	locks, err := s.locksAt(tip)
 	if err == nil {
-		if b, err := codec.EncodeLocksTip(tip, locks); err == nil && writeFileAtomic(snapshot, b) == nil {
+		if b, err := codec.EncodeLocksTip(tip, locks); err == nil && s.writeCache(snapshot, b) == nil {
 			os.Remove(snapshot + ".json") // the file of cache format 1
 		}
 	}

@@ -484,7 +484,7 @@ func (s *Store) saveIndex(feature string, ix *Index) {
 			return
 		}
 	}
-	if writeFileAtomic(s.indexPath(feature), ix.f.data) == nil {
+	if s.writeCache(s.indexPath(feature), ix.f.data) == nil {
 		os.Remove(s.indexDeltaPath(feature)) // made on the file replaced
 	}
 }

@@ -128,7 +128,7 @@ func withIndexDelta(f *indexFile, data []byte) *Index {
 
 // saveIndexDelta writes ix's delta, best effort.
 func (s *Store) saveIndexDelta(feature string, ix *Index) {
-	_ = writeFileAtomic(s.indexDeltaPath(feature), encodeIndexDelta(ix))
+	_ = s.writeCache(s.indexDeltaPath(feature), encodeIndexDelta(ix))
 }
 
 // readIndexDelta brings the index file forward by its delta, if it has one.

@@ -154,7 +154,7 @@ func (s *Store) saveCheckpoint(ref string, cp checkpoint, scanned int) {
 	m.checked[ref] = c
 	m.mu.Unlock()
 	if write {
-		_ = writeFileAtomic(s.checkpointPath(ref), []byte(fmt.Sprintf("%d %s\n%s\n", cp.end, cp.tip, cp.line)))
+		_ = s.writeCache(s.checkpointPath(ref), []byte(fmt.Sprintf("%d %s\n%s\n", cp.end, cp.tip, cp.line)))
 	}
 }
 

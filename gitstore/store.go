@@ -98,6 +98,10 @@ type Store struct {
 	// Persistent keeps one `git update-ref --stdin` process for all of this
 	// process's ref updates (a rush), instead of one process per update.
 	Persistent bool
+	// NoCacheWrites: reads leave the files they would speed up the next
+	// read with (caches, reflog checkpoints) unwritten, for a caller that
+	// promises to write nothing (doctor).
+	NoCacheWrites bool
 	// pre is a `git update-ref --stdin` started ahead of the update that
 	// will use it.
 	pre atomic.Pointer[gitcmd.Pipe]
@@ -226,6 +230,18 @@ func (s *Store) CurrentFeature() string {
 // SetCurrentFeature records the feature `use` chose.
 func (s *Store) SetCurrentFeature(name string) error {
 	return writeFileAtomic(s.Layout().CurrentFeature(), []byte(name+"\n"))
+}
+
+// errNoCacheWrites: the cache file was not written (Store.NoCacheWrites).
+var errNoCacheWrites = errors.New("cache writes are off")
+
+// writeCache writes a file that only makes later reads faster: every
+// caller treats a failure as a slower read.
+func (s *Store) writeCache(name string, data []byte) error {
+	if s.NoCacheWrites {
+		return errNoCacheWrites
+	}
+	return writeFileAtomic(name, data)
 }
 
 func writeFileAtomic(name string, data []byte) error {

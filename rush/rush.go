@@ -10,8 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
-	"github.com/git-zerg/git-zerg/worktree"
 )
 
 // Options are a rush's settings beyond the configuration.
@@ -208,7 +205,7 @@ func preflight(g *engine.Engine, mode string) error {
 			Hint: "install it, or set workers.command in .zerg/config.toml"}
 	}
 	if mode != ModeContainer {
-		if err := scriptCommitted(g, proc.LocalScript(command)); err != nil {
+		if err := engine.ScriptCommitted(g, proc.LocalScript(command)); err != nil {
 			return err
 		}
 	}
@@ -217,28 +214,6 @@ func preflight(g *engine.Engine, mode string) error {
 			Hint: `git config user.name "Your Name" && git config user.email you@example.com`}
 	}
 	return nil
-}
-
-// scriptCommitted refuses a worker command whose script (sh work.sh) the
-// workers' worktrees will not have: they are made from commits, the
-// staging branch's or HEAD's, so a script present only in the user's
-// checkout fails every task the same way, with the shell's "cannot open".
-func scriptCommitted(g *engine.Engine, script string) error {
-	if script == "" {
-		return nil
-	}
-	git := engine.Git(g.Store)
-	for _, rev := range []string{"refs/heads/" + worktree.StagingBranch(g.Feature), "HEAD"} {
-		if _, err := git.Line(g.Context(), "rev-parse", "--verify", "-q", rev+":"+script); err == nil {
-			return nil
-		}
-	}
-	why := "not committed: the workers start from commits and will not see it"
-	hint := "git add " + script + " && git commit"
-	if _, err := os.Lstat(filepath.Join(g.Store.Top, filepath.FromSlash(script))); err != nil {
-		why, hint = "no such file in the repository", "fix workers.command in .zerg/config.toml, or add the script"
-	}
-	return &engine.Error{Kind: engine.Usage, What: "worker script " + script + " is missing", Why: why, Hint: hint}
 }
 
 // OnInterrupt calls fn for each interrupt that arrives on ch until the

@@ -97,7 +97,7 @@ var wholeTree = []string{"help", "h", "man", "install-man", "completion", "__com
 // a bare repository each is refused before it writes anything.
 var needsWorkTree = map[string]bool{
 	"plan": true, "rush": true, "claim": true, "done": true, "merge": true,
-	"gates run": true, "cleanup": true,
+	"gates run": true, "cleanup": true, "finish": true,
 }
 
 // checkWorkTree refuses a bare repository; a directory that is no

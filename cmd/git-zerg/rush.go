@@ -94,7 +94,7 @@ func runRush(e *env, o *rushOptions) error {
 		if res.Complete {
 			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, report.Plural(res.Tasks, "task"),
 				res.Staging, report.ShortHash(res.Tip))
-			fmt.Fprintf(e.stderr, "to finish: git merge %s (into your branch), then git zerg cleanup\n", res.Staging)
+			fmt.Fprintf(e.stderr, "to finish: git zerg finish (merges %s into your branch and cleans up)\n", res.Staging)
 		} else {
 			fmt.Fprintf(e.stdout, "rush %s ended: %s\n", res.Feature, engine.CountsLine(res.Counts))
 		}
