@@ -121,7 +121,7 @@ func Run(o Options) (*Report, error) {
 	}
 
 	add(locksCheck(g, o.Now()))
-	add(Staging(stagingFacts(ctx, s, git, feature)))
+	add(Staging(stagingFacts(ctx, s, git, feature, cfg == nil || cfg.Rush.FollowBase)))
 	add(trustCheck(s, feature))
 
 	r.OK = true
@@ -315,8 +315,8 @@ func workerGone(self gitstore.HostIdentity, w *state.Worker, now time.Time) bool
 	return self.Holds(w) && w.PID > 0 && !engine.ClaimHolderAlive(self, w)
 }
 
-func stagingFacts(ctx context.Context, s *gitstore.Store, git *gitcmd.Runner, feature string) StagingFacts {
-	f := StagingFacts{Feature: feature}
+func stagingFacts(ctx context.Context, s *gitstore.Store, git *gitcmd.Runner, feature string, follows bool) StagingFacts {
+	f := StagingFacts{Feature: feature, Follows: follows}
 	if feature == "" {
 		return f
 	}
@@ -326,12 +326,16 @@ func stagingFacts(ctx context.Context, s *gitstore.Store, git *gitcmd.Runner, fe
 		return f
 	}
 	f.Exists = true
+	// The branch staging follows (its upstream) when a rush set one,
+	// else the one checked out, which the first rush would follow.
+	if f.Base, f.Behind = engine.StagingBehind(ctx, s, feature); f.Base != "" {
+		return f
+	}
 	f.Base = engine.CurrentBranch(s)
 	if f.Base == "" {
 		return f
 	}
-	n, err := git.Line(ctx, "rev-list", "--count", tip.String()+"..HEAD")
-	if err == nil {
+	if n, err := git.Line(ctx, "rev-list", "--count", tip.String()+"..HEAD"); err == nil {
 		f.Behind, _ = strconv.Atoi(n)
 	}
 	return f

@@ -226,8 +226,11 @@ type StagingFacts struct {
 	Feature string
 	Branch  string // the staging branch
 	Exists  bool
-	Base    string // the current branch, "" when HEAD is detached
+	Base    string // the branch staging follows, else the current one; "" when none
 	Behind  int    // commits of Base that staging lacks
+	// Follows: the next rush merges Base's new commits into staging
+	// (rush.follow_base).
+	Follows bool
 }
 
 // Staging judges whether the staging branch has what its base has.
@@ -240,10 +243,13 @@ func Staging(f StagingFacts) Check {
 		return ok(name, "%s does not exist yet: the first rush makes it from HEAD", f.Branch)
 	case f.Base == "":
 		return skipped(name, "HEAD is detached: no branch to compare "+f.Branch+" with")
+	case f.Behind > 0 && f.Follows:
+		return ok(name, "%s is %d %s behind %s: the next rush merges %s in first", f.Branch, f.Behind,
+			plural(f.Behind, "commit", "commits"), f.Base, plural(f.Behind, "it", "them"))
 	case f.Behind > 0:
 		return fix(name, fmt.Sprintf("%s is %d %s behind %s: tasks still to run do not see %s", f.Branch, f.Behind,
 			plural(f.Behind, "commit", "commits"), f.Base, plural(f.Behind, "it", "them")),
-			"nothing is lost: git zerg finish merges both (a merge commit) once the feature is complete; commit on "+f.Base+" after finishing to avoid it")
+			"rush.follow_base = false pins staging: set it true for the next rush to merge them in, or git zerg finish merges both (a merge commit) once the feature is complete")
 	}
 	return ok(name, "%s has every commit of %s", f.Branch, f.Base)
 }

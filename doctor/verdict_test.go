@@ -147,6 +147,8 @@ func TestStaging(t *testing.T) {
 		"zerg/f/staging is 1 commit behind main", "git zerg finish merges both")
 	want(t, Staging(StagingFacts{Feature: "f", Branch: "zerg/f/staging", Exists: true, Base: "main", Behind: 3}), false, "3 commits behind", "finish")
 	want(t, Staging(StagingFacts{Feature: "f", Branch: "zerg/f/staging", Exists: true}), true, "HEAD is detached", "")
+	want(t, Staging(StagingFacts{Feature: "f", Branch: "zerg/f/staging", Exists: true, Base: "main", Behind: 2, Follows: true}), true,
+		"2 commits behind main: the next rush merges them in first", "")
 }
 
 func TestStaleLocks(t *testing.T) {
