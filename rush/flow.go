@@ -135,6 +135,17 @@ func (r *rush) runFlow() (stop error, err error) {
 				slot := free[len(free)-1]
 				free = free[:len(free)-1]
 				running[t.ID()] = slot
+				if !r.hasSlot(slot) {
+					// git makes worktrees one at a time: made here, in
+					// the order of the tasks, the longest path's worker
+					// starts first rather than whichever wins the race.
+					if _, err := r.slot(ctx, slot, base.tip); err != nil {
+						firstErr = err
+						delete(running, t.ID())
+						free = append(free, slot)
+						break
+					}
+				}
 				go func(id string, slot int, tip string, level int) {
 					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
 				}(t.ID(), slot, base.tip, t.Level)

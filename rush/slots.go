@@ -14,6 +14,13 @@ import (
 // added (or reused, or rescued from a crash); after that, the previous
 // task's work is committed and pinned or saved, so a reset is all it takes
 // — a git process instead of the dozen that checking from scratch costs.
+// hasSlot reports whether this rush has set up slot n's worktree.
+func (r *rush) hasSlot(n int) bool {
+	r.slotsMu.Lock()
+	defer r.slotsMu.Unlock()
+	return r.slots[n] != nil
+}
+
 func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, error) {
 	r.slotsMu.Lock()
 	w := r.slots[n]
