@@ -17,9 +17,10 @@
 // locks) updates them in one `git update-ref --stdin` transaction.
 //
 // The package is the top of layers that each import only those below
-// them: gitstore/codec (the cache files' encodings), gitstore/odb (objects
-// read and written in-process; gitobj encodes commits and trees),
-// gitstore/refs (refs read, and moved by compare-and-swap), then this
+// them: gitstore/codec (the cache files' encodings), gitstore/taskindex
+// (the task index and its file's encoding), gitstore/odb (objects read and
+// written in-process; gitobj encodes commits and trees), gitstore/refs
+// (refs read, and moved by compare-and-swap), then this
 // package: the transactions, the merge of two histories, the caches. The
 // sync with remotes and the arbiter (gitstore/remotes) sit on top of it
 // and hook into a transaction through its Publisher alone (SetPublisher):
@@ -53,6 +54,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore/odb"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
+	"github.com/git-zerg/git-zerg/gitstore/taskindex"
 )
 
 // Ref names.
@@ -246,10 +248,9 @@ func writeFileAtomic(name string, data []byte) error {
 	return os.Rename(tmp.Name(), name)
 }
 
-func shardOf(name string) string {
-	sum := sha1.Sum([]byte(name))
-	return hex.EncodeToString(sum[:1])
-}
+// shardOf is the shard of the tasks tree holding task name, as the task
+// index groups its entries (taskindex.ShardOf: one rule for both).
+func shardOf(name string) string { return taskindex.ShardOf(name) }
 
 func lockKey(path string) string {
 	sum := sha1.Sum([]byte(path))
