@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/hooks"
 )
 
@@ -80,7 +81,7 @@ func Classify(err error) *Error {
 	var ee *Error
 	var hr *hooks.Refusal
 	var hi *hooks.InputError
-	var re *gitstore.RemoteError
+	var re *remotes.RemoteError
 	var de *gitstore.DamagedError
 	switch {
 	case errors.As(err, &ee):

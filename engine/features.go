@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -152,7 +153,7 @@ func LoadConfig(s *gitstore.Store) (*config.Config, error) {
 		return nil, &Error{Kind: Usage, What: "bad configuration", Why: err.Error()}
 	}
 	if c.Sync.Arbiter != "" {
-		s.SetArbiter(c.Sync.Arbiter, CheckCaughtUp)
+		remotes.SetArbiter(s, c.Sync.Arbiter, CheckCaughtUp)
 	}
 	return c, nil
 }

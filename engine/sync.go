@@ -10,12 +10,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 )
 
 // SyncResult is a finished sync: the last round's report and how many
 // rounds it took.
 type SyncResult struct {
-	gitstore.SyncReport
+	remotes.SyncReport
 	Rounds int
 }
 
@@ -42,8 +43,8 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 		g.Note("warning: %v; this clone's host is its machine's name, %s", h.Err, h.Name)
 	}
 	for round := 1; round <= tries; round++ {
-		report, done, err := g.Store.SyncRound(g.Context(), remote, CheckIncoming)
-		var re *gitstore.RemoteError
+		report, done, err := remotes.SyncRound(g.Context(), g.Store, remote, CheckIncoming)
+		var re *remotes.RemoteError
 		if errors.As(err, &re) {
 			return nil, &Error{Kind: Failed, What: re.What(), Why: re.Reason()}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 )
 
 // BackgroundSync is an engine that syncs next to a view of the same
@@ -22,7 +23,7 @@ func BackgroundSync(ctx context.Context, main *gitstore.Store, cfg *config.Confi
 		return nil, err
 	}
 	if cfg.Sync.Arbiter != "" {
-		s.SetArbiter(cfg.Sync.Arbiter, CheckCaughtUp)
+		remotes.SetArbiter(s, cfg.Sync.Arbiter, CheckCaughtUp)
 	}
 	return &Engine{Ctx: ctx, Store: s, Config: cfg, Now: now, Events: func(Event) {}}, nil
 }

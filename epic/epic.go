@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -28,7 +29,7 @@ import (
 func forFeature(g *engine.Engine, feature string, ownStore bool) (*engine.Engine, error) {
 	sub := &engine.Engine{Ctx: g.Ctx, Store: g.Store, Config: g.Config, Feature: feature, Now: g.Now, Events: g.Events}
 	if ownStore {
-		s, err := g.Store.Reopen(g.Context())
+		s, err := remotes.Reopen(g.Context(), g.Store)
 		if err != nil {
 			return nil, err
 		}

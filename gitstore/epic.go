@@ -198,17 +198,13 @@ func (s *Store) hasEpics() bool {
 }
 
 // Reopen opens the same repository again: a store of its own for work
-// that runs beside this store's (each feature of an epic's rush), with the
-// same arbiter.
+// that runs beside this store's (each feature of an epic's rush), in a
+// Repo of its own and without s's Publisher: the layer that installed it
+// installs it again (remotes.Reopen).
 func (s *Store) Reopen(ctx context.Context) (*Store, error) {
 	dir := s.Top
 	if dir == "" {
 		dir = s.git.Dir
 	}
-	n, err := Open(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	n.SetArbiter(s.arbiter, nil)
-	return n, nil
+	return Open(ctx, dir)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/gates"
+	"github.com/git-zerg/git-zerg/gitstore/taskindex"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -136,7 +137,7 @@ func checkIndex(t *testing.T, s *Store, when string) {
 	}
 	entries := ix.All()
 	for i, tk := range all {
-		want := indexEntryOf(tk, entries[i].Blob)
+		want := taskindex.EntryOf(tk, entries[i].Blob)
 		if got := entries[i]; !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: entry %d\n got %+v\nwant %+v", when, i, got, want)
 		}

@@ -504,6 +504,30 @@ func (m *merger) mergeWorkers(base, a, b gitobj.TreeEntry) (*gitobj.TreeEntry, e
 	return &gitobj.TreeEntry{Name: "workers", Mode: filemode.Dir, Hash: h}, nil
 }
 
+// LockKeeper returns the rule that drops, after a merge, the locks whose
+// task is no longer held by the lock's owner in the merged state (the
+// loser of a double claim). tips are the merged feature states.
+func (s *Store) LockKeeper(tips map[string]plumbing.Hash) func(state.Lock) bool {
+	return func(l state.Lock) bool {
+		if l.Feature == "" || l.Task == "" {
+			return true
+		}
+		tip, ok := tips[l.Feature]
+		if !ok {
+			return true
+		}
+		b, err := s.TaskAt(tip, l.Task)
+		if err != nil || b == nil {
+			return true
+		}
+		var t state.Task
+		if json.Unmarshal(b, &t) != nil {
+			return true
+		}
+		return t.Status.Holding() && t.Owner == l.Owner
+	}
+}
+
 // MergeLocks merges the repository's locks at remote into those at local
 // and writes the merged commit if one is needed. A path both sides locked
 // differently goes to the earlier lock (then the smaller bytes); keep drops

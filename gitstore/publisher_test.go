@@ -18,6 +18,8 @@ type publisherFake struct {
 	moved             []refs.Update
 }
 
+func (p *publisherFake) Remote() string { return "arbiter" }
+
 func (p *publisherFake) Lease(ctx context.Context, feature string) (Lease, error) {
 	p.leases++
 	return Lease{}, nil

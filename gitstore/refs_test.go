@@ -41,7 +41,7 @@ func zergRefKinds(t *testing.T, dir string, s *Store) map[string]plumbing.Hash {
 	}
 	head := git(t, dir, "rev-parse", "HEAD")
 	tree := git(t, dir, "rev-parse", "HEAD^{tree}")
-	remote := trackingPrefix("origin")
+	remote := "refs/zerg-remotes/origin/" // where a sync fetches origin's state
 	for _, name := range []string{
 		"refs/zerg/work/f/T000",
 		"refs/zerg/attempts/f/T000/1",
@@ -186,7 +186,7 @@ func readEverything(t *testing.T, s *Store, want map[string]plumbing.Hash) {
 			t.Errorf("Rollbacks(%q) = %v, %v", feature, rb, err)
 		}
 	}
-	remote := trackingPrefix("origin")
+	remote := "refs/zerg-remotes/origin/" // where a sync fetches origin's state
 	if res, err := s.MergeFeature(context.Background(), "f", want[FeatureRef("f")], want[remote+"features/f"]); err != nil || res.Kind != "up to date" {
 		t.Errorf("MergeFeature = %v, %v", res.Kind, err)
 	}

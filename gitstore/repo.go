@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/git-zerg/git-zerg/gitstore/odb"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
@@ -35,29 +33,38 @@ type Repo struct {
 	// writers' turn.
 	refs refs.Shared
 
-	// mu guards seen, leaseLost and together: the process's knowledge of
-	// each arbiter, by arbiter and feature.
+	// mu guards together and values.
 	mu sync.Mutex
-	// seen is what the arbiter was last known to hold (see fresh).
-	seen map[arbiterKey]seen
-	// leaseLost is when a push last lost its lease (see LeaseLost).
-	leaseLost map[arbiterKey]time.Time
 	// together are the transitions waiting to share a commit (see
 	// UpdateTogether).
-	together map[arbiterKey]*joiners
-
-	// What is told when an update waits for an arbiter, or re-creates a
-	// ref it had lost (OnRemoteWait, OnRemoteLost): set by the rush.
-	remoteWaitNote atomic.Pointer[func(remote string, err error, wait time.Duration)]
-	remoteLostNote atomic.Pointer[func(remote, ref string, here bool)]
+	together map[togetherKey]*joiners
+	// values are what the layers above keep per repository (Value).
+	values map[any]any
 }
 
-// arbiterKey names one feature's state on one arbiter.
-type arbiterKey struct{ arbiter, feature string }
+// togetherKey names one feature's transitions going to one place (their
+// Publisher's Remote).
+type togetherKey struct{ remote, feature string }
 
 func newRepoHandle(commonDir string) *Repo {
-	return &Repo{commonDir: commonDir, memo: newMemo(), seen: map[arbiterKey]seen{},
-		leaseLost: map[arbiterKey]time.Time{}, together: map[arbiterKey]*joiners{}}
+	return &Repo{commonDir: commonDir, memo: newMemo(), together: map[togetherKey]*joiners{}, values: map[any]any{}}
+}
+
+// Value returns what a layer above this package keeps for r's repository
+// in this process under key, made by mk on first use: how such a layer
+// (gitstore/remotes: what each arbiter was last seen to hold) shares state
+// between the stores of a Repo without a package global. key is a value of
+// a type of the layer's own, as context.Context's keys are; the value must
+// be safe for concurrent use, as a Repo is.
+func (r *Repo) Value(key any, mk func() any) any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.values[key]
+	if !ok {
+		v = mk()
+		r.values[key] = v
+	}
+	return v
 }
 
 // Open opens the repository containing dir with a handle of its own: the

@@ -1,14 +1,8 @@
 package gitstore
 
 import (
-	"context"
-	"errors"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -25,10 +19,10 @@ func TestTwoReposRaceAsProcesses(t *testing.T) {
 	b := openStore(t, dir)
 	b.Retry = time.Second // a's turn among the writers is held: b goes on without it after this
 
-	if a.processLock() == b.processLock() || a.memo() == b.memo() {
+	if a.ProcessLock() == b.ProcessLock() || a.memo() == b.memo() {
 		t.Fatal("two Repos of one repository share the process's lock or memo")
 	}
-	if same := openIn(t, a, dir); same.processLock() != a.processLock() || same.memo() != a.memo() {
+	if same := openIn(t, a, dir); same.ProcessLock() != a.ProcessLock() || same.memo() != a.memo() {
 		t.Fatal("two stores of one Repo do not share its lock and memo")
 	}
 
@@ -70,52 +64,14 @@ func TestTwoReposRaceAsProcesses(t *testing.T) {
 }
 
 // TestReposShareNothing: what one repository's Repo holds never reaches
-// another repository opened in the same process: the listener a rush sets
-// on its Repo hears its own arbiter's waits only, and neither the memo nor
-// what was seen on an arbiter is shared.
+// another repository opened in the same process: neither the memo nor
+// what a layer above keeps there (Value). What that layer keeps is
+// tested with it (gitstore/remotes).
 func TestReposShareNothing(t *testing.T) {
-	ctx := context.Background()
 	a, b := newRepo(t), newRepo(t)
 	sa, sb := openStore(t, a), openStore(t, b)
 	plan(t, sa, "f", tasks(1))
 	plan(t, sb, "f", tasks(1))
-	gone := func(name string) string { return filepath.Join(t.TempDir(), name+".git") } // no remote there: never answers
-	ra, rb := gone("a"), gone("b")
-	sa.SetArbiter(ra, acceptAll)
-	sb.SetArbiter(rb, acceptAll)
-	sa.SetArbiterWait(time.Minute)
-	sb.SetArbiterWait(time.Minute)
-
-	var mu sync.Mutex
-	var heard []string
-	var cancel context.CancelFunc
-	sa.Repo().OnRemoteWait(func(remote string, err error, wait time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		heard = append(heard, remote)
-		cancel() // one wait heard is enough: end it at once
-	})
-	update := func(s *Store) error {
-		c, cc := context.WithCancel(ctx)
-		defer cc()
-		mu.Lock()
-		cancel = cc
-		mu.Unlock()
-		return s.Update(c, "f", time.Now, func(tx *Tx) (*Message, error) { return putStatus(tx, "T000", state.Done) })
-	}
-	var re *RemoteError
-	if err := update(sb); !errors.As(err, &re) {
-		t.Fatalf("b's update with its arbiter gone: %v, want it failed on the remote", err)
-	}
-	if err := update(sa); !errors.As(err, &re) {
-		t.Fatalf("a's update with its arbiter gone: %v, want it failed on the remote", err)
-	}
-	mu.Lock()
-	if len(heard) != 1 || heard[0] != ra {
-		t.Errorf("a's listener heard waits for %v, want its own arbiter %s once", heard, ra)
-	}
-	mu.Unlock()
-
 	tip, err := sa.ReadRef(FeatureRef("f"))
 	if err != nil {
 		t.Fatal(err)
@@ -123,12 +79,14 @@ func TestReposShareNothing(t *testing.T) {
 	if !sa.memo().objs.Has(tip) || sb.memo().objs.Has(tip) {
 		t.Errorf("a's tip %s in a's memo %v, in b's %v; want only a's", tip, sa.memo().objs.Has(tip), sb.memo().objs.Has(tip))
 	}
-	sa.remember("f", arbiterView{Feature: tip}, tip, plumbing.ZeroHash)
-	sb.SetArbiter(ra, acceptAll) // the same arbiter and feature: still nothing known
-	if _, ok := sb.fresh("f"); ok {
-		t.Error("what a saw on its arbiter is known to b")
+	type key struct{}
+	made := 0
+	mk := func() any { made++; return new(int) }
+	va, vb := sa.Repo().Value(key{}, mk), sb.Repo().Value(key{}, mk)
+	if va == vb || made != 2 {
+		t.Errorf("the two Repos share a value (%d made)", made)
 	}
-	if _, ok := sa.fresh("f"); !ok {
-		t.Error("a forgot what it saw on its arbiter")
+	if again := openIn(t, sa, a).Repo().Value(key{}, mk); again != va || made != 2 {
+		t.Errorf("a store of a's Repo made its own value (%d made)", made)
 	}
 }

@@ -17,17 +17,21 @@
 // locks) updates them in one `git update-ref --stdin` transaction.
 //
 // The package is the top of layers that each import only those below
-// them: gitstore/codec (the cache files' encodings), gitstore/odb (objects
-// read and written in-process; gitobj encodes commits and trees),
-// gitstore/refs (refs read, and moved by compare-and-swap), then this
-// package: the transactions, the caches and the sync with remotes, which
-// hooks into a transaction through its Publisher alone. Ref updates go
-// through the git binary because only git's own <ref>.lock protocol is
-// respected by every git process: go-git's CheckAndSetReference locks the
-// ref file itself, so it neither excludes a concurrent `git update-ref` or
-// `git pack-refs` nor is excluded by them, and an acknowledged update can be
-// lost. Every update is a compare-and-swap on the old values; a lost race is
-// retried from a fresh read, with backoff and jitter. No lock is held
+// them: gitstore/codec (the cache files' encodings), gitstore/taskindex
+// (the task index and its file's encoding), gitstore/odb (objects read and
+// written in-process; gitobj encodes commits and trees), gitstore/refs
+// (refs read, and moved by compare-and-swap), then this
+// package: the transactions, the merge of two histories, the caches. The
+// sync with remotes and the arbiter (gitstore/remotes) sit on top of it
+// and hook into a transaction through its Publisher alone (SetPublisher):
+// nothing here imports them, and a store without a Publisher is the local
+// compare-and-swap store, whole. Ref updates go through the git binary
+// because only git's own <ref>.lock protocol is respected by every git
+// process: go-git's CheckAndSetReference locks the ref file itself, so it
+// neither excludes a concurrent `git update-ref` or `git pack-refs` nor is
+// excluded by them, and an acknowledged update can be lost. Every update is
+// a compare-and-swap on the old values; a lost race is retried from a fresh
+// read, with backoff and jitter. No lock is held
 // between commands.
 package gitstore
 
@@ -50,10 +54,13 @@ import (
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore/odb"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
+	"github.com/git-zerg/git-zerg/gitstore/taskindex"
 )
 
 // Ref names.
 const (
+	// ZergPrefix holds every ref git-zerg writes, and nothing else.
+	ZergPrefix    = "refs/zerg/"
 	FeaturePrefix = "refs/zerg/features/"
 	LocksRef      = "refs/zerg/locks"
 )
@@ -73,9 +80,10 @@ var (
 	ErrNotRepo = errors.New("not a git repository")
 )
 
-// Store is the state of one repository, as one goroutine sees it: a Store
-// is not safe for concurrent use. What the stores of a repository share in
-// the process is their Repo.
+// Store is the state of one repository, as one goroutine sees it: a Store,
+// its Tx values and its Publisher are not safe for concurrent use (one
+// Store per goroutine; Repo.Open makes another). What the stores of a
+// repository share in the process is their Repo, which is.
 type Store struct {
 	// Top is the work tree the command runs in ("" in a bare repository).
 	Top string
@@ -114,17 +122,9 @@ type Store struct {
 	// afterObjects, for tests, is called once the objects are written,
 	// before the refs are updated.
 	afterObjects func()
-	// arbiter is the remote every update must reach (sync.arbiter),
-	// arbiterCheck what judges the state a catch-up brings in, and
-	// arbiterWait how long an update waits for it (0: RemoteWait).
-	arbiter string
-	// publisher is what every update reaches before it counts: set with
-	// the arbiter (SetArbiter), nil without one.
-	publisher    Publisher
-	arbiterCheck IncomingCheck
-	arbiterWait  time.Duration
-	// repushPins: see SetRepushPins.
-	repushPins bool
+	// publisher is what every update reaches before it counts
+	// (SetPublisher), nil for the local compare-and-swap alone.
+	publisher Publisher
 
 	// key is the repository's key (Key), read once.
 	keyMu sync.Mutex
@@ -264,15 +264,22 @@ func writeFileAtomic(name string, data []byte) error {
 	return os.Rename(tmp.Name(), name)
 }
 
-func shardOf(name string) string {
-	sum := sha1.Sum([]byte(name))
-	return hex.EncodeToString(sum[:1])
-}
+// shardOf is the shard of the tasks tree holding task name, as the task
+// index groups its entries (taskindex.ShardOf: one rule for both).
+func shardOf(name string) string { return taskindex.ShardOf(name) }
 
 func lockKey(path string) string {
 	sum := sha1.Sum([]byte(path))
 	return hex.EncodeToString(sum[:])
 }
+
+// SetPublisher makes every state update of s reach p before it counts;
+// nil leaves the local compare-and-swap alone. The layer that syncs with
+// an arbiter installs its own (remotes.SetArbiter); see Publisher.
+func (s *Store) SetPublisher(p Publisher) { s.publisher = p }
+
+// Publisher is what SetPublisher set, nil for none.
+func (s *Store) Publisher() Publisher { return s.publisher }
 
 // Dir is where git commands for this repository run: the top of the work
 // tree, or the git dir of a bare repository.

@@ -38,7 +38,7 @@ func (s *Store) joinersOf(feature string) *joiners {
 	r := s.repo
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := s.seenKey(feature)
+	k := togetherKey{s.publisher.Remote(), feature}
 	js := r.together[k]
 	if js == nil {
 		js = &joiners{}
@@ -52,11 +52,11 @@ func (s *Store) joinersOf(feature string) *joiners {
 var errAgain = errors.New("again")
 
 // UpdateTogether is Update for transitions that may share their state
-// commit with others of this process: fn must not use PushAlso. Without an
-// arbiter it is Update: a local transition costs too little to wait for
-// company.
+// commit with others of this process going to the same Publisher's Remote:
+// fn must not use PushAlso. Without a Publisher (an arbiter) it is Update:
+// a local transition costs too little to wait for company.
 func (s *Store) UpdateTogether(ctx context.Context, feature string, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
-	if s.arbiter == "" {
+	if s.publisher == nil {
 		return s.Update(ctx, feature, now, fn)
 	}
 	js := s.joinersOf(feature)
@@ -65,7 +65,7 @@ func (s *Store) UpdateTogether(ctx context.Context, feature string, now func() t
 	js.waiting = append(js.waiting, me)
 	js.mu.Unlock()
 
-	mu := s.processLock()
+	mu := s.ProcessLock()
 	mu.Lock()
 	select {
 	case <-me.done:

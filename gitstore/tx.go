@@ -68,14 +68,18 @@ type Tx struct {
 }
 
 // Publisher is what every update of a store must reach before it counts
-// (sync.arbiter: SetArbiter sets one); without one an update is the local
-// compare-and-swap alone. The transaction asks it, before each attempt,
-// what to lease the update against, and hands it the attempt's moves to
-// make instead of making them itself. It is how the sync layer above
-// hooks into a transaction, which calls nothing of that layer. It is
-// called from the goroutine of the store's transaction; one shared by
-// several stores must be safe for concurrent use.
+// (sync.arbiter: gitstore/remotes installs one with SetPublisher); without
+// one an update is the local compare-and-swap alone. The transaction asks
+// it, before each attempt, what to lease the update against, and hands it
+// the attempt's moves to make instead of making them itself. It is how the
+// sync layer above hooks into a transaction, which calls nothing of that
+// layer. It is called from the goroutine of the store's transaction; one
+// shared by several stores must be safe for concurrent use.
 type Publisher interface {
+	// Remote names where the moves go (the arbiter): transitions of one
+	// process share a commit (UpdateTogether) only with those going to
+	// the same place.
+	Remote() string
 	// Lease returns the values the attempt is leased against, caught up
 	// with first when what this process knows of them is stale. An error
 	// that is a lost race (refs.ErrRace) is no failure: the attempt goes
@@ -691,9 +695,18 @@ func (s *Store) Create(ctx context.Context, feature string, force bool, now func
 	})
 }
 
-// processLock serializes the transactions of the stores of s's Repo (see
-// Repo.txMu).
-func (s *Store) processLock() *sync.Mutex { return &s.repo.txMu }
+// ProcessLock serializes the transactions of the stores of s's Repo (see
+// Repo.txMu). Update takes it; a layer above holds it to move refs between
+// transactions without racing them (an arbiter's catch-up) and must not
+// call Update meanwhile.
+func (s *Store) ProcessLock() *sync.Mutex { return &s.repo.txMu }
+
+// MoveRefs moves refs in one compare-and-swap transaction, as a
+// transaction's commit does (refs.ErrRace: one moved first), for the layer
+// above that merges state from elsewhere into the local refs or makes a
+// Publisher's moves here (gitstore/remotes). A state change is a Tx
+// (Update), never this.
+func (s *Store) MoveRefs(ctx context.Context, us []refs.Update) error { return s.updateRefs(ctx, us) }
 
 // writerTurnWait bounds the wait for a turn among this machine's writers
 // (see writerTurn): many transactions' worth, and well inside the retry
@@ -701,7 +714,7 @@ func (s *Store) processLock() *sync.Mutex { return &s.repo.txMu }
 const writerTurnWait = 5 * time.Second
 
 func (s *Store) update(ctx context.Context, feature string, mustBeNew bool, now func() time.Time, fn func(tx *Tx) (*Message, error)) error {
-	mu := s.processLock()
+	mu := s.ProcessLock()
 	mu.Lock()
 	defer mu.Unlock()
 	defer s.writerTurn(min(s.Retry, writerTurnWait))()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -96,13 +97,13 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 		return nil, engine.UsageError("rush: bad remote %q", o.Remote)
 	}
 	if o.Remote != "" {
-		s.SetArbiter(o.Remote, engine.CheckCaughtUp)
-		s.SetArbiterWait(time.Duration(cfg.Rush.RemoteWait))
-		s.SetRepushPins(g.ReviewMode() == "")
-		s.Repo().OnRemoteWait(func(remote string, err error, wait time.Duration) {
+		remotes.SetArbiter(s, o.Remote, engine.CheckCaughtUp)
+		remotes.SetArbiterWait(s, time.Duration(cfg.Rush.RemoteWait))
+		remotes.SetRepushPins(s, g.ReviewMode() == "")
+		remotes.OnRemoteWait(s.Repo(), func(remote string, err error, wait time.Duration) {
 			(&rush{g: g, shared: shared{remote: remote}}).remoteWaiting(remote, err, wait)
 		})
-		s.Repo().OnRemoteLost(func(remote, ref string, here bool) {
+		remotes.OnRemoteLost(s.Repo(), func(remote, ref string, here bool) {
 			if here {
 				g.NoteRecreated(remote, ref)
 			} else {

@@ -12,6 +12,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -78,7 +79,7 @@ func (r *rush) poll(force bool) error {
 		return nil
 	}
 	r.lastPoll = time.Now()
-	return r.s.CatchUp(r.g.Context(), r.feature)
+	return remotes.CatchUp(r.g.Context(), r.s, r.feature)
 }
 
 // prefetch catches up with the remote in the background while a worker's
@@ -88,7 +89,7 @@ func (r *rush) poll(force bool) error {
 // fetch and a second push anyway. Alone on the remote (no lease lost for a
 // while), a host pushes at once and never needs it.
 func (r *rush) prefetch() {
-	if r.remote == "" || time.Since(r.s.LeaseLost(r.feature)) > prefetchFor {
+	if r.remote == "" || time.Since(remotes.LeaseLost(r.s, r.feature)) > prefetchFor {
 		return
 	}
 	if !r.prefetching.CompareAndSwap(false, true) {
@@ -107,13 +108,13 @@ func (r *rush) prefetch() {
 				return
 			}
 			s.Persistent = true
-			s.SetArbiter(r.remote, engine.CheckCaughtUp)
-			s.SetArbiterWait(time.Nanosecond) // a look, not a wait: the transition waits if it must
-			s.SetRepushPins(r.g.ReviewMode() == "")
+			remotes.SetArbiter(s, r.remote, engine.CheckCaughtUp)
+			remotes.SetArbiterWait(s, time.Nanosecond) // a look, not a wait: the transition waits if it must
+			remotes.SetRepushPins(s, r.g.ReviewMode() == "")
 			r.fresher = s
 		}
 		start := time.Now()
-		r.fresher.CatchUp(ctx, r.feature)
+		remotes.CatchUp(ctx, r.fresher, r.feature)
 		r.catchUpTook.Store(int64(time.Since(start)))
 		r.caughtUp.Store(time.Now().UnixNano())
 	}()
@@ -173,7 +174,7 @@ func (r *rush) syncStagingFrom(ctx context.Context, start, fetched string) (stri
 		err := error(nil)
 		if remoteTip == "" {
 			err = r.remoteTry(func() (err error) {
-				remoteTip, err = r.s.FetchStaging(ctx, r.remote, r.feature, ref)
+				remoteTip, err = remotes.FetchStaging(ctx, r.s, r.remote, r.feature, ref)
 				return err
 			})
 		}
@@ -187,7 +188,7 @@ func (r *rush) syncStagingFrom(ctx context.Context, start, fetched string) (stri
 		if remoteTip == "" {
 			var lost bool
 			err := r.remoteTry(func() (err error) {
-				lost, err = r.s.PushStaging(ctx, r.remote, ref, local, "")
+				lost, err = remotes.PushStaging(ctx, r.s, r.remote, ref, local, "")
 				return err
 			})
 			if err != nil {
@@ -289,7 +290,7 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 				continue // the host that settled the level merged it
 			}
 		}
-		if err := r.remoteTry(func() error { return r.s.FetchWork(ctx, r.remote, work) }); err != nil {
+		if err := r.remoteTry(func() error { return remotes.FetchWork(ctx, r.s, r.remote, work) }); err != nil {
 			if round < 5 {
 				continue // merged and dropped meanwhile: the staging has it now
 			}
@@ -319,7 +320,7 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		} else {
 			// Under review nothing is recorded done: the staging goes alone.
 			err = r.remoteTry(func() (err error) {
-				lost, err = r.s.PushStaging(ctx, r.remote, ref, res.Tip, tip)
+				lost, err = remotes.PushStaging(ctx, r.s, r.remote, ref, res.Tip, tip)
 				return err
 			})
 		}
@@ -360,7 +361,7 @@ func (r *rush) dropRemotePins(pins []worktree.Pin, refs map[string]string) {
 	for _, p := range pins {
 		refs[gitstore.WorkRef(r.feature, p.Task)] = ""
 	}
-	r.s.PushRefs(r.g.Context(), r.remote, refs)
+	remotes.PushRefs(r.g.Context(), r.s, r.remote, refs)
 }
 
 func pinIDs(pins []worktree.Pin) []string {
@@ -380,7 +381,7 @@ func (r *rush) remoteTry(step func() error) error {
 	wait := 250 * time.Millisecond
 	for {
 		err := step()
-		var re *gitstore.RemoteError
+		var re *remotes.RemoteError
 		if !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
 			return err
 		}
@@ -399,7 +400,7 @@ func (r *rush) remoteWait() time.Duration {
 	if r.cfg != nil && r.cfg.Rush.RemoteWait > 0 {
 		return time.Duration(r.cfg.Rush.RemoteWait)
 	}
-	return gitstore.RemoteWait
+	return remotes.RemoteWait
 }
 
 // remoteWaiting says that the remote does not answer, once per wait.
@@ -452,7 +453,7 @@ func (r *rush) awaitMerge(level int) (bool, string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			staging, serr = other.FetchStaging(ctx, r.remote, r.feature, r.mgr.StagingRef())
+			staging, serr = remotes.FetchStaging(ctx, other, r.remote, r.feature, r.mgr.StagingRef())
 		}()
 		perr := r.poll(true)
 		wg.Wait()

@@ -13,6 +13,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/prompt"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -453,9 +454,9 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	defer s.Drop()
 	s.Persistent = true
 	if r.remote != "" {
-		s.SetArbiter(r.remote, engine.CheckCaughtUp)
-		s.SetArbiterWait(r.remoteWait())
-		s.SetRepushPins(r.g.ReviewMode() == "")
+		remotes.SetArbiter(s, r.remote, engine.CheckCaughtUp)
+		remotes.SetArbiterWait(s, r.remoteWait())
+		remotes.SetRepushPins(s, r.g.ReviewMode() == "")
 	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {

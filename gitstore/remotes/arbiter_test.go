@@ -1,4 +1,4 @@
-package gitstore
+package remotes
 
 import (
 	"context"
@@ -11,25 +11,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 )
-
-// arbiterPair makes two clones a and b of one bare remote, each with a
-// store whose arbiter is that remote, with no incoming check yet.
-func arbiterPair(t *testing.T) (a, b, remote string, sa, sb *Store) {
-	a = newRepo(t)
-	remote = filepath.Join(t.TempDir(), "remote.git")
-	git(t, a, "init", "-q", "--bare", remote)
-	b = filepath.Join(t.TempDir(), "b")
-	git(t, a, "clone", "-q", remote, b)
-	sa, sb = openStore(t, a), openStore(t, b)
-	sa.SetArbiter(remote, nil)
-	sb.SetArbiter(remote, nil)
-	return a, b, remote, sa, sb
-}
-
-// acceptAll is an incoming check that lets everything in.
-func acceptAll(context.Context, *Store, string, plumbing.Hash, plumbing.Hash) error { return nil }
 
 // TestArbiterCatchUpIsCheckedSyncRound: an arbiter's catch-up is a
 // SyncRound in arbiter mode, so what it brings in goes through the
@@ -40,44 +24,44 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 	ctx := context.Background()
 	a, b, remote, sa, sb := arbiterPair(t)
 	plan(t, sa, "f", tasks(2)) // nothing on the arbiter yet: nothing to check
-	tip := git(t, a, "rev-parse", FeatureRef("f"))
-	if got := strings.Fields(git(t, a, "ls-remote", remote, FeatureRef("f"))); len(got) == 0 || got[0] != tip {
+	tip := git(t, a, "rev-parse", gitstore.FeatureRef("f"))
+	if got := strings.Fields(git(t, a, "ls-remote", remote, gitstore.FeatureRef("f"))); len(got) == 0 || got[0] != tip {
 		t.Fatalf("the arbiter has %v, want the plan %s", got, tip)
 	}
 
 	if err := setStatus(sb, "f", "T000", state.Claimed); err == nil || !strings.Contains(err.Error(), "nothing to check it") {
 		t.Fatalf("catch-up without a check: %v, want it refused", err)
 	}
-	if h, _ := sb.ReadRef(FeatureRef("f")); !h.IsZero() {
+	if h, _ := sb.ReadRef(gitstore.FeatureRef("f")); !h.IsZero() {
 		t.Fatalf("refused state was merged: %s", h)
 	}
 
 	refusal := errors.New("refused by the check")
 	var calls []string
-	sb.SetArbiter(remote, func(ctx context.Context, s *Store, feature string, local, remote plumbing.Hash) error {
+	SetArbiter(sb, remote, func(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
 		calls = append(calls, feature+" "+remote.String())
 		return refusal
 	})
 	if err := setStatus(sb, "f", "T000", state.Claimed); !errors.Is(err, refusal) {
 		t.Fatalf("catch-up with a refusing check: %v", err)
 	}
-	if h, _ := sb.ReadRef(FeatureRef("f")); !h.IsZero() {
+	if h, _ := sb.ReadRef(gitstore.FeatureRef("f")); !h.IsZero() {
 		t.Fatalf("refused state was merged: %s", h)
 	}
 	if len(calls) != 1 || calls[0] != "f "+tip {
 		t.Fatalf("check called with %v, want the arbiter's tip %s once", calls, tip)
 	}
 
-	sa.SetArbiter(remote, acceptAll)
-	sb.SetArbiter(remote, acceptAll)
+	SetArbiter(sa, remote, acceptAll)
+	SetArbiter(sb, remote, acceptAll)
 	if err := setStatus(sb, "f", "T000", state.Claimed); err != nil {
 		t.Fatal(err)
 	}
-	mine := git(t, b, "rev-parse", FeatureRef("f"))
-	if got := strings.Fields(git(t, b, "ls-remote", remote, FeatureRef("f"))); len(got) == 0 || got[0] != mine {
+	mine := git(t, b, "rev-parse", gitstore.FeatureRef("f"))
+	if got := strings.Fields(git(t, b, "ls-remote", remote, gitstore.FeatureRef("f"))); len(got) == 0 || got[0] != mine {
 		t.Fatalf("the arbiter has %v, want the transition %s", got, mine)
 	}
-	if _, err := sb.catchUp(ctx, "f"); err != nil {
+	if _, err := arbiterOf(sb).catchUp(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -89,8 +73,8 @@ func TestArbiterCatchUpIsCheckedSyncRound(t *testing.T) {
 // losing neither transition.
 func TestArbiterPushesOnWhatItKnows(t *testing.T) {
 	a, _, remote, sa, sb := arbiterPair(t)
-	sa.SetArbiter(remote, acceptAll)
-	sb.SetArbiter(remote, acceptAll)
+	SetArbiter(sa, remote, acceptAll)
+	SetArbiter(sb, remote, acceptAll)
 	plan(t, sa, "f", tasks(3))
 	if err := setStatus(sa, "f", "T000", state.Claimed); err != nil {
 		t.Fatal(err)
@@ -107,7 +91,7 @@ func TestArbiterPushesOnWhatItKnows(t *testing.T) {
 	if ran := string(b); strings.Contains(ran, "git fetch") || !strings.Contains(ran, "git push") {
 		t.Fatalf("the second transition ran (want a push and no fetch):\n%s", ran)
 	}
-	if got, want := strings.Fields(git(t, a, "ls-remote", remote, FeatureRef("f")))[0], git(t, a, "rev-parse", FeatureRef("f")); got != want {
+	if got, want := strings.Fields(git(t, a, "ls-remote", remote, gitstore.FeatureRef("f")))[0], git(t, a, "rev-parse", gitstore.FeatureRef("f")); got != want {
 		t.Fatalf("the arbiter has %s, this machine %s", got, want)
 	}
 
@@ -118,8 +102,8 @@ func TestArbiterPushesOnWhatItKnows(t *testing.T) {
 	if err := setStatus(sa, "f", "T000", state.Verified); err != nil {
 		t.Fatal(err)
 	}
-	tip := strings.Fields(git(t, a, "ls-remote", remote, FeatureRef("f")))[0]
-	if local := git(t, a, "rev-parse", FeatureRef("f")); local != tip {
+	tip := strings.Fields(git(t, a, "ls-remote", remote, gitstore.FeatureRef("f")))[0]
+	if local := git(t, a, "rev-parse", gitstore.FeatureRef("f")); local != tip {
 		t.Fatalf("the arbiter has %s, this machine %s", tip, local)
 	}
 	want := map[string]state.Status{"T000": state.Verified, "T001": state.Claimed, "T002": state.Claimed}
@@ -145,19 +129,19 @@ func TestArbiterPushesOnWhatItKnows(t *testing.T) {
 // made again on the arbiter's locks.
 func TestArbiterLeaseOnLocksRead(t *testing.T) {
 	_, _, remote, sa, sb := arbiterPair(t)
-	sa.SetArbiter(remote, acceptAll)
-	sb.SetArbiter(remote, acceptAll)
+	SetArbiter(sa, remote, acceptAll)
+	SetArbiter(sb, remote, acceptAll)
 	plan(t, sa, "f", tasks(3))
 	ctx := context.Background()
-	lock := func(s *Store, path string) {
+	lock := func(s *gitstore.Store, path string) {
 		t.Helper()
-		err := s.Update(ctx, "", time.Now, func(tx *Tx) (*Message, error) {
+		err := s.Update(ctx, "", time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 			locks, err := tx.Locks()
 			if err != nil {
 				return nil, err
 			}
 			tx.SetLocks(append(locks, state.Lock{Path: path, Owner: "o", Expires: time.Now().Add(time.Hour)}))
-			return &Message{Subject: "lock " + path, Op: "lock"}, nil
+			return &gitstore.Message{Subject: "lock " + path, Op: "lock"}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +150,7 @@ func TestArbiterLeaseOnLocksRead(t *testing.T) {
 	seen := -1
 	claim := func(id string) {
 		t.Helper()
-		err := sa.Update(ctx, "f", time.Now, func(tx *Tx) (*Message, error) {
+		err := sa.Update(ctx, "f", time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 			locks, err := tx.Locks()
 			if err != nil {
 				return nil, err
@@ -192,19 +176,19 @@ func TestArbiterLeaseOnLocksRead(t *testing.T) {
 // merge has every verified commit without a fetch of its own.
 func TestArbiterCatchUpBringsWork(t *testing.T) {
 	a, b, remote, sa, sb := arbiterPair(t)
-	sa.SetArbiter(remote, acceptAll)
-	sb.SetArbiter(remote, acceptAll)
+	SetArbiter(sa, remote, acceptAll)
+	SetArbiter(sb, remote, acceptAll)
 	plan(t, sa, "f", tasks(2))
 	git(t, b, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "work of T000")
 	work := git(t, b, "rev-parse", "HEAD")
-	err := sb.Update(context.Background(), "f", time.Now, func(tx *Tx) (*Message, error) {
-		tx.SetRef(WorkRef("f", "T000"), work)
+	err := sb.Update(context.Background(), "f", time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		tx.SetRef(gitstore.WorkRef("f", "T000"), work)
 		return putStatus(tx, "T000", state.Verified)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sa.catchUp(context.Background(), "f"); err != nil {
+	if _, err := arbiterOf(sa).catchUp(context.Background(), "f"); err != nil {
 		t.Fatal(err)
 	}
 	if got := git(t, a, "rev-parse", trackingPrefix(remote)+"work/f/T000"); got != work {
@@ -214,11 +198,11 @@ func TestArbiterCatchUpBringsWork(t *testing.T) {
 
 // TestArbiterPushAlso: a transition can move another ref on the arbiter in
 // its own push, by compare-and-swap: both arrive, or neither; a refused
-// push ends the update with ErrRemoteRefMoved and changes nothing here or
+// push ends the update with gitstore.ErrRemoteRefMoved and changes nothing here or
 // there; a transition with nothing to record pushes nothing.
 func TestArbiterPushAlso(t *testing.T) {
 	a, _, remote, sa, _ := arbiterPair(t)
-	sa.SetArbiter(remote, acceptAll)
+	SetArbiter(sa, remote, acceptAll)
 	plan(t, sa, "f", tasks(3))
 	ctx := context.Background()
 	head := git(t, a, "rev-parse", "HEAD")
@@ -230,9 +214,9 @@ func TestArbiterPushAlso(t *testing.T) {
 		}
 		return f[0]
 	}
-	move := func(id string, m RefMove) (bool, error) {
-		var last *Tx
-		err := sa.Update(ctx, "f", time.Now, func(tx *Tx) (*Message, error) {
+	move := func(id string, m gitstore.RefMove) (bool, error) {
+		var last *gitstore.Tx
+		err := sa.Update(ctx, "f", time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 			last = tx
 			tx.PushAlso(m)
 			if id == "" {
@@ -243,15 +227,15 @@ func TestArbiterPushAlso(t *testing.T) {
 		return last != nil && last.Pushed(), err
 	}
 
-	pushed, err := move("T000", RefMove{Ref: ref, Old: "", New: head})
+	pushed, err := move("T000", gitstore.RefMove{Ref: ref, Old: "", New: head})
 	if err != nil || !pushed {
 		t.Fatalf("first move: pushed %v, %v", pushed, err)
 	}
 	if got := remoteAt(ref); got != head {
 		t.Fatalf("the arbiter's %s is %q, want %s", ref, got, head)
 	}
-	state1 := remoteAt(FeatureRef("f"))
-	if local := git(t, a, "rev-parse", FeatureRef("f")); state1 != local {
+	state1 := remoteAt(gitstore.FeatureRef("f"))
+	if local := git(t, a, "rev-parse", gitstore.FeatureRef("f")); state1 != local {
 		t.Fatalf("the arbiter has the state %s, this machine %s", state1, local)
 	}
 
@@ -259,20 +243,20 @@ func TestArbiterPushAlso(t *testing.T) {
 	git(t, a, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "next")
 	next := git(t, a, "rev-parse", "HEAD")
 	stale := strings.Repeat("1", 40)
-	if _, err := move("T001", RefMove{Ref: ref, Old: stale, New: next}); !errors.Is(err, ErrRemoteRefMoved) {
-		t.Fatalf("stale lease: %v, want ErrRemoteRefMoved", err)
+	if _, err := move("T001", gitstore.RefMove{Ref: ref, Old: stale, New: next}); !errors.Is(err, gitstore.ErrRemoteRefMoved) {
+		t.Fatalf("stale lease: %v, want gitstore.ErrRemoteRefMoved", err)
 	}
-	if got := remoteAt(FeatureRef("f")); got != state1 {
+	if got := remoteAt(gitstore.FeatureRef("f")); got != state1 {
 		t.Fatalf("the refused push moved the arbiter's state to %s", got)
 	}
 	if got := remoteAt(ref); got != head {
 		t.Fatalf("the refused push moved the arbiter's %s to %s", ref, got)
 	}
-	if local := git(t, a, "rev-parse", FeatureRef("f")); local != state1 {
+	if local := git(t, a, "rev-parse", gitstore.FeatureRef("f")); local != state1 {
 		t.Fatalf("the refused push moved the local state to %s", local)
 	}
 
-	if pushed, err := move("", RefMove{Ref: ref, Old: head, New: head}); err != nil || pushed {
+	if pushed, err := move("", gitstore.RefMove{Ref: ref, Old: head, New: head}); err != nil || pushed {
 		t.Fatalf("nothing to record: pushed %v, %v", pushed, err)
 	}
 }
@@ -286,21 +270,21 @@ func TestFetchDropsOnlyTheMissingRef(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
 	plan(t, s, "f", tasks(1))
-	git(t, dir, "push", "-q", remote, FeatureRef("f"))
+	git(t, dir, "push", "-q", remote, gitstore.FeatureRef("f"))
 	specs := []string{
-		"+" + LocksRef + ":refs/zerg-remotes/r/locks",
-		"+" + FeatureRef("f") + ":refs/zerg-remotes/r/features/f",
-		"+" + WorkPrefix + "f/*:refs/zerg-remotes/r/work/f/*",
+		"+" + gitstore.LocksRef + ":refs/zerg-remotes/r/locks",
+		"+" + gitstore.FeatureRef("f") + ":refs/zerg-remotes/r/features/f",
+		"+" + gitstore.WorkPrefix + "f/*:refs/zerg-remotes/r/work/f/*",
 	}
-	_, err := s.git.Run(context.Background(), fetchArgs(remote, specs...)...)
+	_, err := wrap(s).git.Run(context.Background(), fetchArgs(remote, specs...)...)
 	if err == nil {
 		t.Fatal("the fetch of a ref the remote lacks succeeded: the test shows nothing")
 	}
 	rest, name := withoutMissing(specs, err)
-	if len(rest) != 2 || rest[0] != specs[1] || rest[1] != specs[2] || name != LocksRef {
+	if len(rest) != 2 || rest[0] != specs[1] || rest[1] != specs[2] || name != gitstore.LocksRef {
 		t.Fatalf("withoutMissing = %q, %q, want the locks refspec alone dropped (git said %v)", rest, name, err)
 	}
-	if _, err := s.git.Run(context.Background(), fetchArgs(remote, rest...)...); err != nil {
+	if _, err := wrap(s).git.Run(context.Background(), fetchArgs(remote, rest...)...); err != nil {
 		t.Fatalf("the fetch without it: %v", err)
 	}
 	if got, _ := withoutMissing(rest, errors.New("unable to connect")); len(got) != len(rest) {
@@ -316,15 +300,15 @@ func TestFetchDropsOnlyTheMissingRef(t *testing.T) {
 func TestArbiterRewoundNoted(t *testing.T) {
 	ctx := context.Background()
 	a, _, remote, sa, sb := arbiterPair(t)
-	sa.SetArbiter(remote, acceptAll)
-	sb.SetArbiter(remote, acceptAll)
+	SetArbiter(sa, remote, acceptAll)
+	SetArbiter(sb, remote, acceptAll)
 	type note struct {
 		ref  string
 		here bool
 	}
 	var toldA, toldB []note
-	sa.Repo().OnRemoteLost(func(_, ref string, here bool) { toldA = append(toldA, note{ref, here}) })
-	sb.Repo().OnRemoteLost(func(_, ref string, here bool) { toldB = append(toldB, note{ref, here}) })
+	OnRemoteLost(sa.Repo(), func(_, ref string, here bool) { toldA = append(toldA, note{ref, here}) })
+	OnRemoteLost(sb.Repo(), func(_, ref string, here bool) { toldB = append(toldB, note{ref, here}) })
 	plan(t, sa, "f", tasks(3))
 	if err := setStatus(sb, "f", "T001", state.Claimed); err != nil {
 		t.Fatal(err)
@@ -332,18 +316,18 @@ func TestArbiterRewoundNoted(t *testing.T) {
 	if err := setStatus(sa, "f", "T000", state.Claimed); err != nil { // on top of b's: a knows more
 		t.Fatal(err)
 	}
-	git(t, a, "push", "-q", remote, ":"+FeatureRef("f"))
+	git(t, a, "push", "-q", remote, ":"+gitstore.FeatureRef("f"))
 	if err := setStatus(sb, "f", "T002", state.Claimed); err != nil { // b re-creates it, without a's
 		t.Fatal(err)
 	}
-	if len(toldB) != 1 || toldB[0] != (note{FeatureRef("f"), true}) {
-		t.Errorf("b was told %v, want that it re-created %s", toldB, FeatureRef("f"))
+	if len(toldB) != 1 || toldB[0] != (note{gitstore.FeatureRef("f"), true}) {
+		t.Errorf("b was told %v, want that it re-created %s", toldB, gitstore.FeatureRef("f"))
 	}
-	if _, err := sa.catchUp(ctx, "f"); err != nil {
+	if _, err := arbiterOf(sa).catchUp(ctx, "f"); err != nil {
 		t.Fatal(err)
 	}
-	if len(toldA) != 1 || toldA[0] != (note{FeatureRef("f"), false}) {
-		t.Errorf("a was told %v, want that another host re-created %s", toldA, FeatureRef("f"))
+	if len(toldA) != 1 || toldA[0] != (note{gitstore.FeatureRef("f"), false}) {
+		t.Errorf("a was told %v, want that another host re-created %s", toldA, gitstore.FeatureRef("f"))
 	}
 	tx, err := sa.View("f")
 	if err != nil {

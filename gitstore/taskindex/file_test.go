@@ -1,4 +1,4 @@
-package gitstore
+package taskindex
 
 import (
 	"fmt"
@@ -14,12 +14,12 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-func testIndex(t testing.TB, entries []IndexEntry) *Index {
+func testIndex(t testing.TB, entries []Entry) *Index {
 	t.Helper()
 	h := func(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
 	shards := map[string]plumbing.Hash{}
 	for i := range entries {
-		shards[shardOf(entries[i].ID)] = h(shardOf(entries[i].ID))
+		shards[ShardOf(entries[i].ID)] = h(ShardOf(entries[i].ID))
 	}
 	data := encodeIndexFile(h("tasks"), h("meta"), shards, entries)
 	f, err := parseIndexFile(data)
@@ -37,7 +37,7 @@ func testIndex(t testing.TB, entries []IndexEntry) *Index {
 // anywhere is refused, never half read.
 func TestIndexFileRoundTrip(t *testing.T) {
 	h := func(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
-	entries := []IndexEntry{
+	entries := []Entry{
 		{ID: "T1", Blob: h("1"), Status: state.Pending, Level: 1, Dependents: 2},
 		{ID: "x.y-z", Status: state.Done, Level: 1},
 		{ID: "T2", Status: state.Failed, Level: 2, Deps: []string{"T1", "x.y-z"}, Attempts: 3,
@@ -83,16 +83,16 @@ func TestCandidatesBestFirst(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 4))
 	statuses := []state.Status{state.Pending, state.Pending, state.Failed, state.Done, state.Done, state.Claimed, state.Blocked}
 	const n = 300
-	entries := make([]IndexEntry, n)
+	entries := make([]Entry, n)
 	for i := range entries {
-		entries[i] = IndexEntry{ID: fmt.Sprintf("T%03d", i), Status: statuses[rng.IntN(len(statuses))],
+		entries[i] = Entry{ID: fmt.Sprintf("T%03d", i), Status: statuses[rng.IntN(len(statuses))],
 			Level: 1 + rng.IntN(4), Dependents: rng.IntN(3)}
 		for k := rng.IntN(3); k > 0 && i > 0; k-- {
 			entries[i].Deps = append(entries[i].Deps, fmt.Sprintf("T%03d", rng.IntN(i)))
 		}
 	}
 	ix := testIndex(t, entries)
-	check := func(when string, ix *Index, entries []IndexEntry) {
+	check := func(when string, ix *Index, entries []Entry) {
 		t.Helper()
 		status := map[string]state.Status{}
 		for _, e := range entries {
@@ -112,7 +112,7 @@ func TestCandidatesBestFirst(t *testing.T) {
 			return gates.Better(entries[want[a]].Level, entries[want[a]].Dependents, entries[want[b]].Level, entries[want[b]].Dependents)
 		})
 		var got, wantIDs []string
-		ix.Candidates(func(e *IndexEntry, st func(string) state.Status) bool {
+		ix.Candidates(func(e *Entry, st func(string) state.Status) bool {
 			got = append(got, e.ID)
 			for _, d := range e.Deps {
 				if st(d) != status[d] {
@@ -138,16 +138,16 @@ func TestCandidatesBestFirst(t *testing.T) {
 		ix.set(p, entries[p])
 		check(fmt.Sprintf("step %d", step), ix, entries)
 		if step%50 == 49 {
-			ix = ix.encoded()
+			ix = ix.Encoded()
 			check(fmt.Sprintf("step %d, encoded again", step), ix, entries)
 		}
 	}
 }
 
 func BenchmarkIndexRead(b *testing.B) {
-	entries := make([]IndexEntry, 10000)
+	entries := make([]Entry, 10000)
 	for i := range entries {
-		entries[i] = IndexEntry{ID: fmt.Sprintf("T%04d", i), Status: state.Pending, Level: 1 + i%10/9, Dependents: i % 10 / 8}
+		entries[i] = Entry{ID: fmt.Sprintf("T%04d", i), Status: state.Pending, Level: 1 + i%10/9, Dependents: i % 10 / 8}
 		if i%10 == 9 {
 			entries[i].Deps = []string{fmt.Sprintf("T%04d", i-1)}
 		}
@@ -160,7 +160,7 @@ func BenchmarkIndexRead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			(&Index{f: f}).Candidates(func(*IndexEntry, func(string) state.Status) bool { return false })
+			(&Index{f: f}).Candidates(func(*Entry, func(string) state.Status) bool { return false })
 		}
 	})
 	b.Run("all", func(b *testing.B) {
@@ -178,22 +178,22 @@ func BenchmarkIndexRead(b *testing.B) {
 // the file it names only; a damaged one is refused.
 func TestIndexDelta(t *testing.T) {
 	h := func(s string) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, []byte(s)) }
-	entries := []IndexEntry{
+	entries := []Entry{
 		{ID: "T1", Blob: h("1"), Status: state.Pending, Level: 1, Dependents: 1},
 		{ID: "T2", Blob: h("2"), Status: state.Pending, Level: 2, Deps: []string{"T1"}},
 		{ID: "T3", Blob: h("3"), Status: state.Pending, Level: 1},
 	}
 	base := testIndex(t, entries)
 	ix := &Index{Tasks: h("tasks 2"), Meta: base.Meta, Shards: map[string]plumbing.Hash{"00": h("s")}, f: base.f,
-		over: map[int32]IndexEntry{
+		over: map[int32]Entry{
 			0: {ID: "T1", Blob: h("1b"), Status: state.Done, Level: 1, Dependents: 1,
 				Spent: &state.Usage{CostUSD: 1.5, Turns: 2}},
 			2: {ID: "T3", Blob: h("3b"), Status: state.Failed, Level: 1, Attempts: 2, Unapproved: true,
 				NotBefore: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
 		},
 		cand: map[int32]bool{0: false, 1: true, 2: true}}
-	data := encodeIndexDelta(ix)
-	got := withIndexDelta(base.f, data)
+	data := ix.Delta()
+	got := base.WithDelta(data)
 	if got == nil {
 		t.Fatalf("delta refused:\n%s", data)
 	}
@@ -202,19 +202,19 @@ func TestIndexDelta(t *testing.T) {
 		t.Fatalf("read back\n%+v\n%+v\nwrote\n%+v\n%+v", got.over, got.cand, ix.over, ix.cand)
 	}
 	var ids []string
-	got.Candidates(func(e *IndexEntry, _ func(string) state.Status) bool { ids = append(ids, e.ID); return true })
+	got.Candidates(func(e *Entry, _ func(string) state.Status) bool { ids = append(ids, e.ID); return true })
 	if fmt.Sprint(ids) != "[T3 T2]" {
 		t.Errorf("candidates through the delta: %v", ids)
 	}
 	for _, at := range []int{len(data) / 2, len(data) - 2} {
 		bad := append([]byte(nil), data...)
 		bad[at] ^= 1
-		if withIndexDelta(base.f, bad) != nil {
+		if base.WithDelta(bad) != nil {
 			t.Errorf("a delta changed at byte %d was read", at)
 		}
 	}
-	other := testIndex(t, append(entries, IndexEntry{ID: "T4", Status: state.Pending, Level: 1}))
-	if withIndexDelta(other.f, data) != nil {
+	other := testIndex(t, append(entries, Entry{ID: "T4", Status: state.Pending, Level: 1}))
+	if other.WithDelta(data) != nil {
 		t.Error("a delta was read on a file it was not made on")
 	}
 }

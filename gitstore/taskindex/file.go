@@ -1,4 +1,4 @@
-package gitstore
+package taskindex
 
 import (
 	"bytes"
@@ -47,8 +47,8 @@ const indexFormat = 3
 
 var errIndexFile = errors.New("index file unreadable")
 
-// indexFile is one encoding of every entry, read in part.
-type indexFile struct {
+// File is one encoding of every entry, read in part.
+type File struct {
 	data        []byte
 	tasks, meta plumbing.Hash
 	sum         string // the checksum, which names this encoding
@@ -66,7 +66,7 @@ type rec struct {
 	n int
 }
 
-func (f *indexFile) line(p int32) string {
+func (f *File) line(p int32) string {
 	o := f.offset(p)
 	if o < 0 || o >= len(f.entries) {
 		return ""
@@ -78,7 +78,7 @@ func (f *indexFile) line(p int32) string {
 	return string(rest)
 }
 
-func (f *indexFile) offset(p int32) int {
+func (f *File) offset(p int32) int {
 	if p < 0 || int(p) >= f.n {
 		return -1
 	}
@@ -98,7 +98,7 @@ func (f *indexFile) offset(p int32) int {
 
 // blobIs tells whether entry p was read from blob h, without converting
 // the entry.
-func (f *indexFile) blobIs(p int32, h plumbing.Hash) bool {
+func (f *File) blobIs(p int32, h plumbing.Hash) bool {
 	o := f.offset(p)
 	if o < 0 {
 		return false
@@ -115,21 +115,21 @@ func (f *indexFile) blobIs(p int32, h plumbing.Hash) bool {
 	return got == h
 }
 
-func (f *indexFile) rec(p int32) rec { return splitRec(f.line(p)) }
+func (f *File) rec(p int32) rec { return splitRec(f.line(p)) }
 
 // id, status and the position lists are read without converting the rest.
-func (f *indexFile) id(p int32) string {
+func (f *File) id(p int32) string {
 	id, _, _ := strings.Cut(f.line(p), "\t")
 	return unescapeField(id)
 }
 
-func (f *indexFile) status(p int32) state.Status { return statusOf(unescapeField(f.rec(p).f[2])) }
-func (f *indexFile) deps(p int32) []int32        { return positions(f.rec(p).f[8]) }
-func (f *indexFile) dependents(p int32) []int32  { return positions(f.rec(p).f[9]) }
+func (f *File) status(p int32) state.Status { return statusOf(unescapeField(f.rec(p).f[2])) }
+func (f *File) deps(p int32) []int32        { return positions(f.rec(p).f[8]) }
+func (f *File) dependents(p int32) []int32  { return positions(f.rec(p).f[9]) }
 
 // entry converts line p; its dependencies are named by id, as the ready
 // rule reads them.
-func (f *indexFile) entry(p int32) IndexEntry {
+func (f *File) entry(p int32) Entry {
 	r := f.rec(p)
 	e := r.entry()
 	for _, d := range positions(r.f[8]) {
@@ -139,8 +139,8 @@ func (f *indexFile) entry(p int32) IndexEntry {
 }
 
 // entry converts the fields of a line but the position lists.
-func (r *rec) entry() IndexEntry {
-	e := IndexEntry{ID: unescapeField(r.f[0]), Status: statusOf(unescapeField(r.f[2])), Unapproved: r.f[7] == "1"}
+func (r *rec) entry() Entry {
+	e := Entry{ID: unescapeField(r.f[0]), Status: statusOf(unescapeField(r.f[2])), Unapproved: r.f[7] == "1"}
 	if len(r.f[1]) == 40 {
 		hex.Decode(e.Blob[:], []byte(r.f[1]))
 	}
@@ -172,7 +172,7 @@ func splitRec(line string) rec {
 
 // appendEntry encodes one entry line, its dependencies and dependents as
 // positions.
-func appendEntry(b []byte, e *IndexEntry, deps, dependents []int32) []byte {
+func appendEntry(b []byte, e *Entry, deps, dependents []int32) []byte {
 	b = appendEscaped(b, e.ID)
 	b = append(b, '\t')
 	if !e.Blob.IsZero() {
@@ -215,9 +215,9 @@ func appendEntry(b []byte, e *IndexEntry, deps, dependents []int32) []byte {
 
 // all converts every line in one pass over one copy of the entries: ids
 // and dependencies share its memory instead of a string each.
-func (f *indexFile) all() []IndexEntry {
+func (f *File) all() []Entry {
 	text := string(f.entries)
-	out := make([]IndexEntry, f.n)
+	out := make([]Entry, f.n)
 	deps := make([]string, f.n)
 	for p := range out {
 		var line string
@@ -258,7 +258,7 @@ func positions(s string) []int32 {
 // parseIndexFile checks the file's checksum and splits it into its
 // sections; the entries are converted only when asked for, each access
 // bounded by the sections (the checksum says they are what was written).
-func parseIndexFile(data []byte) (*indexFile, error) {
+func parseIndexFile(data []byte) (*File, error) {
 	nl := bytes.IndexByte(data, '\n')
 	if nl < 0 {
 		return nil, errIndexFile
@@ -273,7 +273,7 @@ func parseIndexFile(data []byte) (*indexFile, error) {
 	if err1 != nil || err2 != nil || n < 0 || crc32.ChecksumIEEE(rest) != uint32(sum) {
 		return nil, errIndexFile
 	}
-	f := &indexFile{data: data, n: n, shardPos: map[string][]byte{}, shards: map[string]plumbing.Hash{},
+	f := &File{data: data, n: n, shardPos: map[string][]byte{}, shards: map[string]plumbing.Hash{},
 		tasks: plumbing.NewHash(head[2]), meta: plumbing.NewHash(head[3]), sum: head[5]}
 	for {
 		nl = bytes.IndexByte(rest, '\n')
@@ -310,7 +310,7 @@ func parseIndexFile(data []byte) (*indexFile, error) {
 // encodeIndexFile encodes entries (plan order) with their shards. Ids and
 // statuses are escaped: plans allow no separators in ids, but state fetched
 // from elsewhere is not trusted to be a plan's.
-func encodeIndexFile(tasks, meta plumbing.Hash, shards map[string]plumbing.Hash, entries []IndexEntry) []byte {
+func encodeIndexFile(tasks, meta plumbing.Hash, shards map[string]plumbing.Hash, entries []Entry) []byte {
 	n := len(entries)
 	byID := make(map[string]int32, n)
 	for i := range entries {
@@ -331,7 +331,7 @@ func encodeIndexFile(tasks, meta plumbing.Hash, shards map[string]plumbing.Hash,
 			deps[i] = append(deps[i], j)
 			dependents[j] = append(dependents[j], int32(i))
 		}
-		sh := shardOf(entries[i].ID)
+		sh := ShardOf(entries[i].ID)
 		shardPos[sh] = append(shardPos[sh], int32(i))
 	}
 	status := func(p int32) state.Status {
@@ -422,7 +422,7 @@ func candidate(st state.Status, deps []int32, status func(int32) state.Status) b
 
 // better orders candidates as the ready rule does: gates.Better, then plan
 // order.
-func better(a *IndexEntry, pa int32, b *IndexEntry, pb int32) bool {
+func better(a *Entry, pa int32, b *Entry, pb int32) bool {
 	if gates.Better(a.Level, a.Dependents, b.Level, b.Dependents) {
 		return true
 	}

@@ -1,10 +1,9 @@
-package gitstore
+package remotes
 
 import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -15,8 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
-	"github.com/git-zerg/git-zerg/state"
 )
 
 // With an arbiter (sync.arbiter), a transition counts only once the
@@ -26,43 +25,92 @@ import (
 // local commit and the attempt starts over, so two machines can never hold
 // the same task or lock at once.
 
-// SetArbiter makes every state update of this store go through remote,
-// with check judging the state each catch-up brings in (the engine's
-// replay of the history with the gates, as sync does); with a nil check, a
-// catch-up that would bring in anything new fails.
-func (s *Store) SetArbiter(remote string, check IncomingCheck) {
-	s.arbiter, s.arbiterCheck = remote, check
-	s.publisher = nil
-	if remote != "" {
-		s.publisher = arbiterPublisher{s}
+// SetArbiter makes every state update of s go through remote, with check
+// judging the state each catch-up brings in (the engine's replay of the
+// history with the gates, as sync does); with a nil check, a catch-up that
+// would bring in anything new fails. It installs the arbiter as s's
+// Publisher ("" removes it); what SetArbiterWait and SetRepushPins set for
+// s stays.
+func SetArbiter(s *gitstore.Store, remote string, check IncomingCheck) {
+	old := arbiterOf(s)
+	if remote == "" {
+		s.SetPublisher(nil)
+		return
 	}
+	a := &arbiter{store: wrap(s), remote: remote, check: check}
+	if old != nil {
+		a.wait, a.repushPins = old.wait, old.repushPins
+	}
+	s.SetPublisher(a)
 }
 
-// arbiterPublisher is the Publisher of a store with an arbiter: the
-// transaction's view of this file.
-type arbiterPublisher struct{ s *Store }
+// Arbiter is the remote every update of s goes through (SetArbiter), ""
+// for none.
+func Arbiter(s *gitstore.Store) string {
+	if a := arbiterOf(s); a != nil {
+		return a.remote
+	}
+	return ""
+}
+
+// Reopen is s.Reopen with s's arbiter, and no check of what its catch-ups
+// bring in (each feature of an epic's rush).
+func Reopen(ctx context.Context, s *gitstore.Store) (*gitstore.Store, error) {
+	n, err := s.Reopen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	SetArbiter(n, Arbiter(s), nil)
+	return n, nil
+}
+
+func arbiterOf(s *gitstore.Store) *arbiter {
+	a, _ := s.Publisher().(*arbiter)
+	return a
+}
+
+// arbiter is the Publisher of a store with an arbiter: what the store's
+// transactions see of this layer. Like its store, it is used by one
+// goroutine at a time.
+type arbiter struct {
+	store
+	remote string
+	// check judges the state a catch-up brings in; wait is how long an
+	// update waits for the arbiter (0: RemoteWait); repushPins: see
+	// SetRepushPins.
+	check      IncomingCheck
+	wait       time.Duration
+	repushPins bool
+}
+
+// Remote is the arbiter: transitions share a push only to the same one.
+func (s *arbiter) Remote() string { return s.remote }
 
 // Lease is what the arbiter was last seen to hold, when that is still
 // what this process knows of it (fresh), else what a catch-up brings.
-func (p arbiterPublisher) Lease(ctx context.Context, feature string) (Lease, error) {
-	if v, ok := p.s.fresh(feature); ok {
+func (s *arbiter) Lease(ctx context.Context, feature string) (gitstore.Lease, error) {
+	if v, ok := s.fresh(feature); ok {
 		return v, nil
 	}
-	return p.s.catchUp(ctx, feature)
+	return s.catchUp(ctx, feature)
 }
 
 // Publish pushes the moves with a lease on l, then makes them here.
-func (p arbiterPublisher) Publish(ctx context.Context, feature string, l Lease, moves []refs.Update, also []RefMove) error {
-	return p.s.publish(ctx, feature, l, moves, also)
+func (s *arbiter) Publish(ctx context.Context, feature string, l gitstore.Lease, moves []refs.Update, also []gitstore.RefMove) error {
+	return s.publish(ctx, feature, l, moves, also)
 }
 
-// SetArbiterWait sets how long an update waits for an arbiter that does
-// not answer (RemoteWait when zero).
-func (s *Store) SetArbiterWait(d time.Duration) { s.arbiterWait = d }
+// SetArbiterWait sets how long an update of s waits for an arbiter that
+// does not answer (RemoteWait when zero); nothing without an arbiter.
+func SetArbiterWait(s *gitstore.Store, d time.Duration) {
+	if a := arbiterOf(s); a != nil {
+		a.wait = d
+	}
+}
 
-func (s *Store) remoteWait() time.Duration {
-	if s.arbiterWait > 0 {
-		return s.arbiterWait
+func (s *arbiter) remoteWait() time.Duration {
+	if s.wait > 0 {
+		return s.wait
 	}
 	return RemoteWait
 }
@@ -80,32 +128,8 @@ func trackingPrefix(remote string) string {
 	return "refs/zerg-remotes/" + name + "/"
 }
 
-// LockKeeper returns the rule that drops, after a merge, the locks whose
-// task is no longer held by the lock's owner in the merged state (the
-// loser of a double claim). tips are the merged feature states.
-func (s *Store) LockKeeper(tips map[string]plumbing.Hash) func(state.Lock) bool {
-	return func(l state.Lock) bool {
-		if l.Feature == "" || l.Task == "" {
-			return true
-		}
-		tip, ok := tips[l.Feature]
-		if !ok {
-			return true
-		}
-		b, err := s.TaskAt(tip, l.Task)
-		if err != nil || b == nil {
-			return true
-		}
-		var t state.Task
-		if json.Unmarshal(b, &t) != nil {
-			return true
-		}
-		return t.Status.Holding() && t.Owner == l.Owner
-	}
-}
-
 // arbiterView is what catching up saw on the arbiter.
-type arbiterView = Lease
+type arbiterView = gitstore.Lease
 
 // RemoteWait bounds how long an update waits for an arbiter that does not
 // answer, trying again with backoff, before it fails, unless the store says
@@ -115,16 +139,18 @@ var RemoteWait = 10 * time.Minute
 // OnRemoteWait sets what is told, each time an update of one of r's stores
 // waits for an arbiter that does not answer: why, and for how long before
 // the next try.
-func (r *Repo) OnRemoteWait(f func(remote string, err error, wait time.Duration)) {
-	r.remoteWaitNote.Store(&f)
+func OnRemoteWait(r *gitstore.Repo, f func(remote string, err error, wait time.Duration)) {
+	sharedOf(r).remoteWaitNote.Store(&f)
 }
 
 // OnRemoteLost sets what is told of each ref an arbiter had lost: here
 // is true when one of r's stores re-created it from this clone's state,
 // false when a catch-up found it re-created by another clone.
-func (r *Repo) OnRemoteLost(f func(remote, ref string, here bool)) { r.remoteLostNote.Store(&f) }
+func OnRemoteLost(r *gitstore.Repo, f func(remote, ref string, here bool)) {
+	sharedOf(r).remoteLostNote.Store(&f)
+}
 
-func (s *Store) noteRecreated(remote string, refs []string, here bool) {
+func (s store) noteRecreated(remote string, refs []string, here bool) {
 	if f := s.repo.remoteLostNote.Load(); f != nil {
 		for _, ref := range refs {
 			(*f)(remote, ref, here)
@@ -134,10 +160,10 @@ func (s *Store) noteRecreated(remote string, refs []string, here bool) {
 
 // catchUp is a SyncRound in arbiter mode: the feature and the locks
 // fetched from the arbiter, checked and merged into the local refs. When
-// someone listens (Repo.OnRemoteWait: a rush), an arbiter that does not answer
+// someone listens (OnRemoteWait: a rush), an arbiter that does not answer
 // is tried again with backoff, up to RemoteWait: nothing is decided
 // without it. A one-off command fails at once instead.
-func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error) {
+func (s *arbiter) catchUp(ctx context.Context, feature string) (arbiterView, error) {
 	deadline := time.Now().Add(s.remoteWait())
 	wait := 250 * time.Millisecond
 	for {
@@ -147,7 +173,7 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 		if f == nil || !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
 			return v, err
 		}
-		(*f)(s.arbiter, re.Err, wait)
+		(*f)(s.remote, re.Err, wait)
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
@@ -157,7 +183,7 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 	}
 }
 
-// Repo.seen remembers, for each arbiter and feature, what this process
+// shared.seen remembers, for each arbiter and feature, what this process
 // last knew the arbiter to hold (caught up with, or pushed
 // itself) and where the local refs were then. While the local refs are
 // still there, an update skips the catch-up and pushes at once with a
@@ -167,16 +193,11 @@ func (s *Store) catchUp(ctx context.Context, feature string) (arbiterView, error
 // nothing is decided on a state the arbiter no longer holds. A one-off
 // command knows nothing yet and always catches up first.
 
-type seen struct {
-	view        arbiterView
-	feat, locks plumbing.Hash // the local refs when view was right
-}
-
-func (s *Store) seenKey(feature string) arbiterKey { return arbiterKey{s.arbiter, feature} }
+func (s *arbiter) seenKey(feature string) arbiterKey { return arbiterKey{s.remote, feature} }
 
 // fresh returns what the arbiter holds, when this process knows it
 // without asking: the local refs are where they were when it last knew.
-func (s *Store) fresh(feature string) (arbiterView, bool) {
+func (s *arbiter) fresh(feature string) (arbiterView, bool) {
 	r := s.repo
 	r.mu.Lock()
 	sn, ok := r.seen[s.seenKey(feature)]
@@ -184,12 +205,12 @@ func (s *Store) fresh(feature string) (arbiterView, bool) {
 	if !ok {
 		return arbiterView{}, false
 	}
-	locks, err := s.ReadRef(LocksRef)
+	locks, err := s.ReadRef(gitstore.LocksRef)
 	if err != nil || locks != sn.locks {
 		return arbiterView{}, false
 	}
 	if feature != "" {
-		if feat, err := s.ReadRef(FeatureRef(feature)); err != nil || feat != sn.feat {
+		if feat, err := s.ReadRef(gitstore.FeatureRef(feature)); err != nil || feat != sn.feat {
 			return arbiterView{}, false
 		}
 	}
@@ -198,7 +219,7 @@ func (s *Store) fresh(feature string) (arbiterView, bool) {
 
 // remember records that the arbiter holds v and the local refs are now at
 // the given values.
-func (s *Store) remember(feature string, v arbiterView, feat, locks plumbing.Hash) {
+func (s *arbiter) remember(feature string, v arbiterView, feat, locks plumbing.Hash) {
 	r := s.repo
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -206,21 +227,21 @@ func (s *Store) remember(feature string, v arbiterView, feat, locks plumbing.Has
 }
 
 // forget drops what remember recorded: the next update catches up.
-func (s *Store) forget(feature string) {
+func (s *arbiter) forget(feature string) {
 	r := s.repo
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.seen, s.seenKey(feature))
 }
 
-func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, error) {
+func (s *arbiter) catchUpOnce(ctx context.Context, feature string) (arbiterView, error) {
 	var v arbiterView
-	report, fetched, done, err := s.SyncRoundWith(ctx, SyncOptions{Remote: s.arbiter, Check: s.arbiterCheck, Arbiter: true, Feature: feature})
+	report, fetched, done, err := s.syncRound(ctx, syncOptions{Remote: s.remote, Check: s.check, Arbiter: true, Feature: feature, RepushPins: s.repushPins})
 	if err != nil {
 		return v, err
 	}
-	s.noteRecreated(s.arbiter, report.Recreated, true)
-	s.noteRecreated(s.arbiter, report.Rewound, false)
+	s.noteRecreated(s.remote, report.Recreated, true)
+	s.noteRecreated(s.remote, report.Rewound, false)
 	hash := func(rel string) plumbing.Hash {
 		if fetched[rel] == "" {
 			return plumbing.ZeroHash
@@ -233,22 +254,22 @@ func (s *Store) catchUpOnce(ctx context.Context, feature string) (arbiterView, e
 	}
 	if !done {
 		s.forget(feature)
-		return v, errRace
+		return v, refs.ErrRace
 	}
 	s.rememberLocal(feature, v)
 	return v, nil
 }
 
 // rememberLocal remembers v with the local refs as they are now.
-func (s *Store) rememberLocal(feature string, v arbiterView) {
-	locks, err := s.ReadRef(LocksRef)
+func (s *arbiter) rememberLocal(feature string, v arbiterView) {
+	locks, err := s.ReadRef(gitstore.LocksRef)
 	if err != nil {
 		s.forget(feature)
 		return
 	}
 	var feat plumbing.Hash
 	if feature != "" {
-		if feat, err = s.ReadRef(FeatureRef(feature)); err != nil {
+		if feat, err = s.ReadRef(gitstore.FeatureRef(feature)); err != nil {
 			s.forget(feature)
 			return
 		}
@@ -258,14 +279,14 @@ func (s *Store) rememberLocal(feature string, v arbiterView) {
 
 // publish makes a transaction's ref moves happen on the arbiter first,
 // with a lease on what catching up saw there, and only then locally. A lost
-// lease means the transition did not happen (errRace: start over); nothing
+// lease means the transition did not happen (refs.ErrRace: start over); nothing
 // local was touched. When the local refs moved meanwhile (another process
 // of this machine), the transition still holds — it is on the arbiter —
 // and catching up merges it in.
-func (s *Store) publish(ctx context.Context, feature string, v arbiterView, moved []refUpdate, also []RefMove) error {
+func (s *arbiter) publish(ctx context.Context, feature string, v arbiterView, moved []refs.Update, also []gitstore.RefMove) error {
 	// --no-verify: a transition is not the person's push, and their
 	// pre-push hook (a test suite) must not run for each one.
-	args := []string{"push", "--quiet", "--atomic", "--porcelain", "--no-verify", s.arbiter}
+	args := []string{"push", "--quiet", "--atomic", "--porcelain", "--no-verify", s.remote}
 	var specs []string
 	for _, u := range moved {
 		if u.Unchecked && !u.Delete {
@@ -274,27 +295,27 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			specs = append(specs, "+"+u.New.String()+":"+u.Name)
 			continue
 		}
-		if u.Verify && u.Name == LocksRef && !v.Locks.IsZero() {
+		if u.Verify && u.Name == gitstore.LocksRef && !v.Locks.IsZero() {
 			// The decision read the locks without changing them: the push
 			// holds only while the arbiter's locks are still the ones read
 			// (pushing their own value changes nothing there).
-			args = append(args, "--force-with-lease="+LocksRef+":"+v.Locks.String())
-			specs = append(specs, v.Locks.String()+":"+LocksRef)
+			args = append(args, "--force-with-lease="+gitstore.LocksRef+":"+v.Locks.String())
+			specs = append(specs, v.Locks.String()+":"+gitstore.LocksRef)
 			continue
 		}
-		if u.Verify && u.Name == LocksRef && !u.Old.IsZero() {
+		if u.Verify && u.Name == gitstore.LocksRef && !u.Old.IsZero() {
 			// The arbiter has no locks (it lost them): the decision holds
 			// only while it still has none, and the locks it was made on go
 			// there.
-			args = append(args, "--force-with-lease="+LocksRef+":")
-			specs = append(specs, u.Old.String()+":"+LocksRef)
+			args = append(args, "--force-with-lease="+gitstore.LocksRef+":")
+			specs = append(specs, u.Old.String()+":"+gitstore.LocksRef)
 			continue
 		}
 		if u.Verify || u.Unchecked || u.Delete {
 			continue
 		}
 		lease := hashOrEmpty(v.Feature)
-		if u.Name == LocksRef {
+		if u.Name == gitstore.LocksRef {
 			lease = hashOrEmpty(v.Locks)
 		}
 		args = append(args, "--force-with-lease="+u.Name+":"+lease)
@@ -306,7 +327,7 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	}
 	var lost []string
 	if len(specs) > 0 {
-		lost = s.lostOn(s.arbiter, args)
+		lost = s.lostOn(s.remote, args)
 		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
 			s.forget(feature)
 			lost := pushLost(err)
@@ -318,26 +339,26 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 			if len(also) > 0 && lost {
 				// Whichever lease failed, the caller decides again on what
 				// the arbiter holds now (its ref may be another host's).
-				return fmt.Errorf("%w: %s", ErrRemoteRefMoved, s.arbiter)
+				return fmt.Errorf("%w: %s", gitstore.ErrRemoteRefMoved, s.remote)
 			}
 			if pushLost(err) {
-				return fmt.Errorf("%w: arbiter %s moved first", errRace, s.arbiter)
+				return fmt.Errorf("%w: arbiter %s moved first", refs.ErrRace, s.remote)
 			}
 			if gitcmd.ExitCode(err) > 0 {
 				// Not answered: perhaps applied, perhaps not. Start over:
 				// catching up (which waits for the arbiter) brings the
 				// transition in if it got there, and the operation, applied
 				// again to that state, finds it done.
-				return fmt.Errorf("%w: push to %s failed: %v", errRace, s.arbiter, err)
+				return fmt.Errorf("%w: push to %s failed: %v", refs.ErrRace, s.remote, err)
 			}
 			return err
 		}
 		// The remote has the re-created refs now, whatever happens here.
-		s.noteRecreated(s.arbiter, lost, true)
-		s.trackPushed(ctx, s.arbiter, specs)
+		s.noteRecreated(s.remote, lost, true)
+		s.trackPushed(ctx, s.remote, specs)
 	}
-	if err := s.updateRefs(ctx, moved); err != nil {
-		if !errors.Is(err, errRace) {
+	if err := s.MoveRefs(ctx, moved); err != nil {
+		if !errors.Is(err, refs.ErrRace) {
 			s.forget(feature)
 			return err
 		}
@@ -348,12 +369,12 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 	}
 	for _, u := range moved {
 		switch {
-		case u.Verify && u.Name == LocksRef && v.Locks.IsZero():
+		case u.Verify && u.Name == gitstore.LocksRef && v.Locks.IsZero():
 			v.Locks = u.Old
 		case u.Verify || u.Unchecked || u.Delete:
-		case u.Name == LocksRef:
+		case u.Name == gitstore.LocksRef:
 			v.Locks = u.New
-		case u.Name == FeatureRef(feature):
+		case u.Name == gitstore.FeatureRef(feature):
 			v.Feature = u.New
 		}
 	}
@@ -367,18 +388,18 @@ func (s *Store) publish(ctx context.Context, feature string, v arbiterView, move
 // it too, in effect, and knows the remote had it (see lostOn) should the
 // remote lose it later. Nothing depends on it otherwise, so a failure is
 // left for the next fetch to mend.
-func (s *Store) trackPushed(ctx context.Context, remote string, specs []string) {
-	var us []refUpdate
+func (s store) trackPushed(ctx context.Context, remote string, specs []string) {
+	var us []refs.Update
 	for _, spec := range specs {
 		src, dst, ok := strings.Cut(strings.TrimPrefix(spec, "+"), ":")
-		rel, state := strings.CutPrefix(dst, ZergPrefix)
+		rel, state := strings.CutPrefix(dst, gitstore.ZergPrefix)
 		if !ok || !state || !stateRef(rel) || !plumbing.IsHash(src) {
 			continue
 		}
-		us = append(us, refUpdate{Name: trackingPrefix(remote) + rel, New: plumbing.NewHash(src), Unchecked: true})
+		us = append(us, refs.Update{Name: trackingPrefix(remote) + rel, New: plumbing.NewHash(src), Unchecked: true})
 	}
 	if len(us) > 0 {
-		s.updateRefs(ctx, us)
+		s.MoveRefs(ctx, us)
 	}
 }
 
@@ -386,11 +407,11 @@ func (s *Store) trackPushed(ctx context.Context, remote string, specs []string) 
 // though this clone had fetched them from remote before (their tracking
 // refs, which a fetch that finds no ref leaves as they were): the remote
 // lost them, and this clone's state, the same history, goes back.
-func (s *Store) lostOn(remote string, leases []string) []string {
+func (s store) lostOn(remote string, leases []string) []string {
 	var lost []string
 	for _, l := range leases {
 		ref, ok := strings.CutSuffix(strings.TrimPrefix(l, "--force-with-lease="), ":")
-		rel, state := strings.CutPrefix(ref, ZergPrefix)
+		rel, state := strings.CutPrefix(ref, gitstore.ZergPrefix)
 		if !ok || !state || !stateRef(rel) {
 			continue
 		}
@@ -401,13 +422,14 @@ func (s *Store) lostOn(remote string, leases []string) []string {
 	return lost
 }
 
-// LeaseLost is when a transition of this process (of s's Repo) last found
-// the arbiter moved by someone else (zero: never): others are writing to
-// it now.
-func (s *Store) LeaseLost(feature string) time.Time {
-	s.repo.mu.Lock()
-	defer s.repo.mu.Unlock()
-	return s.repo.leaseLost[s.seenKey(feature)]
+// LeaseLost is when a transition of this process (of s's Repo) to s's
+// arbiter last found it moved by someone else (zero: never): others are
+// writing to it now.
+func LeaseLost(s *gitstore.Store, feature string) time.Time {
+	r := sharedOf(s.Repo())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leaseLost[arbiterKey{Arbiter(s), feature}]
 }
 
 func hashOrEmpty(h plumbing.Hash) string {

@@ -1,4 +1,4 @@
-package gitstore
+package remotes
 
 import (
 	"context"
@@ -11,11 +11,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 	"github.com/git-zerg/git-zerg/state"
 )
-
-// ZergPrefix holds every ref git-zerg writes, and nothing else.
-const ZergPrefix = "refs/zerg/"
 
 // SyncFeature is what a sync did with one feature's state.
 type SyncFeature struct {
@@ -43,7 +42,7 @@ type SyncReport struct {
 // IncomingCheck judges a feature's state fetched from a remote before it
 // merges: the engine replays its history with the gates. A non-nil error
 // stops the sync with nothing merged.
-type IncomingCheck func(ctx context.Context, s *Store, feature string, local, remote plumbing.Hash) error
+type IncomingCheck func(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error
 
 // RemoteError is a remote that could not be fetched from or pushed to.
 type RemoteError struct {
@@ -76,8 +75,8 @@ func (e *RemoteError) Reason() string {
 
 func (e *RemoteError) Unwrap() error { return e.Err }
 
-// SyncOptions say what one SyncRound does.
-type SyncOptions struct {
+// syncOptions say what one syncRound does.
+type syncOptions struct {
 	Remote string
 	// Check judges each feature's incoming state before it merges; nil
 	// merges nothing that differs (the round fails closed).
@@ -88,22 +87,25 @@ type SyncOptions struct {
 	// pushes its own moves, with a lease on the values this round saw).
 	Arbiter bool
 	Feature string // with Arbiter: the feature the transaction is about, "" for the locks alone
+	// RepushPins: with Arbiter, see SetRepushPins.
+	RepushPins bool
 }
 
-// SyncRound is SyncRoundWith for a whole sync of remote.
-func (s *Store) SyncRound(ctx context.Context, remote string, check IncomingCheck) (report SyncReport, done bool, err error) {
-	report, _, done, err = s.SyncRoundWith(ctx, SyncOptions{Remote: remote, Check: check})
+// SyncRound is one sync of s's state with remote: it fetches the remote's
+// zerg refs, merges every feature (after check) and the locks with the
+// local state, moves the local refs by compare-and-swap, then pushes the
+// result with a lease on the values fetched. done is false when either
+// compare-and-swap lost a race: the caller runs another round.
+func SyncRound(ctx context.Context, s *gitstore.Store, remote string, check IncomingCheck) (report SyncReport, done bool, err error) {
+	report, _, done, err = wrap(s).syncRound(ctx, syncOptions{Remote: remote, Check: check})
 	return report, done, err
 }
 
-// SyncRoundWith fetches the remote's zerg refs into its tracking prefix,
-// merges every feature (after the check) and the locks with the local
-// state, moves the local refs by compare-and-swap, then pushes the result
-// with a lease on the values fetched. done is false when either
-// compare-and-swap lost a race: the caller runs another round. fetched
-// holds the remote's values (relative to refs/zerg/) the merge was made
-// with: the arbiter's lease.
-func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncReport, fetched map[string]string, done bool, err error) {
+// syncRound is SyncRound, and the arbiter's catch-up (o.Arbiter): the
+// remote's zerg refs are fetched into its tracking prefix. fetched holds
+// the remote's values (relative to refs/zerg/) the merge was made with:
+// the arbiter's lease.
+func (s store) syncRound(ctx context.Context, o syncOptions) (report SyncReport, fetched map[string]string, done bool, err error) {
 	remote := o.Remote
 	report = SyncReport{Remote: remote, Features: []SyncFeature{}, Pushed: []string{}}
 	prefix := trackingPrefix(remote)
@@ -111,7 +113,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 	var few fewFetched
 	var trackedBefore map[string]plumbing.Hash
 	if o.Arbiter {
-		few, err = s.fetchFew(ctx, remote, o.Feature)
+		few, err = s.fetchFew(ctx, remote, o.Feature, o.RepushPins)
 		remoteRefs, localRefs, report.Rewound = few.remote, few.local, few.rewound
 	} else {
 		// What this clone last fetched from the remote: a state ref in it
@@ -123,7 +125,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 			return report, nil, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
 		}
 		if remoteRefs, err = s.refsUnder(ctx, prefix); err == nil {
-			localRefs, err = s.refsUnder(ctx, ZergPrefix)
+			localRefs, err = s.refsUnder(ctx, gitstore.ZergPrefix)
 		}
 		if err == nil {
 			err = s.keepLostEvidence(ctx, prefix, trackedBefore, remoteRefs)
@@ -157,7 +159,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 			if o.Check == nil {
 				return report, nil, false, fmt.Errorf("state of %s fetched from %s with nothing to check it", f, remote)
 			}
-			if err := o.Check(ctx, s, f, l, r); err != nil {
+			if err := o.Check(ctx, s.Store, f, l, r); err != nil {
 				return report, nil, false, err
 			}
 		}
@@ -189,22 +191,22 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		}
 	}
 	// Local refs first, compare-and-swap against what we merged.
-	var updates []refUpdate
+	var updates []refs.Update
 	for _, rel := range sortedKeys(newLocal) {
 		if newLocal[rel] != localRefs[rel] {
-			updates = append(updates, refUpdate{Name: ZergPrefix + rel, New: plumbing.NewHash(newLocal[rel]), Old: hashOf(localRefs, rel)})
+			updates = append(updates, refs.Update{Name: gitstore.ZergPrefix + rel, New: plumbing.NewHash(newLocal[rel]), Old: hashOf(localRefs, rel)})
 		}
 	}
 	if len(updates) > 0 {
-		if err := s.updateRefs(ctx, updates); err != nil {
-			if errors.Is(err, errRace) {
+		if err := s.MoveRefs(ctx, updates); err != nil {
+			if errors.Is(err, refs.ErrRace) {
 				return report, remoteRefs, false, nil // a local writer got there first
 			}
 			return report, remoteRefs, false, err
 		}
 	}
 	if o.Arbiter {
-		if s.repushPins {
+		if o.RepushPins {
 			report.Recreated = s.pushLostPins(ctx, remote, few.unpinned, merged[o.Feature])
 		}
 		return report, remoteRefs, true, nil
@@ -223,7 +225,7 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 		if all[rel] == remoteRefs[rel] {
 			continue
 		}
-		ref := ZergPrefix + rel
+		ref := gitstore.ZergPrefix + rel
 		args = append(args, "--force-with-lease="+ref+":"+remoteRefs[rel])
 		refspecs = append(refspecs, all[rel]+":"+ref)
 		report.Pushed = append(report.Pushed, ref)
@@ -252,18 +254,18 @@ func (s *Store) SyncRoundWith(ctx context.Context, o SyncOptions) (report SyncRe
 // re-creating the ref puts back what the remote lost, and a round whose
 // push loses its race must not take that evidence with it. The next fetch
 // that finds the ref on the remote again replaces it.
-func (s *Store) keepLostEvidence(ctx context.Context, prefix string, before map[string]plumbing.Hash, remote map[string]string) error {
-	var back []refUpdate
+func (s store) keepLostEvidence(ctx context.Context, prefix string, before map[string]plumbing.Hash, remote map[string]string) error {
+	var back []refs.Update
 	for ref, h := range before {
 		rel := strings.TrimPrefix(ref, prefix)
 		if stateRef(rel) && remote[rel] == "" && !h.IsZero() {
-			back = append(back, refUpdate{Name: ref, New: h, Unchecked: true})
+			back = append(back, refs.Update{Name: ref, New: h, Unchecked: true})
 		}
 	}
 	if len(back) == 0 {
 		return nil
 	}
-	return s.updateRefs(ctx, back)
+	return s.MoveRefs(ctx, back)
 }
 
 // stateRef reports whether rel (relative to refs/zerg/) is a state ref: a
@@ -299,7 +301,7 @@ type fewFetched struct {
 // so that the transaction's push leases on its absence and puts back this
 // clone's state, the same history, instead of leasing on a value the remote
 // no longer has and losing every try.
-func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetched, error) {
+func (s store) fetchFew(ctx context.Context, remote, feature string, repushPins bool) (fewFetched, error) {
 	prefix := trackingPrefix(remote)
 	rels := []string{"locks"}
 	if feature != "" {
@@ -308,7 +310,7 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 	var specs []string
 	before := map[string]plumbing.Hash{}
 	for _, rel := range rels {
-		specs = append(specs, "+"+ZergPrefix+rel+":"+prefix+rel)
+		specs = append(specs, "+"+gitstore.ZergPrefix+rel+":"+prefix+rel)
 		before[rel], _ = s.ReadRef(prefix + rel)
 	}
 	if feature != "" {
@@ -316,8 +318,8 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 		// fails nothing when there is none): the level merge then has it
 		// and fetches nothing more, in a rush where every machine waits for
 		// that merge.
-		work := WorkPrefix + feature + "/"
-		specs = append(specs, "+"+work+"*:"+prefix+strings.TrimPrefix(work, ZergPrefix)+"*")
+		work := gitstore.WorkPrefix + feature + "/"
+		specs = append(specs, "+"+work+"*:"+prefix+strings.TrimPrefix(work, gitstore.ZergPrefix)+"*")
 	}
 	// A ref the remote does not have yet (no lock taken there yet) fails
 	// the batch, naming it: the batch goes again without it, one round
@@ -345,13 +347,13 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 	}
 	f := fewFetched{remote: map[string]string{}, local: map[string]string{}}
 	for _, rel := range rels {
-		if h, _ := s.ReadRef(ZergPrefix + rel); !h.IsZero() {
+		if h, _ := s.ReadRef(gitstore.ZergPrefix + rel); !h.IsZero() {
 			f.local[rel] = h.String()
 		}
 		// The tracking ref of a ref the remote lacks stays, stale, as the
 		// evidence that the remote had it (see lostOn), until a fetch finds
 		// it there again.
-		if missing[ZergPrefix+rel] || ferr != nil {
+		if missing[gitstore.ZergPrefix+rel] || ferr != nil {
 			continue
 		}
 		if h, _ := s.ReadRef(prefix + rel); !h.IsZero() {
@@ -361,12 +363,12 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 				// leased on what was read there): one that no longer holds
 				// what was fetched before was lost and made again.
 				if in, err := s.IsAncestor(ctx, old, h); err == nil && !in {
-					f.rewound = append(f.rewound, ZergPrefix+rel)
+					f.rewound = append(f.rewound, gitstore.ZergPrefix+rel)
 				}
 			}
 		}
 	}
-	if feature != "" && ferr == nil && s.repushPins {
+	if feature != "" && ferr == nil && repushPins {
 		var err error
 		if f.unpinned, err = s.unpinned(prefix, feature); err != nil {
 			return fewFetched{}, err
@@ -377,29 +379,34 @@ func (s *Store) fetchFew(ctx context.Context, remote, feature string) (fewFetche
 
 // unpinned are the pins of feature's work in this clone that the remote,
 // as just fetched, lacks.
-func (s *Store) unpinned(prefix, feature string) (map[string]plumbing.Hash, error) {
-	own, err := s.RefsUnder(WorkPrefix + feature + "/")
+func (s store) unpinned(prefix, feature string) (map[string]plumbing.Hash, error) {
+	own, err := s.RefsUnder(gitstore.WorkPrefix + feature + "/")
 	if err != nil || len(own) == 0 {
 		return nil, err
 	}
-	there, err := s.RefsUnder(prefix + strings.TrimPrefix(WorkPrefix, ZergPrefix) + feature + "/")
+	there, err := s.RefsUnder(prefix + strings.TrimPrefix(gitstore.WorkPrefix, gitstore.ZergPrefix) + feature + "/")
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]plumbing.Hash{}
 	for ref, h := range own {
-		if _, ok := there[prefix+strings.TrimPrefix(ref, ZergPrefix)]; !ok {
+		if _, ok := there[prefix+strings.TrimPrefix(ref, gitstore.ZergPrefix)]; !ok {
 			out[ref] = h
 		}
 	}
 	return out, nil
 }
 
-// SetRepushPins makes every catch-up push again this clone's pins of
-// verified work that the arbiter lost (see pushLostPins). Only where a
-// verified task's pin leaves the remote with its merge, which records it
-// done: under review, the merge keeps the task verified and drops its pin.
-func (s *Store) SetRepushPins(on bool) { s.repushPins = on }
+// SetRepushPins makes every catch-up of s's arbiter push again this
+// clone's pins of verified work that the arbiter lost (see pushLostPins);
+// nothing without an arbiter. Only where a verified task's pin leaves the
+// remote with its merge, which records it done: under review, the merge
+// keeps the task verified and drops its pin.
+func SetRepushPins(s *gitstore.Store, on bool) {
+	if a := arbiterOf(s); a != nil {
+		a.repushPins = on
+	}
+}
 
 // pushLostPins pushes again the pins that the remote lacks while the
 // feature's state at tip still has their task verified on that very
@@ -408,14 +415,14 @@ func (s *Store) SetRepushPins(on bool) { s.repushPins = on }
 // Each goes only where the remote has none (a lease on absence), and a
 // push that fails is tried again at the next catch-up. It returns the refs
 // pushed.
-func (s *Store) pushLostPins(ctx context.Context, remote string, pins map[string]plumbing.Hash, tip plumbing.Hash) []string {
+func (s store) pushLostPins(ctx context.Context, remote string, pins map[string]plumbing.Hash, tip plumbing.Hash) []string {
 	if len(pins) == 0 || tip.IsZero() {
 		return nil
 	}
 	args := []string{"push", "--quiet", "--porcelain", "--no-verify", remote}
 	var specs, refs []string
 	for _, ref := range sortedHashKeys(pins) {
-		rest := strings.TrimPrefix(ref, WorkPrefix)
+		rest := strings.TrimPrefix(ref, gitstore.WorkPrefix)
 		i := strings.LastIndexByte(rest, '/')
 		if i < 0 {
 			continue
@@ -475,13 +482,13 @@ func withoutMissing(specs []string, err error) ([]string, string) {
 
 // remoteEmpty reports whether remote answers and holds none of the
 // refs a fetch asked for (a new arbiter), rather than not answering.
-func (s *Store) remoteEmpty(ctx context.Context, remote string) bool {
-	_, err := s.git.Run(ctx, "ls-remote", "--exit-code", remote, ZergPrefix+"locks")
+func (s store) remoteEmpty(ctx context.Context, remote string) bool {
+	_, err := s.git.Run(ctx, "ls-remote", "--exit-code", remote, gitstore.ZergPrefix+"locks")
 	return gitcmd.ExitCode(err) == 2
 }
 
 // refsUnder lists refs under prefix, relative to it.
-func (s *Store) refsUnder(ctx context.Context, prefix string) (map[string]string, error) {
+func (s store) refsUnder(ctx context.Context, prefix string) (map[string]string, error) {
 	lines, err := s.git.Fields(ctx, '\n', "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	if err != nil {
 		return nil, err

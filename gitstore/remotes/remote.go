@@ -1,4 +1,4 @@
-package gitstore
+package remotes
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/refs"
 )
 
 // A host of a rush shared through a remote (rush --remote) fetches and
@@ -16,21 +18,20 @@ import (
 // for a transition (the arbiter's catch-up), the staging branch and the
 // level's pinned work for a level merge.
 
-// Arbiter is the remote every update goes through, "" for none.
-func (s *Store) Arbiter() string { return s.arbiter }
-
 // CatchUp merges the arbiter's state of feature and its locks into the
-// local refs (checked as sync checks what it fetches), between
-// transactions: a host that waits sees what the others did.
-func (s *Store) CatchUp(ctx context.Context, feature string) error {
-	if s.arbiter == "" {
+// local refs of s (checked as sync checks what it fetches), between
+// transactions: a host that waits sees what the others did. Nothing
+// without an arbiter.
+func CatchUp(ctx context.Context, s *gitstore.Store, feature string) error {
+	a := arbiterOf(s)
+	if a == nil {
 		return nil
 	}
-	mu := s.processLock()
+	mu := s.ProcessLock()
 	mu.Lock()
 	defer mu.Unlock()
-	_, err := s.catchUp(ctx, feature)
-	if errors.Is(err, errRace) {
+	_, err := a.catchUp(ctx, feature)
+	if errors.Is(err, refs.ErrRace) {
 		return nil // a local writer moved first: the next look catches up
 	}
 	return err
@@ -44,7 +45,8 @@ func stagingTracking(remote, feature string) string {
 
 // FetchStaging fetches the remote's branch (a full ref name) and returns
 // its commit, "" when the remote has no such branch.
-func (s *Store) FetchStaging(ctx context.Context, remote, feature, branch string) (string, error) {
+func FetchStaging(ctx context.Context, gs *gitstore.Store, remote, feature, branch string) (string, error) {
+	s := wrap(gs)
 	track := stagingTracking(remote, feature)
 	if _, err := s.git.Run(ctx, fetchArgs(remote, "+"+branch+":"+track)...); err != nil {
 		var ge *gitcmd.Error
@@ -62,7 +64,8 @@ func (s *Store) FetchStaging(ctx context.Context, remote, feature, branch string
 
 // PushStaging moves the remote's branch from old ("" for none yet) to
 // commit, by compare-and-swap. lost says another host moved it first.
-func (s *Store) PushStaging(ctx context.Context, remote, branch, commit, old string) (lost bool, err error) {
+func PushStaging(ctx context.Context, gs *gitstore.Store, remote, branch, commit, old string) (lost bool, err error) {
+	s := wrap(gs)
 	_, err = s.git.Run(ctx, "push", "--quiet", "--porcelain", "--no-verify", remote,
 		"--force-with-lease="+branch+":"+old, commit+":"+branch)
 	if err == nil {
@@ -77,13 +80,14 @@ func (s *Store) PushStaging(ctx context.Context, remote, branch, commit, old str
 // FetchWork brings the commits of the named refs under refs/zerg/work/
 // from remote, those whose commit this repository lacks, into the remote's
 // tracking refs: the local pins stay what this host pinned.
-func (s *Store) FetchWork(ctx context.Context, remote string, refs map[string]string) error {
+func FetchWork(ctx context.Context, gs *gitstore.Store, remote string, refs map[string]string) error {
+	s := wrap(gs)
 	var specs []string
 	for ref, commit := range refs {
-		if !strings.HasPrefix(ref, WorkPrefix) || !plumbing.IsHash(commit) || s.hasObject(plumbing.NewHash(commit)) {
+		if !strings.HasPrefix(ref, gitstore.WorkPrefix) || !plumbing.IsHash(commit) || s.HasObject(plumbing.NewHash(commit)) {
 			continue
 		}
-		specs = append(specs, "+"+ref+":"+trackingPrefix(remote)+strings.TrimPrefix(ref, ZergPrefix))
+		specs = append(specs, "+"+ref+":"+trackingPrefix(remote)+strings.TrimPrefix(ref, gitstore.ZergPrefix))
 	}
 	if len(specs) == 0 {
 		return nil
@@ -102,10 +106,11 @@ func (s *Store) FetchWork(ctx context.Context, remote string, refs map[string]st
 // PushRefs pushes refs under refs/zerg/ that only keep commits reachable
 // (gate records; deletes as empty values), in one push that is not atomic:
 // one that fails does not hold back the others, and nothing depends on them.
-func (s *Store) PushRefs(ctx context.Context, remote string, refs map[string]string) {
+func PushRefs(ctx context.Context, gs *gitstore.Store, remote string, refs map[string]string) {
+	s := wrap(gs)
 	var specs []string
 	for ref, commit := range refs {
-		if !strings.HasPrefix(ref, ZergPrefix) {
+		if !strings.HasPrefix(ref, gitstore.ZergPrefix) {
 			continue
 		}
 		if commit == "" {
