@@ -390,9 +390,11 @@ func TestServerToken(t *testing.T) {
 	if other := NewServer(ctx, NewSource(ctx, s, time.Now), "f"); other.token == sv.token || len(sv.token) < 32 {
 		t.Fatalf("tokens %q and %q: one per run, and long", sv.token, other.token)
 	}
+	// A token one character off (never the token itself, whatever its last).
+	wrong := sv.token[:len(sv.token)-1] + map[bool]string{true: "y", false: "x"}[strings.HasSuffix(sv.token, "x")]
 	noRedirect := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, path := range []string{"/", "/app.js", "/app.css", "/api/features", "/api/events?feature=f", "/api/task?feature=f&id=T1",
-		"/api/output?feature=f&id=T1", "/?token=", "/?token=" + sv.token[:len(sv.token)-1] + "x", "/api/features?token=guess"} {
+		"/api/output?feature=f&id=T1", "/?token=", "/?token=" + wrong, "/api/features?token=guess"} {
 		resp, err := noRedirect.Get(hs.URL + path)
 		if err != nil {
 			t.Fatal(err)
