@@ -104,6 +104,11 @@ func (r *rush) runFlow() (stop error, err error) {
 	results := make(chan slotResult, r.n)
 	merged := make(chan batch, 1)
 	merging := false
+	defer func() {
+		if merging {
+			<-merged // before its store goes
+		}
+	}()
 	var firstErr, halted, aborted error
 	for {
 		tasks, err = r.snapshot(r.s)
