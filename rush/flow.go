@@ -96,11 +96,7 @@ func (r *rush) runFlow() (stop error, err error) {
 	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Text: fmt.Sprintf("%s in %s, by their dependencies",
 		engine.Plural(len(tasks), "task"), engine.Plural(len(shown), "level"))})
 
-	free := make([]int, 0, r.n)
-	for i := r.n; i >= 1; i-- {
-		free = append(free, i)
-	}
-	running := map[string]int{} // task -> slot
+	workers := newPool(r.n)
 	results := make(chan slotResult, r.n)
 	merged := make(chan batch, 1)
 	merging := false
@@ -129,25 +125,21 @@ func (r *rush) runFlow() (stop error, err error) {
 				go func() { merged <- r.mergeBatch(mg, mm, pins) }()
 			}
 		}
-		if firstErr == nil && halted == nil && aborted == nil && len(free) > 0 && !r.stopping() {
+		if firstErr == nil && halted == nil && aborted == nil && len(workers.free) > 0 && !r.stopping() {
 			for _, t := range flowReady(tasks, r.policy, r.g.Time(), base.held, paths) {
-				if len(free) == 0 {
+				if len(workers.free) == 0 {
 					break
 				}
-				if running[t.ID()] != 0 {
+				if workers.runs(t.ID()) {
 					continue
 				}
-				slot := free[len(free)-1]
-				free = free[:len(free)-1]
-				running[t.ID()] = slot
+				slot := workers.take(t.ID())
 				if !r.hasSlot(slot) {
 					// git makes worktrees one at a time: made here, in
 					// the order of the tasks, the longest path's worker
 					// starts first rather than whichever wins the race.
 					if _, err := r.slot(ctx, slot, base.tip); err != nil {
-						firstErr = err
-						delete(running, t.ID())
-						free = append(free, slot)
+						firstErr = workers.put(slotResult{slot: slot, task: t.ID(), err: err})
 						break
 					}
 				}
@@ -156,7 +148,7 @@ func (r *rush) runFlow() (stop error, err error) {
 				}(t.ID(), slot, base.tip, t.Level)
 			}
 		}
-		if len(running) == 0 && !merging {
+		if workers.idle() && !merging {
 			switch {
 			case firstErr != nil:
 				return nil, firstErr
@@ -175,20 +167,15 @@ func (r *rush) runFlow() (stop error, err error) {
 				break
 			}
 			if wait > 0 {
-				select {
-				case <-time.After(wait):
-				case <-r.stopCtx.Done():
-				}
+				r.pause(wait)
 				continue
 			}
 			break // nothing can run any more: blocked dependencies
 		}
 		select {
 		case res := <-results:
-			delete(running, res.task)
-			free = append(free, res.slot)
-			if res.err != nil && firstErr == nil {
-				firstErr = res.err
+			if err := workers.put(res); err != nil && firstErr == nil {
+				firstErr = err
 			}
 		case b := <-merged:
 			merging = false

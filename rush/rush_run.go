@@ -271,11 +271,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		return nil, err
 	}
 	r.levelStart(level, tasks)
-	free := make([]int, 0, r.n)
-	for i := r.n; i >= 1; i-- {
-		free = append(free, i)
-	}
-	running := map[string]int{} // task -> slot
+	workers := newPool(r.n)
 	results := make(chan slotResult)
 	var firstErr error
 	for {
@@ -283,7 +279,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		// transitions; an idle one looks at the remote now and then,
 		// unless what it holds already says the level is settled (no
 		// other host can undo that): then it merges at once.
-		if len(running) == 0 && r.remote != "" && !levelSettled(tasks, level) {
+		if workers.idle() && r.remote != "" && !levelSettled(tasks, level) {
 			if err := r.poll(false); err != nil {
 				return nil, err
 			}
@@ -296,40 +292,36 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			return nil, err
 		}
 		r.g.Emit(engine.Event{Type: engine.EvProgress, Level: level, Tasks: tasks})
-		if firstErr == nil && len(free) > 1 && !r.stopping() && r.remote != "" {
+		if firstErr == nil && len(workers.free) > 1 && !r.stopping() && r.remote != "" {
 			// Workers that start together (a level's start) claim in one
 			// transaction: one push to the remote for this host, where one
 			// each would queue behind the other hosts' pushes.
-			claimed, err := r.claimTogether(tasks, level, free, tip)
+			claimed, err := r.claimTogether(tasks, level, workers.free, tip)
 			if err != nil {
 				firstErr = err
 			}
 			for _, t := range claimed {
-				slot := free[len(free)-1]
-				free = free[:len(free)-1]
-				running[t.ID()] = slot
+				slot := workers.take(t.ID())
 				go func(t *state.Task, slot int) {
 					results <- slotResult{slot: slot, task: t.ID(), err: r.runTask(t.ID(), slot, tip, level, t)}
 				}(t, slot)
 			}
 		}
-		if firstErr == nil && len(free) > 0 && !r.stopping() {
+		if firstErr == nil && len(workers.free) > 0 && !r.stopping() {
 			for _, t := range r.policy.ReadyOrder(tasks, r.g.Time()) {
-				if len(free) == 0 {
+				if len(workers.free) == 0 {
 					break
 				}
-				if t.Level != level || running[t.ID()] != 0 {
+				if t.Level != level || workers.runs(t.ID()) {
 					continue
 				}
-				slot := free[len(free)-1]
-				free = free[:len(free)-1]
-				running[t.ID()] = slot
+				slot := workers.take(t.ID())
 				go func(id string, slot int) {
 					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
 				}(t.ID(), slot)
 			}
 		}
-		if len(running) == 0 {
+		if workers.idle() {
 			if firstErr != nil {
 				return nil, firstErr
 			}
@@ -344,20 +336,15 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 				break // what was verified still merges; then the rush stops
 			}
 			if wait > 0 {
-				select {
-				case <-time.After(wait):
-				case <-r.stopCtx.Done():
-				}
+				r.pause(wait)
 				continue
 			}
 			break // nothing can run any more: blocked dependencies
 		}
 		select {
 		case res := <-results:
-			delete(running, res.task)
-			free = append(free, res.slot)
-			if res.err != nil && firstErr == nil {
-				firstErr = res.err
+			if err := workers.put(res); err != nil && firstErr == nil {
+				firstErr = err
 			}
 		case <-time.After(200 * time.Millisecond):
 		}
@@ -370,6 +357,49 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		return stop, err
 	}
 	return r.stopErr(), nil
+}
+
+// pool is a scheduler's worker slots: the free ones, handed out from the
+// end, and the slot each running task holds.
+type pool struct {
+	free    []int
+	running map[string]int
+}
+
+func newPool(n int) *pool {
+	p := &pool{free: make([]int, 0, n), running: map[string]int{}}
+	for i := n; i >= 1; i-- {
+		p.free = append(p.free, i)
+	}
+	return p
+}
+
+// take hands a free slot to task.
+func (p *pool) take(task string) int {
+	slot := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.running[task] = slot
+	return slot
+}
+
+// put takes a slot back when its task run ends, and returns the tool's
+// error it ended with.
+func (p *pool) put(res slotResult) error {
+	delete(p.running, res.task)
+	p.free = append(p.free, res.slot)
+	return res.err
+}
+
+func (p *pool) runs(task string) bool { return p.running[task] != 0 }
+
+func (p *pool) idle() bool { return len(p.running) == 0 }
+
+// pause waits d, or until the rush is interrupted.
+func (r *rush) pause(d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-r.stopCtx.Done():
+	}
 }
 
 // levelWait is the pure levelWait at the rush's clock and policy, saying

@@ -15,6 +15,16 @@ import (
 // and opens its store.
 func New(t *testing.T) *gitstore.Store {
 	t.Helper()
+	s, err := gitstore.Open(context.Background(), Repo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Repo makes the repository New opens, and returns its directory.
+func Repo(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HOME", dir)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -23,9 +33,5 @@ func New(t *testing.T) *gitstore.Store {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	s, err := gitstore.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return dir
 }
