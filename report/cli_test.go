@@ -57,8 +57,9 @@ func TestEpicEvents(t *testing.T) {
 	ev(engine.Event{Type: engine.EvProgress, Feature: "f", Level: 1})
 	ev(engine.Event{Type: engine.EvTransition, Feature: "f", Task: "A", Text: "done"})
 	ev(engine.Event{Type: engine.EvNote, Feature: "g", Text: "hello"})
+	ev(engine.Event{Type: engine.EvLevelStart, Feature: "h", Text: "2 tasks in 1 level, by their dependencies"})
 	out := buf.String()
-	for _, want := range []string{"f/A done", "g: hello"} {
+	for _, want := range []string{"f/A done", "g: hello", "h: 2 tasks in 1 level"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q: %q", want, out)
 		}

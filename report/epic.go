@@ -298,7 +298,7 @@ func EpicEvents(p *Live) func(engine.Event) {
 		case engine.EvLevelMerged:
 			p.Note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, ShortHash(ev.Text))
 			return
-		case engine.EvNote:
+		case engine.EvNote, engine.EvLevelStart:
 			if ev.Feature != "" {
 				ev.Text = ev.Feature + ": " + ev.Text
 			}

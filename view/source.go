@@ -26,6 +26,17 @@ type Source struct {
 	// and the same forged tip is not replayed again at every tick.
 	refused    plumbing.Hash
 	refusedErr error
+	// only, when set, is the features the views list and switch between
+	// (an epic's, in its order), instead of every planned one.
+	only []string
+}
+
+// Only makes the views list and switch between features alone, in that
+// order (an epic's), those not planned left out.
+func (src *Source) Only(features []string) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	src.only = features
 }
 
 // NewSource reads s; now is the clock snapshots are stamped with; ctx
@@ -95,6 +106,18 @@ func (src *Source) Features() ([]string, error) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	fs, err := src.s.Features()
+	if src.only != nil && err == nil {
+		planned := map[string]bool{}
+		for _, f := range fs {
+			planned[f] = true
+		}
+		fs = nil
+		for _, f := range src.only {
+			if planned[f] {
+				fs = append(fs, f)
+			}
+		}
+	}
 	if fs == nil {
 		fs = []string{}
 	}

@@ -634,3 +634,22 @@ func TestReadOutputScrubs(t *testing.T) {
 		t.Errorf("output %+v, %v", o, err)
 	}
 }
+
+// TestSourceOnly: a source told of an epic's features lists those alone,
+// in the epic's order, the ones not planned left out.
+func TestSourceOnly(t *testing.T) {
+	s := newStore(t)
+	planThree(t, s)
+	src := NewSource(context.Background(), s, time.Now)
+	if fs, err := src.Features(); err != nil || len(fs) != 1 || fs[0] != "f" {
+		t.Fatalf("Features = %v, %v; want [f]", fs, err)
+	}
+	src.Only([]string{"x", "f"})
+	if fs, err := src.Features(); err != nil || len(fs) != 1 || fs[0] != "f" {
+		t.Fatalf("Features of [x f] = %v, %v; want [f] (x is not planned)", fs, err)
+	}
+	src.Only([]string{"x"})
+	if fs, err := src.Features(); err != nil || len(fs) != 0 {
+		t.Fatalf("Features of [x] = %v, %v; want none", fs, err)
+	}
+}

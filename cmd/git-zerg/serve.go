@@ -58,8 +58,13 @@ func runServe(e *env, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	// The page lists every feature; it opens on the one chosen, else the
-	// first (none planned yet: it waits for one).
+	// The page lists every feature (an epic's alone, with --epic); it
+	// opens on the one chosen, else the first (none planned yet: it
+	// waits for one).
+	features, err := e.epicFeatures(o.epic)
+	if err != nil {
+		return err
+	}
 	feature, err := engine.ShownFeature(e.feature, e.Store)
 	if err != nil {
 		return err
@@ -70,7 +75,9 @@ func runServe(e *env, o *serveOptions) error {
 	if err != nil {
 		return failed("serve: cannot listen", err.Error())
 	}
-	sv := view.NewServer(ctx, view.NewSource(ctx, s, e.now), feature)
+	src := view.NewSource(ctx, s, e.now)
+	src.Only(features)
+	sv := view.NewServer(ctx, src, feature)
 	sv.Public = !loopback
 	if !loopback {
 		fmt.Fprintf(e.stderr, "git-zerg: warning: serving on %s: anyone who can reach it can read the state, the task history and the workers' output\n", l.Addr())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/view"
 )
@@ -17,10 +18,12 @@ type watchOptions struct {
 	once   bool
 	sync   time.Duration
 	remote string
+	epic   string
 }
 
 func watchFlags(o *watchOptions) []cli.Flag {
 	return []cli.Flag{
+		&cli.StringFlag{Name: "epic", Usage: "show the features of epic `NAME`, in its order, starting at the first not complete", Destination: &o.epic},
 		&cli.DurationFlag{Name: "sync", Usage: "run sync in the background every `INTERVAL` (a rush on another host)", Destination: &o.sync},
 		&cli.StringFlag{Name: "remote", Usage: "the `REMOTE` --sync shares state with (default: sync.remote, else origin)", Destination: &o.remote},
 	}
@@ -50,6 +53,38 @@ func watchCmd(e *env) *cli.Command {
 	}
 }
 
+// epicFeatures is the features of epic, in its order, for the views to
+// list alone (nil when epic is ""); the view opens on the first that is
+// not complete unless a feature was named.
+func (e *env) epicFeatures(name string) ([]string, error) {
+	if name == "" {
+		return nil, nil
+	}
+	g, err := e.repoEngine()
+	if err != nil {
+		return nil, err
+	}
+	st, err := epic.StatusOf(g, name)
+	if err != nil {
+		return nil, err
+	}
+	features := []string{}
+	first := ""
+	for _, f := range st.Features {
+		features = append(features, f.Name)
+		if first == "" && f.State != "done" && f.State != "not planned" {
+			first = f.Name
+		}
+	}
+	if first == "" && len(features) > 0 {
+		first = features[len(features)-1]
+	}
+	if e.feature == "" {
+		e.feature = first
+	}
+	return features, nil
+}
+
 // syncer is the background sync the flags ask for.
 func (e *env) syncer(o *watchOptions) (*view.Syncer, error) {
 	y := &view.Syncer{Store: e.Store, Config: e.config, Now: e.now, Interval: o.sync, Remote: o.remote}
@@ -68,12 +103,17 @@ func runWatch(e *env, o *watchOptions) error {
 			return err
 		}
 	}
+	features, err := e.epicFeatures(o.epic)
+	if err != nil {
+		return err
+	}
 	_, _, feature, err := e.view()
 	if err != nil {
 		return err
 	}
 	s, _ := e.Store()
 	src := view.NewSource(ctx, s, e.now)
+	src.Only(features)
 	if !o.once {
 		return view.Live(ctx, src, feature, e.stdin, e.stdout, e.isTTY, y, func(err error) {
 			fmt.Fprintf(e.stderr, "git-zerg: watch: %v\n", err)
