@@ -13,7 +13,8 @@ func logCmd(e *env) *cli.Command {
 		Name:  "log",
 		Usage: "every state transition of the feature, newest first",
 		Description: "Each transition is a commit on refs/zerg/features/<feature>; -p shows it as a\n" +
-			"diff of the task's stored state.",
+			"diff of the task's stored state. On a terminal the output goes through git's pager\n" +
+			"(GIT_PAGER, core.pager, PAGER, else less), as git log's does.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "patch", Aliases: []string{"p"}, Usage: "show each transition as a diff", Destination: &patch},
 			&cli.IntFlag{Name: "n", Usage: "show at most `N` transitions", Destination: &limit},
@@ -40,7 +41,9 @@ func logCmd(e *env) *cli.Command {
 			if e.json {
 				return report.WriteJSON(e.stdout, log)
 			}
-			report.WriteLogText(e.stdout, log)
+			w, done := e.pager() // a log runs long, as git's does
+			defer done()
+			report.WriteLogText(w, log)
 			return nil
 		},
 	}

@@ -763,3 +763,48 @@ func TestWatchRush(t *testing.T) {
 		t.Fatal("the rush did not end after its last task")
 	}
 }
+
+// TestLogPaged: on a terminal, log goes through the pager git would use,
+// as git log does; into a pipe it does not.
+func TestLogPaged(t *testing.T) {
+	r := newViewRepo(t, viewGraph)
+	r.zerg(t, "claim", "--worker", "w1", "T1")
+	cmd := exec.Command("git-zerg", "log", "-p")
+	cmd.Dir = r.repo
+	cmd.Env = append(r.env, "GIT_PAGER=sed s/^/PAGED:/")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	read := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(tty) // to the terminal's end: EIO once the process is gone
+		read <- string(b)
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("log -p on a terminal: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("log -p did not end with its pager")
+	}
+	select {
+	case out := <-read:
+		if !regexp.MustCompile(`PAGED:.*claim T1`).MatchString(out) {
+			t.Errorf("log -p on a terminal did not go through the pager:\n%s", out)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal did not end")
+	}
+	piped := exec.Command("git-zerg", "log", "-p")
+	piped.Dir, piped.Env = r.repo, append(r.env, "GIT_PAGER=sed s/^/PAGED:/")
+	out, err := piped.Output()
+	if err != nil || strings.Contains(string(out), "PAGED:") || !strings.Contains(string(out), "claim T1") {
+		t.Errorf("log -p into a pipe: %v\n%s", err, out)
+	}
+}
