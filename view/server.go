@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -114,13 +115,38 @@ func (sv *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := webFiles.ReadFile("web/index.html")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(b)
+		w.Write(sv.withFirstSnapshot(b))
 	})
 	mux.HandleFunc("GET /api/features", sv.features)
 	mux.HandleFunc("GET /api/events", sv.events)
 	mux.HandleFunc("GET /api/task", sv.task)
 	mux.HandleFunc("GET /api/output", sv.output)
 	return sv.guard(mux)
+}
+
+// withFirstSnapshot puts the feature's snapshot into the page, as data
+// (a script element of type application/json, which nothing runs and the
+// page's policy allows): the graph is drawn as the page loads, before its
+// event stream answers, and a screenshot taken at load shows it.
+func (sv *Server) withFirstSnapshot(page []byte) []byte {
+	sn, err := sv.src.Snapshot(sv.feature)
+	if err != nil {
+		return page
+	}
+	// encoding/json writes <, > and & as \u escapes: no </script> ends it.
+	data, err := json.Marshal(snapshotEvent{sn, sv.src.Now()})
+	if err != nil {
+		return page
+	}
+	i := bytes.LastIndex(page, []byte("</body>"))
+	if i < 0 {
+		return page
+	}
+	out := append([]byte(nil), page[:i]...)
+	out = append(out, `<script id="first" type="application/json">`...)
+	out = append(out, data...)
+	out = append(out, "</script>\n"...)
+	return append(out, page[i:]...)
 }
 
 // guard refuses requests for another host name or without the run's

@@ -420,6 +420,18 @@ func TestServerToken(t *testing.T) {
 	if c := cs[0]; c.Value != sv.token || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
 		t.Errorf("cookie %+v", c)
 	}
+	// The page comes with the feature's snapshot, as data.
+	page, _ := http.NewRequest("GET", hs.URL+"/", nil)
+	page.AddCookie(cs[0])
+	if resp, err := noRedirect.Do(page); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the page with the cookie: %v %v", resp, err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !regexp.MustCompile(`<script id="first" type="application/json">\{"feature":"f",[^<]*"id":"T1"[^<]*</script>`).Match(body) {
+			t.Errorf("the page does not carry the snapshot:\n%s", body)
+		}
+	}
 	req, _ := http.NewRequest("GET", hs.URL+"/api/features", nil)
 	req.AddCookie(cs[0])
 	if resp, err := noRedirect.Do(req); err != nil || resp.StatusCode != 200 {

@@ -352,6 +352,9 @@ func TestServeBrowser(t *testing.T) {
 	ctx := newBrowser(t, 1200, 800)
 	navigate(t, ctx, url)
 	waitJS(t, ctx, `window.zerg && window.zerg.nodes === 3`, 15*time.Second)
+	if !evalJS[bool](t, ctx, `window.zerg.first === true`) {
+		t.Error("the page did not draw the snapshot it came with")
+	}
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('#graph svg .node').length`); n != 3 {
 		t.Fatalf("graph has %d nodes, want 3", n)
 	}

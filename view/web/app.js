@@ -97,6 +97,19 @@
     $('feature').value = feature;
     $('back').href = $('home').href = '#/' + encodeURIComponent(feature);
     setConn('wait', 'connecting');
+    // The page came with the snapshot of its first feature: drawn now,
+    // before the stream's own first one.
+    const first = $('first');
+    if (first) {
+      first.remove();
+      try {
+        const sn = JSON.parse(first.textContent);
+        if (sn.feature === feature) {
+          onSnapshot(sn);
+          stats.first = true;
+        }
+      } catch (e) { /* the stream's snapshot comes anyway */ }
+    }
     const es = new EventSource('api/events?feature=' + encodeURIComponent(feature));
     st.es = es;
     es.addEventListener('snapshot', (e) => onSnapshot(JSON.parse(e.data)));
