@@ -263,8 +263,20 @@ func (r *rush) land(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin
 	if !errors.As(failed, &ee) || ee.Kind != engine.Failed || res.Tip == old {
 		return failed, nil // interrupted, or nothing merged: the gates fail on staging as it was
 	}
-	if err := mgr.UndoMerge(ctx, old, res.Tip); err != nil {
-		return nil, err
+	// Whom to blame: the batch only if staging passed without it. Never
+	// gated (the feature's start), it is gated now, the batch set aside.
+	passed, err := r.passedBefore(g, mgr, old, res.Tip)
+	if err != nil || !passed {
+		if err == nil {
+			// The gates fail without the batch too: nothing of it is to
+			// blame. It stays merged, done, and the rush stops, as it
+			// does level by level.
+			err = r.keepMerged(g, mgr, pins, old)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return failed, nil
 	}
 	if len(pins) > 1 {
 		half := len(pins) / 2
@@ -273,12 +285,56 @@ func (r *rush) land(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin
 		}
 		return r.land(g, mgr, pins[half:])
 	}
-	// One task's work on a staging that passed, or that was never gated
-	// (the start of the feature): which one decides who is to blame.
-	if stop, err := runQualityGates(g, mgr, true); stop != nil || err != nil {
-		return stop, err
-	}
 	return nil, g.BlockGatesFailed(pins[0].Task, pins[0].Commit, "quality gates failed with its work merged: "+ee.Why)
+}
+
+// passedBefore reports whether staging passed the gates at old, the tip
+// before the merge that failed them, and leaves staging there (moved
+// back from tip). A tip never gated is gated now.
+func (r *rush) passedBefore(g *engine.Engine, mgr *worktree.Manager, old, tip string) (bool, error) {
+	s := g.Store
+	tree, err := s.TreeOf(old)
+	if err != nil {
+		return false, err
+	}
+	set := gateSet(g.Config.Gates)
+	if failedRec, _ := s.ReadRef(gatesFailedRef(tree)); !failedRec.IsZero() && !passedHere(s, tree, set) {
+		return false, nil // failed before: staging stays as the merge left it
+	}
+	if err := mgr.UndoMerge(g.Context(), old, tip); err != nil {
+		return false, err
+	}
+	if passedHere(s, tree, set) {
+		return true, nil
+	}
+	stop, err := runQualityGates(g, mgr, true)
+	return stop == nil && err == nil, err
+}
+
+// keepMerged merges pins again and records them done, when the gates
+// fail on staging with and without them. Staging is at old, or still
+// where the failed merge left it.
+func (r *rush) keepMerged(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin, old string) error {
+	tip, err := mgr.EnsureStaging(g.Context(), "")
+	if err != nil {
+		return err
+	}
+	var res worktree.MergeResult
+	if tip == old {
+		var stop error
+		if res, stop, err = mergeOnly(g, mgr, pins); stop != nil || err != nil {
+			if err == nil {
+				err = stop
+			}
+			return err
+		}
+	} else {
+		res = worktree.MergeResult{Tip: tip}
+		for _, p := range pins {
+			res.Merged = append(res.Merged, p.Task)
+		}
+	}
+	return g.RecordMerged(pins, append(append([]string(nil), res.Merged...), res.Skipped...), res.Tip)
 }
 
 // showSettled prints the table of each level that has just settled (its
