@@ -154,7 +154,7 @@ func Replay(c Commit) []Problem {
 			add("", "the clock file says %d, the message %d", c.StoredClock, c.Clock)
 		}
 	}
-	if c.FeatureChanged && c.Op != state.OpPlan {
+	if c.FeatureChanged && !replans(c.Op) {
 		add("", "feature.json changed outside a plan")
 	}
 	if c.Op.NamesTask() && c.Task != "" {
@@ -229,6 +229,11 @@ func replayMerge(c Commit, m MergeStep) string {
 	return ""
 }
 
+// replans reports whether a commit of op may change the plan itself:
+// the feature's levels, the tasks there are, their specs. A plan starts
+// every task afresh; plan --update keeps the unchanged ones' histories.
+func replans(op state.Op) bool { return op == state.OpPlan || op == state.OpUpdate }
+
 // newEvents returns the events After appended to Before's history, nil when
 // the history was not only appended to. A plan starts every task afresh.
 func newEvents(before, after *state.Task, op state.Op) []state.Event {
@@ -283,7 +288,7 @@ func replayStep(c Commit, s Step) []Problem {
 		before = nil
 	}
 	if after == nil {
-		if before != nil {
+		if before != nil && !replans(c.Op) {
 			add("task deleted outside a plan")
 		}
 		return why
@@ -331,7 +336,7 @@ func replayStep(c Commit, s Step) []Problem {
 	}
 
 	// The plan is not the history's to change.
-	if before != nil {
+	if before != nil && !replans(c.Op) {
 		for _, f := range []struct {
 			name string
 			a, b any
@@ -364,7 +369,7 @@ func replayStep(c Commit, s Step) []Problem {
 		if !ev.Op.Legal(ev.From, ev.To) {
 			add("%s is not a legal transition", what)
 		}
-		if ev.Op == state.OpPlan && c.Op != state.OpPlan {
+		if ev.Op == state.OpPlan && !replans(c.Op) {
 			add("%s outside a plan", what)
 		}
 		if ev.Clock != c.Clock {
@@ -379,6 +384,10 @@ func replayStep(c Commit, s Step) []Problem {
 			attempts = 0
 		}
 		switch ev.Op {
+		case state.OpUpdate:
+			// Changed by plan --update: it starts again, its work
+			// taken out of staging.
+			commit, base, pr = "", "", 0
 		case state.OpClaim:
 			claimed = true
 			commit, base = "", after.Base

@@ -261,3 +261,22 @@ func WriteTransition(w io.Writer, ts []*state.Task, asJSON bool) error {
 	}
 	return nil
 }
+
+// UpdateOf is plan --update's document, [] for an empty list.
+func UpdateOf(u Update) Update {
+	u.Kept, u.Changed, u.Added, u.Removed, u.TakenOut = nonNil(u.Kept), nonNil(u.Changed), nonNil(u.Added), nonNil(u.Removed), nonNil(u.TakenOut)
+	return u
+}
+
+// Update is what plan --update prints with --json.
+type Update struct {
+	Feature  string     `json:"feature"`
+	Tasks    int        `json:"tasks"`
+	Levels   [][]string `json:"levels"`
+	Kept     []string   `json:"kept"`
+	Changed  []string   `json:"changed"`
+	Added    []string   `json:"added"`
+	Removed  []string   `json:"removed"`
+	TakenOut []string   `json:"taken_out"`
+	Commit   string     `json:"commit"`
+}

@@ -21,6 +21,8 @@ const (
 	OpBlock     Op = "block"
 	OpRetry     Op = "retry"
 	OpApprove   Op = "approve"
+	// OpUpdate: plan --update changed the task's spec; it starts again.
+	OpUpdate Op = "update"
 	// OpConflict records, in a sync merge, a transition another machine
 	// made concurrently and lost; the task's own state does not move.
 	OpConflict Op = "conflict"
@@ -91,6 +93,7 @@ var ops = sync.OnceValue(func() map[Op]opFacts {
 		OpBlock:       {moves: [][2]Status{{Failed, Blocked}}},
 		OpRetry:       {moves: [][2]Status{{Blocked, Pending}, {Failed, Pending}}, namesTask: true, attempts: ResetCount},
 		OpApprove:     {moves: [][2]Status{{Pending, Pending}, {Failed, Failed}, {Blocked, Blocked}}, namesTask: true, quiet: true},
+		OpUpdate:      {moves: [][2]Status{{Pending, Pending}, {Failed, Pending}, {Blocked, Pending}, {Verified, Pending}, {Done, Pending}}, attempts: ResetCount},
 		OpConflict:    {moves: sameStatus()},
 		OpShip:        {moves: [][2]Status{{Verified, Verified}}, namesTask: true},
 		OpLand:        {moves: [][2]Status{{Verified, Done}}, namesTask: true},

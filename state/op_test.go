@@ -32,6 +32,7 @@ var opTable = map[Op]opRow{
 	OpBlock:       {moves: [][2]Status{{Failed, Blocked}}, progress: true},
 	OpRetry:       {moves: [][2]Status{{Blocked, Pending}, {Failed, Pending}}, namesTask: true, attempts: ResetCount, progress: true},
 	OpApprove:     {moves: [][2]Status{{Pending, Pending}, {Failed, Failed}, {Blocked, Blocked}}, namesTask: true},
+	OpUpdate:      {moves: [][2]Status{{Pending, Pending}, {Failed, Pending}, {Blocked, Pending}, {Verified, Pending}, {Done, Pending}}, attempts: ResetCount, progress: true},
 	OpConflict:    {moves: [][2]Status{{Pending, Pending}, {Claimed, Claimed}, {Verified, Verified}, {Done, Done}, {Failed, Failed}, {Blocked, Blocked}}, progress: true},
 	OpShip:        {moves: [][2]Status{{Verified, Verified}}, namesTask: true, progress: true},
 	OpLand:        {moves: [][2]Status{{Verified, Done}}, namesTask: true, progress: true},

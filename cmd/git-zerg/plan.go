@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -100,6 +101,7 @@ func (e *env) loadGraph(file string, strict, keepMisspelt bool) (*levels.Plan, e
 type planOptions struct {
 	graph  string
 	force  bool
+	update bool
 	accept bool
 	yes    bool
 	strict bool
@@ -117,7 +119,9 @@ func planCmd(e *env) *cli.Command {
 		Usage:     "validate a task graph and store it as the feature's initial state",
 		ArgsUsage: "[FEATURE]",
 		Description: "FEATURE defaults to the graph's \"feature\". An existing feature is refused (exit 3)\n" +
-			"unless --force, which starts it over and keeps the old history in its log.\n" +
+			"unless --force, which starts it over and keeps the old history in its log, or\n" +
+			"--update, which amends it: unchanged tasks keep their state and history, a changed\n" +
+			"task starts again with its merged work taken out of staging, added tasks are pending.\n" +
 			"--accept trusts, on this machine, the tasks of a feature that arrived by sync (or\n" +
 			"from the forge's issues): it shows each task that is new here, or changed since it\n" +
 			"was accepted here, as a diff, and asks first; --yes accepts without asking (for\n" +
@@ -125,6 +129,7 @@ func planCmd(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "graph", Aliases: []string{"g"}, Usage: "task graph `FILE`", Destination: &o.graph},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing feature", Destination: &o.force},
+			&cli.BoolFlag{Name: "update", Usage: "amend the planned feature: unchanged tasks keep their state, changed ones start again", Destination: &o.update},
 			&cli.BoolFlag{Name: "accept", Usage: "review and trust the tasks of a synced feature", Destination: &o.accept},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --accept: accept without asking", Destination: &o.yes},
 			&cli.BoolFlag{Name: "strict", Usage: "treat warnings as errors", Destination: &o.strict},
@@ -157,6 +162,9 @@ func runPlan(e *env, o *planOptions) error {
 	}
 	if o.yes && !o.accept {
 		return usageErr("plan: --yes goes with --accept")
+	}
+	if o.update && (o.force || o.accept || o.fromIssues) {
+		return usageErr("plan: --update takes no --force, --accept or --from-issues")
 	}
 	if (o.label != "" || o.milestone != "") && !o.fromIssues {
 		return usageErr("plan: --label and --milestone go with --from-issues")
@@ -191,7 +199,38 @@ func runPlan(e *env, o *planOptions) error {
 	if err := engine.CheckFeatureName(name); err != nil {
 		return err
 	}
-	return e.storePlan(&engine.Engine{Ctx: e.ctx, Store: s, Feature: name, Now: e.now}, plan, o.force, false)
+	g := &engine.Engine{Ctx: e.ctx, Store: s, Feature: name, Now: e.now}
+	if o.update {
+		return e.updatePlan(g, plan)
+	}
+	return e.storePlan(g, plan, o.force, false)
+}
+
+// updatePlan amends the planned feature and says what changed.
+func (e *env) updatePlan(g *engine.Engine, plan *levels.Plan) error {
+	res, err := g.Update(plan)
+	if err != nil {
+		return err
+	}
+	report.WarmStatusJSON(g.Store, res.Feature, e.now())
+	if e.json {
+		return report.WriteJSON(e.stdout, report.UpdateOf(report.Update{Feature: res.Feature, Tasks: res.Tasks, Levels: res.Levels, Kept: res.Kept,
+			Changed: res.Changed, Added: res.Added, Removed: res.Removed, TakenOut: res.TakenOut, Commit: res.StateCommit}))
+	}
+	fmt.Fprintf(e.stdout, "updated %s: %s in %s; %d kept, %d changed, %d added, %d removed\n", res.Feature,
+		report.Plural(res.Tasks, "task"), report.Plural(len(res.Levels), "level"), len(res.Kept), len(res.Changed), len(res.Added), len(res.Removed))
+	for _, list := range []struct {
+		what string
+		ids  []string
+	}{{"starts again", res.Changed}, {"added", res.Added}, {"removed", res.Removed}} {
+		if len(list.ids) > 0 {
+			fmt.Fprintf(e.stderr, "%s: %s\n", list.what, strings.Join(list.ids, ", "))
+		}
+	}
+	if len(res.TakenOut) > 0 {
+		fmt.Fprintf(e.stderr, "taken out of staging: %s (staging at %s; the next rush gates it)\n", strings.Join(res.TakenOut, ", "), report.ShortHash(res.StagingTip))
+	}
+	return nil
 }
 
 // storePlan stores a checked plan as the feature's first state and says so.

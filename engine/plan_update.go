@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// UpdateResult is what plan --update changed.
+type UpdateResult struct {
+	Feature                 string
+	Kept, Changed           []string // tasks as they were; tasks that start again
+	Added, Removed          []string
+	TakenOut                []string // tasks whose merged work left staging
+	Tasks                   int
+	Levels                  [][]string
+	StagingTip, StateCommit string
+}
+
+// Update amends a planned feature with a new graph: a task whose spec is
+// unchanged keeps its state and history (its level and dependents as the
+// new plan has them); a changed one starts again (pending, its attempt
+// count reset, its history kept), and its work, if merged, is taken out
+// of staging by a revert commit; added tasks are pending; a removed one
+// leaves the state (its history stays in the feature's log) and its
+// merged work leaves staging. A task a worker holds is refused (kind
+// Refused): its worker would go on with a task that is no more. The new
+// graph's tasks are trusted here, as plan's are.
+func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
+	s, name := g.Store, g.Feature
+	tx, err := s.View(name)
+	if err != nil {
+		return nil, err
+	}
+	if !tx.Exists() {
+		return nil, &Error{Kind: Usage, What: fmt.Sprintf("feature %q is not planned", name), Hint: "git zerg plan plans it"}
+	}
+	old, err := tx.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*state.Task{}
+	for _, t := range old {
+		byID[t.ID()] = t
+	}
+	res := &UpdateResult{Feature: name, Tasks: len(plan.Graph.Tasks), Levels: plan.Levels}
+	now := g.Time().UTC()
+	fresh := planTasks(plan, now)
+	inNew := map[string]bool{}
+	var out []*state.Task
+	var takeOut []*state.Task // merged work to revert, in plan order
+	var held []string
+	for _, nt := range fresh {
+		inNew[nt.ID()] = true
+		ot := byID[nt.ID()]
+		switch {
+		case ot == nil:
+			res.Added = append(res.Added, nt.ID())
+			out = append(out, nt)
+		case specDigest(ot.Spec) == specDigest(nt.Spec):
+			kept := ot.Clone()
+			kept.Spec, kept.Level, kept.Implied, kept.Dependents = nt.Spec, nt.Level, nt.Implied, nt.Dependents
+			res.Kept = append(res.Kept, nt.ID())
+			out = append(out, kept)
+		case ot.Status == state.Claimed:
+			held = append(held, fmt.Sprintf("%s (%s)", ot.ID(), ot.Worker))
+		default:
+			t := ot.Clone()
+			t.Spec, t.Level, t.Implied, t.Dependents = nt.Spec, nt.Level, nt.Implied, nt.Dependents
+			if ot.Status == state.Done {
+				takeOut = append(takeOut, ot)
+			}
+			t.Record(state.Event{At: now, Op: state.OpUpdate, From: ot.Status, To: state.Pending, Reason: "changed by plan --update"})
+			t.Status, t.Attempts, t.Commit, t.Base, t.Reason, t.NotBefore, t.Worker, t.Owner, t.PR = state.Pending, 0, "", "", "", time.Time{}, "", "", 0
+			res.Changed = append(res.Changed, t.ID())
+			out = append(out, t)
+		}
+	}
+	for _, ot := range old {
+		if inNew[ot.ID()] {
+			continue
+		}
+		if ot.Status == state.Claimed {
+			held = append(held, fmt.Sprintf("%s (%s)", ot.ID(), ot.Worker))
+			continue
+		}
+		res.Removed = append(res.Removed, ot.ID())
+		if ot.Status == state.Done {
+			takeOut = append(takeOut, ot)
+		}
+	}
+	if len(held) > 0 {
+		sort.Strings(held)
+		return nil, &Error{Kind: Refused, What: "plan --update: a worker holds " + strings.Join(held, ", "),
+			Hint: "let it finish, or git zerg release the task, then update"}
+	}
+	// Staging first: a revert is made once (TakeOut finds its own), so an
+	// update stopped between the two runs again to the same end.
+	if len(takeOut) > 0 {
+		mgr := g.Manager()
+		for _, t := range takeOut {
+			tip, found, err := mgr.TakeOut(g.Context(), t.Commit, t.ID())
+			var c *worktree.Conflict
+			if errors.As(err, &c) {
+				return nil, &Error{Kind: Failed, What: fmt.Sprintf("plan --update: %s's work cannot be taken out of staging", t.ID()),
+					Why: "later work changes the same lines of " + strings.Join(c.Files, ", "), Hint: "change the tasks built on it too, or plan --force to start over"}
+			}
+			if err != nil {
+				return nil, err
+			}
+			if found {
+				res.TakenOut = append(res.TakenOut, t.ID())
+				res.StagingTip = tip
+			}
+		}
+	}
+	meta := &state.Feature{Format: state.Format, Name: name, PlannedAt: now, Levels: plan.Levels, Graph: plan.Graph.Extra}
+	for _, w := range plan.Warnings {
+		meta.Warnings = append(meta.Warnings, w.String())
+	}
+	if prev, err := tx.Meta(); err == nil && !prev.PlannedAt.IsZero() {
+		meta.PlannedAt = prev.PlannedAt
+	}
+	err = s.Create(g.Context(), name, true, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		clock := tx.Clock() + 1
+		for _, t := range out {
+			if n := len(t.History); n > 0 && t.History[n-1].At.Equal(now) && t.History[n-1].Clock == 0 {
+				t.History[n-1].Clock = clock
+			}
+		}
+		if err := tx.Init(meta, out); err != nil {
+			return nil, err
+		}
+		return &gitstore.Message{Subject: fmt.Sprintf("plan --update %s: %d kept, %d changed, %d added, %d removed",
+			name, len(res.Kept), len(res.Changed), len(res.Added), len(res.Removed)), Op: state.OpUpdate}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := Trust(s, name, out); err != nil {
+		return nil, err
+	}
+	s.WriteCache(name)
+	tip, err := s.ReadRef(gitstore.FeatureRef(name))
+	if err != nil {
+		return nil, err
+	}
+	res.StateCommit = tip.String()
+	return res, nil
+}
