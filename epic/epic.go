@@ -358,3 +358,24 @@ func Approve(g *engine.Engine, name string, features []string) (*state.Epic, err
 		return ep, err
 	}
 }
+
+// ViewOrder is the features of epic name in its order, for the live views
+// to list alone, and the one to open on: the first not done (the last
+// when all are).
+func ViewOrder(g *engine.Engine, name string) (features []string, first string, err error) {
+	st, err := StatusOf(g, name)
+	if err != nil {
+		return nil, "", err
+	}
+	features = []string{}
+	for _, f := range st.Features {
+		features = append(features, f.Name)
+		if first == "" && f.State != "done" && f.State != "not planned" {
+			first = f.Name
+		}
+	}
+	if first == "" && len(features) > 0 {
+		first = features[len(features)-1]
+	}
+	return features, first, nil
+}

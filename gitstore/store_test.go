@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/state/statetest"
 )
 
 func newRepo(t *testing.T) string { return newRepoB(t) }
@@ -68,17 +68,7 @@ func openStoreB(t testing.TB, dir string) *Store {
 	return s
 }
 
-func tasks(n int) []*state.Task {
-	var out []*state.Task
-	for i := 0; i < n; i++ {
-		out = append(out, &state.Task{
-			Spec:   &levels.Task{ID: fmt.Sprintf("T%03d", i), Title: "t", Verification: levels.Verification{Command: "true"}},
-			Level:  1,
-			Status: state.Pending,
-		})
-	}
-	return out
-}
+func tasks(n int) []*state.Task { return statetest.Pending(n) }
 
 func plan(t *testing.T, s *Store, feature string, ts []*state.Task) { planB(t, s, feature, ts) }
 

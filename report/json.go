@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/git-zerg/git-zerg/levels"
@@ -279,4 +280,22 @@ type Update struct {
 	Removed  []string   `json:"removed"`
 	TakenOut []string   `json:"taken_out"`
 	Commit   string     `json:"commit"`
+}
+
+// UpdateText prints what plan --update did: its line on w, what changed
+// on notes.
+func UpdateText(w, notes io.Writer, u Update, stagingTip string) {
+	fmt.Fprintf(w, "updated %s: %s in %s; %d kept, %d changed, %d added, %d removed\n", u.Feature,
+		Plural(u.Tasks, "task"), Plural(len(u.Levels), "level"), len(u.Kept), len(u.Changed), len(u.Added), len(u.Removed))
+	for _, list := range []struct {
+		what string
+		ids  []string
+	}{{"starts again", u.Changed}, {"added", u.Added}, {"removed", u.Removed}} {
+		if len(list.ids) > 0 {
+			fmt.Fprintf(notes, "%s: %s\n", list.what, strings.Join(list.ids, ", "))
+		}
+	}
+	if len(u.TakenOut) > 0 {
+		fmt.Fprintf(notes, "taken out of staging: %s (staging at %s; the next rush gates it)\n", strings.Join(u.TakenOut, ", "), ShortHash(stagingTip))
+	}
 }

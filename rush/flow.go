@@ -81,6 +81,10 @@ func (r *rush) runFlow() (stop error, err error) {
 		shown[l] = levelDone(tasks, l)
 	}
 	mergedIn := map[int]bool{} // levels with work merged by this rush
+	levelOf := make(map[string]int, len(tasks))
+	for _, t := range tasks {
+		levelOf[t.ID()] = t.Level
+	}
 	// What the queue merged, by task: under forge.review merged work stays
 	// verified until its pull request merges, and is not merged again.
 	queued := map[string]string{}
@@ -162,15 +166,10 @@ func (r *rush) runFlow() (stop error, err error) {
 			if len(toMerge(tasks)) > 0 {
 				continue // verified while the last merge ran: merge it
 			}
-			wait, done := r.levelWait(tasks, 0)
-			if done || r.stopErr() != nil {
-				break
-			}
-			if wait > 0 {
-				r.pause(wait)
+			if r.waitIdle(tasks, 0) {
 				continue
 			}
-			break // nothing can run any more: blocked dependencies
+			break
 		}
 		select {
 		case res := <-results:
@@ -189,11 +188,7 @@ func (r *rush) runFlow() (stop error, err error) {
 			default:
 				base = b.gated
 				for _, id := range b.tasks {
-					for _, t := range tasks {
-						if t.ID() == id {
-							mergedIn[t.Level] = true
-						}
-					}
+					mergedIn[levelOf[id]] = true
 				}
 			}
 		case <-time.After(200 * time.Millisecond):

@@ -169,7 +169,7 @@ func (r *rush) run() error {
 // that follows no branch yet follows the one checked out now. It returns
 // the tip to build on; a conflict or a failed gate stops the rush.
 func (r *rush) followBase(ctx context.Context, tip string) (string, error) {
-	branch, _, err := r.mgr.Base(ctx)
+	branch, _, err := r.mgr.Behind(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -328,18 +328,10 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			if r.stopped.Load() {
 				return r.stopErr(), nil
 			}
-			wait, done := r.levelWait(tasks, level)
-			if done {
-				break // settled: its work merges, whatever stops the rush next
-			}
-			if r.stopErr() != nil {
-				break // what was verified still merges; then the rush stops
-			}
-			if wait > 0 {
-				r.pause(wait)
+			if r.waitIdle(tasks, level) {
 				continue
 			}
-			break // nothing can run any more: blocked dependencies
+			break
 		}
 		select {
 		case res := <-results:
@@ -393,6 +385,20 @@ func (p *pool) put(res slotResult) error {
 func (p *pool) runs(task string) bool { return p.running[task] != 0 }
 
 func (p *pool) idle() bool { return len(p.running) == 0 }
+
+// waitIdle is what a scheduler with nothing running does: it waits for
+// the soonest backoff (or a poll) and reports true to look again, or
+// false when it is done with tasks: they are settled (their work merges,
+// whatever stops the rush next), the rush is stopping (what was verified
+// still merges), or nothing can run any more (blocked dependencies).
+func (r *rush) waitIdle(tasks []*state.Task, level int) bool {
+	wait, settled := r.levelWait(tasks, level)
+	if settled || r.stopErr() != nil || wait <= 0 {
+		return false
+	}
+	r.pause(wait)
+	return true
+}
 
 // pause waits d, or until the rush is interrupted.
 func (r *rush) pause(d time.Duration) {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
 // Staging follows a branch of the user's, the one the first rush ran
@@ -15,46 +13,29 @@ import (
 // branch (branch.<staging>.remote = ".", .merge = the branch), so that
 // `git status` in a staging checkout and `staging@{upstream}` say it too.
 
-// Base is the branch staging follows and the commit it is at, "" when it
-// follows none.
-func (m *Manager) Base(ctx context.Context) (branch, commit string, err error) {
-	up := StagingBranch(m.Feature) + "@{upstream}"
-	out, err := m.Git.Run(ctx, "rev-parse", "--verify", "-q", "--symbolic-full-name", up)
-	if err != nil {
-		if gitcmd.ExitCode(err) > 0 {
-			return "", "", nil // no upstream set
-		}
-		return "", "", err
-	}
-	ref := strings.TrimSpace(string(out))
-	branch, ok := strings.CutPrefix(ref, "refs/heads/")
-	if !ok {
-		return "", "", nil // a remote-tracking branch: not one a rush follows
-	}
-	commit, err = m.resolve1(ctx, ref)
-	if err != nil || commit == "" {
-		return "", "", err
-	}
-	return branch, commit, nil
-}
-
 // SetBase makes staging follow branch.
 func (m *Manager) SetBase(ctx context.Context, branch string) error {
 	_, err := m.Git.Run(ctx, "branch", "--set-upstream-to=refs/heads/"+branch, StagingBranch(m.Feature))
 	return err
 }
 
-// Behind counts the base's commits staging lacks.
+// Behind counts the base's commits staging lacks: one git process
+// (for-each-ref's upstream tracking), as status asks it every time.
 func (m *Manager) Behind(ctx context.Context) (branch string, n int, err error) {
-	branch, base, err := m.Base(ctx)
-	if err != nil || branch == "" {
-		return branch, 0, err
-	}
-	out, err := m.Git.Run(ctx, "rev-list", "--count", "refs/heads/"+StagingBranch(m.Feature)+".."+base)
+	out, err := m.Git.Run(ctx, "for-each-ref", "--format=%(upstream)%00%(upstream:track,nobracket)", m.stagingRef())
 	if err != nil {
-		return branch, 0, err
+		return "", 0, err
 	}
-	n, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	up, track, _ := strings.Cut(strings.TrimSpace(string(out)), "\x00")
+	branch, ok := strings.CutPrefix(up, "refs/heads/")
+	if !ok {
+		return "", 0, nil // none, or a remote-tracking branch: not one a rush follows
+	}
+	for _, part := range strings.Split(track, ", ") {
+		if v, ok := strings.CutPrefix(part, "behind "); ok {
+			n, err = strconv.Atoi(v)
+		}
+	}
 	return branch, n, err
 }
 
@@ -72,7 +53,7 @@ func (m *Manager) FollowBase(ctx context.Context) (tip string, took int, err err
 	if err != nil || n == 0 {
 		return tip, 0, err
 	}
-	_, base, err := m.Base(ctx)
+	base, err := m.resolve1(ctx, "refs/heads/"+branch)
 	if err != nil {
 		return "", 0, err
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -213,23 +212,12 @@ func (e *env) updatePlan(g *engine.Engine, plan *levels.Plan) error {
 		return err
 	}
 	report.WarmStatusJSON(g.Store, res.Feature, e.now())
+	doc := report.UpdateOf(report.Update{Feature: res.Feature, Tasks: res.Tasks, Levels: res.Levels, Kept: res.Kept,
+		Changed: res.Changed, Added: res.Added, Removed: res.Removed, TakenOut: res.TakenOut, Commit: res.StateCommit})
 	if e.json {
-		return report.WriteJSON(e.stdout, report.UpdateOf(report.Update{Feature: res.Feature, Tasks: res.Tasks, Levels: res.Levels, Kept: res.Kept,
-			Changed: res.Changed, Added: res.Added, Removed: res.Removed, TakenOut: res.TakenOut, Commit: res.StateCommit}))
+		return report.WriteJSON(e.stdout, doc)
 	}
-	fmt.Fprintf(e.stdout, "updated %s: %s in %s; %d kept, %d changed, %d added, %d removed\n", res.Feature,
-		report.Plural(res.Tasks, "task"), report.Plural(len(res.Levels), "level"), len(res.Kept), len(res.Changed), len(res.Added), len(res.Removed))
-	for _, list := range []struct {
-		what string
-		ids  []string
-	}{{"starts again", res.Changed}, {"added", res.Added}, {"removed", res.Removed}} {
-		if len(list.ids) > 0 {
-			fmt.Fprintf(e.stderr, "%s: %s\n", list.what, strings.Join(list.ids, ", "))
-		}
-	}
-	if len(res.TakenOut) > 0 {
-		fmt.Fprintf(e.stderr, "taken out of staging: %s (staging at %s; the next rush gates it)\n", strings.Join(res.TakenOut, ", "), report.ShortHash(res.StagingTip))
-	}
+	report.UpdateText(e.stdout, e.stderr, doc, res.StagingTip)
 	return nil
 }
 

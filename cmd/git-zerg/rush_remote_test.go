@@ -79,6 +79,34 @@ func (d *gitDaemon) stop() {
 // out/L<l>-<i>.txt and depends on L<l-1>-<i>.
 func levelGraph(t testing.TB, path, feature string, levels, width int) []string {
 	t.Helper()
+	var tasks []graphTask
+	var ids []string
+	for l := 1; l <= levels; l++ {
+		for i := 1; i <= width; i++ {
+			id := fmt.Sprintf("L%d-%02d", l, i)
+			tk := graphTask{ID: id}
+			if l > 1 {
+				tk.Dependencies = []string{fmt.Sprintf("L%d-%02d", l-1, i)}
+			}
+			tasks = append(tasks, tk)
+			ids = append(ids, id)
+		}
+	}
+	writeGraph(t, path, feature, tasks)
+	return ids
+}
+
+// graphTask is a task of a test's graph: it writes out/<ID>.txt, which
+// its verification checks.
+type graphTask struct {
+	ID           string
+	Dependencies []string
+	Estimate     float64 // estimate_minutes, when not 0
+}
+
+// writeGraph writes a task graph of tasks to path.
+func writeGraph(t testing.TB, path, feature string, tasks []graphTask) {
+	t.Helper()
 	type files struct {
 		Create []string `json:"create"`
 	}
@@ -88,23 +116,15 @@ func levelGraph(t testing.TB, path, feature string, levels, width int) []string 
 		Files        files             `json:"files"`
 		Dependencies []string          `json:"dependencies,omitempty"`
 		Verification map[string]string `json:"verification"`
+		Estimate     float64           `json:"estimate_minutes,omitempty"`
 	}
 	g := struct {
 		Feature string `json:"feature"`
 		Tasks   []task `json:"tasks"`
 	}{Feature: feature}
-	var ids []string
-	for l := 1; l <= levels; l++ {
-		for i := 1; i <= width; i++ {
-			id := fmt.Sprintf("L%d-%02d", l, i)
-			tk := task{ID: id, Title: "write " + id, Files: files{Create: []string{"out/" + id + ".txt"}},
-				Verification: map[string]string{"command": "test -s out/" + id + ".txt"}}
-			if l > 1 {
-				tk.Dependencies = []string{fmt.Sprintf("L%d-%02d", l-1, i)}
-			}
-			g.Tasks = append(g.Tasks, tk)
-			ids = append(ids, id)
-		}
+	for _, gt := range tasks {
+		g.Tasks = append(g.Tasks, task{ID: gt.ID, Title: "write " + gt.ID, Files: files{Create: []string{"out/" + gt.ID + ".txt"}},
+			Dependencies: gt.Dependencies, Verification: map[string]string{"command": "test -s out/" + gt.ID + ".txt"}, Estimate: gt.Estimate})
 	}
 	b, err := json.MarshalIndent(g, "", " ")
 	if err != nil {
@@ -113,7 +133,6 @@ func levelGraph(t testing.TB, path, feature string, levels, width int) []string 
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return ids
 }
 
 // remoteRushSetup makes a bare remote served by git daemon and n clones

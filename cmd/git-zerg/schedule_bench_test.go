@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand"
@@ -132,34 +131,15 @@ func timeSchedule(b *testing.B, bin string, ts []schedTask, workers int, schedul
 	env := append(gitEnv(dir), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	repo := filepath.Join(dir, "repo")
 	run(b, dir, env, "git", "init", "-q", "-b", "main", repo)
-	type files struct {
-		Create []string `json:"create"`
-	}
-	type task struct {
-		ID           string            `json:"id"`
-		Title        string            `json:"title"`
-		Files        files             `json:"files"`
-		Dependencies []string          `json:"dependencies,omitempty"`
-		Verification map[string]string `json:"verification"`
-		Estimate     float64           `json:"estimate_minutes"`
-	}
-	g := struct {
-		Feature string `json:"feature"`
-		Tasks   []task `json:"tasks"`
-	}{Feature: "sched"}
+	var tasks []graphTask
 	var durations strings.Builder
 	for _, t := range ts {
-		g.Tasks = append(g.Tasks, task{ID: t.id, Title: "write " + t.id, Files: files{Create: []string{"out/" + t.id + ".txt"}},
-			Dependencies: t.deps, Verification: map[string]string{"command": "test -s out/" + t.id + ".txt"}, Estimate: t.estimate})
+		tasks = append(tasks, graphTask{ID: t.id, Dependencies: t.deps, Estimate: t.estimate})
 		fmt.Fprintf(&durations, "%s %.3f\n", t.id, t.units*unit.Seconds())
 	}
-	graph, err := json.Marshal(g)
-	if err != nil {
-		b.Fatal(err)
-	}
+	writeGraph(b, filepath.Join(repo, "graph.json"), "sched", tasks)
 	config := fmt.Sprintf("[workers]\ncount = %d\ncommand = \"sh worker.sh\"\n\n[rush]\nschedule = %q\n\n[[gates]]\nname = \"check\"\ncommand = \"true\"\n", workers, schedule)
 	for name, body := range map[string]string{
-		"graph.json":        string(graph),
 		".zerg/config.toml": config,
 		"durations.txt":     durations.String(),
 		"worker.sh":         "sleep \"$(sed -n \"s/^$ZERG_TASK //p\" durations.txt)\"\nmkdir -p out && echo \"$ZERG_TASK\" > \"out/$ZERG_TASK.txt\"\n",

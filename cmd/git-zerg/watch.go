@@ -64,20 +64,9 @@ func (e *env) epicFeatures(name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := epic.StatusOf(g, name)
+	features, first, err := epic.ViewOrder(g, name)
 	if err != nil {
 		return nil, err
-	}
-	features := []string{}
-	first := ""
-	for _, f := range st.Features {
-		features = append(features, f.Name)
-		if first == "" && f.State != "done" && f.State != "not planned" {
-			first = f.Name
-		}
-	}
-	if first == "" && len(features) > 0 {
-		first = features[len(features)-1]
 	}
 	if e.feature == "" {
 		e.feature = first

@@ -2,7 +2,6 @@ package remotes
 
 import (
 	"context"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,8 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/storetest"
-	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/state/statetest"
 )
 
 // newRepo makes a repository with one empty commit on main, isolated from
@@ -71,17 +70,7 @@ func acceptAll(context.Context, *gitstore.Store, string, plumbing.Hash, plumbing
 	return nil
 }
 
-func tasks(n int) []*state.Task {
-	var out []*state.Task
-	for i := 0; i < n; i++ {
-		out = append(out, &state.Task{
-			Spec:   &levels.Task{ID: fmt.Sprintf("T%03d", i), Title: "t", Verification: levels.Verification{Command: "true"}},
-			Level:  1,
-			Status: state.Pending,
-		})
-	}
-	return out
-}
+func tasks(n int) []*state.Task { return statetest.Pending(n) }
 
 func plan(t *testing.T, s *gitstore.Store, feature string, ts []*state.Task) {
 	t.Helper()

@@ -105,3 +105,17 @@ func RandomTask(rng *rand.Rand, full bool) *state.Task {
 func Fill(rng *rand.Rand, full bool, ptr any) {
 	(&filler{rng, full}).fill(reflect.ValueOf(ptr).Elem())
 }
+
+// Pending is n plan-fresh tasks T000, T001, …, of level 1, each
+// verified by "true".
+func Pending(n int) []*state.Task {
+	var out []*state.Task
+	for i := 0; i < n; i++ {
+		out = append(out, &state.Task{
+			Spec:   &levels.Task{ID: fmt.Sprintf("T%03d", i), Title: "t", Verification: levels.Verification{Command: "true"}},
+			Level:  1,
+			Status: state.Pending,
+		})
+	}
+	return out
+}
