@@ -130,8 +130,7 @@ func Hooks(where string, f HookFacts) Check {
 		name, in, install = "worker-hooks", where+": ", "git -C "+where+" zerg hooks install"
 	}
 	if f.Loc.Relative {
-		e := &hooks.HooksPathError{HooksPath: f.Loc.HooksPath, Dir: f.Loc.Dir}
-		return fix(name, fmt.Sprintf("%score.hooksPath is relative (%s): worker worktrees run no hooks", in, f.Loc.HooksPath), e.Hint())
+		return fix(name, fmt.Sprintf("%score.hooksPath is relative (%s) and git-zerg's hooks directory does not stand in for it here: git-zerg's checks do not run", in, f.Loc.HooksPath), install)
 	}
 	var names, absent []string
 	for _, h := range f.Files {

@@ -94,7 +94,7 @@ func TestHooks(t *testing.T) {
 
 	rel := hooks.Location{Dir: "/r/hooks", HooksPath: "hooks", Relative: true, Default: "/r/.git/hooks"}
 	want(t, Hooks("", HookFacts{Loc: rel, Files: hookFiles(hooks.Installed, hooks.Installed)}), false,
-		"core.hooksPath is relative (hooks)", "git config core.hooksPath")
+		"core.hooksPath is relative (hooks) and git-zerg's hooks directory does not stand in for it here", "git zerg hooks install")
 
 	c := Hooks("/wt/worker-1", HookFacts{Loc: loc, Files: hookFiles(hooks.Absent, hooks.Installed)})
 	want(t, c, false, "/wt/worker-1: pre-commit is not installed", "git -C /wt/worker-1 zerg hooks install")

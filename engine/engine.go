@@ -23,6 +23,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -223,7 +224,7 @@ func (g *Engine) Manager() *worktree.Manager {
 	}
 	m := &worktree.Manager{Git: &gitcmd.Runner{Dir: s.Top}, Root: root, Feature: feature, Setup: cfg.Worktrees.Setup,
 		SetupUnset: Withheld(cfg.Workers.PassEnv), ReadRef: readRef,
-		Saved: savedRefs(feature), CommonDir: s.CommonDir}
+		Saved: savedRefs(feature), CommonDir: s.CommonDir, HooksPath: hooks.WorktreeHooksPath(s)}
 	m.Guard = &stagingGuard{g: g, m: m}
 	return m
 }

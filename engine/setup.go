@@ -22,9 +22,8 @@ import (
 var MinGit = [2]int{2, 38}
 
 // CheckSetup checks, before init writes anything, what git-zerg needs of
-// the repository: a work tree, git MinGit or later, working `git worktree`,
-// and a hooks directory that serves every worktree (else a
-// *hooks.HooksPathError). It returns git's version line.
+// the repository: a work tree, git MinGit or later, working `git worktree`
+// and a readable hooks setting. It returns git's version line.
 func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	if s.Top == "" {
 		return "", UsageError("init needs a work tree (this is a bare repository)")
@@ -45,14 +44,10 @@ func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
 	if err := worktree.Supported(ctx, git); err != nil {
 		return "", FailedError("git worktree does not work here", err.Error())
 	}
-	// A hooks directory that cannot serve every worktree refuses init
-	// before it writes anything, not halfway through.
-	loc, err := hooks.Locate(ctx, git)
-	if err != nil {
-		return "", hooksError(err)
-	}
-	if loc.Relative {
-		return "", hooksError(&hooks.HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir})
+	// A hooks setting git cannot read fails init before it writes
+	// anything, not halfway through.
+	if _, err := hooks.Locate(ctx, git); err != nil {
+		return "", err
 	}
 	if err := CheckUnlinked("init", s.Top, configPath); err != nil {
 		return "", err
@@ -154,14 +149,9 @@ func ChangeHooks(ctx context.Context, s *gitstore.Store, uninstall bool, binary 
 	return changes, hooksError(err)
 }
 
-// hooksError refuses an install that would put hooks where not every
-// worktree runs them, or over a hook that is not git-zerg's.
+// hooksError refuses an install over a hook that is not git-zerg's.
 func hooksError(err error) error {
-	var hp *hooks.HooksPathError
-	switch {
-	case errors.As(err, &hp):
-		return &Error{Kind: Refused, What: "hooks install refused", Why: err.Error(), Hint: hp.Hint(), Err: err}
-	case errors.Is(err, hooks.ErrConflict):
+	if errors.Is(err, hooks.ErrConflict) {
 		return &Error{Kind: Refused, What: "hooks install refused", Why: err.Error(),
 			Hint: "look at both files, keep one (or merge them), then install again", Err: err}
 	}

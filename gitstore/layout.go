@@ -47,6 +47,10 @@ func (l Layout) CurrentFeature() string { return l.path("feature") }
 // Hooks records whether git-zerg's hooks were installed or uninstalled.
 func (l Layout) Hooks() string { return l.path("hooks") }
 
+// GitHooks is git-zerg's own hooks directory, which stands in for a
+// relative core.hooksPath in the worktrees whose own setting points at it.
+func (l Layout) GitHooks() string { return l.path("githooks") }
+
 // InfoOrig keeps the user's files of .git/info while a rush has its own there.
 func (l Layout) InfoOrig() string { return l.path("info.orig") }
 

@@ -21,6 +21,7 @@ var layoutFiles = map[string][]string{
 	"WriterLock":     {"writer.lock"},
 	"CurrentFeature": {"feature"},
 	"Hooks":          {"hooks"},
+	"GitHooks":       {"githooks"},
 	"InfoOrig":       {"info.orig"},
 	"ReflogChecked":  {"reflog-checked/refs/zerg/features/f"},
 	"DemoBinary":     {"bin/git-zerg"},

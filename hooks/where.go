@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,15 +9,12 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
-// errRelativeHooksPath: core.hooksPath is a relative path, so every worktree
-// runs the hooks found under its own top, and no install can cover them all.
-var errRelativeHooksPath = errors.New("core.hooksPath is relative")
-
 // Location is where git runs hooks from, seen from one worktree.
 type Location struct {
 	// Dir is the hooks directory git uses here, absolute.
 	Dir string
-	// HooksPath is core.hooksPath as configured, "" when it is not set.
+	// HooksPath is core.hooksPath as git reads it here, "" when it is not
+	// set.
 	HooksPath string
 	// Relative: HooksPath is resolved against each worktree's top, so
 	// linked worktrees do not share Dir.
@@ -26,6 +22,16 @@ type Location struct {
 	// Default is <common git dir>/hooks, where every worktree looks when
 	// core.hooksPath is not set.
 	Default string
+	// Common is the common git dir, Top the top of this work tree ("" in a
+	// git dir).
+	Common, Top string
+	// Own: this worktree's own setting (extensions.worktreeConfig) points
+	// git at git-zerg's hooks directory, which stands in for Under.
+	Own bool
+	// Under is core.hooksPath as it is set for every worktree (the
+	// repository's, user's or system's configuration), which Own overrides
+	// here: "" when not set.
+	Under string
 }
 
 // Locate finds where git runs hooks from in the worktree (or git dir) the
@@ -40,13 +46,33 @@ func Locate(ctx context.Context, git *gitcmd.Runner) (Location, error) {
 		return loc, fmt.Errorf("git rev-parse: %d lines, want 2", len(lines))
 	}
 	loc.Dir = filepath.Clean(lines[0])
-	loc.Default = filepath.Join(filepath.Clean(lines[1]), "hooks")
-	v, err := git.Line(ctx, "config", "--get", "core.hooksPath")
+	loc.Common = filepath.Clean(lines[1])
+	loc.Default = filepath.Join(loc.Common, "hooks")
+	// Each value with its scope: the last one is what git uses, and the
+	// last one outside this worktree's own file is what it would use
+	// without git-zerg's setting there.
+	scoped, err := git.Fields(ctx, '\n', "config", "--show-scope", "--show-origin", "--get-all", "core.hooksPath")
 	if err != nil && gitcmd.ExitCode(err) != 1 { // 1: not set
 		return loc, err
 	}
-	loc.HooksPath = v
-	loc.Relative = relativeHooksPath(v)
+	for _, l := range scoped {
+		scope, rest, _ := strings.Cut(l, "\t")
+		_, v, _ := strings.Cut(rest, "\t")
+		loc.HooksPath = v
+		if scope == "worktree" {
+			loc.Own = filepath.Clean(v) == ownDir(loc.Common)
+		} else {
+			loc.Under, loc.Own = v, false
+		}
+	}
+	loc.Relative = relativeHooksPath(loc.HooksPath)
+	if loc.Own || relativeHooksPath(loc.Under) {
+		top, err := git.Line(ctx, "rev-parse", "--show-toplevel")
+		if err != nil {
+			return loc, err
+		}
+		loc.Top = filepath.Clean(top)
+	}
 	return loc, nil
 }
 
@@ -56,44 +82,30 @@ func relativeHooksPath(v string) bool {
 	return v != "" && !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "%(prefix)/")
 }
 
-// HooksPathError refuses an install under a relative core.hooksPath.
-type HooksPathError struct {
-	HooksPath string // the configured value
-	Dir       string // where it leads from this worktree
-}
-
-func (e *HooksPathError) Error() string {
-	return fmt.Sprintf("core.hooksPath is relative (%s): git looks for hooks under each worktree's own top, so hooks installed in %s would not run in worker worktrees", e.HooksPath, e.Dir)
-}
-
-func (e *HooksPathError) Unwrap() error { return errRelativeHooksPath }
-
-// Hint is the command that shares this worktree's hooks directory with
-// every worktree.
-func (e *HooksPathError) Hint() string {
-	return "make it absolute, then install again: git config core.hooksPath " + shellQuote(e.Dir)
-}
-
 // installRepo installs the hooks where git runs them for every worktree of
 // the repository the runner is at, and returns that directory.
 //
 // With core.hooksPath unset or absolute that is one directory, shared by all
-// worktrees, and Install does the work. With a relative core.hooksPath, git
-// looks under each worktree's own top, and installRepo refuses with a
-// *HooksPathError (ErrRelativeHooksPath) rather than pretend to cover them:
+// worktrees, and Install does the work. A relative core.hooksPath (husky's
+// .husky/_, a team's .githooks) is resolved in each worktree on its own:
 // that directory is either the team's versioned hooks (writing ours there
-// changes tracked files, in the main checkout and in every worker commit) or
-// absent from the worktrees a rush makes later, so no set of files can cover
-// the worktrees that matter most. Rewriting the setting would change which
-// hooks the user's own worktrees run, so it is left to the user: the hint
-// names the absolute value that keeps this checkout's hooks as they are.
+// changes tracked files, in the main checkout and in every worker commit),
+// or one a hook manager rewrites at each of its installs, or absent from the
+// worktrees a rush makes later, so no set of files there can cover the
+// worktrees that matter most. Then git-zerg's own directory stands in for
+// it, set for this worktree alone (installOwn), and each worker worktree a
+// rush makes gets the same setting (WorktreeHooksPath): the relative
+// directory's hooks still run, from each worktree's own top, as git would
+// run them, and a hook manager that sets core.hooksPath again at its next
+// install changes the repository's setting, which this worktree's own one
+// overrides.
 func installRepo(ctx context.Context, git *gitcmd.Runner, exe string) (string, []Change, error) {
 	loc, err := Locate(ctx, git)
 	if err != nil {
 		return "", nil, err
 	}
-	if loc.Relative {
-		return loc.Dir, nil, &HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir}
+	if loc.Own || relativeHooksPath(loc.Under) {
+		return installOwn(ctx, git, loc, exe)
 	}
 	cs, err := Install(loc.Dir, exe)
 	return loc.Dir, cs, err
@@ -111,8 +123,12 @@ func warning(ctx context.Context, git *gitcmd.Runner) (string, error) {
 		return "", err
 	}
 	if loc.Relative {
-		e := &HooksPathError{HooksPath: loc.HooksPath, Dir: loc.Dir}
-		return fmt.Sprintf("git-zerg's hooks do not run in worker worktrees: core.hooksPath is relative (%s); %s", loc.HooksPath, e.Hint()), nil
+		return fmt.Sprintf("git-zerg's hooks do not run here: core.hooksPath is relative (%s), and git-zerg's hooks directory does not stand in for it in this worktree; run git zerg hooks install", loc.HooksPath), nil
+	}
+	if loc.Own {
+		if w := ownProblem(loc); w != "" {
+			return w, nil
+		}
 	}
 	return problemAt(loc)
 }

@@ -45,21 +45,35 @@ func runIn(t *testing.T, dir string, env []string, name string, args ...string) 
 	return e.String(), err == nil
 }
 
-// With a relative core.hooksPath, hooks installed in the main checkout do
-// not run in linked worktrees: install refuses and says how to share one
-// directory; once it is absolute, a commit of a locked path in a linked
-// worktree is refused.
+// With a relative core.hooksPath (a team's versioned .githooks), git-zerg's
+// own directory stands in for it in the worktree it is installed from and
+// in each one given its setting: the team's hook still runs, first, from
+// each worktree's own top, and git-zerg's check after it; the versioned
+// directory is not written to. A worktree without the setting is warned.
 func TestRelativeHooksPath(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	bin := buildZerg(t)
 	ctx := context.Background()
 	top := gitInit(t)
+	team := "#!/bin/sh\necho \"team $(basename \"$PWD\")\" >> \"$TEAM_LOG\"\n"
+	if err := os.MkdirAll(filepath.Join(top, ".githooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pre-commit", "commit-msg"} {
+		if err := os.WriteFile(filepath.Join(top, ".githooks", name), []byte(team), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, top, "add", ".githooks")
+	git(t, top, "commit", "-q", "-m", "team hooks")
 	wt := filepath.Join(t.TempDir(), "wt")
 	git(t, top, "worktree", "add", "-q", "-b", "feature", wt)
 	git(t, top, "config", "core.hooksPath", ".githooks")
 	main := &gitcmd.Runner{Dir: top}
 	linked := &gitcmd.Runner{Dir: wt}
+	teamLog := filepath.Join(t.TempDir(), "team.log")
+	env := []string{"TEAM_LOG=" + teamLog}
 
 	for _, r := range []*gitcmd.Runner{main, linked} {
 		w, err := warning(ctx, r)
@@ -68,27 +82,37 @@ func TestRelativeHooksPath(t *testing.T) {
 		}
 	}
 	dir, cs, err := installRepo(ctx, main, bin)
-	var he *HooksPathError
-	if !errors.As(err, &he) || !errors.Is(err, errRelativeHooksPath) || len(cs) != 0 {
+	if err != nil || len(cs) != 2 || cs[0].Chains != ".githooks/pre-commit" {
 		t.Fatalf("install under a relative core.hooksPath: %v %v", cs, err)
 	}
-	if _, err := os.Lstat(filepath.Join(top, ".githooks")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("refused install wrote %s: %v", dir, err)
+	common := git(t, top, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if want := filepath.Join(common, "zerg", "githooks"); dir != want {
+		t.Errorf("installed in %s, want %s", dir, want)
 	}
-	if !strings.Contains(he.Hint(), "git config core.hooksPath '") || !strings.HasSuffix(he.Hint(), string(filepath.Separator)+".githooks'") {
-		t.Errorf("hint %q", he.Hint())
+	if st := git(t, top, "status", "--porcelain"); st != "" {
+		t.Errorf("install changed the work tree:\n%s", st)
 	}
-
-	// The hint's command, then install again.
-	git(t, top, "config", "core.hooksPath", he.Dir)
-	if _, _, err := installRepo(ctx, main, bin); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []*gitcmd.Runner{main, linked} {
-		if w, err := warning(ctx, r); w != "" || err != nil {
-			t.Errorf("Warning in %s after install = %q, %v", r.Dir, w, err)
+	for name, want := range map[string]bool{"commit-msg": true, "post-checkout": false} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("forwarder %s: %v, want it %v", name, err, want)
 		}
 	}
+	if w, err := warning(ctx, main); w != "" || err != nil {
+		t.Errorf("Warning in the main checkout after install = %q, %v", w, err)
+	}
+	if w, _ := warning(ctx, linked); !strings.Contains(w, "does not stand in for it in this worktree; run git zerg hooks install") {
+		t.Errorf("Warning in a linked worktree without the setting = %q", w)
+	}
+	if _, _, err := installRepo(ctx, linked, bin); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := warning(ctx, linked); w != "" || err != nil {
+		t.Errorf("Warning in the linked worktree after its install = %q, %v", w, err)
+	}
+	// A hook manager setting core.hooksPath again changes the repository's
+	// setting, which each worktree's own overrides.
+	git(t, top, "config", "core.hooksPath", ".githooks")
+
 	if _, ok := runIn(t, top, []string{"ZERG_WORKER=alice"}, bin, "lock", "shared.txt"); !ok {
 		t.Fatal("lock failed")
 	}
@@ -97,10 +121,41 @@ func TestRelativeHooksPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		git(t, d, "add", "shared.txt")
-		stderr, ok := runIn(t, d, nil, "git", "commit", "-q", "-m", "shared")
+		stderr, ok := runIn(t, d, env, "git", "commit", "-q", "-m", "shared")
 		if ok || !strings.Contains(stderr, "shared.txt: locked by alice@") {
 			t.Errorf("commit of a locked path in %s: ok=%v, stderr %q", d, ok, stderr)
 		}
+		git(t, d, "reset", "-q", "shared.txt")
+		os.Remove(filepath.Join(d, "shared.txt"))
+		if err := os.WriteFile(filepath.Join(d, "free.txt"), []byte(d), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, d, "add", "free.txt")
+		if stderr, ok := runIn(t, d, env, "git", "commit", "-q", "-m", "free"); !ok {
+			t.Errorf("commit of a free path in %s: %s", d, stderr)
+		}
+	}
+	b, _ := os.ReadFile(teamLog)
+	// Each commit ran the team's pre-commit (the refused ones too, first)
+	// and, for the two that were made, its commit-msg, in its own worktree.
+	want := strings.Repeat("team "+filepath.Base(top)+"\n", 3) + strings.Repeat("team wt\n", 3)
+	if string(b) != want {
+		t.Errorf("team hooks ran:\n%s\nwant\n%s", b, want)
+	}
+
+	// Uninstall takes the setting back from every worktree: git runs the
+	// team's hooks alone again.
+	if _, err := uninstallOwn(ctx, main, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*gitcmd.Runner{main, linked} {
+		loc, err := Locate(ctx, r)
+		if err != nil || loc.Own || loc.HooksPath != ".githooks" {
+			t.Errorf("after uninstall, in %s: %+v, %v", r.Dir, loc, err)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("git-zerg's hooks directory after uninstall: %v", err)
 	}
 }
 

@@ -213,6 +213,11 @@ type Manager struct {
 	// CommonDir is the repository's common git directory; asked of git
 	// when empty.
 	CommonDir string
+	// HooksPath, when set, is the core.hooksPath each worker worktree gets
+	// as its own setting (extensions.worktreeConfig is on): the hooks
+	// directory that stands in for a relative one, which git would resolve
+	// in each worktree on its own.
+	HooksPath string
 
 	mu     sync.Mutex
 	checks map[string]*verifyCheckout // verification checkouts set up by this Manager, by directory
@@ -559,6 +564,12 @@ func (m *Manager) Add(ctx context.Context, n int, start string) (*Worker, error)
 	w, list, created, err := m.add(ctx, n, start)
 	if err != nil {
 		return nil, err
+	}
+	if m.HooksPath != "" {
+		// Set each time: a worker may have changed it in its worktree.
+		if _, err := m.at(w.Dir).Run(ctx, "config", "--worktree", "core.hooksPath", m.HooksPath); err != nil {
+			return w, err
+		}
 	}
 	if err := m.copyIncluded(ctx, list, w.Dir); err != nil {
 		return w, err

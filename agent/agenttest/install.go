@@ -17,6 +17,11 @@ import (
 // the agent CLIs are, relative to the repository's root.
 const Lockfiles = "testdata/agents"
 
+// HookManagers is where the package.json and package-lock.json that pin
+// the hook managers git-zerg's hooks are tested beside (husky, lefthook)
+// are, relative to the repository's root; Install installs them too.
+const HookManagers = "testdata/hookmanagers"
+
 // installTimeout bounds one `npm ci` of the agent CLIs.
 const installTimeout = 10 * time.Minute
 

@@ -14,6 +14,7 @@ func runEpicRush(e *env, o *rushOptions) error {
 	if err != nil {
 		return err
 	}
+	e.mendHooks(g.Store)
 	e.printHooksWarning(e.startHooksWarning(g.Store)())
 	p := report.NewLive(e.stderr, e.errTTY)
 	g.Events = report.EpicEvents(p)

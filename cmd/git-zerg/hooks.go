@@ -172,6 +172,19 @@ func runInit(e *env) error {
 // for it.
 func (e *env) startHooksWarning(s *gitstore.Store) func() string { return hooks.StartWarning(e.ctx, s) }
 
+// mendHooks puts the hooks back where a hook manager's install left git
+// not running them (hooks.Mend), saying so on stderr; what it cannot mend
+// is left to the warning that follows, never a failure of the command.
+func (e *env) mendHooks(s *gitstore.Store) {
+	why, _, err := hooks.Mend(e.ctx, s, "")
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "warning: hooks: %s: %v\n", why, err)
+	case why != "":
+		fmt.Fprintf(e.stderr, "hooks: %s: git-zerg's hooks put back, after the hooks that were there\n", why)
+	}
+}
+
 // printHooksWarning prints the warning line, when there is one, on stderr:
 // stdout may be a JSON document.
 func (e *env) printHooksWarning(w string) {

@@ -76,6 +76,7 @@ func runRush(e *env, o *rushOptions) error {
 	}
 	// Before any worker starts: without the hooks, nothing stops a worker
 	// from committing another's locked paths.
+	e.mendHooks(g.Store)
 	e.printHooksWarning(e.startHooksWarning(g.Store)())
 	if o.mode == rush.ModeTask {
 		b, err := g.Batch(o.workers)
