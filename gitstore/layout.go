@@ -10,8 +10,8 @@ import (
 // Layout names the files git-zerg keeps in .git/zerg/: this clone's own,
 // beside the shared state under refs/zerg/, never pushed or fetched, and
 // shared by the clone's linked worktrees. Every path there is made here,
-// so that no two packages spell one file apart, and the README's table of
-// them has one place to agree with.
+// so that no two packages spell one file apart, and the table of them in
+// docs/layout.md has one place to agree with.
 //
 // Feature and task names are joined as given: callers pass names that
 // levels.ValidFeatureName and levels.ValidID accept (a name from a request

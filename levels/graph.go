@@ -81,6 +81,9 @@ type Problem struct {
 	// file is not valid JSON. It may be empty.
 	Place string
 	Msg   string
+	// Task is the id of the task Place is in, when it has a valid one: an
+	// index alone makes the user count down a long file.
+	Task string
 	// Meant is the known key an unknown key most likely misspells (the
 	// "did you mean"), or "": a misspelt key silently changes the plan (a
 	// "dependecies" list is not read), so a planner can refuse it.
@@ -104,8 +107,11 @@ func MisspeltErrors(errs, warnings []Problem) ([]Problem, []Problem) {
 }
 
 func (p Problem) String() string {
-	if p.Place == "" {
+	switch {
+	case p.Place == "":
 		return p.Msg
+	case p.Task != "":
+		return p.Place + " (task " + p.Task + "): " + p.Msg
 	}
 	return p.Place + ": " + p.Msg
 }

@@ -31,12 +31,50 @@ func doc(tasks ...string) []byte {
 	return []byte(`{"feature":"auth","tasks":[` + strings.Join(tasks, ",") + `]}`)
 }
 
+// strs renders problems by place and message; the task id a problem
+// names (TestProblemsNameTheTask) is left out, so that the tables read as
+// the places in the file.
 func strs(ps []Problem) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
+		p.Task = ""
 		out[i] = p.String()
 	}
 	return out
+}
+
+// A problem inside a task names the task's id beside its index, unless
+// the id is missing, invalid or not the task's alone.
+func TestProblemsNameTheTask(t *testing.T) {
+	in := []byte(`{"feature": "f", "tasks": [
+    {"id": "A", "title": "a", "verification": {"command": "x"}},
+    {"id": "auth-login", "title": "b", "verification": {"command": "x"}, "dependencies": ["ghost"]},
+    {"id": "B", "title": "c", "verification": {"command": "x"}, "risk": "yolo"},
+    {"id": "B", "title": "d", "verification": {}},
+    {"id": "bad id", "title": "e", "verification": {"command": "x"}},
+    {"title": "f", "verification": {"command": "x"}}
+  ]}`)
+	_, errs := Parse(in)
+	var got []string
+	for _, p := range errs {
+		got = append(got, p.String())
+	}
+	want := []string{
+		`tasks[1].dependencies[0] (task auth-login): unknown task "ghost"`,
+		`tasks[2].risk: invalid risk "yolo" (want low, medium, high or critical)`,
+		`tasks[3].id: duplicate id "B" (first at tasks[2])`,
+		"tasks[3].verification.command: required",
+	}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Errorf("got\n%s\nwant first\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, p := range errs {
+		if strings.HasPrefix(p.Place, "tasks[4]") || strings.HasPrefix(p.Place, "tasks[5]") {
+			if p.Task != "" {
+				t.Errorf("%s names task %q", p.Place, p.Task)
+			}
+		}
+	}
 }
 
 func TestParseProblems(t *testing.T) {

@@ -445,7 +445,27 @@ func parse(data []byte) (*Graph, []Problem, []Problem) {
 	warns = append(warns, vwarns...)
 	sortProblems(probs)
 	sortProblems(warns)
+	nameTasks(g, probs)
+	nameTasks(g, warns)
 	return g, probs, warns
+}
+
+// nameTasks gives each problem inside a task the task's id, when it has a
+// valid one that no other task has.
+func nameTasks(g *Graph, ps []Problem) {
+	n := make(map[string]int, len(g.Tasks))
+	for _, t := range g.Tasks {
+		if t != nil {
+			n[t.ID]++
+		}
+	}
+	for k := range ps {
+		if i := taskOf(ps[k].Place); i >= 0 && i < len(g.Tasks) && g.Tasks[i] != nil {
+			if id := g.Tasks[i].ID; ValidID(id) && n[id] == 1 {
+				ps[k].Task = id
+			}
+		}
+	}
 }
 
 // within reports whether place is, or lies inside, one of the places.

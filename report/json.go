@@ -217,13 +217,15 @@ type Progress struct {
 type Problem struct {
 	Place   string `json:"place"`
 	Message string `json:"message"`
+	// Task is the id of the task the place is in, when it has a valid one.
+	Task string `json:"task,omitempty"`
 }
 
 // ProblemsOf is ps as documents show them, [] for none.
 func ProblemsOf(ps []levels.Problem) []Problem {
 	out := []Problem{}
 	for _, p := range ps {
-		out = append(out, Problem{p.Place, p.Msg})
+		out = append(out, Problem{p.Place, p.Msg, p.Task})
 	}
 	return out
 }

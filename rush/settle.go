@@ -96,7 +96,13 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	case res.exit == 4:
 		return fail("escalation: "+res.why(), true)
 	case res.exit != 0:
-		return fail(fmt.Sprintf("worker exited %d: %s", res.exit, res.tail), false)
+		reason := fmt.Sprintf("worker exited %d", res.exit)
+		if res.tail != "" {
+			reason += ": " + res.tail
+		} else {
+			reason += " (no output on its stderr)"
+		}
+		return fail(reason, false)
 	}
 	facts, err := r.with(s).WorkFacts(t, commit, gates.Worktree)
 	if err != nil {

@@ -9,24 +9,24 @@ import (
 	"testing"
 )
 
-// TestReadmeLayoutNamesEveryPackage keeps the README's package map true:
+// TestLayoutNamesEveryPackage keeps docs/layout.md's package map true:
 // its Layout table has one row for each directory of the module that holds
 // a package (test-only packages and testdata aside), and no row for a
 // package that is gone.
-func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
+func TestLayoutNamesEveryPackage(t *testing.T) {
 	root := filepath.Join("..", "..")
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, "docs", "layout.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, layout, ok := strings.Cut(string(data), "\n## Layout\n")
 	if !ok {
-		t.Fatal("README.md has no Layout section")
+		t.Fatal("docs/layout.md has no Layout section")
 	}
 	// The package table is the section's first table.
 	_, table, ok := strings.Cut(layout, "\n| package |")
 	if !ok {
-		t.Fatal("README.md's Layout section has no package table")
+		t.Fatal("docs/layout.md's Layout section has no package table")
 	}
 	table, _, _ = strings.Cut(table, "\n\n")
 	var listed []string
@@ -57,12 +57,12 @@ func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
 	}
 	for _, p := range have {
 		if !slices.Contains(listed, p) {
-			t.Errorf("package %s has no row in README.md's Layout table", p)
+			t.Errorf("package %s has no row in docs/layout.md's Layout table", p)
 		}
 	}
 	for _, p := range listed {
 		if !slices.Contains(have, p) {
-			t.Errorf("README.md's Layout table names %s, which holds no package", p)
+			t.Errorf("docs/layout.md's Layout table names %s, which holds no package", p)
 		}
 	}
 }

@@ -361,6 +361,11 @@ func TestServeBrowser(t *testing.T) {
 	if n := evalJS[int](t, ctx, `document.querySelectorAll('#graph svg path.edge').length`); n != 2 {
 		t.Errorf("graph has %d edges, want 2", n)
 	}
+	// T3's two incoming edges meet it at points of their own.
+	ends := evalJS[[]string](t, ctx, `[...document.querySelectorAll('#graph svg path.edge[data-to="T3"]')].map(e => e.getAttribute('d').split(' ').slice(-2).join(' '))`)
+	if len(ends) != 2 || ends[0] == ends[1] {
+		t.Errorf("T3's incoming edges end at %q, want two points apart", ends)
+	}
 	before := evalJS[string](t, ctx, nodeFill("T1"))
 	if before == "" {
 		t.Fatal("no node for T1")

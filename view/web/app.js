@@ -224,14 +224,29 @@
       });
       w = PAD * 2 + sn.levels.length * (NW + CG) - CG;
       h = TOP + widest * (NH + RG) + PAD;
-      const edges = [];
+      // Each edge gets a point of its own on both nodes' sides, spread in
+      // the order of the other ends, so that the edges into (and out of) a
+      // node stay apart where they meet it and each can be followed.
+      const edges = [], outs = new Map(), ins = new Map();
+      const add = (m, k, v) => { if (!m.has(k)) m.set(k, []); m.get(k).push(v); };
       for (const t of sn.tasks) {
-        const b = pos.get(t.id);
         for (const d of t.deps || []) {
-          const a = pos.get(d);
-          if (!a || !b) continue;
-          const x1 = a.x + a.w, y1 = a.y + a.h / 2, x2 = b.x, y2 = b.y + b.h / 2, mx = (x1 + x2) / 2;
-          edges.push('<path class="edge" d="M' + x1 + ' ' + y1 + 'C' + mx + ' ' + y1 + ' ' + mx + ' ' + y2 + ' ' + x2 + ' ' + y2 + '"/>');
+          if (!pos.has(d) || !pos.has(t.id)) continue;
+          add(outs, d, t.id);
+          add(ins, t.id, d);
+        }
+      }
+      const byY = (a, b) => pos.get(a).y - pos.get(b).y || pos.get(a).x - pos.get(b).x;
+      for (const l of outs.values()) l.sort(byY);
+      for (const l of ins.values()) l.sort(byY);
+      const at = (p, list, id) => p.y + p.h * (list.indexOf(id) + 1) / (list.length + 1);
+      for (const [to, froms] of ins) {
+        const b = pos.get(to);
+        for (const from of froms) {
+          const a = pos.get(from);
+          const x1 = a.x + a.w, y1 = at(a, outs.get(from), to), x2 = b.x, y2 = at(b, froms, from), mx = (x1 + x2) / 2;
+          edges.push('<path class="edge" data-from="' + esc(from) + '" data-to="' + esc(to) + '" d="M' + x1 + ' ' + y1.toFixed(1) +
+            'C' + mx + ' ' + y1.toFixed(1) + ' ' + mx + ' ' + y2.toFixed(1) + ' ' + x2 + ' ' + y2.toFixed(1) + '"/>');
         }
       }
       parts.push(edges.join(''));
