@@ -101,24 +101,16 @@ func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
 		return nil, &Error{Kind: Refused, What: "plan --update: a worker holds " + strings.Join(held, ", "),
 			Hint: "let it finish, or git zerg release the task, then update"}
 	}
-	// Staging first: a revert is made once (TakeOut finds its own), so an
-	// update stopped between the two runs again to the same end.
+	// Staging first, in one move: a revert is made once (TakeOutAll finds
+	// its own), so an update stopped between the two runs again to the
+	// same end, and one refused for a conflict has moved nothing.
 	if len(takeOut) > 0 {
-		mgr := g.Manager()
-		for _, t := range takeOut {
-			tip, found, err := mgr.TakeOut(g.Context(), t.Commit, t.ID())
-			var c *worktree.Conflict
-			if errors.As(err, &c) {
-				return nil, &Error{Kind: Failed, What: fmt.Sprintf("plan --update: %s's work cannot be taken out of staging", t.ID()),
-					Why: "later work changes the same lines of " + strings.Join(c.Files, ", "), Hint: "change the tasks built on it too, or plan --force to start over"}
-			}
-			if err != nil {
-				return nil, err
-			}
-			if found {
-				res.TakenOut = append(res.TakenOut, t.ID())
-				res.StagingTip = tip
-			}
+		out, err := g.takeOut("plan --update", takeOut, "change the tasks built on it too, or plan --force to start over")
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Held) > 0 {
+			res.TakenOut, res.StagingTip = out.Held, out.Tip
 		}
 	}
 	meta := &state.Feature{Format: state.Format, Name: name, PlannedAt: now, Levels: plan.Levels, Graph: plan.Graph.Extra}
@@ -154,4 +146,21 @@ func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
 	}
 	res.StateCommit = tip.String()
 	return res, nil
+}
+
+// takeOut takes the tasks' merged work out of staging, all or none: a
+// conflict (later work changes what goes) is an error of kind Failed
+// naming the task and the files, what of cmd, and staging does not move.
+func (g *Engine) takeOut(cmd string, tasks []*state.Task, hint string) (worktree.TakenOut, error) {
+	outs := make([]worktree.Out, len(tasks))
+	for i, t := range tasks {
+		outs[i] = worktree.Out{Commit: t.Commit, Label: t.ID()}
+	}
+	res, err := g.Manager().TakeOutAll(g.Context(), outs)
+	var c *worktree.Conflict
+	if errors.As(err, &c) {
+		return res, &Error{Kind: Failed, What: fmt.Sprintf("%s: %s's work cannot be taken out of staging", cmd, c.Task),
+			Why: "work merged after it changes " + strings.Join(c.Files, ", "), Hint: hint}
+	}
+	return res, err
 }

@@ -162,33 +162,29 @@ func (g *Engine) Fail(f Failure) (out, next *state.Task, err error) {
 	return out, next, err
 }
 
+// Retried is what a retry did: the tasks retried, and those whose merged
+// work it took out of staging first (a pull request closed without merge
+// leaves it there), staging then at StagingTip.
+type Retried struct {
+	Tasks      []*state.Task
+	TakenOut   []string
+	StagingTip string
+}
+
 // Retry gives blocked or failed tasks a new start, all in one transaction:
 // when any id is unknown or its task may not be retried, nothing is
 // written, so that a retry of a list never leaves half of it retried.
-func (g *Engine) Retry(tasks ...string) ([]*state.Task, error) {
-	var out []*state.Task
-	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
-		if !x.tx.Exists() {
-			return nil, NotPlanned(g.Feature)
-		}
-		var msg *gitstore.Message
-		var err error
-		out, msg, err = g.retry(x, tasks)
-		return msg, err
-	})
-	return out, err
+// A task's work that staging holds is taken out of it first.
+func (g *Engine) Retry(tasks ...string) (*Retried, error) {
+	return g.retryWith(func(*gitstore.Tx) ([]string, error) { return tasks, nil })
 }
 
 // RetryAll gives every task in one of the statuses (blocked, failed) a new
 // start, in one transaction: the tasks in them when it commits. None is no
 // error: nothing is written, and no task is returned.
-func (g *Engine) RetryAll(statuses ...state.Status) ([]*state.Task, error) {
-	var out []*state.Task
-	err := g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
-		if !x.tx.Exists() {
-			return nil, NotPlanned(g.Feature)
-		}
-		ix, err := x.tx.Index()
+func (g *Engine) RetryAll(statuses ...state.Status) (*Retried, error) {
+	return g.retryWith(func(tx *gitstore.Tx) ([]string, error) {
+		ix, err := tx.Index()
 		if err != nil {
 			return nil, err
 		}
@@ -198,39 +194,123 @@ func (g *Engine) RetryAll(statuses ...state.Status) ([]*state.Task, error) {
 				ids = append(ids, en.ID)
 			}
 		}
-		out = nil
-		if len(ids) == 0 {
-			return nil, nil
-		}
-		var msg *gitstore.Message
-		out, msg, err = g.retry(x, ids)
-		return msg, err
+		return ids, nil
 	})
-	return out, err
 }
 
-func (g *Engine) retry(x *txn, tasks []string) ([]*state.Task, *gitstore.Message, error) {
-	who := g.UserIdentity()
+// errLookAgain: a task to retry has work whose place in staging was not
+// looked at before the transaction (it changed meanwhile).
+var errLookAgain = errors.New("retry: look at staging again")
+
+// retryWith retries the tasks pick names. Staging first, outside the
+// transaction, which may run more than once: the tasks are checked as the
+// transaction will check them, their merged work taken out (a revert made
+// once: TakeOutAll finds its own, so a retry stopped between the two runs
+// again to the same end; a conflict refuses the retry with nothing
+// written), then the state changes, on the condition that every task it
+// retries had its work looked at.
+func (g *Engine) retryWith(pick func(*gitstore.Tx) ([]string, error)) (*Retried, error) {
+	res := &Retried{}
+	looked := map[string]string{} // task -> the commit looked for in staging
+	for round := 0; ; round++ {
+		tx, err := g.View()
+		if err != nil {
+			return nil, err
+		}
+		ids, err := pick(tx)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			return res, nil
+		}
+		ts, err := g.retryable(tx, ids)
+		if err != nil {
+			return nil, err
+		}
+		var outs []*state.Task
+		for _, t := range ts {
+			if c, ok := looked[t.ID()]; !ok || c != t.Commit {
+				outs = append(outs, t)
+				looked[t.ID()] = t.Commit
+			}
+		}
+		if len(outs) > 0 {
+			out, err := g.takeOut("retry", outs, "retry it together with the tasks merged after it that change them")
+			if err != nil {
+				return nil, err
+			}
+			res.TakenOut = append(res.TakenOut, out.Reverted...)
+			if len(out.Reverted) > 0 {
+				res.StagingTip = out.Tip
+			}
+		}
+		err = g.update(g.Policy(), g.TTL(), func(x *txn) (*gitstore.Message, error) {
+			if !x.tx.Exists() {
+				return nil, NotPlanned(g.Feature)
+			}
+			ids, err := pick(x.tx)
+			if err != nil {
+				return nil, err
+			}
+			res.Tasks = nil
+			if len(ids) == 0 {
+				return nil, nil
+			}
+			ts, err := g.retryable(x.tx, ids)
+			if err != nil {
+				return nil, err
+			}
+			for _, t := range ts {
+				if c, ok := looked[t.ID()]; !ok || c != t.Commit {
+					return nil, errLookAgain
+				}
+			}
+			var msg *gitstore.Message
+			res.Tasks, msg, err = g.retry(x, ts)
+			return msg, err
+		})
+		if errors.Is(err, errLookAgain) && round < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Only what was retried: a task taken out in an earlier round may
+		// have left the list since.
+		in := map[string]bool{}
+		for _, t := range res.Tasks {
+			in[t.ID()] = true
+		}
+		res.TakenOut = slices.DeleteFunc(res.TakenOut, func(id string) bool { return !in[id] })
+		return res, nil
+	}
+}
+
+// retryable reads the tasks and checks that each may be retried: all or
+// none, the error naming every id that is unknown, or every task that may
+// not be retried. The tasks are clones, to change.
+func (g *Engine) retryable(tx *gitstore.Tx, tasks []string) ([]*state.Task, error) {
 	var out []*state.Task
 	var unknown, why []string
 	seen := map[string]bool{}
 	for _, id := range tasks {
 		if seen[id] {
-			return nil, nil, UsageError("task %q given twice", id)
+			return nil, UsageError("task %q given twice", id)
 		}
 		seen[id] = true
-		t, err := x.tx.Task(id)
+		t, err := tx.Task(id)
 		if errors.Is(err, gitstore.ErrNotFound) {
 			unknown = append(unknown, id)
 			continue
 		} else if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		t = t.Clone()
 		if err := gates.Retry(t); err != nil {
 			var r *gates.Refusal
 			if len(tasks) == 1 || !errors.As(err, &r) {
-				return nil, nil, err
+				return nil, err
 			}
 			why = append(why, t.ID()+": "+strings.Join(r.Reasons, ", "))
 			continue
@@ -239,13 +319,19 @@ func (g *Engine) retry(x *txn, tasks []string) ([]*state.Task, *gitstore.Message
 	}
 	switch {
 	case len(unknown) == 1 && len(tasks) == 1:
-		return nil, nil, noTask(g.Feature, unknown[0])
+		return nil, noTask(g.Feature, unknown[0])
 	case len(unknown) > 0:
-		return nil, nil, &Error{Kind: Usage, What: fmt.Sprintf("no task %s in feature %s", quoteList(unknown), g.Feature),
+		return nil, &Error{Kind: Usage, What: fmt.Sprintf("no task %s in feature %s", quoteList(unknown), g.Feature),
 			Why: "nothing retried", Hint: "git zerg status lists the tasks"}
 	case len(why) > 0:
-		return nil, nil, &Error{Kind: Refused, What: "retry refused", Why: strings.Join(why, "; ") + "; nothing retried"}
+		return nil, &Error{Kind: Refused, What: "retry refused", Why: strings.Join(why, "; ") + "; nothing retried"}
 	}
+	return out, nil
+}
+
+// retry records the new start of tasks retryable let through.
+func (g *Engine) retry(x *txn, out []*state.Task) ([]*state.Task, *gitstore.Message, error) {
+	who := g.UserIdentity()
 	from := string(out[0].Status)
 	for _, t := range out {
 		if string(t.Status) != from {

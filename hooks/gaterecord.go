@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -22,9 +23,20 @@ import (
 // elsewhere stay (they are content, and harmless) but do not count.
 
 const (
-	macTrailer = "Zerg-Gates-MAC: "
-	setTrailer = "Zerg-Gates: "
+	macTrailer     = "Zerg-Gates-MAC: "
+	setTrailer     = "Zerg-Gates: "
+	featureTrailer = "Zerg-Feature: "
+	runTrailer     = "Zerg-Gates-Run: "
+	gateTrailer    = "Zerg-Gate: "
 )
+
+// GateRunLines are the lines of a gate record that say whose staging was
+// gated and when: the feature, and the run's start and end (a commit's
+// own time has whole seconds only). Records made before they were written
+// lack them.
+func GateRunLines(feature string, start, end time.Time) string {
+	return featureTrailer + feature + "\n" + runTrailer + start.UTC().Format(time.RFC3339Nano) + " " + end.UTC().Format(time.RFC3339Nano) + "\n"
+}
 
 // GateSet names a configuration's gates: a pass counts only for the set
 // that passed (a gate added or changed since must run). Timeouts are left
@@ -74,6 +86,12 @@ func SignGateRecord(s *gitstore.Store, tree, msg string) (string, error) {
 type GateRecord struct {
 	Passed bool   // every required gate passed
 	Set    string // the gate set it was run with (see GateSet)
+	// Feature, Start and End: whose staging, and when (zero in a record
+	// made before they were written).
+	Feature    string
+	Start, End time.Time
+	Gates      int      // the gates that ran
+	Failed     []string // the required ones that failed
 }
 
 // ReadGateRecord reads the gate record commit for tree. ok is false unless
@@ -102,9 +120,24 @@ func ReadGateRecord(s *gitstore.Store, record plumbing.Hash, tree string) (rec G
 	}
 	lines := strings.Split(body, "\n")
 	rec.Passed = lines[0] == "gates passed on tree "+tree
+	if v, ok := strings.CutPrefix(lines[0], "gates failed on tree "+tree+": "); ok {
+		rec.Failed = strings.Split(v, ", ")
+	}
 	for _, l := range lines {
-		if v, ok := strings.CutPrefix(l, setTrailer); ok {
-			rec.Set = v
+		switch {
+		case strings.HasPrefix(l, setTrailer):
+			rec.Set = strings.TrimPrefix(l, setTrailer)
+		case strings.HasPrefix(l, featureTrailer):
+			rec.Feature = strings.TrimPrefix(l, featureTrailer)
+		case strings.HasPrefix(l, gateTrailer):
+			rec.Gates++
+		case strings.HasPrefix(l, runTrailer):
+			a, b, _ := strings.Cut(strings.TrimPrefix(l, runTrailer), " ")
+			start, err1 := time.Parse(time.RFC3339Nano, a)
+			end, err2 := time.Parse(time.RFC3339Nano, b)
+			if err1 == nil && err2 == nil {
+				rec.Start, rec.End = start, end
+			}
 		}
 	}
 	return rec, true

@@ -252,6 +252,13 @@ func (r *rush) land(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin
 		return nil, err
 	}
 	if failed == nil {
+		if r.beforeDone != nil {
+			var ids []string
+			for _, p := range pins {
+				ids = append(ids, p.Task)
+			}
+			r.beforeDone(ids)
+		}
 		return nil, g.RecordMerged(pins, append(append([]string(nil), res.Merged...), res.Skipped...), res.Tip)
 	}
 	var ee *engine.Error

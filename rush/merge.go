@@ -219,6 +219,7 @@ func runQualityGates(g *engine.Engine, mgr *worktree.Manager, quiet bool) (stop 
 		return nil, nil
 	}
 	var results, failedGates []string
+	start := g.Time()
 	if len(cfg.Gates) > 0 {
 		dir, err := mgr.StagingWorktree(g.Context())
 		if err != nil {
@@ -262,7 +263,7 @@ func runQualityGates(g *engine.Engine, mgr *worktree.Manager, quiet bool) (stop 
 	if len(failedGates) > 0 {
 		subject = "gates failed on tree " + tree + ": " + strings.Join(failedGates, ", ")
 	}
-	msg, err := hooks.SignGateRecord(s, tree, subject+"\n\nZerg-Gates: "+set+"\n"+strings.Join(results, "\n"))
+	msg, err := hooks.SignGateRecord(s, tree, subject+"\n\nZerg-Gates: "+set+"\n"+hooks.GateRunLines(mgr.Feature, start, g.Time())+strings.Join(results, "\n"))
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,10 @@ type Options struct {
 	// the first stops the workers gracefully, saves their work and gives
 	// their claims back; the next kills what is left at once.
 	Interrupt <-chan struct{}
+	// BeforeDone, when set (only tests set it), runs once a merge batch's
+	// gates passed, just before its tasks are recorded done: the point a
+	// crash test stops a rush at.
+	BeforeDone func(tasks []string)
 }
 
 // Result is how a rush ended.
@@ -123,7 +127,8 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 	}
 	defer marker.Release()
 	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
-		policy: g.Policy(), ttl: g.TTL(), marker: marker, waitNoted: map[string]time.Time{}, shared: shared{remote: o.Remote}}
+		policy: g.Policy(), ttl: g.TTL(), marker: marker, waitNoted: map[string]time.Time{}, shared: shared{remote: o.Remote},
+		beforeDone: o.BeforeDone}
 	r.spent = spent
 	if n, err := uncommitted(g); err == nil && n > 0 {
 		g.Note("warning: your work tree has %s not committed; the workers start from commits and will not see %s",

@@ -46,6 +46,8 @@ type rush struct {
 	info *infoGuard // keeps the repository's info/exclude and info/attributes as the user had them
 
 	started time.Time // on the engine's clock
+
+	beforeDone func(tasks []string) // Options.BeforeDone
 }
 
 // slotResult is what one worker slot reports when its task run ends.

@@ -409,6 +409,9 @@ type patchEvent struct {
 	Done    int            `json:"done"`
 	Total   int            `json:"total"`
 	HasCost bool           `json:"has_cost,omitempty"`
+	// Gates, all of them, when they changed since the last event (null
+	// when they did not).
+	Gates []GateRun `json:"gates"`
 }
 
 func (h *hub) publish(sv *Server) func(*Snapshot, error) {
@@ -454,8 +457,12 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 			case len(changed) == 0 && prev.Tip == sn.Tip:
 				return
 			default:
-				msg = sse("patch", patchEvent{Tip: sn.Tip, Now: now, Tasks: changed, Workers: sn.Workers,
-					Counts: sn.Counts, Done: sn.Done, Total: sn.Total, HasCost: sn.HasCost})
+				p := patchEvent{Tip: sn.Tip, Now: now, Tasks: changed, Workers: sn.Workers,
+					Counts: sn.Counts, Done: sn.Done, Total: sn.Total, HasCost: sn.HasCost}
+				if !sameGates(prev.Gates, sn.Gates) {
+					p.Gates = sn.Gates
+				}
+				msg = sse("patch", p)
 			}
 		}
 		for ch := range h.subs {

@@ -91,6 +91,9 @@ type Snapshot struct {
 	Total   int            `json:"total"`
 	// HasCost: some task carries a cost, so the views show the column.
 	HasCost bool `json:"has_cost,omitempty"`
+	// Gates are the runs of the quality gates on the feature's staging,
+	// oldest first, for the page's timeline.
+	Gates []GateRun `json:"gates"`
 	// Leases are the stored leases Workers show, by name.
 	Leases []*state.Worker `json:"-"`
 
@@ -117,11 +120,12 @@ func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadTx(s, tx, now)
+	return loadTx(s, tx, now, nil)
 }
 
-// loadTx reads every task of the feature as tx holds it.
-func loadTx(s *gitstore.Store, tx *gitstore.Tx, now time.Time) (*Snapshot, error) {
+// loadTx reads every task of the feature as tx holds it, and its gate
+// runs (through gates, when a caller keeps one between loads).
+func loadTx(s *gitstore.Store, tx *gitstore.Tx, now time.Time, gates gateCache) (*Snapshot, error) {
 	sn, err := Read(s, tx, now)
 	if err != nil {
 		return nil, err
@@ -160,6 +164,9 @@ func loadTx(s *gitstore.Store, tx *gitstore.Tx, now time.Time) (*Snapshot, error
 			sn.Done++
 		}
 		sn.HasCost = sn.HasCost || v.HasCost
+	}
+	if sn.Gates, err = gateRuns(s, sn.Feature, gates); err != nil {
+		return nil, err
 	}
 	// The views keep a snapshot or two while they run: what they show, not
 	// every stored task a second time.

@@ -29,6 +29,8 @@ type Source struct {
 	// only, when set, is the features the views list and switch between
 	// (an epic's, in its order), instead of every planned one.
 	only []string
+	// gates remembers the gate records read, for every snapshot after.
+	gates gateCache
 }
 
 // Only makes the views list and switch between features alone, in that
@@ -45,7 +47,7 @@ func NewSource(ctx context.Context, s *gitstore.Store, now func() time.Time) *So
 	if now == nil {
 		now = time.Now
 	}
-	return &Source{ctx: ctx, s: s, now: now}
+	return &Source{ctx: ctx, s: s, now: now, gates: gateCache{}}
 }
 
 // Now is the source's clock.
@@ -98,7 +100,7 @@ func (src *Source) Snapshot(feature string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadTx(src.s, tx, src.now())
+	return loadTx(src.s, tx, src.now(), src.gates)
 }
 
 // Features lists the planned features.

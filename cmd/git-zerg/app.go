@@ -155,6 +155,12 @@ func prepareCommand(e *env, c *cli.Command, parent string) {
 // binary has no such switch.
 var clock = time.Now
 
+// beforeDone is rush.Options.BeforeDone: the test binary sets it to run
+// the command ZERG_TEST_BEFORE_DONE names, so that a script can stop (or
+// kill) a rush between a merge batch's gates and its state commit; the
+// real binary has no such switch.
+var beforeDone func(tasks []string)
+
 // Main runs git-zerg with args and returns the exit code. main and the
 // script tests both call it.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -90,7 +90,8 @@ func runRush(e *env, o *rushOptions) error {
 	g.Events = p.Event
 	interrupts, stop := rushSignals(g, p)
 	defer stop()
-	res, err := rush.Run(g, rush.Options{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts})
+	res, err := rush.Run(g, rush.Options{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts,
+		BeforeDone: beforeDone})
 	if res != nil {
 		if res.Complete {
 			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, report.Plural(res.Tasks, "task"),

@@ -25,7 +25,7 @@ var update = flag.Bool("update", false, "update testscript archives from actual 
 // they start run to wait for an event instead of sleeping.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-zerg": func() { clock = offsetClock(); os.Exit(process()) },
+		"git-zerg": func() { clock, beforeDone = offsetClock(), testBeforeDone(); os.Exit(process()) },
 		"waitfor":  func() { os.Exit(waitforMain()) },
 	})
 }
@@ -167,6 +167,25 @@ func offsetClock() func() time.Time {
 		os.Exit(2)
 	}
 	return func() time.Time { return time.Now().Add(d) }
+}
+
+// testBeforeDone runs the shell command ZERG_TEST_BEFORE_DONE (unset:
+// nothing) when a rush's merge batch passed its gates and is about to be
+// recorded done, the batch's tasks in ZERG_TEST_TASKS: a script's command
+// there can mark the point and wait (`waitfor hang`) to be killed.
+func testBeforeDone() func(tasks []string) {
+	command := os.Getenv("ZERG_TEST_BEFORE_DONE")
+	if command == "" {
+		return nil
+	}
+	return func(tasks []string) {
+		c := exec.Command("sh", "-c", command)
+		c.Env = append(os.Environ(), "ZERG_TEST_TASKS="+strings.Join(tasks, " "))
+		c.Stdout, c.Stderr = os.Stderr, os.Stderr
+		if err := c.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "git-zerg (test build): ZERG_TEST_BEFORE_DONE: %v\n", err)
+		}
+	}
 }
 
 // waitfile FILE...: wait until every FILE exists and is not empty (at

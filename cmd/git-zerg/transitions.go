@@ -100,7 +100,10 @@ func retryCmd(e *env) *cli.Command {
 		Description: "Attempts start again from zero; the history keeps every earlier one. Several\n" +
 			"tasks are retried together or not at all: exit 2 for an unknown id, 3 for a task\n" +
 			"that is neither blocked nor failed, and then nothing is written. --blocked (and\n" +
-			"--failed) retries every task blocked (failed) when it commits; none is no error.",
+			"--failed) retries every task blocked (failed) when it commits; none is no error.\n" +
+			"A task's work that staging holds (its pull request closed without merge) is taken\n" +
+			"out of it first, by a revert commit; when work merged since changes the same files,\n" +
+			"the retry is refused (exit 1) and nothing is written.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "blocked", Usage: "retry every blocked task", Destination: &blocked},
 			&cli.BoolFlag{Name: "failed", Usage: "retry every failed task", Destination: &failed},
@@ -121,9 +124,9 @@ func retryCmd(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			var ts []*state.Task
+			var res *engine.Retried
 			if len(a) > 0 {
-				ts, err = g.Retry(a...)
+				res, err = g.Retry(a...)
 			} else {
 				var which []state.Status
 				if blocked {
@@ -132,14 +135,18 @@ func retryCmd(e *env) *cli.Command {
 				if failed {
 					which = append(which, state.Failed)
 				}
-				ts, err = g.RetryAll(which...)
-				if err == nil && len(ts) == 0 {
+				res, err = g.RetryAll(which...)
+				if err == nil && len(res.Tasks) == 0 {
 					fmt.Fprintf(e.stderr, "note: no task of feature %s to retry\n", g.Feature)
 				}
 			}
 			if err != nil {
 				return err
 			}
+			for _, id := range res.TakenOut {
+				fmt.Fprintf(e.stderr, "%s: its work taken out of staging (staging at %s; the next rush gates it)\n", id, report.ShortHash(res.StagingTip))
+			}
+			ts := res.Tasks
 			return report.WriteTransition(e.stdout, ts, e.json)
 		},
 	}

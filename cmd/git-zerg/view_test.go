@@ -402,18 +402,48 @@ func TestServeBrowser(t *testing.T) {
 }
 
 // TestServeTimeline: the page draws a row per worker and a bar per run,
-// coloured by how the run ended (a running one as claimed), and a tick per
-// merge, kept current as runs start and end.
+// coloured by how the run ended (a running one as claimed), a tick per
+// merge and a bar per gate run (passed or failed), kept current as runs
+// start and end.
 func TestServeTimeline(t *testing.T) {
 	r := newViewRepo(t, viewGraph)
 	r.zerg(t, "claim", "--worker", "w1", "T1")
 	r.zerg(t, "fail", "--worker", "w1", "T1", "--reason", "tests failed")
 	r.zerg(t, "claim", "--worker", "w2", "T2")
 	r.zerg(t, "done", "--worker", "w2", "T2")
+	// The gates run on staging twice, as task mode's hook runs them: they
+	// pass on the first tree and fail on the second.
+	gates := func(commit string, want int) {
+		t.Helper()
+		run(t, r.repo, r.env, "sh", "-c", commit)
+		cmd := exec.Command("git-zerg", "hook", "claude-gates")
+		cmd.Dir, cmd.Env = r.repo, r.env
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != want {
+			t.Fatalf("hook claude-gates exited %d (%v), want %d:\n%s", code, err, want, out)
+		}
+	}
+	gates(`mkdir -p .zerg && printf '[[gates]]\nname = "check"\ncommand = "test ! -f FAIL"\n' > .zerg/config.toml && git add .zerg && git commit -q -m gates`, 0)
+	gates(`echo x > FAIL && git add FAIL && git commit -q -m fail`, 1)
 	url := startServe(t, r)
 	ctx := newBrowser(t, 1200, 800)
 	navigate(t, ctx, url)
 	waitJS(t, ctx, `!!(window.zerg && window.zerg.timeline && window.zerg.timeline.runs === 2)`, 15*time.Second)
+	if n := evalJS[int](t, ctx, `window.zerg.timeline.gates`); n != 2 {
+		t.Errorf("timeline has %d gate runs, want 2", n)
+	}
+	for _, g := range []string{"passed", "failed"} {
+		if n := evalJS[int](t, ctx, `document.querySelectorAll('#timeline rect.gate.g-`+g+`').length`); n != 1 {
+			t.Errorf("%d %s gate bars, want 1", n, g)
+		}
+	}
+	if p, f := evalJS[string](t, ctx, `getComputedStyle(document.querySelector('#timeline rect.g-passed')).fill`),
+		evalJS[string](t, ctx, `getComputedStyle(document.querySelector('#timeline rect.g-failed')).fill`); p == f {
+		t.Errorf("a gate run that passed and one that failed are both %s", p)
+	}
+	if title := evalJS[string](t, ctx, `document.querySelector('#timeline rect.g-failed title').textContent`); !strings.Contains(title, "failed: check") {
+		t.Errorf("the failed gate run's title is %q, want it to name the gate", title)
+	}
 	if rows := evalJS[int](t, ctx, `window.zerg.timeline.rows`); rows != 2 {
 		t.Errorf("timeline has %d rows, want one per worker (2)", rows)
 	}
@@ -434,12 +464,18 @@ func TestServeTimeline(t *testing.T) {
 	if failed == done {
 		t.Errorf("a failed run and a done one are both %s", failed)
 	}
-	// A run that starts shows as running, on a row of its own worker.
+	// A run that starts shows as running, on a row of its own worker; the
+	// gate run made since comes with that change.
+	gates(`git rm -q FAIL && echo y > y.txt && git add y.txt && git commit -q -m y`, 0)
 	r.zerg(t, "retry", "T1")
 	r.zerg(t, "claim", "--worker", "w3", "T1")
 	waitJS(t, ctx, `window.zerg.timeline.runs === 3 && window.zerg.timeline.rows === 3`, 5*time.Second)
 	if n := evalJS[int](t, ctx, bar("T1", "running")); n != 1 {
 		t.Errorf("%d running bars for T1, want 1", n)
+	}
+	waitJS(t, ctx, `window.zerg.timeline.gates === 3`, 5*time.Second)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#timeline rect.gate.g-passed').length`); n != 2 {
+		t.Errorf("%d passed gate bars, want 2", n)
 	}
 }
 

@@ -183,6 +183,7 @@
       if (t.id === st.taskId) touchesTask = true;
     }
     Object.assign(sn, { tip: p.tip, workers: p.workers, counts: p.counts, done: p.done, total: p.total, has_cost: p.has_cost });
+    if (p.gates) sn.gates = p.gates;
     showProblem('');
     drawTimeline();
     drawHeader();
@@ -299,7 +300,8 @@
 
   // The timeline of the feature's runs: a row per worker, a bar per
   // attempt from its claim to its end (now, while it runs), coloured by
-  // the state it ended in; the merges into staging as ticks below.
+  // the state it ended in; the merges into staging as ticks below, and
+  // the gate runs on staging as bars under them, passed or failed.
   function drawTimeline() {
     const sn = st.snap;
     const runs = [];
@@ -308,19 +310,20 @@
       for (const r of t.runs || []) runs.push({ task: t.id, ...r });
       if (t.merged) merges.push({ task: t.id, at: Date.parse(t.merged) });
     }
+    const gates = (sn.gates || []).map((g) => ({ ...g, t0: Date.parse(g.start), t1: Date.parse(g.end) }));
     const wrap = $('timeline-wrap');
     wrap.hidden = runs.length === 0;
-    stats.timeline = { rows: 0, runs: 0, merges: 0 };
+    stats.timeline = { rows: 0, runs: 0, merges: 0, gates: 0 };
     if (!runs.length) return;
     const end = (r) => (r.end ? Date.parse(r.end) : now());
-    const t0 = Math.min(...runs.map((r) => Date.parse(r.start)));
-    const t1 = Math.max(t0 + 1000, ...runs.map(end), ...merges.map((m) => m.at));
+    const t0 = Math.min(...runs.map((r) => Date.parse(r.start)), ...gates.map((g) => g.t0));
+    const t1 = Math.max(t0 + 1000, ...runs.map(end), ...merges.map((m) => m.at), ...gates.map((g) => g.t1));
     const workers = [...new Set(runs.map((r) => r.worker))].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
     const row = new Map(workers.map((w, i) => [w, i]));
     const left = 90, width = Math.max(400, $('graph-wrap').clientWidth - 40), rowH = 20;
     const span = width - left - 10;
     const x = (ms) => left + ((ms - t0) / (t1 - t0)) * span;
-    const h = (workers.length + 1) * rowH + 18;
+    const h = (workers.length + 2) * rowH + 18;
     const parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="' + width + '" height="' + h + '">'];
     workers.forEach((w, i) => parts.push('<text x="4" y="' + (i * rowH + 14) + '">' + esc(clip(w, 14)) + '</text>'));
     for (const r of runs) {
@@ -336,11 +339,19 @@
       const mx = x(m.at).toFixed(1);
       parts.push('<line class="merge" x1="' + mx + '" x2="' + mx + '" y1="' + (my + 3) + '" y2="' + (my + rowH - 3) + '"><title>' + esc(m.task) + ' merged</title></line>');
     }
+    const gy = my + rowH;
+    parts.push('<text x="4" y="' + (gy + 14) + '">gates</text>');
+    for (const g of gates) {
+      const x0 = x(g.t0), x1 = Math.max(x0 + 2, x(g.t1));
+      const title = 'gates ' + (g.passed ? 'passed' : 'failed' + (g.failed ? ': ' + g.failed.join(', ') : '')) + ' on tree ' + g.tree.slice(0, 12) + ', ' + duration(g.t1 - g.t0);
+      parts.push('<rect class="gate g-' + (g.passed ? 'passed' : 'failed') + '" data-tree="' + esc(g.tree) + '" x="' + x0.toFixed(1) + '" y="' + (gy + 3) +
+        '" width="' + (x1 - x0).toFixed(1) + '" height="' + (rowH - 6) + '" rx="3"><title>' + esc(title) + '</title></rect>');
+    }
     parts.push('<text x="' + left + '" y="' + (h - 2) + '">' + esc(new Date(t0).toLocaleTimeString()) + '</text>');
     parts.push('<text x="' + (width - 10) + '" y="' + (h - 2) + '" text-anchor="end">' + esc(duration(t1 - t0)) + '</text>');
     parts.push('</svg>');
     $('timeline').innerHTML = parts.join('');
-    stats.timeline = { rows: workers.length, runs: runs.length, merges: merges.length };
+    stats.timeline = { rows: workers.length, runs: runs.length, merges: merges.length, gates: gates.length };
   }
 
   function clip(s, n) { return s.length > n ? s.slice(0, n - 1) + '…' : s; }
