@@ -138,6 +138,17 @@ func (m *managers) mend(want string) {
 	}
 }
 
+// setUp is a repository whose manager's configuration (file, committed)
+// is in place and that is git-zerg's, its hooks not installed yet.
+func setUp(t *testing.T, bin, path, file, config string) *managers {
+	t.Helper()
+	m := newManagers(t, bin, path)
+	m.write(file, config, 0o644)
+	m.commit(file)
+	m.zergInit()
+	return m
+}
+
 func hookManagers(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -154,11 +165,7 @@ func TestHusky(t *testing.T) {
 	bin := buildZerg(t)
 	path := hookManagers(t)
 	setup := func(t *testing.T) *managers {
-		m := newManagers(t, bin, path)
-		m.write(".husky/pre-commit", "echo husky >> \"$HOOK_LOG\"\n", 0o644)
-		m.commit(".husky")
-		m.zergInit()
-		return m
+		return setUp(t, bin, path, ".husky/pre-commit", "echo husky >> \"$HOOK_LOG\"\n")
 	}
 	t.Run("husky first", func(t *testing.T) {
 		m := setup(t)
@@ -193,11 +200,7 @@ func TestLefthook(t *testing.T) {
 	bin := buildZerg(t)
 	path := hookManagers(t)
 	setup := func(t *testing.T) *managers {
-		m := newManagers(t, bin, path)
-		m.write("lefthook.yml", "pre-commit:\n  commands:\n    log:\n      run: echo lefthook >> \"$HOOK_LOG\"\n", 0o644)
-		m.commit("lefthook.yml")
-		m.zergInit()
-		return m
+		return setUp(t, bin, path, "lefthook.yml", "pre-commit:\n  commands:\n    log:\n      run: echo lefthook >> \"$HOOK_LOG\"\n")
 	}
 	t.Run("lefthook first", func(t *testing.T) {
 		m := setup(t)
@@ -242,8 +245,7 @@ func TestPreCommitFramework(t *testing.T) {
 	}
 	bin := buildZerg(t)
 	setup := func(t *testing.T) *managers {
-		m := newManagers(t, bin, "")
-		m.write(".pre-commit-config.yaml", `repos:
+		return setUp(t, bin, "", ".pre-commit-config.yaml", `repos:
 - repo: local
   hooks:
   - id: log
@@ -252,10 +254,7 @@ func TestPreCommitFramework(t *testing.T) {
     language: system
     pass_filenames: false
     always_run: true
-`, 0o644)
-		m.commit(".pre-commit-config.yaml")
-		m.zergInit()
-		return m
+`)
 	}
 	t.Run("pre-commit first", func(t *testing.T) {
 		m := setup(t)
