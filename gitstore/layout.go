@@ -152,6 +152,12 @@ func (l Layout) ProcessGroup(feature, task string) string {
 	return filepath.Join(l.RunDir(feature, task), "pgid")
 }
 
+// GateGroup records the process group of the quality gate a rush of the
+// feature is running, for a later rush to end it when this one died.
+func (l Layout) GateGroup(feature string) string {
+	return l.path("run", feature, "gates.pgid")
+}
+
 // Seen is the feature's tip as the last fsck saw it.
 func (l Layout) Seen(feature string) string { return l.path("seen", feature) }
 

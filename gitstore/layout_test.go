@@ -22,6 +22,7 @@ var layoutFiles = map[string][]string{
 	"CurrentFeature": {"feature"},
 	"Hooks":          {"hooks"},
 	"GitHooks":       {"githooks"},
+	"GateGroup":      {"run/f/gates.pgid"},
 	"InfoOrig":       {"info.orig"},
 	"ReflogChecked":  {"reflog-checked/refs/zerg/features/f"},
 	"DemoBinary":     {"bin/git-zerg"},

@@ -50,6 +50,7 @@ func recordGroup(path string, pgid int, mark string) {
 	if start == "" {
 		start = "-" // unknown (the leader exited): the mark stays the third field
 	}
+	os.MkdirAll(filepath.Dir(path), 0o700)
 	os.WriteFile(path, []byte(fmt.Sprintf("%d %s %s\n", pgid, start, mark)), 0o600)
 }
 
@@ -91,6 +92,7 @@ func stopDeadRush(g *engine.Engine, dead *engine.RushHolder) error {
 	for _, e := range ents {
 		killRecordedGroup(l.ProcessGroup(g.Feature, e.Name()))
 	}
+	killRecordedGroup(l.GateGroup(g.Feature))
 	return takeBack(g, dead)
 }
 

@@ -3,6 +3,7 @@ package rush
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -230,8 +231,14 @@ func runQualityGates(g *engine.Engine, mgr *worktree.Manager, quiet bool) (stop 
 			if timeout == 0 {
 				timeout = time.Duration(cfg.Workers.Timeout)
 			}
+			// A gate runs in a process group of its own, out of reach of a
+			// kill of the rush's: recorded, so that the next rush ends
+			// what a dead one left running in the staging worktree.
+			group, mark := g.Store.Layout().GateGroup(mgr.Feature), proc.NewMark()
 			res, err := proc.Run(g.RunContext(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
-				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}, Unset: engine.Withheld(gate.PassEnv)})
+				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}, Unset: engine.Withheld(gate.PassEnv),
+				Mark: mark, Started: func(pgid int) { recordGroup(group, pgid, mark) }})
+			os.Remove(group)
 			if err != nil {
 				return nil, err
 			}

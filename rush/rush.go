@@ -143,6 +143,11 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 	if marker.Previous() != nil && !o.Resume {
 		g.Note("an earlier rush (pid %d) died; continuing from the state in refs", marker.Previous().PID)
 	}
+	if marker.Previous() != nil {
+		// A gate the dead rush left running would go on writing in the
+		// staging worktree this rush gates in.
+		killRecordedGroup(s.Layout().GateGroup(feature))
+	}
 	// Claims of a rush of this host that is gone come back now, however it
 	// ended: killed, or stopped on an error after it removed its marker.
 	if err := takeBack(g, nil); err != nil {
