@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -56,7 +56,7 @@ func failed(name, command string) string {
 // it either way. Each must be able to edit files and run commands (the
 // task's tests, git) without asking, since nobody is there to answer.
 // They are made on first use, not at every start of the program.
-var presets = sync.OnceValue(func() map[string]Preset {
+var presets = &lazy.Value[map[string]Preset]{Build: func() map[string]Preset {
 	return map[string]Preset{
 		"claude": {Name: "claude",
 			Command: failed("claude", `claude -p --permission-mode acceptEdits --allowedTools "Read,Edit,Write,Glob,Grep,Bash" --output-format json < "$ZERG_PROMPT_FILE"`),
@@ -76,18 +76,18 @@ var presets = sync.OnceValue(func() map[string]Preset {
 			Command: failed("aider", `aider --message-file "$ZERG_PROMPT_FILE" --yes-always --no-pretty --no-stream --no-auto-commits`),
 			Allows:  "edits the files it is told about, answers yes to every question; git-zerg commits its edits"},
 	}
-})
+}}
 
 // Lookup returns the preset of an agent name.
 func Lookup(name string) (Preset, bool) {
-	p, ok := presets()[name]
+	p, ok := presets.Get()[name]
 	return p, ok
 }
 
 // Names lists the agent names a configuration may give, presets first.
 func Names() []string {
 	var ns []string
-	for n := range presets() {
+	for n := range presets.Get() {
 		ns = append(ns, n)
 	}
 	sort.Strings(ns)
@@ -399,12 +399,12 @@ func decode(b []byte) (map[string]any, int, bool) {
 		end = len(b)
 	}
 	line := b[:end]
-	if !nonFinite().Match(line) {
+	if !nonFinite.Get().Match(line) {
 		return nil, 0, false
 	}
 	// Only a one-line object is read again: the quoting below must not
 	// reach into the next object of the log.
-	dec = json.NewDecoder(bytes.NewReader(nonFinite().ReplaceAll(line, []byte(`$1"$2"`))))
+	dec = json.NewDecoder(bytes.NewReader(nonFinite.Get().ReplaceAll(line, []byte(`$1"$2"`))))
 	dec.UseNumber()
 	m = nil
 	if dec.Decode(&m) != nil {
@@ -414,6 +414,6 @@ func decode(b []byte) (map[string]any, int, bool) {
 }
 
 // nonFinite matches a bare NaN or Infinity where a JSON value starts.
-var nonFinite = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`) }) // compiled on first use, not at every start
+var nonFinite = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`) }} // compiled on first use, not at every start
 
 func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }

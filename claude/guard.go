@@ -100,7 +100,7 @@ func (st *guardState) sub(worker bool) *guardState {
 }
 
 // reserved words that may start a simple command as we split them.
-var reserved = wordSet(`if then else elif fi do done while until ! { } time coproc`)
+var reserved = &wordSet{list: `if then else elif fi do done while until ! { } time coproc`}
 
 func isAssign(w string) (name, value string, ok bool) {
 	name, value, ok = strings.Cut(w, "=")
@@ -158,7 +158,7 @@ func (st *guardState) simple(c simple, depth int) string {
 		}
 	}
 	words := c.words
-	for len(words) > 0 && reserved()[words[0]] {
+	for len(words) > 0 && reserved.words()[words[0]] {
 		words = words[1:]
 	}
 	worker := st.worker
@@ -267,7 +267,7 @@ func (st *guardState) simple(c simple, depth int) string {
 			}
 		}
 	default:
-		if sub, ok := strings.CutPrefix(name, "git-"); ok && gitCommands()[sub] {
+		if sub, ok := strings.CutPrefix(name, "git-"); ok && gitCommands.words()[sub] {
 			return st.git(append([]string{sub}, args...), c, worker, hidden, depth)
 		}
 		return st.fileWrites(name, args)
@@ -607,13 +607,21 @@ func hiddenSpec(spec string) bool {
 
 // wordSet is the set of the words of list, made on first use: the guard's
 // tables are read by the PreToolUse hook alone, and a map literal would be
-// built at every start of every command.
-func wordSet(list string) func() map[string]bool {
-	return sync.OnceValue(func() map[string]bool {
-		m := map[string]bool{}
-		for _, w := range strings.Fields(list) {
-			m[w] = true
+// built at every start of every command. Written as &wordSet{list: ...},
+// it needs no code at start either.
+type wordSet struct {
+	list string
+	once sync.Once
+	m    map[string]bool
+}
+
+// words is the set.
+func (s *wordSet) words() map[string]bool {
+	s.once.Do(func() {
+		s.m = map[string]bool{}
+		for _, w := range strings.Fields(s.list) {
+			s.m[w] = true
 		}
-		return m
 	})
+	return s.m
 }

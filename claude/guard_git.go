@@ -3,6 +3,8 @@ package claude
 import (
 	"path"
 	"strings"
+
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // zergRef: a ref name (as given to update-ref or in a refspec) in git-zerg's
@@ -140,36 +142,36 @@ func storedKeyReason(k string) string {
 	switch {
 	case k == "core.excludesfile":
 		return reasonExcludes
-	case programKeys()[k]:
+	case programKeys.words()[k]:
 		return reasonConfigProgram
 	}
 	section, rest, _ := strings.Cut(k, ".")
 	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-		if programSubkeys()[section+".*."+rest[i+1:]] {
+		if programSubkeys.words()[section+".*."+rest[i+1:]] {
 			return reasonConfigProgram
 		}
 	}
 	return ""
 }
 
-var programKeys = wordSet(`core.fsmonitor core.sshcommand core.pager core.editor core.askpass
-	diff.external gpg.program credential.helper sequence.editor uploadpack.packobjectshook core.gitproxy`)
+var programKeys = &wordSet{list: `core.fsmonitor core.sshcommand core.pager core.editor core.askpass
+	diff.external gpg.program credential.helper sequence.editor uploadpack.packobjectshook core.gitproxy`}
 
-var programSubkeys = wordSet(`filter.*.clean filter.*.smudge filter.*.process merge.*.driver
+var programSubkeys = &wordSet{list: `filter.*.clean filter.*.smudge filter.*.process merge.*.driver
 	diff.*.textconv diff.*.command gpg.*.program remote.*.uploadpack remote.*.receivepack
-	credential.*.helper`)
+	credential.*.helper`}
 
 // refWriters are the git commands whose very job is to write refs: an
 // alias to one of them is refused when it is set.
-var refWriters = wordSet(`update-ref symbolic-ref replace fast-import filter-branch send-pack`)
+var refWriters = &wordSet{list: `update-ref symbolic-ref replace fast-import filter-branch send-pack`}
 
 // hidingArgs: git commands that write refs or settings from their
 // arguments, which xargs would give out of sight.
-var hidingArgs = wordSet(`update-ref symbolic-ref branch push fetch pull checkout switch reset replace
-	config worktree send-pack commit`)
+var hidingArgs = &wordSet{list: `update-ref symbolic-ref branch push fetch pull checkout switch reset replace
+	config worktree send-pack commit`}
 
 // pathArgs: git commands whose words after "--" are paths alone.
-var pathArgs = wordSet(`checkout reset commit`)
+var pathArgs = &wordSet{list: `checkout reset commit`}
 
 func contains(words []string, w string) bool {
 	for _, x := range words {
@@ -183,7 +185,7 @@ func contains(words []string, w string) bool {
 // gitCommands are git's own commands (builtins and the scripts shipped with
 // it): git never lets an alias stand for one, so only another name is
 // looked up as an alias.
-var gitCommands = wordSet(`add am annotate apply archive backfill bisect blame branch bugreport bundle
+var gitCommands = &wordSet{list: `add am annotate apply archive backfill bisect blame branch bugreport bundle
 		cat-file check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
 		cherry-pick citool clean clone column commit commit-graph commit-tree config count-objects credential
 		credential-cache credential-store describe diagnose diff diff-files diff-index diff-tree difftool
@@ -197,7 +199,7 @@ var gitCommands = wordSet(`add am annotate apply archive backfill bisect blame b
 		send-pack shortlog show show-branch show-index show-ref sparse-checkout stage stash status
 		stripspace submodule subtree svn switch symbolic-ref tag unpack-file unpack-objects update-index
 		update-ref update-server-info upload-archive upload-pack var verify-commit verify-pack verify-tag
-		version web--browse whatchanged worktree write-tree zerg lfs`)
+		version web--browse whatchanged worktree write-tree zerg lfs`}
 
 // git checks a git command line; depth counts aliases and nested shells.
 func (st *guardState) git(args []string, c simple, worker, hidden bool, depth int) string {
@@ -221,19 +223,19 @@ func (st *guardState) git(args []string, c simple, worker, hidden bool, depth in
 			worker = true
 		}
 	}
-	if hidden && hidingArgs()[gc.sub] && !(pathArgs()[gc.sub] && contains(gc.rest, "--")) {
+	if hidden && hidingArgs.words()[gc.sub] && !(pathArgs.words()[gc.sub] && contains(gc.rest, "--")) {
 		return reasonHidden
 	}
 	dir := st.gitDir(gc.dirs)
 	rest := gc.rest
 	switch gc.sub {
 	case "commit":
-		if noVerify(rest, "mFcCt", "uS", commitValueOpts()) {
+		if noVerify(rest, "mFcCt", "uS", commitValueOpts.words()) {
 			return reasonNoVerify
 		}
 		return st.movesHead(dir)
 	case "push":
-		if noVerify(rest, "o", "", pushValueOpts()) {
+		if noVerify(rest, "o", "", pushValueOpts.words()) {
 			return reasonNoVerify
 		}
 		return pushCheck(rest, worker)
@@ -318,14 +320,14 @@ func (st *guardState) git(args []string, c simple, worker, hidden bool, depth in
 	case "zerg":
 		return st.zerg(rest, worker, gc.dirs)
 	default:
-		if !gitCommands()[gc.sub] {
+		if !gitCommands.words()[gc.sub] {
 			if value, ok := st.alias(gc, dir); ok {
 				return st.runAlias(gc, value, c, worker, depth)
 			}
 		}
 		// An alias cannot always be resolved; a literal --no-verify on a
 		// command we do not know is refused all the same.
-		if !knownGit()[gc.sub] && hasLong(rest, "no-verify") {
+		if !knownGit.words()[gc.sub] && hasLong(rest, "no-verify") {
 			return reasonNoVerify
 		}
 	}
@@ -421,7 +423,7 @@ func (st *guardState) aliasCheck(value string, worker bool, depth int) string {
 	if len(cmds) == 0 || len(cmds[0].words) == 0 {
 		return ""
 	}
-	if gc := readGit(cmds[0].words); refWriters()[gc.sub] || refWriters()[strings.TrimPrefix(path.Base(cmds[0].words[0]), "git-")] {
+	if gc := readGit(cmds[0].words); refWriters.words()[gc.sub] || refWriters.words()[strings.TrimPrefix(path.Base(cmds[0].words[0]), "git-")] {
 		return reasonAlias
 	}
 	if depth >= maxDepth {
@@ -432,16 +434,16 @@ func (st *guardState) aliasCheck(value string, worker bool, depth int) string {
 
 // knownGit are git commands other than commit and push, whose --no-verify
 // (if any) skips none of git-zerg's hooks.
-var knownGit = wordSet(`merge pull rebase am cherry-pick revert worktree fetch checkout switch status
-	log diff add show`)
+var knownGit = &wordSet{list: `merge pull rebase am cherry-pick revert worktree fetch checkout switch status
+	log diff add show`}
 
-var commitValueOpts = wordSet(`message file author date reuse-message reedit-message fixup squash
-	cleanup template trailer pathspec-from-file`)
+var commitValueOpts = &wordSet{list: `message file author date reuse-message reedit-message fixup squash
+	cleanup template trailer pathspec-from-file`}
 
-var pushValueOpts = wordSet(`repo push-option receive-pack exec`)
+var pushValueOpts = &wordSet{list: `repo push-option receive-pack exec`}
 
-var fetchValueOpts = wordSet(`depth deepen shallow-since shallow-exclude upload-pack jobs server-option
-	negotiation-tip filter refmap recurse-submodules-default submodule-prefix`)
+var fetchValueOpts = &wordSet{list: `depth deepen shallow-since shallow-exclude upload-pack jobs server-option
+	negotiation-tip filter refmap recurse-submodules-default submodule-prefix`}
 
 // longName splits --name[=value]; ok is false for anything else.
 func longName(a string) (name string, hasValue, ok bool) {
@@ -518,10 +520,12 @@ func noVerify(args []string, valueShort, optShort string, valueLong map[string]b
 
 // currentBranch are command substitutions whose value is the current
 // branch's name, which a push may name as well as HEAD.
-var currentBranch = strings.NewReplacer(
-	"$(git branch --show-current)", "HEAD", "`git branch --show-current`", "HEAD",
-	"$(git rev-parse --abbrev-ref HEAD)", "HEAD", "`git rev-parse --abbrev-ref HEAD`", "HEAD",
-	"$(git symbolic-ref --short HEAD)", "HEAD", "`git symbolic-ref --short HEAD`", "HEAD")
+var currentBranch = &lazy.Value[*strings.Replacer]{Build: func() *strings.Replacer {
+	return strings.NewReplacer(
+		"$(git branch --show-current)", "HEAD", "`git branch --show-current`", "HEAD",
+		"$(git rev-parse --abbrev-ref HEAD)", "HEAD", "`git rev-parse --abbrev-ref HEAD`", "HEAD",
+		"$(git symbolic-ref --short HEAD)", "HEAD", "`git symbolic-ref --short HEAD`", "HEAD")
+}}
 
 // pushCheck looks at the refspecs of a push.
 func pushCheck(args []string, worker bool) string {
@@ -543,7 +547,7 @@ func pushCheck(args []string, worker bool) string {
 				mirror = true
 			case name == "prune":
 				prune = true
-			case pushValueOpts()[name] && !hasValue:
+			case pushValueOpts.words()[name] && !hasValue:
 				i++
 			}
 			continue
@@ -576,7 +580,7 @@ func pushCheck(args []string, worker bool) string {
 	// this repository's own refs.
 	local := pos[0] == "." || opaque(pos[0])
 	for _, spec := range pos[1:] {
-		spec = currentBranch.Replace(spec)
+		spec = currentBranch.Get().Replace(spec)
 		if hiddenSpec(spec) {
 			return reasonHidden
 		}
@@ -624,7 +628,7 @@ func fetchCheck(args []string) string {
 					v = args[i]
 				}
 				specs = append(specs, v)
-			case fetchValueOpts()[name] && !hasValue:
+			case fetchValueOpts.words()[name] && !hasValue:
 				i++
 			}
 			continue
@@ -953,7 +957,7 @@ func (st *guardState) configCheck(args []string, worker bool, depth int) string 
 		a := args[i]
 		// As git, options end at the key (a value may start with "-"),
 		// or at the word after a subcommand (git config set ...).
-		if len(pos) > 1 || len(pos) == 1 && !configSubcommands()[pos[0]] {
+		if len(pos) > 1 || len(pos) == 1 && !configSubcommands.words()[pos[0]] {
 			pos = append(pos, a)
 			continue
 		}
@@ -1012,7 +1016,7 @@ func (st *guardState) configCheck(args []string, worker bool, depth int) string 
 	return ""
 }
 
-var configSubcommands = wordSet(`set unset get list edit rename-section remove-section`)
+var configSubcommands = &wordSet{list: `set unset get list edit rename-section remove-section`}
 
 // zerg checks a git zerg command line.
 func (st *guardState) zerg(args []string, worker bool, dirs []string) string {

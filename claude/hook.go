@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -92,7 +92,7 @@ type Verdict struct {
 	Reason, Why string
 }
 
-var taskModeWorker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^w[0-9]+$`) }) // compiled on first use, not at every start
+var taskModeWorker = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^w[0-9]+$`) }} // compiled on first use, not at every start
 
 // Run decides at one stop of a session. It never keeps a session that does
 // not drive a rush: a worker's session, a repository without a planned
@@ -299,7 +299,7 @@ func (h StopHook) facts(s *gitstore.Store, tx *gitstore.Tx, feature string) (Sto
 		return f, err
 	}
 	for _, t := range tasks {
-		if t.Status == state.Claimed && taskModeWorker().MatchString(t.Worker) && t.Owner == engine.Owner(s.Host(), t.Worker) {
+		if t.Status == state.Claimed && taskModeWorker.Get().MatchString(t.Worker) && t.Owner == engine.Owner(s.Host(), t.Worker) {
 			f.Claimed = append(f.Claimed, TaskRef{ID: t.ID(), Worker: t.Worker, Level: t.Level})
 		}
 		if !t.Status.Settled() && (f.Level == 0 || t.Level < f.Level) {

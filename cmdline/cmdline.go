@@ -9,10 +9,10 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/levels"
 )
 
@@ -138,12 +138,12 @@ func TakesValue(f cli.Flag) bool {
 
 // undefinedFlag finds the flag name in the flag package's error for a
 // flag that does not exist.
-var undefinedFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(\S+)`) }) // compiled on first use, not at every start
+var undefinedFlag = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(\S+)`) }} // compiled on first use, not at every start
 
 // FlagSuggestion is "; did you mean --workers?" when err is the flag
 // package's error for a mistyped flag of flags, else "".
 func FlagSuggestion(err error, flags []cli.Flag) string {
-	m := undefinedFlag().FindStringSubmatch(err.Error())
+	m := undefinedFlag.Get().FindStringSubmatch(err.Error())
 	if m == nil {
 		return ""
 	}
@@ -178,11 +178,11 @@ func commandSuggestion(name string, cmds []*cli.Command) string {
 
 // flagInMessage finds a long flag as Go's flag package writes it in its
 // errors, with one dash.
-var flagInMessage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`) }) // compiled on first use, not at every start
+var flagInMessage = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]+)`) }} // compiled on first use, not at every start
 
 // LongFlags writes the long flags of a parse error as users type them:
 // "flag provided but not defined: --wrkers", not "-wrkers".
-func LongFlags(msg string) string { return flagInMessage().ReplaceAllString(msg, "$1--$2") }
+func LongFlags(msg string) string { return flagInMessage.Get().ReplaceAllString(msg, "$1--$2") }
 
 // CommandName is the full name of the command c runs ("gates run"), from
 // its context chain.

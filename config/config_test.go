@@ -198,7 +198,7 @@ func TestTemplateParsesToDefault(t *testing.T) {
 }
 
 func TestTemplateShowsEveryKey(t *testing.T) {
-	for _, table := range tableNames() {
+	for _, table := range tableNames.Get() {
 		header := "\n[" + table + "]\n"
 		if table == "gates" {
 			header = "\n# [[gates]]\n"
@@ -206,7 +206,7 @@ func TestTemplateShowsEveryKey(t *testing.T) {
 		if !strings.Contains(Template, header) {
 			t.Errorf("Template lacks %q", strings.TrimSpace(header))
 		}
-		for _, key := range fieldNames()[table] {
+		for _, key := range fieldNames.Get()[table] {
 			line := "\n" + key + " = "
 			if table == "gates" {
 				line = "\n# " + key + " = "

@@ -7,11 +7,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/git-zerg/git-zerg/agent"
 	"github.com/git-zerg/git-zerg/forge"
+	"github.com/git-zerg/git-zerg/lazy"
 
 	"github.com/BurntSushi/toml"
 )
@@ -102,8 +102,8 @@ type rawGate struct {
 // kept to catch what the decoder would silently accept. They are made on
 // first use, by reflection: not at the start of every command.
 var (
-	tableNames = sync.OnceValue(func() []string { return tomlNames(rawFile{}) })
-	fieldNames = sync.OnceValue(func() map[string][]string {
+	tableNames = &lazy.Value[[]string]{Build: func() []string { return tomlNames(rawFile{}) }}
+	fieldNames = &lazy.Value[map[string][]string]{Build: func() map[string][]string {
 		return map[string][]string{
 			"workers":   tomlNames(rawWorkers{}),
 			"retry":     tomlNames(rawRetry{}),
@@ -116,7 +116,7 @@ var (
 			"forge":     tomlNames(rawForge{}),
 			"gates":     tomlNames(rawGate{}),
 		}
-	})
+	}}
 )
 
 func tomlNames(v any) []string {
@@ -640,7 +640,7 @@ func (p *parser) unknownKeys() {
 // known says whether each component of k is spelled exactly as a key
 // there, and if not, the name that was probably meant.
 func (p *parser) known(k toml.Key) (suggest string, exact bool) {
-	levels := [][]string{tableNames(), fieldNames()[k[0]]}
+	levels := [][]string{tableNames.Get(), fieldNames.Get()[k[0]]}
 	for i := 0; i < len(k) && i < len(levels); i++ {
 		if slices.Contains(levels[i], k[i]) {
 			continue

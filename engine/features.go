@@ -116,21 +116,31 @@ func CheckWorker(w string) error {
 
 // actsOn narrows the tasks a command can act on now: those its op may
 // start from. A claim also takes a failed task (its backoff event comes
-// first); approve is about the task's risk, not its status.
-var actsOn = map[string]func(*state.Task) bool{
-	"done":    func(t *state.Task) bool { return state.OpDone.From(t.Status) },
-	"fail":    func(t *state.Task) bool { return state.OpFail.From(t.Status) },
-	"release": func(t *state.Task) bool { return state.OpRelease.From(t.Status) },
-	"retry":   func(t *state.Task) bool { return state.OpRetry.From(t.Status) },
-	"approve": func(t *state.Task) bool { return t.NeedsApproval() && t.Approved == "" },
-	"claim":   func(t *state.Task) bool { return t.Status.Claimable() },
+// first); approve is about the task's risk, not its status. Nil for a
+// command that acts on any task.
+func actsOn(command string) func(*state.Task) bool {
+	switch command {
+	case "done":
+		return func(t *state.Task) bool { return state.OpDone.From(t.Status) }
+	case "fail":
+		return func(t *state.Task) bool { return state.OpFail.From(t.Status) }
+	case "release":
+		return func(t *state.Task) bool { return state.OpRelease.From(t.Status) }
+	case "retry":
+		return func(t *state.Task) bool { return state.OpRetry.From(t.Status) }
+	case "approve":
+		return func(t *state.Task) bool { return t.NeedsApproval() && t.Approved == "" }
+	case "claim":
+		return func(t *state.Task) bool { return t.Status.Claimable() }
+	}
+	return nil
 }
 
 // TasksFor are the tasks the command (done, retry, claim...) can act on
 // now, every task for another command, sorted by id: what completion
 // offers.
 func TasksFor(command string, tasks []*state.Task) []*state.Task {
-	keep := actsOn[command]
+	keep := actsOn(command)
 	var out []*state.Task
 	for _, t := range tasks {
 		if keep == nil || keep(t) {

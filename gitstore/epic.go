@@ -95,7 +95,7 @@ func (s *Store) SaveEpic(ctx context.Context, e *state.Epic, old plumbing.Hash, 
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname.Get(), When: now}
 	msg := &Message{Subject: subject, Op: op}
 	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
 	if !old.IsZero() {

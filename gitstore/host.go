@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -81,7 +82,7 @@ func (s *Store) makeHost() HostIdentity {
 	here := realPath(s.CommonDir)
 	name, madeIn, err := s.hostIDFile(here)
 	if err != nil {
-		name, madeIn = hostname(), ""
+		name, madeIn = hostname.Get(), ""
 	}
 	if madeIn == here {
 		madeIn = ""
@@ -105,7 +106,7 @@ func (s *Store) instance(name string) string {
 			ino = st.Ino
 		}
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d", name, hostname(), ino))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d", name, hostname.Get(), ino))
 	return hex.EncodeToString(sum[:6])
 }
 
@@ -175,7 +176,7 @@ func newHostName() string {
 			return c
 		}
 		return '-'
-	}, hostname())
+	}, hostname.Get())
 	if len(label) > 32 {
 		label = label[:32]
 	}
@@ -194,10 +195,10 @@ func realPath(p string) string {
 }
 
 // hostname is the machine's name, read once.
-var hostname = sync.OnceValue(func() string {
+var hostname = &lazy.Value[string]{Build: func() string {
 	h, err := os.Hostname()
 	if err != nil || h == "" {
 		h = "localhost"
 	}
 	return h
-})
+}}

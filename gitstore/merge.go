@@ -101,7 +101,7 @@ func (s *Store) mergeFeature(ctx context.Context, feature string, local, remote 
 	}
 	msg := &Message{Subject: subject,
 		Op: state.OpSync, Feature: feature, Clock: clock, Reason: strings.Join(lines, "; ")}
-	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname.Get(), When: time.Now()}
 	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
 	if err := s.seal(c); err != nil {
 		return MergeResult{}, err
@@ -611,7 +611,7 @@ func (s *Store) mergeLocks(ctx context.Context, local, remote plumbing.Hash, kee
 		return MergeResult{}, err
 	}
 	msg := &Message{Subject: subject, Op: state.OpSync}
-	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: time.Now()}
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname.Get(), When: time.Now()}
 	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{local, remote}}
 	if err := s.seal(c); err != nil {
 		return MergeResult{}, err

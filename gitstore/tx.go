@@ -478,7 +478,7 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		}
 	}
 	b := s.newBatch(tx.held)
-	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname(), When: now}
+	sig := gitobj.Signature{Name: "git-zerg", Email: "git-zerg@" + hostname.Get(), When: now}
 	var updates []refUpdate
 
 	featureChanged := tx.feature != "" && (tx.deleted != nil || tx.metaDirty || tx.workersDirty || tx.tasksDirty())

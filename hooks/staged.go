@@ -400,9 +400,11 @@ type stagedDiff struct {
 	reads int
 }
 
-// emptyTree may be named by a commit without being stored: git knows it
-// without reading it.
-var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+// emptyTree, 4b825dc642cb6eb9a060e54bf8d69288fbee4904, may be named by a
+// commit without being stored: git knows it without reading it. Spelled
+// as bytes, not decoded from hex at every start of the program.
+var emptyTree = plumbing.Hash{0x4b, 0x82, 0x5d, 0xc6, 0x42, 0xcb, 0x6e, 0xb9, 0xa0, 0x60,
+	0xe5, 0x4b, 0xf8, 0xd6, 0x92, 0x88, 0xfb, 0xee, 0x49, 0x04}
 
 // tree reads a tree's entries by name, their modes as git reads them.
 func (d *stagedDiff) tree(h plumbing.Hash) (map[string]gitobj.TreeEntry, error) {

@@ -730,3 +730,9 @@ func TestStagedIntentToAddOverEmptyBlob(t *testing.T) {
 		t.Fatalf("in-process: %q, %v", got, err)
 	}
 }
+
+func TestEmptyTreeIsGitsEmptyTree(t *testing.T) {
+	if want := plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904"); emptyTree != want {
+		t.Fatalf("emptyTree = %s, want %s", emptyTree, want)
+	}
+}

@@ -98,7 +98,7 @@ func TestUnknownKeysKept(t *testing.T) {
 }
 
 func TestClosest(t *testing.T) {
-	names := taskObject().names
+	names := taskObject.Get().names
 	for in, want := range map[string]string{
 		"dependncies": "dependencies", "dependancies": "dependencies", "TITLE": "title", "file": "files",
 		"verifcation": "verification", "rsk": "risk", "soft": "soft_dependencies", "estimate": "estimate_minutes", "zzz": "", "identifier": "", "": "",

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
+
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // Epic is an epic file: features, each its own task graph, that depend on
@@ -57,7 +58,7 @@ func (e *Epic) Feature(name string) *EpicFeature {
 }
 
 var (
-	epicObject = sync.OnceValue(func() *object {
+	epicObject = &lazy.Value[*object]{Build: func() *object {
 		return newObject(
 			field{name: "$schema", desc: "The schema the file follows, for editors; not read."},
 			field{name: "name", required: true, schema: ref("name"),
@@ -69,8 +70,8 @@ var (
 			field{name: "frozen", schema: obj{"type": []string{"array", "null"}, "items": ref("path")},
 				desc: "Paths no task of the epic may own or change (shared interfaces)."},
 		)
-	})
-	epicFeatureObject = sync.OnceValue(func() *object {
+	}}
+	epicFeatureObject = &lazy.Value[*object]{Build: func() *object {
 		return newObject(
 			field{name: "name", required: true, schema: ref("name"),
 				desc: "Feature name; the feature is planned under it, whatever its graph's \"feature\" says."},
@@ -81,12 +82,12 @@ var (
 			field{name: "soft_dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
 				desc: "Related features that are not waited for; the feature may start from the base branch."},
 		)
-	})
+	}}
 )
 
 // EpicSchema returns a JSON Schema (draft 2020-12) of an epic file.
 func EpicSchema() []byte {
-	s := epicObject().schema("object")
+	s := epicObject.Get().schema("object")
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["title"] = "git zerg epic"
 	s["description"] = "Features that depend on features, and the paths frozen for all of them. Rules across the file (unknown or cyclic dependencies, graphs, frozen paths owned by tasks) are epic plan's."
@@ -96,7 +97,7 @@ func EpicSchema() []byte {
 		panic(err)
 	}
 	defs := g["$defs"].(obj)
-	s["$defs"] = obj{"feature": epicFeatureObject().schema("object"), "name": defs["name"], "path": defs["path"]}
+	s["$defs"] = obj{"feature": epicFeatureObject.Get().schema("object"), "name": defs["name"], "path": defs["path"]}
 	out, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		panic(err) // the tables are constant
@@ -137,8 +138,8 @@ func parseEpic(data []byte) (*Epic, []Problem, []Problem) {
 			}
 		}
 	}
-	e.Extra = extras(m, epicObject().isKnown)
-	d.unknownKeys(m, "", epicObject())
+	e.Extra = extras(m, epicObject.Get().isKnown)
+	d.unknownKeys(m, "", epicObject.Get())
 	errs := d.probs
 	errs = append(errs, validateEpic(e)...)
 	return e, errs, d.warns
@@ -162,7 +163,7 @@ func (d *decoder) epicFeature(raw json.RawMessage, place string) *EpicFeature {
 	if v, ok := m["soft_dependencies"]; ok {
 		f.SoftDependencies = d.strs(v, join(place, "soft_dependencies"), false)
 	}
-	d.unknownKeys(m, place, epicFeatureObject())
+	d.unknownKeys(m, place, epicFeatureObject.Get())
 	return f
 }
 

@@ -363,7 +363,7 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 	if !ok {
 		return t
 	}
-	d.unknownKeys(m, place, taskObject())
+	d.unknownKeys(m, place, taskObject.Get())
 	// Known keys are visited in a fixed order so problems come out in a
 	// stable order.
 	if v, ok := m["id"]; ok {
@@ -398,7 +398,7 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 				t.Files.Read = d.strs(v, join(p, "read"), false)
 			}
 			t.Files.Extra = extras(fm, func(k string) bool { return k == "create" || k == "modify" || k == "read" })
-			d.unknownKeys(fm, p, filesObject())
+			d.unknownKeys(fm, p, filesObject.Get())
 		}
 	}
 	if v, ok := m["dependencies"]; ok {
@@ -442,7 +442,7 @@ func (d *decoder) task(raw json.RawMessage, place string) *Task {
 				}
 			}
 			t.Verification.Extra = extras(vm, func(k string) bool { return k == "command" || k == "timeout_seconds" })
-			d.unknownKeys(vm, p, verificationObject())
+			d.unknownKeys(vm, p, verificationObject.Get())
 		}
 	}
 	t.Extra = extras(m, taskKey)
@@ -504,7 +504,7 @@ func decodeGraph(data []byte) (*Graph, []Problem, []Problem) {
 		}
 	}
 	g.Extra = extras(m, func(k string) bool { return k == "feature" || k == "tasks" })
-	d.unknownKeys(m, "", graphObject())
+	d.unknownKeys(m, "", graphObject.Get())
 	return g, d.probs, d.warns
 }
 

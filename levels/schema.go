@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // field is one key of an object in a task graph. The decoder's list of
@@ -49,12 +50,14 @@ func ref(def string) obj { return obj{"$ref": "#/$defs/" + def} }
 
 // stringList is what strs(lenient) decodes: a list of strings, a lone
 // string, or null.
-var stringList = obj{"type": []string{"array", "string", "null"}, "items": obj{"type": "string"}}
+func stringList() obj {
+	return obj{"type": []string{"array", "string", "null"}, "items": obj{"type": "string"}}
+}
 
 // The key tables are built on first use: package initialisation is paid by
 // every start of the program, a hook's included.
 var (
-	graphObject = sync.OnceValue(func() *object {
+	graphObject = &lazy.Value[*object]{Build: func() *object {
 		return newObject(
 			field{name: "$schema", desc: "The schema the file follows, for editors; not read."},
 			field{name: "feature", required: true, schema: ref("name"),
@@ -72,8 +75,8 @@ var (
 			field{name: "critical_path_minutes", desc: "ZERG: kept as is."},
 			field{name: "levels", desc: "ZERG: its own level table; kept as is. git zerg computes the levels itself."},
 		)
-	})
-	taskObject = sync.OnceValue(func() *object {
+	}}
+	taskObject = &lazy.Value[*object]{Build: func() *object {
 		return newObject(
 			field{name: "id", required: true, schema: ref("name"),
 				desc: "Unique task id; it becomes part of branch and ref names."},
@@ -88,8 +91,8 @@ var (
 				desc: "Ids of tasks that must be done before this one starts."},
 			field{name: "soft_dependencies", schema: obj{"type": []string{"array", "null"}, "items": ref("name")},
 				desc: "Ids of tasks whose results help but are not required; they do not order the plan."},
-			field{name: "acceptance_criteria", schema: stringList, desc: "What the result must satisfy; given to the worker."},
-			field{name: "context", schema: stringList, desc: "Documents or sections the worker should read."},
+			field{name: "acceptance_criteria", schema: stringList(), desc: "What the result must satisfy; given to the worker."},
+			field{name: "context", schema: stringList(), desc: "Documents or sections the worker should read."},
 			field{name: "risk", schema: obj{"enum": []any{"low", "medium", "high", "critical", "", nil}},
 				desc: "high and critical tasks need `git zerg approve` before they can be claimed."},
 			field{name: "issue", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
@@ -108,15 +111,15 @@ var (
 			field{name: "demo", desc: "git zerg demo: the files its scripted worker writes."},
 			field{name: "demo_flaky_once", desc: "git zerg demo: the first attempt fails on purpose."},
 		)
-	})
-	filesObject = sync.OnceValue(func() *object {
+	}}
+	filesObject = &lazy.Value[*object]{Build: func() *object {
 		return newObject(
 			field{name: "create", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task creates."},
 			field{name: "modify", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task changes."},
 			field{name: "read", schema: obj{"type": []string{"array", "null"}, "items": ref("path")}, desc: "Paths the task only reads."},
 		)
-	})
-	verificationObject = sync.OnceValue(func() *object {
+	}}
+	verificationObject = &lazy.Value[*object]{Build: func() *object {
 		return newObject(
 			field{name: "command", required: true, schema: obj{
 				"type": "string", "pattern": `\S`,
@@ -127,7 +130,7 @@ var (
 			field{name: "timeout_seconds", schema: obj{"type": []string{"integer", "null"}, "minimum": 1},
 				desc: "Seconds the command may run."},
 		)
-	})
+	}}
 )
 
 // The rules of checkPath that a regular expression can state; a glob's
@@ -167,14 +170,14 @@ func (o *object) schema(types any) obj {
 // rules across the graph (unknown dependencies, cycles, duplicate ids,
 // overlapping files) are validate's alone.
 func Schema() []byte {
-	s := graphObject().schema("object")
+	s := graphObject.Get().schema("object")
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["title"] = "git zerg task graph"
 	s["description"] = "A feature as tasks, with the files each one writes and the command that verifies it. Unknown keys are kept but warned about; keys starting with x- are yours."
 	s["$defs"] = obj{
-		"task":         taskObject().schema("object"),
-		"files":        filesObject().schema([]string{"object", "null"}),
-		"verification": verificationObject().schema("object"),
+		"task":         taskObject.Get().schema("object"),
+		"files":        filesObject.Get().schema([]string{"object", "null"}),
+		"verification": verificationObject.Get().schema("object"),
 		"name": obj{
 			"description": "Letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters; no \"..\", no \".\" or \".lock\" at the end, as git ref names require.",
 			"type":        "string", "maxLength": maxIDLen, "pattern": idPattern, "not": obj{"pattern": idNotPattern},

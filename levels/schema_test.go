@@ -368,11 +368,11 @@ func TestSchemaKeys(t *testing.T) {
 			var table *object
 			switch s {
 			case "task":
-				table = taskObject()
+				table = taskObject.Get()
 			case "files":
-				table = filesObject()
+				table = filesObject.Get()
 			case "verification":
-				table = verificationObject()
+				table = verificationObject.Get()
 			}
 			if want := slices.Sorted(slices.Values(table.names)); !slices.Equal(names, want) {
 				t.Errorf("%s: schema properties %q, decoder knows %q", s, names, want)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // A process group does not hold what leaves it: setsid, a double fork with
@@ -30,21 +32,21 @@ const MarkEnv = "ZERG_RUN_ID"
 
 // processToken tells this process's marks from another's: a nested
 // git-zerg (a worker's `git zerg done`) marks its own commands.
-var processToken = sync.OnceValue(func() string {
+var processToken = &lazy.Value[string]{Build: func() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-})
+}}
 
 var markCount atomic.Int64
 
 // NewMark is a mark no other command has, for Spec.Mark.
 func NewMark() string {
-	return processToken() + "-" + strconv.FormatInt(markCount.Add(1), 10)
+	return processToken.Get() + "-" + strconv.FormatInt(markCount.Add(1), 10)
 }
 
 // ownMark tells whether m was made by this process.
-func ownMark(m string) bool { return strings.HasPrefix(m, processToken()+"-") }
+func ownMark(m string) bool { return strings.HasPrefix(m, processToken.Get()+"-") }
 
 // childEnv is env without the variables named in unset, marked with mark
 // after the marks it holds.

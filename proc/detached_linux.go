@@ -4,21 +4,23 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // becomeSubreaper has this process adopt what its commands orphan
 // (PR_SET_CHILD_SUBREAPER, Linux 3.4 and later; the setting is not
 // inherited by the children). On an older kernel the orphans go to init
 // and only the marks find them.
-var becomeSubreaper = sync.OnceFunc(func() {
+func becomeSubreaper() { subreaper.Do() }
+
+var subreaper = &lazy.Func{Run: func() {
 	const prSetChildSubreaper = 36
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
-})
+}}
 
 // endDetached kills the processes bearing mark, and when sweep is set and
 // no command runs, the processes adopted here, looking again until those
@@ -30,7 +32,7 @@ func endDetached(mark string, sweep bool) bool {
 	killed := map[int]bool{}
 	var since uint64 // a dead git-zerg's leftovers may be older than this one
 	if sweep {
-		since = ownStart()
+		since = ownStart.Get()
 	}
 	deadline := time.Now().Add(reapWait)
 	for poll := time.Millisecond; endPass(mark, sweep, since, self, group, killed); poll = min(2*poll, 20*time.Millisecond) {
@@ -118,10 +120,10 @@ type process struct {
 // ownStart is when this process started. What started before it cannot
 // descend from its commands, and its environment need not be read: most
 // of a machine's processes.
-var ownStart = sync.OnceValue(func() uint64 {
+var ownStart = &lazy.Value[uint64]{Build: func() uint64 {
 	p, _ := readStat(strconv.Itoa(os.Getpid()))
 	return p.start
-})
+}}
 
 func (p process) zombie() bool { return p.state == "Z" || p.state == "X" }
 

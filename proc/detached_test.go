@@ -44,7 +44,7 @@ func TestUnsetStillScrubbed(t *testing.T) {
 	if strings.Contains(res.Tail, value) || !strings.Contains(res.Tail, "[REDACTED:ZERG_TEST_TOKEN]") {
 		t.Errorf("tail %q, want the value replaced", res.Tail)
 	}
-	if !strings.Contains(res.Tail, "mark:"+processToken()+"-") {
+	if !strings.Contains(res.Tail, "mark:"+processToken.Get()+"-") {
 		t.Errorf("the command bears no mark of this process: %q", res.Tail)
 	}
 }

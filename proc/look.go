@@ -142,7 +142,7 @@ func programWord(words []word) (string, []word, bool) {
 			w, ok = skipOptions(wrapper, w, next)
 			continue
 		}
-		if shellWords[w.text] {
+		if isShellWord(w.text) {
 			return "", nil, false
 		}
 		return w.text, words[i:], w.text != ""
@@ -192,18 +192,20 @@ func skipOptions(wrapper string, w word, next func() (word, bool)) (word, bool) 
 	return w, ok
 }
 
-// shellWords are builtins and keywords of POSIX sh and the shells that
-// stand in for it: a command starting with one runs no program first.
-var shellWords = map[string]bool{
-	"!": true, "{": true, "}": true, "case": true, "do": true, "done": true, "elif": true, "else": true,
-	"esac": true, "fi": true, "for": true, "if": true, "in": true, "then": true, "until": true, "while": true,
-	"time": true, "function": true, "select": true, "coproc": true, "[[": true,
-	".": true, ":": true, "[": true, "alias": true, "bg": true, "break": true, "builtin": true, "cd": true,
-	"continue": true, "echo": true, "eval": true, "exit": true, "export": true, "false": true, "fc": true,
-	"fg": true, "getopts": true, "hash": true, "jobs": true, "kill": true, "local": true, "printf": true,
-	"pwd": true, "read": true, "readonly": true, "return": true, "set": true, "shift": true, "source": true,
-	"test": true, "times": true, "trap": true, "true": true, "type": true, "ulimit": true, "umask": true,
-	"unalias": true, "unset": true, "wait": true,
+// isShellWord tells the builtins and keywords of POSIX sh and the shells
+// that stand in for it: a command starting with one runs no program first.
+// A switch, not a map that every start of the program would build.
+func isShellWord(w string) bool {
+	switch w {
+	case "!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in", "then",
+		"until", "while", "time", "function", "select", "coproc", "[[", ".", ":", "[", "alias", "bg",
+		"break", "builtin", "cd", "continue", "echo", "eval", "exit", "export", "false", "fc", "fg",
+		"getopts", "hash", "jobs", "kill", "local", "printf", "pwd", "read", "readonly", "return",
+		"set", "shift", "source", "test", "times", "trap", "true", "type", "ulimit", "umask",
+		"unalias", "unset", "wait":
+		return true
+	}
+	return false
 }
 
 // firstCommand splits the first simple command of a shell line into words.

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // minSecret is the shortest value Scrub replaces. A shorter value of a
@@ -75,9 +77,9 @@ func (s secret) mark() string { return "[REDACTED:" + s.name + "]" }
 // urlPassword is the password in a URL's user information. A token given
 // as the user name alone (https://TOKEN@host) is not caught: it cannot be
 // told from git@host.
-var urlPassword = sync.OnceValue(func() *regexp.Regexp {
+var urlPassword = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp {
 	return regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]*):[^/\s@'"]+@`)
-})
+}}
 
 // scrub replaces the secrets in s. cut says s is the end of a longer
 // output, so it may start with the end of a secret, which is replaced too.
@@ -104,7 +106,7 @@ func scrub(s string, secs []secret, cut bool) string {
 		// place the longer value, listed first, wins.
 		s = strings.NewReplacer(pairs...).Replace(s)
 	}
-	return prefix + urlPassword().ReplaceAllString(s, "$1:[REDACTED]@")
+	return prefix + urlPassword.Get().ReplaceAllString(s, "$1:[REDACTED]@")
 }
 
 // maxHeld bounds what a ScrubWriter holds back for the end of a word: a

@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // The rendered cache keeps each task as `status --json` prints it, keyed
@@ -45,7 +45,7 @@ func cachePath(s *gitstore.Store, feature string) string {
 
 // buildKey names the running executable: its path, size and time, cheap
 // to read and different for every build. "" when unknown: no cache then.
-var buildKey = sync.OnceValue(func() string {
+var buildKey = &lazy.Value[string]{Build: func() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return ""
@@ -56,7 +56,7 @@ var buildKey = sync.OnceValue(func() string {
 	}
 	sum := sha1.Sum(fmt.Appendf(nil, "%s\x00%d\x00%d", exe, fi.Size(), fi.ModTime().UnixNano()))
 	return hex.EncodeToString(sum[:])
-})
+}}
 
 func cacheHeader(key string) string {
 	return fmt.Sprintf("%s %d %s\n", cacheMagic, cacheFormat, key)

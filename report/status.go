@@ -144,7 +144,7 @@ func statusTasks(sn *view.Snapshot, emit func([]byte) error, rewrite bool) (miss
 	if err != nil {
 		return 0, false, err
 	}
-	key, path := buildKey(), cachePath(sn.Store(), sn.Feature)
+	key, path := buildKey.Get(), cachePath(sn.Store(), sn.Feature)
 	c := openCache(path, key)
 	defer c.close()
 	var cw *cacheWriter

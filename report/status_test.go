@@ -12,6 +12,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/storetest"
+	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/state/statetest"
@@ -159,19 +160,19 @@ func TestStatusStreamed(t *testing.T) {
 	check("many tasks changed", 2+rewriteAfter)
 	check("after the rewrite", 0)
 
-	if err := os.WriteFile(path, []byte(cacheHeader(buildKey())+"T000\tnot a hash\t5\nxx"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(cacheHeader(buildKey.Get())+"T000\tnot a hash\t5\nxx"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	check("a broken cache", len(ids))
 	check("the broken cache rewritten", 0)
-	long := cacheHeader(buildKey()) + ids[0] + "\t" + strings.Repeat("ab", 30) + "\t2\n{}\n"
+	long := cacheHeader(buildKey.Get()) + ids[0] + "\t" + strings.Repeat("ab", 30) + "\t2\n{}\n"
 	if err := os.WriteFile(path, []byte(long), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	check("a cache of long hashes", len(ids))
 
-	defer func(k func() string) { buildKey = k }(buildKey)
-	buildKey = func() string { return "another build" }
+	defer func(k *lazy.Value[string]) { buildKey = k }(buildKey)
+	buildKey = &lazy.Value[string]{Build: func() string { return "another build" }}
 	check("another build's cache", len(ids))
 	check("this build's cache", 0)
 

@@ -1,6 +1,6 @@
 package state
 
-import "sync"
+import "github.com/git-zerg/git-zerg/lazy"
 
 // Op is what a state commit did (its Zerg-Op trailer) and what a task's
 // history event records. The names are public: they are stored in every
@@ -79,7 +79,7 @@ type opFacts struct {
 
 // ops is made on first use: a map literal would be built at every start of
 // the program, a hook's included.
-var ops = sync.OnceValue(func() map[Op]opFacts {
+var ops = &lazy.Value[map[Op]opFacts]{Build: func() map[Op]opFacts {
 	return map[Op]opFacts{
 		OpPlan:        {moves: [][2]Status{{"", Pending}}},
 		OpClaim:       {moves: [][2]Status{{Pending, Claimed}}, namesTask: true, attempts: Counted},
@@ -109,7 +109,7 @@ var ops = sync.OnceValue(func() map[Op]opFacts {
 		OpEpicBump:    {},
 		OpEpicApprove: {},
 	}
-})
+}}
 
 func sameStatus() [][2]Status {
 	var out [][2]Status
@@ -121,13 +121,13 @@ func sameStatus() [][2]Status {
 
 // Known reports whether git-zerg writes op.
 func (op Op) Known() bool {
-	_, ok := ops()[op]
+	_, ok := ops.Get()[op]
 	return ok
 }
 
 // Legal reports whether op may take a task from one status to another.
 func (op Op) Legal(from, to Status) bool {
-	for _, tr := range ops()[op].moves {
+	for _, tr := range ops.Get()[op].moves {
 		if tr[0] == from && tr[1] == to {
 			return true
 		}
@@ -137,7 +137,7 @@ func (op Op) Legal(from, to Status) bool {
 
 // From reports whether op may start from status from, wherever it leads.
 func (op Op) From(from Status) bool {
-	for _, tr := range ops()[op].moves {
+	for _, tr := range ops.Get()[op].moves {
 		if tr[0] == from {
 			return true
 		}
@@ -147,19 +147,19 @@ func (op Op) From(from Status) bool {
 
 // NamesTask reports whether the op's commit names the task it moved (its
 // Zerg-Task trailer), so fsck can check that the task has the op's event.
-func (op Op) NamesTask() bool { return ops()[op].namesTask }
+func (op Op) NamesTask() bool { return ops.Get()[op].namesTask }
 
 // CarriesWork reports whether an event of op to status to records the
 // task's work (its commit), which fsck checks.
-func (op Op) CarriesWork(to Status) bool { return ops()[op].work && to.HasWork() }
+func (op Op) CarriesWork(to Status) bool { return ops.Get()[op].work && to.HasWork() }
 
 // Attempts is what the op does to the task's attempt count.
-func (op Op) Attempts() Attempts { return ops()[op].attempts }
+func (op Op) Attempts() Attempts { return ops.Get()[op].attempts }
 
 // Progress reports whether a commit of op can be progress of the
 // feature's tasks: anything but a lease's heartbeat, a lock, an unlock or
 // an approval. An op git-zerg does not write may be anything, so it is.
 func (op Op) Progress() bool {
-	f, ok := ops()[op]
+	f, ok := ops.Get()[op]
 	return !ok || !f.quiet
 }

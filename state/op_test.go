@@ -107,8 +107,8 @@ func TestEveryOpClassified(t *testing.T) {
 			t.Errorf("op %s has no row in the test's opTable", op)
 		}
 	}
-	if len(ops()) != len(declared) || len(opTable) != len(declared) {
-		t.Errorf("%d ops declared, %d in ops, %d in opTable", len(declared), len(ops()), len(opTable))
+	if len(ops.Get()) != len(declared) || len(opTable) != len(declared) {
+		t.Errorf("%d ops declared, %d in ops, %d in opTable", len(declared), len(ops.Get()), len(opTable))
 	}
 }
 

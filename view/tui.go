@@ -55,7 +55,7 @@ func parseKeys(b []byte) []Key {
 				n = 3
 			}
 			seq := string(b[i : i+n])
-			if k, ok := escKeys[seq]; ok {
+			if k, ok := escKey(seq); ok {
 				out = append(out, k)
 			} else if n == 2 && b[i+1] == 0x1b {
 				out = append(out, KeyEsc)
@@ -82,23 +82,49 @@ func parseKeys(b []byte) []Key {
 	return out
 }
 
-var escKeys = map[string]Key{
-	"\x1b[A": KeyUp, "\x1bOA": KeyUp, "\x1b[B": KeyDown, "\x1bOB": KeyDown,
-	"\x1b[C": KeyRight, "\x1bOC": KeyRight, "\x1b[D": KeyLeft, "\x1bOD": KeyLeft,
-	"\x1b[5~": KeyPageUp, "\x1b[6~": KeyPageDown,
-	"\x1b[H": KeyHome, "\x1bOH": KeyHome, "\x1b[1~": KeyHome, "\x1b[7~": KeyHome,
-	"\x1b[F": KeyEnd, "\x1bOF": KeyEnd, "\x1b[4~": KeyEnd, "\x1b[8~": KeyEnd,
-	"\x1b[Z": KeyBackTab,
+// escKey is the key an escape sequence stands for. Switches here, not
+// maps that every start of the program would build.
+func escKey(seq string) (Key, bool) {
+	switch seq {
+	case "\x1b[A", "\x1bOA":
+		return KeyUp, true
+	case "\x1b[B", "\x1bOB":
+		return KeyDown, true
+	case "\x1b[C", "\x1bOC":
+		return KeyRight, true
+	case "\x1b[D", "\x1bOD":
+		return KeyLeft, true
+	case "\x1b[5~":
+		return KeyPageUp, true
+	case "\x1b[6~":
+		return KeyPageDown, true
+	case "\x1b[H", "\x1bOH", "\x1b[1~", "\x1b[7~":
+		return KeyHome, true
+	case "\x1b[F", "\x1bOF", "\x1b[4~", "\x1b[8~":
+		return KeyEnd, true
+	case "\x1b[Z":
+		return KeyBackTab, true
+	}
+	return "", false
 }
 
-// Colours by state, the same as the web page's.
-var statusStyle = map[state.Status]string{
-	state.Pending:  "\x1b[2m",
-	state.Claimed:  "\x1b[33;1m",
-	state.Verified: "\x1b[36m",
-	state.Done:     "\x1b[32m",
-	state.Failed:   "\x1b[31;1m",
-	state.Blocked:  "\x1b[35m",
+// statusStyle colours by state, the same as the web page's.
+func statusStyle(s state.Status) string {
+	switch s {
+	case state.Pending:
+		return "\x1b[2m"
+	case state.Claimed:
+		return "\x1b[33;1m"
+	case state.Verified:
+		return "\x1b[36m"
+	case state.Done:
+		return "\x1b[32m"
+	case state.Failed:
+		return "\x1b[31;1m"
+	case state.Blocked:
+		return "\x1b[35m"
+	}
+	return ""
 }
 
 // Watch is the state of the full-screen view: what it shows and where
@@ -523,7 +549,7 @@ func (w *Watch) listFrame(width, rows int, now time.Time) []string {
 		for j, c := range cols[i] {
 			style := ""
 			if j == 1 {
-				style = statusStyle[t.Status]
+				style = statusStyle(t.Status)
 			}
 			if j < len(cols[i])-1 {
 				c = pad(c, widths[j]) + "  "

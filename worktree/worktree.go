@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // Errors. Refusals about one worktree come wrapped in an *Error that names it.
@@ -626,7 +627,7 @@ func worktreeListRace(err error) bool {
 	return strings.Contains(ge.Stderr, "No such file or directory") || strings.Contains(ge.Stderr, "failed to read")
 }
 
-var branchLockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }) // compiled on first use, not at every start
+var branchLockExists = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }} // compiled on first use, not at every start
 
 // dropStaleBranchLock removes the lock file of a worker branch that a git
 // killed with its rush (kill -9) left behind, when err says it is in the
@@ -634,7 +635,7 @@ var branchLockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.Must
 // runs at a time on a host (its marker says so), so a lock on one of them
 // that the running rush did not take is a dead process's.
 func (m *Manager) dropStaleBranchLock(err error, ref string) bool {
-	match := branchLockExists().FindStringSubmatch(err.Error())
+	match := branchLockExists.Get().FindStringSubmatch(err.Error())
 	if match == nil || !strings.HasSuffix(filepath.ToSlash(match[1]), "/"+ref+".lock") {
 		return false
 	}

@@ -75,9 +75,13 @@ func newApp(e *env, args ...string) *cli.App {
 			return usageErr("%s", cmdline.LongFlags(err.Error())+cmdline.FlagSuggestion(err, e.appFlags))
 		},
 		CommandNotFound: func(c *cli.Context, name string) {},
-		Commands:        commands(e),
 	}
 	e.appFlags = app.Flags
+	if onlyVersion(args) {
+		// The version is printed before any command is looked at.
+		return app
+	}
+	app.Commands = commands(e)
 	if c := cmdline.Named(app, args, wholeTree...); c != nil {
 		app.Commands = []*cli.Command{c}
 	}
@@ -85,6 +89,20 @@ func newApp(e *env, args ...string) *cli.App {
 		prepareCommand(e, c, "")
 	}
 	return app
+}
+
+// onlyVersion tells `git zerg --version` (or -v), which needs no command
+// tree: building the fifty commands would be most of what it does.
+func onlyVersion(args []string) bool {
+	if len(args) < 2 {
+		return false
+	}
+	for _, a := range args[1:] {
+		if a != "--version" && a != "-v" {
+			return false
+		}
+	}
+	return true
 }
 
 // wholeTree are the commands that read the whole command tree: the app
@@ -95,9 +113,12 @@ var wholeTree = []string{"help", "h", "man", "install-man", "completion", "__com
 // needsWorkTree are the commands that work in a work tree: they run
 // commands there, create worktrees beside it, or judge work by its HEAD. In
 // a bare repository each is refused before it writes anything.
-var needsWorkTree = map[string]bool{
-	"plan": true, "rush": true, "claim": true, "done": true, "merge": true,
-	"gates run": true, "cleanup": true, "finish": true,
+func needsWorkTree(name string) bool {
+	switch name {
+	case "plan", "rush", "claim", "done", "merge", "gates run", "cleanup", "finish":
+		return true
+	}
+	return false
 }
 
 // checkWorkTree refuses a bare repository; a directory that is no
@@ -136,7 +157,7 @@ func prepareCommand(e *env, c *cli.Command, parent string) {
 	if action := c.Action; action != nil {
 		c.Action = func(ctx *cli.Context) error {
 			e.json = e.globalJSON || ctx.Bool("json")
-			if needsWorkTree[name] {
+			if needsWorkTree(name) {
 				if err := e.checkWorkTree(name); err != nil {
 					return err
 				}

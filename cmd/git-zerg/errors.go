@@ -65,16 +65,25 @@ func exitError(w io.Writer, err error) int {
 	return ce.code
 }
 
-// kindCode is the exit code of each kind of engine error.
-var kindCode = map[engine.Kind]int{
-	engine.Failed:      exitFailed,
-	engine.Usage:       exitUsage,
-	engine.Refused:     exitRefused,
-	engine.NeedsPerson: exitNone,
-	engine.Interrupted: exitInterrupted,
+// kindCode is the exit code of each kind of engine error: a switch, not a
+// map that every start of the program would build.
+func kindCode(k engine.Kind) int {
+	switch k {
+	case engine.Failed:
+		return exitFailed
+	case engine.Usage:
+		return exitUsage
+	case engine.Refused:
+		return exitRefused
+	case engine.NeedsPerson:
+		return exitNone
+	case engine.Interrupted:
+		return exitInterrupted
+	}
+	return 0
 }
 
 func classify(err error) *cliError {
 	ee := engine.Classify(err)
-	return &cliError{code: kindCode[ee.Kind], what: ee.What, why: ee.Why, hint: ee.Hint}
+	return &cliError{code: kindCode(ee.Kind), what: ee.What, why: ee.Why, hint: ee.Hint}
 }

@@ -8,12 +8,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/git-zerg/git-zerg/engine"
 	forgeapi "github.com/git-zerg/git-zerg/forge"
+	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/levels"
 )
 
@@ -41,10 +41,10 @@ type IssueBlock struct {
 
 var (
 	// Compiled on first use, not at every start.
-	dependsLine = sync.OnceValue(func() *regexp.Regexp {
+	dependsLine = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp {
 		return regexp.MustCompile(`(?im)^\s*depends\s+on\s*:?\s*(#\d+(?:\s*(?:,|and)?\s*#\d+)*)\s*\.?\s*$`)
-	})
-	issueRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) })
+	}}
+	issueRef = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`#(\d+)`) }}
 )
 
 // issueTaskID is the task id of issue n.
@@ -65,8 +65,8 @@ func (p IssueProblem) String() string {
 
 // parseIssueBody finds the block and the dependencies of an issue body.
 func parseIssueBody(body string) (blk IssueBlock, deps []int, probs []string) {
-	for _, m := range dependsLine().FindAllStringSubmatch(body, -1) {
-		for _, r := range issueRef().FindAllStringSubmatch(m[1], -1) {
+	for _, m := range dependsLine.Get().FindAllStringSubmatch(body, -1) {
+		for _, r := range issueRef.Get().FindAllStringSubmatch(m[1], -1) {
 			n, _ := strconv.Atoi(r[1])
 			deps = append(deps, n)
 		}

@@ -201,8 +201,14 @@ func packGone(err error) bool {
 const packMovesFollowed = 5
 
 // ErrMissingObject: the object is in no object directory (fs.ErrNotExist, for
-// callers that tell a missing object from a damaged one).
-var ErrMissingObject = fmt.Errorf("object not found: %w", fs.ErrNotExist)
+// callers that tell a missing object from a damaged one). A type of its own
+// rather than fmt.Errorf, which would run at every start of the program.
+var ErrMissingObject error = missingObject{}
+
+type missingObject struct{}
+
+func (missingObject) Error() string { return "object not found: " + fs.ErrNotExist.Error() }
+func (missingObject) Unwrap() error { return fs.ErrNotExist }
 
 func (db *DB) readPacked(h plumbing.Hash) (memoObject, error) {
 	db.packMu.Lock()

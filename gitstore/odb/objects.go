@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore/codec"
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // ReadBlob reads a blob's content.
@@ -399,13 +399,13 @@ func (db *DB) restoreWritten(objs []Object) error {
 
 // hostname is the machine's name, read once: a gc.pid names the host of
 // its git gc.
-var hostname = sync.OnceValue(func() string {
+var hostname = &lazy.Value[string]{Build: func() string {
 	h, err := os.Hostname()
 	if err != nil || h == "" {
 		h = "localhost"
 	}
 	return h
-})
+}}
 
 // gcStale is when git itself takes a gc.pid for the leftover of a gc that
 // died without removing it.
@@ -426,7 +426,7 @@ func (db *DB) gcRunning() bool {
 	}
 	pid, host, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
 	n, err := strconv.Atoi(pid)
-	if err != nil || host != hostname() {
+	if err != nil || host != hostname.Get() {
 		return true
 	}
 	return processAlive(n)

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // Update is one ref's move in a transaction: to New if it is still at Old
@@ -102,7 +102,7 @@ func (d *DB) Move(ctx context.Context, us []Update, piped bool, pre *gitcmd.Pipe
 // every update for good.
 const staleLock = 5 * time.Second
 
-var lockExists = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }) // compiled on first use, not at every start
+var lockExists = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`Unable to create '([^']+\.lock)': File exists`) }} // compiled on first use, not at every start
 
 // clearStaleLock removes the lock file a failed update names when it is
 // one of ours (under refs/zerg/, or packed-refs.lock, which every
@@ -114,7 +114,7 @@ func (d *DB) clearStaleLock(err error) {
 	if !errors.As(err, &ge) {
 		return
 	}
-	m := lockExists().FindStringSubmatch(ge.Stderr)
+	m := lockExists.Get().FindStringSubmatch(ge.Stderr)
 	if m == nil {
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -16,6 +15,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
+	"github.com/git-zerg/git-zerg/lazy"
 )
 
 // With an arbiter (sync.arbiter), a transition counts only once the
@@ -115,13 +115,13 @@ func (s *arbiter) remoteWait() time.Duration {
 	return RemoteWait
 }
 
-var remoteNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }) // compiled on first use, not at every start
+var remoteNameRe = &lazy.Value[*regexp.Regexp]{Build: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }} // compiled on first use, not at every start
 
 // trackingPrefix is where a remote's zerg refs are fetched: a namespace of
 // their own, so that fetching never touches local state.
 func trackingPrefix(remote string) string {
 	name := remote
-	if !remoteNameRe().MatchString(remote) || strings.Contains(remote, "..") {
+	if !remoteNameRe.Get().MatchString(remote) || strings.Contains(remote, "..") {
 		sum := sha1.Sum([]byte(remote))
 		name = "url-" + hex.EncodeToString(sum[:6])
 	}
