@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -157,7 +158,7 @@ func Mend(ctx context.Context, s *gitstore.Store, exe string) (why string, chang
 	case loc.Relative:
 		why = "core.hooksPath is now relative (" + loc.HooksPath + ")"
 	case loc.Own && ownProblem(loc) != "":
-		why = "core.hooksPath is now " + loc.Under
+		why = fmt.Sprintf("core.hooksPath is now %q, not what git-zerg's hooks stood in for", loc.Under)
 	default:
 		hs, err := Status(loc.Dir)
 		if err != nil {

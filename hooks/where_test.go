@@ -210,3 +210,34 @@ func TestWarningHooksPathChangedAfterInstall(t *testing.T) {
 	os.Remove(filepath.Join(dir, "pre-push"))
 	warnings("git-zerg's pre-push hook is not installed in " + dir + ", where git runs hooks: pushes are not checked")
 }
+
+// A worktree git-zerg's directory stood in for goes back to where the
+// repository's setting leads once that is no longer relative: installing
+// again drops the worktree's own setting and installs there.
+func TestOwnDirBackWhenNoLongerRelative(t *testing.T) {
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	ctx := context.Background()
+	top := gitInit(t)
+	main := &gitcmd.Runner{Dir: top}
+	git(t, top, "config", "core.hooksPath", ".githooks")
+	own, _, err := installRepo(ctx, main, "/opt/zerg/bin/git-zerg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, top, "config", "--unset", "core.hooksPath")
+	if w, _ := warning(ctx, main); !strings.Contains(w, "stand in for core.hooksPath .githooks") {
+		t.Errorf("warning once the setting is gone: %q", w)
+	}
+	dir, _, err := installRepo(ctx, main, "/opt/zerg/bin/git-zerg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := Locate(ctx, main)
+	if err != nil || loc.Own || dir != loc.Default || loc.Dir != dir || dir == own {
+		t.Errorf("installed in %s (own %s); now %+v, %v", dir, own, loc, err)
+	}
+	if w, err := warning(ctx, main); w != "" || err != nil {
+		t.Errorf("warning after the install went back: %q, %v", w, err)
+	}
+}
