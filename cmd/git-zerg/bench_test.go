@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -154,25 +157,22 @@ func BenchmarkStatus(b *testing.B) {
 }
 
 // BenchmarkVersion is the start of the program: `git zerg --version`
-// through git, as users type it, paired with `git rev-parse HEAD` and with
+// through git, as users type it, paired with `git rev-parse HEAD`, with
 // `git floor`: the smallest Go program (`func main() {}`), built as README
 // installs git-zerg and run through git the same way, the floor of any git
-// subcommand written in Go on the machine. x-floor, their ratio, is what
-// git-zerg's own start costs (package initialisation, a larger binary to
-// load, the command tree); it holds while the machine's speed drifts, as
-// the three run in turn in every iteration.
+// subcommand written in Go on the machine, and with `git deps`: a program
+// that does nothing but link every package from outside this module that
+// git-zerg imports, the floor of any program built on them. x-floor is
+// git-zerg's start against the first, x-deps-floor what its dependencies
+// cost by themselves (their package initialisation, their size) and x-deps
+// what is left for git-zerg's own code; the ratios hold while the
+// machine's speed drifts, as the four run in turn in every iteration.
 func BenchmarkVersion(b *testing.B) {
 	r := newBenchRepo(b, 1)
-	src := b.TempDir()
-	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(r.bin), "git-floor"), "main.go")
-	build.Dir, build.Env = src, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	var zerg, plain, floor time.Duration
+	bin := filepath.Dir(r.bin)
+	buildProgram(b, filepath.Join(bin, "git-floor"), "package main\n\nfunc main() {}\n")
+	buildProgram(b, filepath.Join(bin, "git-deps"), depsProgram(b))
+	var zerg, plain, floor, deps time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -184,6 +184,9 @@ func BenchmarkVersion(b *testing.B) {
 		start = time.Now()
 		r.git(b, "floor")
 		floor += time.Since(start)
+		start = time.Now()
+		r.git(b, "deps")
+		deps += time.Since(start)
 	}
 	b.ReportMetric(float64(zerg.Microseconds())/1000/float64(b.N), "ms-zerg")
 	b.ReportMetric(float64(plain.Microseconds())/1000/float64(b.N), "ms-rev-parse")
@@ -191,6 +194,59 @@ func BenchmarkVersion(b *testing.B) {
 	b.ReportMetric(float64(floor.Microseconds())/1000/float64(b.N), "ms-floor")
 	b.ReportMetric(floor.Seconds()/plain.Seconds(), "x-rev-parse-floor")
 	b.ReportMetric(zerg.Seconds()/floor.Seconds(), "x-floor")
+	b.ReportMetric(float64(deps.Microseconds())/1000/float64(b.N), "ms-deps")
+	b.ReportMetric(deps.Seconds()/floor.Seconds(), "x-deps-floor")
+	b.ReportMetric(zerg.Seconds()/deps.Seconds(), "x-deps")
+}
+
+// depsProgram is the source of a program that links, and so initialises,
+// every package from outside this module that git-zerg's packages import,
+// as git-zerg's binary is built (README's build tags), and does nothing.
+func depsProgram(b *testing.B) string {
+	b.Helper()
+	list := exec.Command("go", "list", "-tags", "urfave_cli_no_docs", "-deps",
+		"-f", `{{if .Module}}{{if .Module.Main}}{{join .Imports "\n"}}{{end}}{{end}}`, ".")
+	out, err := list.Output()
+	if err != nil {
+		b.Fatalf("go list: %v", err)
+	}
+	self := run(b, ".", os.Environ(), "go", "list", "-m")
+	imports := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(p, strings.TrimSpace(self)+"/") {
+			imports[p] = true
+		}
+	}
+	src := "package main\n\nimport (\n"
+	for _, p := range slices.Sorted(maps.Keys(imports)) {
+		src += fmt.Sprintf("\t_ %q\n", p)
+	}
+	return src + ")\n\nfunc main() {}\n"
+}
+
+// buildProgram builds src, a main package, into out, as README builds
+// git-zerg, in a module of its own that requires what this one does, so
+// that its imports resolve to the versions git-zerg is built with.
+func buildProgram(b *testing.B, out, src string) {
+	b.Helper()
+	dir := b.TempDir()
+	gomod := run(b, ".", os.Environ(), "go", "env", "GOMOD")
+	mod, err := os.ReadFile(strings.TrimSpace(gomod))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum, _ := os.ReadFile(filepath.Join(filepath.Dir(strings.TrimSpace(gomod)), "go.sum"))
+	_, rest, _ := strings.Cut(string(mod), "\n")
+	for name, body := range map[string]string{"go.mod": "module program\n" + rest, "go.sum": string(sum), "main.go": src} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", out, ".")
+	build.Dir, build.Env = dir, append(os.Environ(), "CGO_ENABLED=0")
+	if o, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, o)
+	}
 }
 
 // pairedWithRevParse times `git zerg args...` against `git rev-parse HEAD`
