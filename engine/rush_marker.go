@@ -65,10 +65,23 @@ func (h RushHolder) Alive(self gitstore.HostIdentity) bool {
 	return true
 }
 
-// AcquireRush takes the rush marker of feature (or "epics/<name>") on this
-// host, refused while a live rush holds it.
+// AcquireRush takes the rush marker of feature on this host, refused
+// while a live rush holds it.
 func AcquireRush(s *gitstore.Store, feature string) (*RushMarker, error) {
-	path := s.Layout().Rush(feature)
+	return acquireRush(s, feature, feature)
+}
+
+// AcquireEpicRush takes the rush marker of the epic name on this host, as
+// AcquireRush does a feature's; the two are apart, so an epic and a
+// feature of one name do not hold each other back.
+func AcquireEpicRush(s *gitstore.Store, name string) (*RushMarker, error) {
+	return acquireRush(s, "epics/"+name, "epic "+name)
+}
+
+// acquireRush takes the marker key (a path under the rush directory); a
+// refusal names the rush as what.
+func acquireRush(s *gitstore.Store, key, what string) (*RushMarker, error) {
+	path := s.Layout().Rush(key)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -90,7 +103,7 @@ func AcquireRush(s *gitstore.Store, feature string) (*RushMarker, error) {
 		b, _ := os.ReadFile(path)
 		if json.Unmarshal(b, &prev) == nil && prev.Alive(host) {
 			return nil, &Error{Kind: Refused, What: "rush refused",
-				Why:  fmt.Sprintf("a rush of %s is already running (pid %d)", feature, prev.PID),
+				Why:  fmt.Sprintf("a rush of %s is already running (pid %d)", what, prev.PID),
 				Hint: "wait for it, or stop it; git zerg rush --resume takes over once it is gone"}
 		}
 		if json.Unmarshal(b, &prev) == nil {

@@ -1,6 +1,7 @@
 package epic
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,6 +55,41 @@ type RushResult struct {
 // epic rush recomputes what is complete from the features' states and goes
 // on with the rest.
 func Rush(g *engine.Engine, name string, o RushOptions) (*RushResult, error) {
+	ep, err := readyToRush(g, name, &o)
+	if err != nil {
+		return nil, err
+	}
+	marker, err := engine.AcquireEpicRush(g.Store, name)
+	if err != nil {
+		return nil, err
+	}
+	defer marker.Release()
+	if marker.Previous() != nil && !o.Resume {
+		g.Note("an earlier rush of epic %s (pid %d) died; continuing from the features' state", name, marker.Previous().PID)
+	}
+	total := max(1, cmp.Or(o.Workers, g.Config.Workers.Count))
+	r := &epicRush{g: g, name: name, ep: ep, o: o, total: total,
+		results: make(chan outcome), running: map[string]chan struct{}{}, share: map[string]int{},
+		outcomes: map[string]*FeatureOutcome{}, ended: map[string]bool{}}
+	defer rush.OnInterrupt(o.Interrupt, r.interrupt)()
+	for {
+		complete, err := r.look()
+		if err != nil {
+			return nil, err
+		}
+		if err := r.start(r.ready(complete)); err != nil {
+			return nil, err
+		}
+		if !r.await() {
+			break
+		}
+	}
+	return r.result()
+}
+
+// readyToRush reads the epic and refuses a rush of it that could not
+// run: a mode epics do not take, a feature not planned.
+func readyToRush(g *engine.Engine, name string, o *RushOptions) (*state.Epic, error) {
 	switch o.Mode {
 	case "", rush.ModeSubprocess:
 		o.Mode = rush.ModeSubprocess
@@ -75,161 +111,184 @@ func Rush(g *engine.Engine, name string, o RushOptions) (*RushResult, error) {
 		return nil, &engine.Error{Kind: engine.Usage, What: fmt.Sprintf("epic %s: %s not planned", name, strings.Join(missing, ", ")),
 			Hint: "git zerg epic plan --force FILE plans them again"}
 	}
-	total := o.Workers
-	if total == 0 {
-		total = g.Config.Workers.Count
-	}
-	if total < 1 {
-		total = 1
-	}
-	marker, err := engine.AcquireRush(g.Store, "epics/"+name)
-	if err != nil {
-		var ee *engine.Error
-		if errors.As(err, &ee) && ee.Kind == engine.Refused {
-			ee.Why = strings.Replace(ee.Why, "a rush of epics/"+name, "a rush of epic "+name, 1)
-		}
-		return nil, err
-	}
-	defer marker.Release()
-	if marker.Previous() != nil && !o.Resume {
-		g.Note("an earlier rush of epic %s (pid %d) died; continuing from the features' state", name, marker.Previous().PID)
-	}
+	return ep, nil
+}
 
-	type outcome struct {
-		name string
-		res  *rush.Result
-		err  error
-	}
-	results := make(chan outcome)
-	var mu sync.Mutex
-	running := map[string]chan struct{}{} // feature -> its interrupts
-	share := map[string]int{}
-	stopped := false
-	defer rush.OnInterrupt(o.Interrupt, func() {
-		mu.Lock()
-		stopped = true
-		for _, ch := range running {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
-		mu.Unlock()
-	})()
+// outcome is how one feature's rush, run by an epic rush, returned.
+type outcome struct {
+	name string
+	res  *rush.Result
+	err  error
+}
 
-	out := &RushResult{Epic: name}
-	outcomes := map[string]*FeatureOutcome{}
-	ended := map[string]bool{} // its rush ran in this epic rush, or it cannot
-	var firstErr error
-	for {
-		complete := map[string]bool{}
-		for _, f := range ep.Features {
-			ok, _, err := featureComplete(g, f.Name)
-			if err != nil {
-				return nil, err
-			}
-			complete[f.Name] = ok
-			if ok && outcomes[f.Name] == nil {
-				outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Already: true}
-				ended[f.Name] = true
-			}
+// epicRush is one rush of an epic: the features' rushes it runs and how
+// each ended.
+type epicRush struct {
+	g     *engine.Engine
+	name  string
+	ep    *state.Epic
+	o     RushOptions
+	total int // workers shared by the running features
+
+	results chan outcome
+	// mu guards what the interrupt handler reads: the running features,
+	// their interrupts and shares of the workers, and whether to stop.
+	mu      sync.Mutex
+	running map[string]chan struct{}
+	share   map[string]int
+	stopped bool
+
+	outcomes map[string]*FeatureOutcome
+	ended    map[string]bool // its rush ran in this epic rush, or it cannot
+	firstErr error
+}
+
+// interrupt passes an interrupt on to every running feature's rush and
+// starts no more.
+func (r *epicRush) interrupt() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	for _, ch := range r.running {
+		select {
+		case ch <- struct{}{}:
+		default:
 		}
-		mu.Lock()
-		halt := stopped
-		busy := 0
-		for _, n := range share {
-			busy += n
+	}
+}
+
+// look reads which features are complete; one complete before its rush
+// ran here ends as already complete.
+func (r *epicRush) look() (map[string]bool, error) {
+	complete := map[string]bool{}
+	for _, f := range r.ep.Features {
+		ok, _, err := featureComplete(r.g, f.Name)
+		if err != nil {
+			return nil, err
 		}
-		mu.Unlock()
-		var ready []state.EpicFeature
-		for _, f := range ep.Features {
-			if ended[f.Name] || running[f.Name] != nil {
+		complete[f.Name] = ok
+		if ok && r.outcomes[f.Name] == nil {
+			r.outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Already: true}
+			r.ended[f.Name] = true
+		}
+	}
+	return complete, nil
+}
+
+// ready is the features that can start now, in epic order; a feature
+// whose hard dependency ended incomplete ends skipped, since it cannot
+// complete in this rush either.
+func (r *epicRush) ready(complete map[string]bool) []state.EpicFeature {
+	var ready []state.EpicFeature
+	for _, f := range r.ep.Features {
+		if r.ended[f.Name] || r.running[f.Name] != nil {
+			continue
+		}
+		wait := false
+		for _, d := range f.Dependencies {
+			if complete[d] {
 				continue
 			}
-			wait := false
-			for _, d := range f.Dependencies {
-				switch {
-				case complete[d]:
-				case ended[d]:
-					// It will not complete in this rush: neither can this.
-					outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Skipped: d + " did not complete"}
-					ended[f.Name] = true
-					g.Note("epic %s: %s skipped: its dependency %s did not complete", name, f.Name, d)
-					wait = true
-				default:
-					wait = true
-				}
-				if ended[f.Name] {
-					break
-				}
-			}
-			if !wait {
-				ready = append(ready, f)
+			wait = true
+			if r.ended[d] {
+				r.outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Skipped: d + " did not complete"}
+				r.ended[f.Name] = true
+				r.g.Note("epic %s: %s skipped: its dependency %s did not complete", r.name, f.Name, d)
+				break
 			}
 		}
-		if free := total - busy; !halt && free > 0 && len(ready) > 0 {
-			// The free workers go to the features that can start now,
-			// evenly, the first in epic order getting what is left over.
-			k := min(len(ready), free)
-			for i, f := range ready[:k] {
-				n := free / k
-				if i < free%k {
-					n++
-				}
-				from, err := startFrom(g, f)
-				if err != nil {
-					firstErr = err
-					outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Err: err}
-					ended[f.Name] = true
-					g.Note("epic %s: %s cannot start: %v", name, f.Name, err)
-					continue
-				}
-				sub, err := forFeature(g, f.Name, true)
-				if err != nil {
-					return nil, err
-				}
-				ch := make(chan struct{}, 2)
-				mu.Lock()
-				running[f.Name], share[f.Name] = ch, n
-				mu.Unlock()
-				g.Note("epic %s: %s starts with %s from %s", name, f.Name, engine.Plural(n, "worker"), from)
-				go func(f string, sub *engine.Engine, n int) {
-					res, err := rush.Run(sub, rush.Options{Workers: n, Mode: o.Mode, Resume: o.Resume, Interrupt: ch})
-					results <- outcome{f, res, err}
-				}(f.Name, sub, n)
-			}
-		}
-		mu.Lock()
-		left := len(running)
-		mu.Unlock()
-		if left == 0 {
-			break
-		}
-		r := <-results
-		mu.Lock()
-		delete(running, r.name)
-		delete(share, r.name)
-		mu.Unlock()
-		ended[r.name] = true
-		outcomes[r.name] = &FeatureOutcome{Feature: r.name, Result: r.res, Err: r.err}
-		if r.err != nil {
-			var ee *engine.Error
-			if firstErr == nil || errors.As(r.err, &ee) && ee.Kind == engine.Interrupted {
-				firstErr = r.err
-			}
-			g.Note("epic %s: %s ended: %v", name, r.name, r.err)
-		} else if r.res != nil && r.res.Complete {
-			g.Note("epic %s: %s complete, staging %s at %s", name, r.name, r.res.Staging, engine.ShortHash(r.res.Tip))
+		if !wait {
+			ready = append(ready, f)
 		}
 	}
-	out.Complete = true
-	for _, f := range ep.Features {
-		oc := outcomes[f.Name]
+	return ready
+}
+
+// start gives the free workers to the ready features, evenly, the first
+// in epic order getting what is left over, and starts their rushes.
+func (r *epicRush) start(ready []state.EpicFeature) error {
+	r.mu.Lock()
+	halt, busy := r.stopped, 0
+	for _, n := range r.share {
+		busy += n
+	}
+	r.mu.Unlock()
+	free := r.total - busy
+	if halt || free <= 0 || len(ready) == 0 {
+		return nil
+	}
+	k := min(len(ready), free)
+	for i, f := range ready[:k] {
+		n := free / k
+		if i < free%k {
+			n++
+		}
+		from, err := startFrom(r.g, f)
+		if err != nil {
+			r.firstErr = err
+			r.outcomes[f.Name] = &FeatureOutcome{Feature: f.Name, Err: err}
+			r.ended[f.Name] = true
+			r.g.Note("epic %s: %s cannot start: %v", r.name, f.Name, err)
+			continue
+		}
+		sub, err := forFeature(r.g, f.Name, true)
+		if err != nil {
+			return err
+		}
+		ch := make(chan struct{}, 2)
+		r.mu.Lock()
+		r.running[f.Name], r.share[f.Name] = ch, n
+		r.mu.Unlock()
+		r.g.Note("epic %s: %s starts with %s from %s", r.name, f.Name, engine.Plural(n, "worker"), from)
+		go func(f string, sub *engine.Engine, n int) {
+			res, err := rush.Run(sub, rush.Options{Workers: n, Mode: r.o.Mode, Resume: r.o.Resume, Interrupt: ch})
+			r.results <- outcome{f, res, err}
+		}(f.Name, sub, n)
+	}
+	return nil
+}
+
+// await waits for the next running feature's rush to end and records how;
+// false when none is running. An interrupt is the error the epic rush
+// ends with, whatever failed before it.
+func (r *epicRush) await() bool {
+	r.mu.Lock()
+	left := len(r.running)
+	r.mu.Unlock()
+	if left == 0 {
+		return false
+	}
+	o := <-r.results
+	r.mu.Lock()
+	delete(r.running, o.name)
+	delete(r.share, o.name)
+	r.mu.Unlock()
+	r.ended[o.name] = true
+	r.outcomes[o.name] = &FeatureOutcome{Feature: o.name, Result: o.res, Err: o.err}
+	switch {
+	case o.err != nil:
+		var ee *engine.Error
+		if r.firstErr == nil || errors.As(o.err, &ee) && ee.Kind == engine.Interrupted {
+			r.firstErr = o.err
+		}
+		r.g.Note("epic %s: %s ended: %v", r.name, o.name, o.err)
+	case o.res != nil && o.res.Complete:
+		r.g.Note("epic %s: %s complete, staging %s at %s", r.name, o.name, o.res.Staging, engine.ShortHash(o.res.Tip))
+	}
+	return true
+}
+
+// result is how the epic rush ended: complete, or the error that says
+// which features did not and why.
+func (r *epicRush) result() (*RushResult, error) {
+	out := &RushResult{Epic: r.name, Complete: true}
+	for _, f := range r.ep.Features {
+		oc := r.outcomes[f.Name]
 		if oc == nil {
 			oc = &FeatureOutcome{Feature: f.Name, Skipped: "not started"}
 		}
 		out.Features = append(out.Features, *oc)
-		ok, _, err := featureComplete(g, f.Name)
+		ok, _, err := featureComplete(r.g, f.Name)
 		if err != nil {
 			return out, err
 		}
@@ -239,8 +298,8 @@ func Rush(g *engine.Engine, name string, o RushOptions) (*RushResult, error) {
 		return out, nil
 	}
 	var ee *engine.Error
-	if errors.As(firstErr, &ee) && (ee.Kind == engine.Interrupted || ee.Kind == engine.NeedsPerson || ee.Kind == engine.Usage) {
-		return out, firstErr
+	if errors.As(r.firstErr, &ee) && (ee.Kind == engine.Interrupted || ee.Kind == engine.NeedsPerson || ee.Kind == engine.Usage) {
+		return out, r.firstErr
 	}
 	var stuck []string
 	for _, oc := range out.Features {
@@ -251,7 +310,7 @@ func Rush(g *engine.Engine, name string, o RushOptions) (*RushResult, error) {
 			stuck = append(stuck, fmt.Sprintf("%s: %s", oc.Feature, oc.Skipped))
 		}
 	}
-	return out, engine.FailedError(fmt.Sprintf("rush of epic %s ended with unfinished features", name), strings.Join(stuck, "; "))
+	return out, engine.FailedError(fmt.Sprintf("rush of epic %s ended with unfinished features", r.name), strings.Join(stuck, "; "))
 }
 
 // startFrom makes sure the feature's staging holds what its hard

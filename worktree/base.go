@@ -2,9 +2,13 @@ package worktree
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/git-zerg/git-zerg/gitcmd"
 )
 
 // Staging follows a branch of the user's, the one the first rush ran
@@ -13,9 +17,23 @@ import (
 // branch (branch.<staging>.remote = ".", .merge = the branch), so that
 // `git status` in a staging checkout and `staging@{upstream}` say it too.
 
-// SetBase makes staging follow branch.
+// SetBase makes staging follow branch. git takes .git/config's lock
+// without waiting, so two features' rushes starting at once (an epic's,
+// or two of the user's) fail each other's setting ("could not lock config
+// file"); a failed write changed nothing, so it is tried again, a bounded
+// number of times.
 func (m *Manager) SetBase(ctx context.Context, branch string) error {
-	_, err := m.Git.Run(ctx, "branch", "--set-upstream-to=refs/heads/"+branch, StagingBranch(m.Feature))
+	var err error
+	for attempt := 0; attempt < 8; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
+		}
+		_, err = m.Git.Run(ctx, "branch", "--set-upstream-to=refs/heads/"+branch, StagingBranch(m.Feature))
+		var ge *gitcmd.Error
+		if err == nil || !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "could not lock config file") {
+			return err
+		}
+	}
 	return err
 }
 
