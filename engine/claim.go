@@ -205,122 +205,151 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	facts := gates.ClaimFacts{Status: x.statusOf, Worker: r.Worker, Owner: owner, Held: held, Locks: locks, Now: x.now}
 	var t *state.Task
 	if r.Task != "" {
-		t, err = tx.Task(r.Task)
-		if errors.Is(err, gitstore.ErrNotFound) {
-			return nil, "", nil, noTask(tx.Feature(), r.Task)
-		} else if err != nil {
+		if t, err = x.claimNamed(r, facts); err != nil {
 			return nil, "", nil, err
-		}
-		facts.Task = t
-		if e := r.trust.check("claim "+t.ID()+" refused", t, tx.Feature()); e != nil {
-			return nil, "", nil, e
-		}
-		if err := x.policy.Claim(facts); err != nil {
-			return nil, "", nil, err
-		}
-		if e := r.trust.unapprovedHere("claim "+t.ID()+" refused", t); e != nil {
-			return nil, "", nil, e
-		}
-		if r.escapes != nil {
-			if err := r.escapes(t); err != nil {
-				return nil, "", nil, err
-			}
 		}
 	} else {
 		if held != "" {
 			return nil, "", nil, RefusedError("claim refused", fmt.Sprintf("worker %s already holds %s", r.Worker, held))
 		}
-		// try asks the gate about one candidate, as this transaction sees
-		// it: whatever proposed it, only the gate decides. A candidate this
-		// machine does not trust as it is goes to no worker; when nothing
-		// else could be claimed, the claim is refused naming it.
-		var distrusted *Error
-		try := func(cand *state.Task) (bool, error) {
-			if r.Only != nil && !r.Only(cand) {
-				return false, nil
-			}
-			facts.Task = cand
-			err := x.policy.Claim(facts)
-			if err == nil {
-				if e := r.trust.check("claim refused", cand, tx.Feature()); e != nil {
-					if distrusted == nil {
-						distrusted = e
-					}
-					return false, nil
-				}
-				if e := r.trust.unapprovedHere("claim refused", cand); e != nil {
-					err = errors.New(e.Why)
-				}
-			}
-			if err == nil && r.escapes != nil {
-				err = r.escapes(cand)
-				var ee *Error
-				if err != nil && !errors.As(err, &ee) {
-					return false, err
-				}
-			}
-			if err == nil {
-				return true, nil
-			} else if why == "" {
-				why = err.Error()
-			}
-			return false, nil
-		}
-		if ix != nil {
-			readyBestFirst(ix, x.policy, x.now, func(e *gitstore.IndexEntry) bool {
-				var cand *state.Task
-				if cand, err = tx.Task(e.ID); err != nil {
-					return false
-				}
-				var ok bool
-				if ok, err = try(cand); ok {
-					t = cand
-				}
-				return !ok && err == nil
-			})
-			if err != nil {
-				return nil, "", nil, err
-			}
-		}
-		var tasks []*state.Task
-		if ix == nil {
-			if tasks, err = tx.Tasks(); err != nil {
-				return nil, "", nil, err
-			}
-			for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
-				ok, err := try(cand)
-				if err != nil {
-					return nil, "", nil, err
-				}
-				if ok {
-					t = cand
-					break
-				}
-			}
-		}
-		if t == nil {
-			if distrusted != nil {
-				return nil, "", nil, distrusted
-			}
-			if why == "" {
-				// Saying what the next task waits for looks at every task:
-				// the index tells, unless leases expired in this
-				// transaction changed tasks since the state it describes.
-				switch {
-				case ix != nil && len(expired) == 0:
-					why = waitingForIndex(ix, x.policy, x.now)
-				default:
-					if tasks == nil {
-						if tasks, err = tx.Tasks(); err != nil {
-							return nil, "", nil, err
-						}
-					}
-					why = waitingForTasks(tasks, x.policy, x.now)
-				}
-			}
-			return nil, why, nil, nil
+		if t, why, err = x.claimBest(r, facts, ix, len(expired) > 0); t == nil || err != nil {
+			return nil, why, nil, err
 		}
 	}
+	return x.recordClaim(r, t, host, owner)
+}
+
+// claimNamed asks the gate about the task the claim names, and whether
+// this machine trusts it as it is.
+func (x *txn) claimNamed(r ClaimRequest, facts gates.ClaimFacts) (*state.Task, error) {
+	tx := x.tx
+	t, err := tx.Task(r.Task)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, noTask(tx.Feature(), r.Task)
+	} else if err != nil {
+		return nil, err
+	}
+	facts.Task = t
+	if e := r.trust.check("claim "+t.ID()+" refused", t, tx.Feature()); e != nil {
+		return nil, e
+	}
+	if err := x.policy.Claim(facts); err != nil {
+		return nil, err
+	}
+	if e := r.trust.unapprovedHere("claim "+t.ID()+" refused", t); e != nil {
+		return nil, e
+	}
+	if r.escapes != nil {
+		if err := r.escapes(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// claimBest finds the best ready task the gate lets the worker claim, from
+// the index when there is one (expired: leases expired in this
+// transaction, so the index no longer describes every task); nil and what
+// the next task waits for when there is none.
+func (x *txn) claimBest(r ClaimRequest, facts gates.ClaimFacts, ix *gitstore.Index, expired bool) (t *state.Task, why string, err error) {
+	tx := x.tx
+	// try asks the gate about one candidate, as this transaction sees
+	// it: whatever proposed it, only the gate decides. A candidate this
+	// machine does not trust as it is goes to no worker; when nothing
+	// else could be claimed, the claim is refused naming it.
+	var distrusted *Error
+	try := func(cand *state.Task) (bool, error) {
+		if r.Only != nil && !r.Only(cand) {
+			return false, nil
+		}
+		facts.Task = cand
+		err := x.policy.Claim(facts)
+		if err == nil {
+			if e := r.trust.check("claim refused", cand, tx.Feature()); e != nil {
+				if distrusted == nil {
+					distrusted = e
+				}
+				return false, nil
+			}
+			if e := r.trust.unapprovedHere("claim refused", cand); e != nil {
+				err = errors.New(e.Why)
+			}
+		}
+		if err == nil && r.escapes != nil {
+			err = r.escapes(cand)
+			var ee *Error
+			if err != nil && !errors.As(err, &ee) {
+				return false, err
+			}
+		}
+		if err == nil {
+			return true, nil
+		} else if why == "" {
+			why = err.Error()
+		}
+		return false, nil
+	}
+	if ix != nil {
+		readyBestFirst(ix, x.policy, x.now, func(e *gitstore.IndexEntry) bool {
+			var cand *state.Task
+			if cand, err = tx.Task(e.ID); err != nil {
+				return false
+			}
+			var ok bool
+			if ok, err = try(cand); ok {
+				t = cand
+			}
+			return !ok && err == nil
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	var tasks []*state.Task
+	if ix == nil {
+		if tasks, err = tx.Tasks(); err != nil {
+			return nil, "", err
+		}
+		for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
+			ok, err := try(cand)
+			if err != nil {
+				return nil, "", err
+			}
+			if ok {
+				t = cand
+				break
+			}
+		}
+	}
+	if t == nil {
+		if distrusted != nil {
+			return nil, "", distrusted
+		}
+		if why == "" {
+			// Saying what the next task waits for looks at every task:
+			// the index tells, unless leases expired in this
+			// transaction changed tasks since the state it describes.
+			switch {
+			case ix != nil && !expired:
+				why = waitingForIndex(ix, x.policy, x.now)
+			default:
+				if tasks == nil {
+					if tasks, err = tx.Tasks(); err != nil {
+						return nil, "", err
+					}
+				}
+				why = waitingForTasks(tasks, x.policy, x.now)
+			}
+		}
+		return nil, why, nil
+	}
+	return t, "", nil
+}
+
+// recordClaim records pending → claimed of t for the worker: its lease and
+// the task's locks.
+func (x *txn) recordClaim(r ClaimRequest, t *state.Task, host gitstore.HostIdentity, owner string) (*state.Task, string, *gitstore.Message, error) {
+	tx := x.tx
 	t = t.Clone()
 	if t.Status == state.Failed {
 		t.Record(x.event(state.OpBackoff, state.Pending, "", "backoff over", ""))
