@@ -65,44 +65,7 @@ func Load(data []byte) (*Plan, []Problem) {
 // tasks².
 func build(g *Graph) *Plan {
 	n := len(g.Tasks)
-	pos := make(map[string]int, n)
-	for i, t := range g.Tasks {
-		pos[t.ID] = i
-	}
-	// deps and rev share one backing array each rather than one per task.
-	edges := 0
-	for _, t := range g.Tasks {
-		edges += len(t.Dependencies)
-	}
-	deps := make([][]int, n)
-	flat := make([]int, 0, edges)
-	mark := make([]int, n) // mark[k] == i+1: k is already in deps[i]
-	nrev := make([]int, n)
-	for i, t := range g.Tasks {
-		start := len(flat)
-		for _, id := range t.Dependencies {
-			k := pos[id]
-			if k == i || mark[k] == i+1 {
-				continue
-			}
-			mark[k] = i + 1
-			flat = append(flat, k)
-			nrev[k]++
-		}
-		deps[i] = flat[start:len(flat):len(flat)]
-	}
-	rev := make([][]int, n)
-	revFlat := make([]int, len(flat))
-	off := 0
-	for k := range n {
-		rev[k] = revFlat[off : off : off+nrev[k]]
-		off += nrev[k]
-	}
-	for i := range n {
-		for _, k := range deps[i] {
-			rev[k] = append(rev[k], i)
-		}
-	}
+	deps, rev := edgesOf(g)
 
 	level := make([]int, n) // lower bound until the task is placed
 	waiting := make([]int, n)
@@ -191,6 +154,62 @@ func build(g *Graph) *Plan {
 	}
 
 	warns = clashes.warnings(g, warns)
+	warns = append(warns, movedLevels(g, deps, level)...)
+	sortProblems(warns)
+
+	return planOf(g, level, deps, implied, warns)
+}
+
+// edgesOf is the graph's hard dependencies by task index, each once and
+// none on itself (deps), and who depends on each task (rev). Each shares
+// one backing array rather than one per task.
+func edgesOf(g *Graph) (deps, rev [][]int) {
+	n := len(g.Tasks)
+	pos := make(map[string]int, n)
+	for i, t := range g.Tasks {
+		pos[t.ID] = i
+	}
+	edges := 0
+	for _, t := range g.Tasks {
+		edges += len(t.Dependencies)
+	}
+	deps = make([][]int, n)
+	flat := make([]int, 0, edges)
+	mark := make([]int, n) // mark[k] == i+1: k is already in deps[i]
+	nrev := make([]int, n)
+	for i, t := range g.Tasks {
+		start := len(flat)
+		for _, id := range t.Dependencies {
+			k := pos[id]
+			if k == i || mark[k] == i+1 {
+				continue
+			}
+			mark[k] = i + 1
+			flat = append(flat, k)
+			nrev[k]++
+		}
+		deps[i] = flat[start:len(flat):len(flat)]
+	}
+	rev = make([][]int, n)
+	revFlat := make([]int, len(flat))
+	off := 0
+	for k := range n {
+		rev[k] = revFlat[off : off : off+nrev[k]]
+		off += nrev[k]
+	}
+	for i := range n {
+		for _, k := range deps[i] {
+			rev[k] = append(rev[k], i)
+		}
+	}
+
+	return deps, rev
+}
+
+// movedLevels warns of each task the graph gives a level below what its
+// dependencies need.
+func movedLevels(g *Graph, deps [][]int, level []int) []Problem {
+	var warns []Problem
 	for i, t := range g.Tasks {
 		if t.Level == 0 {
 			continue
@@ -209,8 +228,13 @@ func build(g *Graph) *Plan {
 			})
 		}
 	}
-	sortProblems(warns)
+	return warns
+}
 
+// planOf is the plan of the levels found: each task's level, the levels'
+// tasks, the order clashes implied and every task's dependents.
+func planOf(g *Graph, level []int, deps, implied [][]int, warns []Problem) *Plan {
+	n := len(g.Tasks)
 	p := &Plan{
 		Graph:      g,
 		Level:      make(map[string]int, n),
