@@ -277,10 +277,7 @@ func carriesWork(ev state.Event) bool { return ev.Op.CarriesWork(ev.To) }
 
 // replayStep checks one task's change.
 func replayStep(c Commit, s Step) []Problem {
-	var why []Problem
-	add := func(format string, args ...any) {
-		why = append(why, Problem{Commit: c.Hash, Task: s.ID, Msg: fmt.Sprintf(format, args...)})
-	}
+	r := &replayed{c: c, s: s}
 	before, after := s.Before, s.After
 	if c.Op == state.OpPlan {
 		// A plan, first or forced, starts the task afresh: its earlier
@@ -289,177 +286,216 @@ func replayStep(c Commit, s Step) []Problem {
 	}
 	if after == nil {
 		if before != nil && !replans(c.Op) {
-			add("task deleted outside a plan")
+			r.add("task deleted outside a plan")
 		}
-		return why
+		return r.why
 	}
 	if after.Spec == nil {
-		add("stored without its spec")
-		return why
+		r.add("stored without its spec")
+		return r.why
 	}
 	if after.Spec.ID != s.ID {
-		add("stored under the name %s but its spec says %s", s.ID, after.Spec.ID)
+		r.add("stored under the name %s but its spec says %s", s.ID, after.Spec.ID)
 	}
 	if before != nil && before.Spec == nil {
 		before = nil
 	}
-
-	// History only grows.
-	if before != nil {
-		n := len(before.History)
-		if len(after.History) < n {
-			n = len(after.History)
-		}
-		for i := 0; i < n; i++ {
-			if !sameEvent(before.History[i], after.History[i]) {
-				add("history rewritten: event %d (%s) became %s", i+1, eventString(before.History[i]), eventString(after.History[i]))
-				return why
-			}
-		}
-		if len(after.History) < len(before.History) {
-			add("history rewritten: %d of its %d events removed", len(before.History)-len(after.History), len(before.History))
-			return why
-		}
+	if !r.historyGrows(before, after) {
+		return r.why
 	}
 	evs := newEvents(before, after, c.Op)
 	if len(evs) == 0 {
 		switch {
 		case before == nil:
-			add("task created without a transition")
+			r.add("task created without a transition")
 		case !sameJSON(before, after):
-			add("state changed without a transition%s", changedFields(before, after))
+			r.add("state changed without a transition%s", changedFields(before, after))
 		}
-		return why
+		return r.why
 	}
 	if c.Op == state.OpPlan && (len(evs) != 1 || evs[0].Op != state.OpPlan) {
-		add("a plan must start the task with its plan event alone, not %d events", len(evs))
+		r.add("a plan must start the task with its plan event alone, not %d events", len(evs))
 	}
-
-	// The plan is not the history's to change.
 	if before != nil && !replans(c.Op) {
-		for _, f := range []struct {
-			name string
-			a, b any
-		}{{"spec", before.Spec, after.Spec}, {"level", before.Level, after.Level},
-			{"implied dependencies", before.Implied, after.Implied}, {"dependents", before.Dependents, after.Dependents}} {
-			if !sameJSON(f.a, f.b) {
-				add("its %s changed outside a plan", f.name)
-			}
-		}
+		r.planUnchanged(before, after)
 	}
-
 	// Replay the new events from the state before.
-	var status state.Status
-	attempts := 0
-	approved := false
-	commit, base := "", ""
-	pr := 0
 	if before != nil {
-		status, attempts, approved, commit, base, pr = before.Status, before.Attempts, before.Approved != "", before.Commit, before.Base, before.PR
+		r.status, r.attempts, r.approved, r.commit, r.base, r.pr = before.Status, before.Attempts, before.Approved != "", before.Commit, before.Base, before.PR
 	}
-	claimed := false
 	for i, ev := range evs {
 		what := fmt.Sprintf("%s %s → %s", ev.Op, orNone(ev.From), ev.To)
 		if len(evs) > 1 {
 			what = fmt.Sprintf("event %d (%s)", len(after.History)-len(evs)+i+1, what)
 		}
-		if ev.From != status {
-			add("%s starts from %s, but the task was %s", what, orNone(ev.From), orNone(status))
+		r.event(what, ev, after)
+	}
+	r.matches(after)
+	return r.why
+}
+
+// replayed is a task's state as replaying its events makes it, and what
+// was found wrong on the way.
+type replayed struct {
+	c   Commit
+	s   Step
+	why []Problem
+
+	status   state.Status
+	attempts int
+	approved bool
+	commit   string
+	base     string
+	pr       int
+	claimed  bool
+}
+
+func (r *replayed) add(format string, args ...any) {
+	r.why = append(r.why, Problem{Commit: r.c.Hash, Task: r.s.ID, Msg: fmt.Sprintf(format, args...)})
+}
+
+// historyGrows checks that after's history begins with before's: history
+// only grows. False when it does not, and nothing more is to be checked.
+func (r *replayed) historyGrows(before, after *state.Task) bool {
+	if before == nil {
+		return true
+	}
+	n := min(len(before.History), len(after.History))
+	for i := 0; i < n; i++ {
+		if !sameEvent(before.History[i], after.History[i]) {
+			r.add("history rewritten: event %d (%s) became %s", i+1, eventString(before.History[i]), eventString(after.History[i]))
+			return false
 		}
-		if !ev.Op.Legal(ev.From, ev.To) {
-			add("%s is not a legal transition", what)
+	}
+	if len(after.History) < len(before.History) {
+		r.add("history rewritten: %d of its %d events removed", len(before.History)-len(after.History), len(before.History))
+		return false
+	}
+	return true
+}
+
+// planUnchanged checks what only a plan changes: the plan is not the
+// history's to change.
+func (r *replayed) planUnchanged(before, after *state.Task) {
+	for _, f := range []struct {
+		name string
+		a, b any
+	}{{"spec", before.Spec, after.Spec}, {"level", before.Level, after.Level},
+		{"implied dependencies", before.Implied, after.Implied}, {"dependents", before.Dependents, after.Dependents}} {
+		if !sameJSON(f.a, f.b) {
+			r.add("its %s changed outside a plan", f.name)
 		}
-		if ev.Op == state.OpPlan && !replans(c.Op) {
-			add("%s outside a plan", what)
-		}
-		if ev.Clock != c.Clock {
-			add("%s has clock %d, its commit %d", what, ev.Clock, c.Clock)
-		}
-		switch ev.Op.Attempts() {
-		case state.Counted:
-			attempts++
-		case state.GivenBack:
-			attempts--
-		case state.ResetCount:
-			attempts = 0
-		}
-		switch ev.Op {
-		case state.OpUpdate:
-			// Changed by plan --update: it starts again, its work
-			// taken out of staging.
-			commit, base, pr = "", "", 0
-		case state.OpClaim:
-			claimed = true
-			commit, base = "", after.Base
-			if s.Status != nil {
-				if missing := DepsDone(after, s.Status); len(missing) > 0 {
-					add("%s before its dependencies were done (%s)", what, strings.Join(missing, "; "))
-				}
-			}
-			if after.NeedsApproval() && !approved {
-				add("%s without approval (risk %s)", what, after.Spec.Risk)
-			}
-			if ev.Worker == "" {
-				add("%s names no worker", what)
-			}
-		case state.OpRetry:
-			pr = 0
-		case state.OpShip:
-			if ev.PR <= 0 {
-				add("%s names no pull request", what)
-			}
-			pr = ev.PR
-		case state.OpLand:
-			if pr == 0 {
-				add("%s of a task with no pull request", what)
-			}
-			if ev.Commit == "" {
-				add("%s names no merge commit", what)
-			} else if w, ok := s.Work[ev.Commit]; ok && w.Exists && w.BaseExists && !w.Descends {
-				add("%s: merge commit %s does not contain the task's work %s", what, short(ev.Commit), short(after.Commit))
-			} else if ok && (!w.Exists || !w.BaseExists) {
-				why = append(why, Problem{Commit: c.Hash, Task: s.ID, Unchecked: true,
-					Msg: fmt.Sprintf("%s: merge commit %s or the work %s is not in this repository", what, short(ev.Commit), short(after.Commit))})
-			}
-		case state.OpApprove:
-			if !after.NeedsApproval() {
-				add("%s of a %q risk task, which needs none", what, after.Spec.Risk)
-			} else if approved {
-				add("%s of a task already approved", what)
-			}
-			approved = true
-		}
-		if carriesWork(ev) {
-			commit = ev.Commit
-			for _, p := range checkWork(what, ev, after, s.Work) {
-				p.Commit, p.Task = c.Hash, s.ID
-				why = append(why, p)
+	}
+}
+
+// event replays one event (what names it in problems) on the state so
+// far, after being the task as the commit stored it.
+func (r *replayed) event(what string, ev state.Event, after *state.Task) {
+	c, s := r.c, r.s
+	if ev.From != r.status {
+		r.add("%s starts from %s, but the task was %s", what, orNone(ev.From), orNone(r.status))
+	}
+	if !ev.Op.Legal(ev.From, ev.To) {
+		r.add("%s is not a legal transition", what)
+	}
+	if ev.Op == state.OpPlan && !replans(c.Op) {
+		r.add("%s outside a plan", what)
+	}
+	if ev.Clock != c.Clock {
+		r.add("%s has clock %d, its commit %d", what, ev.Clock, c.Clock)
+	}
+	switch ev.Op.Attempts() {
+	case state.Counted:
+		r.attempts++
+	case state.GivenBack:
+		r.attempts--
+	case state.ResetCount:
+		r.attempts = 0
+	}
+	switch ev.Op {
+	case state.OpUpdate:
+		// Changed by plan --update: it starts again, its work
+		// taken out of staging.
+		r.commit, r.base, r.pr = "", "", 0
+	case state.OpClaim:
+		r.claimed = true
+		r.commit, r.base = "", after.Base
+		if s.Status != nil {
+			if missing := DepsDone(after, s.Status); len(missing) > 0 {
+				r.add("%s before its dependencies were done (%s)", what, strings.Join(missing, "; "))
 			}
 		}
-		status = ev.To
+		if after.NeedsApproval() && !r.approved {
+			r.add("%s without approval (risk %s)", what, after.Spec.Risk)
+		}
+		if ev.Worker == "" {
+			r.add("%s names no worker", what)
+		}
+	case state.OpRetry:
+		r.pr = 0
+	case state.OpShip:
+		if ev.PR <= 0 {
+			r.add("%s names no pull request", what)
+		}
+		r.pr = ev.PR
+	case state.OpLand:
+		r.land(what, ev, after)
+	case state.OpApprove:
+		if !after.NeedsApproval() {
+			r.add("%s of a %q risk task, which needs none", what, after.Spec.Risk)
+		} else if r.approved {
+			r.add("%s of a task already approved", what)
+		}
+		r.approved = true
 	}
-	if after.Status != status {
-		add("status %s, but its transitions lead to %s", after.Status, orNone(status))
+	if carriesWork(ev) {
+		r.commit = ev.Commit
+		for _, p := range checkWork(what, ev, after, s.Work) {
+			p.Commit, p.Task = c.Hash, s.ID
+			r.why = append(r.why, p)
+		}
 	}
-	if after.Attempts != attempts {
-		add("attempts %d, but its transitions make %d", after.Attempts, attempts)
+	r.status = ev.To
+}
+
+// land checks a land event against its pull request and merge commit.
+func (r *replayed) land(what string, ev state.Event, after *state.Task) {
+	if r.pr == 0 {
+		r.add("%s of a task with no pull request", what)
 	}
-	if after.Approved != "" && !approved {
-		add("approved by %s without an approve transition", after.Approved)
+	if ev.Commit == "" {
+		r.add("%s names no merge commit", what)
+	} else if w, ok := r.s.Work[ev.Commit]; ok && w.Exists && w.BaseExists && !w.Descends {
+		r.add("%s: merge commit %s does not contain the task's work %s", what, short(ev.Commit), short(after.Commit))
+	} else if ok && (!w.Exists || !w.BaseExists) {
+		r.why = append(r.why, Problem{Commit: r.c.Hash, Task: r.s.ID, Unchecked: true,
+			Msg: fmt.Sprintf("%s: merge commit %s or the work %s is not in this repository", what, short(ev.Commit), short(after.Commit))})
 	}
-	if after.Commit != commit {
-		add("work commit %s, but its transitions give %s", short(after.Commit), short(commit))
+}
+
+// matches checks the task as stored against the state its events lead to.
+func (r *replayed) matches(after *state.Task) {
+	if after.Status != r.status {
+		r.add("status %s, but its transitions lead to %s", after.Status, orNone(r.status))
 	}
-	if after.PR != pr {
-		add("pull request #%d, but its transitions give #%d", after.PR, pr)
+	if after.Attempts != r.attempts {
+		r.add("attempts %d, but its transitions make %d", after.Attempts, r.attempts)
 	}
-	if !claimed && after.Base != base {
-		add("base changed from %s to %s without a claim", short(base), short(after.Base))
+	if after.Approved != "" && !r.approved {
+		r.add("approved by %s without an approve transition", after.Approved)
 	}
-	if status == state.Claimed && after.Worker == "" {
-		add("claimed by no worker")
+	if after.Commit != r.commit {
+		r.add("work commit %s, but its transitions give %s", short(after.Commit), short(r.commit))
 	}
-	return why
+	if after.PR != r.pr {
+		r.add("pull request #%d, but its transitions give #%d", after.PR, r.pr)
+	}
+	if !r.claimed && after.Base != r.base {
+		r.add("base changed from %s to %s without a claim", short(r.base), short(after.Base))
+	}
+	if r.status == state.Claimed && after.Worker == "" {
+		r.add("claimed by no worker")
+	}
 }
 
 // checkWork checks the work a done or merge event took to verified or done
