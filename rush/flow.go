@@ -192,6 +192,7 @@ func (r *rush) runFlow() (stop error, err error) {
 				}
 			}
 		case <-time.After(200 * time.Millisecond):
+		case <-r.idleHook(len(workers.running), merging):
 		}
 	}
 	tasks, err = r.snapshot(r.s)

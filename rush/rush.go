@@ -36,6 +36,14 @@ type Options struct {
 	// gates passed, just before its tasks are recorded done: the point a
 	// crash test stops a rush at.
 	BeforeDone func(tasks []string)
+	// Idle, when set (only benchmarks set it), hears from the scheduler
+	// each time it is about to wait for its next event: how many task runs
+	// are going on, and whether a merge is. Nothing more could be started
+	// then. The scheduler looks again when the channel it returns yields
+	// (or closes), as when its timer ticks. A virtual clock goes by it: it
+	// skips time forward only while every run is a worker waiting on that
+	// clock and the scheduler has nothing else to do.
+	Idle func(running int, merging bool) <-chan struct{}
 }
 
 // Result is how a rush ended.
@@ -128,7 +136,7 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 	defer marker.Release()
 	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
 		policy: g.Policy(), ttl: g.TTL(), marker: marker, waitNoted: map[string]time.Time{}, shared: shared{remote: o.Remote},
-		beforeDone: o.BeforeDone}
+		beforeDone: o.BeforeDone, idle: o.Idle}
 	r.spent = spent
 	if n, err := uncommitted(g); err == nil && n > 0 {
 		g.Note("warning: your work tree has %s not committed; the workers start from commits and will not see %s",

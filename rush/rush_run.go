@@ -48,6 +48,8 @@ type rush struct {
 	started time.Time // on the engine's clock
 
 	beforeDone func(tasks []string) // Options.BeforeDone
+
+	idle func(running int, merging bool) <-chan struct{} // Options.Idle
 }
 
 // slotResult is what one worker slot reports when its task run ends.
@@ -341,6 +343,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 				firstErr = err
 			}
 		case <-time.After(200 * time.Millisecond):
+		case <-r.idleHook(len(workers.running), false):
 		}
 	}
 	tasks, err = r.snapshot(r.s)
@@ -351,6 +354,16 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		return stop, err
 	}
 	return r.stopErr(), nil
+}
+
+// idleHook tells Options.Idle that the scheduler waits for its next event
+// with running task runs, merging or not, and returns its channel: nil
+// (never ready) without one.
+func (r *rush) idleHook(running int, merging bool) <-chan struct{} {
+	if r.idle == nil {
+		return nil
+	}
+	return r.idle(running, merging)
 }
 
 // pool is a scheduler's worker slots: the free ones, handed out from the

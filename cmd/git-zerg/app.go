@@ -182,6 +182,11 @@ var clock = time.Now
 // real binary has no such switch.
 var beforeDone func(tasks []string)
 
+// idle is rush.Options.Idle: the test binary sets it when
+// ZERG_TEST_IDLE names the socket of a benchmark's virtual clock, which
+// the stand-in workers wait on; the real binary has no such switch.
+var idle func(running int, merging bool) <-chan struct{}
+
 // Main runs git-zerg with args and returns the exit code. main and the
 // script tests both call it.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

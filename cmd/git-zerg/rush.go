@@ -91,7 +91,7 @@ func runRush(e *env, o *rushOptions) error {
 	interrupts, stop := rushSignals(g, p)
 	defer stop()
 	res, err := rush.Run(g, rush.Options{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts,
-		BeforeDone: beforeDone})
+		BeforeDone: beforeDone, Idle: idle})
 	if res != nil {
 		if res.Complete {
 			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, report.Plural(res.Tasks, "task"),

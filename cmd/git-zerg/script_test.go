@@ -22,11 +22,16 @@ var update = flag.Bool("update", false, "update testscript archives from actual 
 // TestMain registers git-zerg as a program of the test binary, so scripts
 // run `exec git zerg ...` exactly as users do, and hooks installed by a
 // script find it on PATH too; and waitfor, which scripts and the workers
-// they start run to wait for an event instead of sleeping.
+// they start run to wait for an event instead of sleeping; and zergwait,
+// the wait of BenchmarkRushSchedule's stand-in workers on its virtual clock.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"git-zerg": func() { clock, beforeDone = offsetClock(), testBeforeDone(); os.Exit(process()) },
+		"git-zerg": func() {
+			clock, beforeDone, idle = offsetClock(), testBeforeDone(), testIdle()
+			os.Exit(process())
+		},
 		"waitfor":  func() { os.Exit(waitforMain()) },
+		"zergwait": func() { os.Exit(zergwaitMain()) },
 	})
 }
 
