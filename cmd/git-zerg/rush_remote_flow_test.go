@@ -22,7 +22,7 @@ import (
 // flowRemoteSetup makes a bare remote served by git daemon and n clones
 // of it with tasks planned (feature rr) and accepted, config as
 // .zerg/config.toml and files beside it (worker.sh, gate.sh...).
-func flowRemoteSetup(t *testing.T, n int, config string, files map[string]string, tasks []graphTask) (dir string, env []string, clones []string) {
+func flowRemoteSetup(t testing.TB, n int, config string, files map[string]string, tasks []graphTask) (dir string, env []string, clones []string) {
 	t.Helper()
 	dir = t.TempDir()
 	env = gitEnv(dir)
@@ -297,4 +297,44 @@ func waitFiles(t *testing.T, ended <-chan struct{}, files ...string) {
 			t.Fatalf("%s was not made within %s", filepath.Base(missing), waitBound)
 		}
 	}
+}
+
+// BenchmarkRushRemoteSchedule runs one graph on two hosts of two workers
+// each, by dependencies and then level by level: three chains of two tasks
+// whose halves take 6+1, 1+6 and 3+3 seconds, a gate on every merge. By
+// dependencies the rush can end after 7 s (the longest chain), level by
+// level after 12 (each level waits for its 6 s task). Run with
+//
+//	go test -run '^$' -bench RushRemoteSchedule -benchtime 1x ./cmd/git-zerg/
+func BenchmarkRushRemoteSchedule(b *testing.B) {
+	var tasks []graphTask
+	var durations strings.Builder
+	for _, c := range []struct {
+		name        string
+		first, next float64
+	}{{"A", 6, 1}, {"B", 1, 6}, {"C", 3, 3}} {
+		tasks = append(tasks, graphTask{ID: c.name + "1", Estimate: c.first}, graphTask{ID: c.name + "2", Dependencies: []string{c.name + "1"}, Estimate: c.next})
+		fmt.Fprintf(&durations, "%s1 %g\n%s2 %g\n", c.name, c.first, c.name, c.next)
+	}
+	worker := "sleep \"$(sed -n \"s/^$ZERG_TASK //p\" durations.txt)\"\nmkdir -p out && echo \"$ZERG_TASK\" > \"out/$ZERG_TASK.txt\"\n"
+	timed := func(schedule string) time.Duration {
+		b.StopTimer()
+		config := fmt.Sprintf("[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n\n[rush]\nschedule = %q\n\n[[gates]]\nname = \"check\"\ncommand = \"true\"\n", schedule)
+		_, env, clones := flowRemoteSetup(b, 2, config, map[string]string{"worker.sh": worker, "durations.txt": durations.String()}, tasks)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		none := [][]string{nil, nil}
+		b.StartTimer()
+		start := time.Now()
+		runHosts(b, ctx, env, clones, none, none)
+		return time.Since(start)
+	}
+	var flow, levels time.Duration
+	for i := 0; i < b.N; i++ {
+		flow += timed("flow")
+		levels += timed("levels")
+	}
+	n := float64(b.N)
+	b.ReportMetric(flow.Seconds()/n, "s-flow")
+	b.ReportMetric(levels.Seconds()/n, "s-levels")
 }
