@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,10 @@ type ClaimRequest struct {
 	// Only, when set, restricts the best ready task to those it accepts
 	// (a rush claims within the level it runs).
 	Only func(*state.Task) bool
+	// Rank, when set, orders the tasks Only accepts, highest first (the
+	// policy's order between equals): the flow scheduler of a rush over
+	// several machines starts the longest path first, as on one.
+	Rank func(*state.Task) float64
 
 	policy gates.Policy
 	ttl    time.Duration
@@ -310,7 +315,11 @@ func (x *txn) claimBest(r ClaimRequest, facts gates.ClaimFacts, ix *gitstore.Ind
 		if tasks, err = tx.Tasks(); err != nil {
 			return nil, "", err
 		}
-		for _, cand := range x.policy.ReadyOrder(tasks, x.now) {
+		ready := x.policy.ReadyOrder(tasks, x.now)
+		if r.Rank != nil {
+			sort.SliceStable(ready, func(i, j int) bool { return r.Rank(ready[i]) > r.Rank(ready[j]) })
+		}
+		for _, cand := range ready {
 			ok, err := try(cand)
 			if err != nil {
 				return nil, "", err

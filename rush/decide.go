@@ -231,6 +231,84 @@ next:
 	return out
 }
 
+// flowEligible is flowReady's rule on dependencies alone, for a claim
+// that picks on state it has not seen yet (another machine's, as the claim
+// commits on the remote): whether a task may start from a staging that
+// holds the work of held, its readiness left to the claim's gate.
+func flowEligible(tasks []*state.Task, held map[string]bool) func(*state.Task) bool {
+	unheld := 0 // the lowest level with a task whose work is not held; 0: none
+	for _, t := range tasks {
+		if !held[t.ID()] && (unheld == 0 || t.Level < unheld) {
+			unheld = t.Level
+		}
+	}
+	return func(t *state.Task) bool {
+		for _, d := range t.Deps() {
+			if !held[d] {
+				return false
+			}
+		}
+		return t.Spec.Level <= 1 || unheld == 0 || unheld >= t.Spec.Level
+	}
+}
+
+// mergeDue picks what a host of a shared rush merges now among the
+// verified tasks: its own (self is its name) at once, another host's once
+// that host has shown no sign of life for grace: active is, by host, when
+// this host last saw the state change by it (hostSigns), and seen when it
+// first saw each task verified with its commit (filled in here at now, and
+// emptied of what is no longer verified). A host that is alive keeps
+// changing the state (claims, results, merges, the renewals of its
+// leases); one that does not for grace is taken for gone, and merging its
+// work here costs nothing but a lost race if it was not.
+func mergeDue(verified []*state.Task, self string, seen, active map[string]time.Time, now time.Time, grace time.Duration) []*state.Task {
+	still := make(map[string]bool, len(verified))
+	var due []*state.Task
+	for _, t := range verified {
+		key := t.ID() + "@" + t.Commit
+		still[key] = true
+		quiet, ok := seen[key]
+		if !ok {
+			quiet, seen[key] = now, now
+		}
+		if a := active[t.Host]; a.After(quiet) {
+			quiet = a
+		}
+		if t.Host == self || now.Sub(quiet) >= grace {
+			due = append(due, t)
+		}
+	}
+	for key := range seen {
+		if !still[key] {
+			delete(seen, key)
+		}
+	}
+	return due
+}
+
+// hostSigns is, by host, what the state shows of its doings: it changes
+// with each transition of the host's tasks and each renewal of its leases.
+func hostSigns(tasks []*state.Task, leases map[string]*state.Worker) map[string]string {
+	events := map[string]int{}
+	for _, t := range tasks {
+		if t.Host != "" {
+			events[t.Host] += len(t.History)
+		}
+	}
+	expires := map[string]int64{}
+	for _, w := range leases {
+		expires[w.Host] += w.Expires.UnixNano()
+	}
+	out := map[string]string{}
+	for h, n := range events {
+		out[h] = fmt.Sprintf("%d/%d", n, expires[h])
+	}
+	for h, e := range expires {
+		out[h] = fmt.Sprintf("%d/%d", events[h], e)
+	}
+	return out
+}
+
 // wholeLevelBlocked is the first level every task of which is blocked, 0
 // when there is none: the rush aborts there, as a level rush does.
 func wholeLevelBlocked(tasks []*state.Task) int {

@@ -315,3 +315,81 @@ func TestShellError(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowEligible: from a staging that holds the work of held, a task may
+// start when its dependencies are all there, and one the graph puts at a
+// level only once every task of the levels below is there too.
+func TestFlowEligible(t *testing.T) {
+	floor := task("F", 3, state.Pending)
+	floor.Spec.Level = 3
+	tasks := []*state.Task{task("A1", 1, state.Done), task("A2", 2, state.Pending, "A1"),
+		task("B1", 1, state.Claimed), task("B2", 2, state.Pending, "B1"), floor}
+	ok := flowEligible(tasks, map[string]bool{"A1": true})
+	for id, want := range map[string]bool{"A1": true, "A2": true, "B1": true, "B2": false, "F": false} {
+		for _, tk := range tasks {
+			if tk.ID() == id && ok(tk) != want {
+				t.Errorf("%s eligible with A1 held: %v, want %v", id, !want, want)
+			}
+		}
+	}
+	if !flowEligible(tasks, map[string]bool{"A1": true, "A2": true, "B1": true, "B2": true})(floor) {
+		t.Error("F not eligible once every task below its level is held")
+	}
+}
+
+// TestMergeDue: a host merges its own verified work at once, another
+// host's only once that host has shown no sign of life for the grace, and
+// forgets what is no longer verified.
+func TestMergeDue(t *testing.T) {
+	at := time.Unix(1e9, 0)
+	grace := 3 * time.Second
+	own := task("A", 1, state.Verified)
+	own.Host, own.Commit = "me", "a1"
+	other := task("B", 1, state.Verified)
+	other.Host, other.Commit = "them", "b1"
+	seen, active := map[string]time.Time{}, map[string]time.Time{}
+	ids := func(ts []*state.Task) string {
+		var s []string
+		for _, t := range ts {
+			s = append(s, t.ID())
+		}
+		return strings.Join(s, " ")
+	}
+	verified := []*state.Task{own, other}
+	if got := ids(mergeDue(verified, "me", seen, active, at, grace)); got != "A" {
+		t.Fatalf("first look: due %q, want A", got)
+	}
+	active["them"] = at.Add(2 * time.Second) // it did something meanwhile
+	if got := ids(mergeDue(verified, "me", seen, active, at.Add(4*time.Second), grace)); got != "A" {
+		t.Errorf("another host active 2 s ago: due %q, want A", got)
+	}
+	if got := ids(mergeDue(verified, "me", seen, active, at.Add(5*time.Second), grace)); got != "A B" {
+		t.Errorf("another host quiet for the grace: due %q, want A B", got)
+	}
+	other.Commit = "b2" // verified again with other work: seen afresh
+	if got := ids(mergeDue(verified, "me", seen, active, at.Add(6*time.Second), grace)); got != "A" {
+		t.Errorf("new work of the other host: due %q, want A", got)
+	}
+	if _, ok := seen["B@b1"]; ok {
+		t.Error("the work no longer verified is still remembered")
+	}
+}
+
+// TestHostSigns: what a host does changes its sign, and nothing else does.
+func TestHostSigns(t *testing.T) {
+	a := task("A", 1, state.Claimed)
+	a.Host = "h1"
+	b := task("B", 1, state.Verified)
+	b.Host = "h2"
+	leases := map[string]*state.Worker{"w1": {Host: "h1", Expires: time.Unix(100, 0)}}
+	before := hostSigns([]*state.Task{a, b}, leases)
+	leases["w1"] = &state.Worker{Host: "h1", Expires: time.Unix(200, 0)} // renewed
+	after := hostSigns([]*state.Task{a, b}, leases)
+	if before["h1"] == after["h1"] || before["h2"] != after["h2"] {
+		t.Errorf("a renewal of h1's lease: h1 %q → %q, h2 %q → %q", before["h1"], after["h1"], before["h2"], after["h2"])
+	}
+	b.History = append(b.History, state.Event{})
+	if again := hostSigns([]*state.Task{a, b}, leases); again["h2"] == after["h2"] {
+		t.Error("a transition of h2's task leaves its sign as it was")
+	}
+}

@@ -42,6 +42,11 @@ type batch struct {
 // the rush with that error (exit 1); err is a failure of the tool.
 func (r *rush) runFlow() (stop error, err error) {
 	ctx := r.g.Context()
+	if r.remote != "" {
+		if err := r.flowJoin(); err != nil {
+			return nil, err
+		}
+	}
 	tasks, err := r.snapshot(r.s)
 	if err != nil {
 		return nil, err
@@ -71,6 +76,9 @@ func (r *rush) runFlow() (stop error, err error) {
 	}
 	defer ms.Drop()
 	ms.Persistent = true
+	if r.remote != "" {
+		r.arbitrated(ms)
+	}
 	mg := r.with(ms)
 	mm := mg.Manager()
 
@@ -97,6 +105,26 @@ func (r *rush) runFlow() (stop error, err error) {
 		}
 		return pins
 	}
+	// What the merge queue takes now, and how: on a shared rush, by the
+	// rule of flow_remote.go.
+	wanted := func(tasks []*state.Task, _ gated) ([]worktree.Pin, bool) {
+		pins := toMerge(tasks)
+		return pins, len(pins) > 0
+	}
+	merge := r.mergeBatch
+	idle := func(tasks []*state.Task, _ gated) bool { return r.waitIdle(tasks, 0) }
+	if r.remote != "" {
+		q := newRemoteQueue(r.s.Host().Name, r.ttl)
+		wanted = func(tasks []*state.Task, base gated) ([]worktree.Pin, bool) {
+			return q.due(tasks, r.leases(), toMerge(tasks), base, r.looked)
+		}
+		merge = func(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) batch {
+			return r.remoteBatch(g, mgr, pins, base) // base moves only once the batch is in
+		}
+		idle = func(tasks []*state.Task, base gated) bool { return r.remoteIdle(tasks, base, toMerge(tasks)) }
+		r.flowPaths = paths
+		r.setEligible(base, tasks)
+	}
 	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Text: fmt.Sprintf("%s in %s, by their dependencies",
 		engine.Plural(len(tasks), "task"), engine.Plural(len(shown), "level"))})
 
@@ -111,6 +139,11 @@ func (r *rush) runFlow() (stop error, err error) {
 	}()
 	var firstErr, halted, aborted error
 	for {
+		if r.remote != "" && (len(workers.free) > 0 || !merging) {
+			if err := r.flowLook(len(workers.free) > 0); err != nil {
+				return nil, err
+			}
+		}
 		tasks, err = r.snapshot(r.s)
 		if err != nil {
 			return nil, err
@@ -121,12 +154,12 @@ func (r *rush) runFlow() (stop error, err error) {
 			aborted = engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", l), "")
 		}
 		if !merging && halted == nil && firstErr == nil && !r.stopped.Load() {
-			if pins := toMerge(tasks); len(pins) > 0 {
+			if pins, due := wanted(tasks, base); due {
 				for _, p := range pins {
 					queued[p.Task] = p.Commit
 				}
 				merging = true
-				go func() { merged <- r.mergeBatch(mg, mm, pins) }()
+				go func() { merged <- merge(mg, mm, pins) }()
 			}
 		}
 		if firstErr == nil && halted == nil && aborted == nil && len(workers.free) > 0 && !r.stopping() {
@@ -163,10 +196,10 @@ func (r *rush) runFlow() (stop error, err error) {
 			case aborted != nil:
 				return aborted, nil
 			}
-			if len(toMerge(tasks)) > 0 {
+			if _, due := wanted(tasks, base); due {
 				continue // verified while the last merge ran: merge it
 			}
-			if r.waitIdle(tasks, 0) {
+			if idle(tasks, base) {
 				continue
 			}
 			break

@@ -25,7 +25,8 @@ import (
 // the remote's staging; whichever host sees a level settled merges it,
 // runs the gates, and moves the remote's staging by compare-and-swap; a
 // host that loses that race takes the winner's staging instead of merging
-// again.
+// again. That is rush.schedule = "levels"; by dependencies, see
+// flow_remote.go.
 
 // remotePoll is how often a host that waits for other hosts looks at the
 // remote's state.
@@ -44,15 +45,19 @@ type shared struct {
 	catchUpTook atomic.Int64
 	working     atomic.Int32
 	// remote shares the rush with other hosts ("" for none); lastPoll is
-	// when this host last looked at its state.
+	// when this host last looked at its state, and looked when the last
+	// look that brought it began: the local state holds the remote's as of
+	// then.
 	remote   string
 	lastPoll time.Time
+	looked   time.Time
 	// levelSynced: the level merge just ended with this host holding the
 	// remote's state and staging, so the next level starts on them without
 	// asking again. background holds pushes nobody waits for (done before
 	// the rush ends).
 	levelSynced bool
 	background  sync.WaitGroup
+	flowShared
 }
 
 // hostWorker is a worker's name in the shared state: worker-<n> of each
@@ -79,7 +84,12 @@ func (r *rush) poll(force bool) error {
 		return nil
 	}
 	r.lastPoll = time.Now()
-	return remotes.CatchUp(r.g.Context(), r.s, r.feature)
+	start := r.lastPoll
+	if err := remotes.CatchUp(r.g.Context(), r.s, r.feature); err != nil {
+		return err
+	}
+	r.looked = start
+	return nil
 }
 
 // prefetch catches up with the remote in the background while a worker's
@@ -416,9 +426,11 @@ func (r *rush) remoteWaiting(remote string, err error, wait time.Duration) {
 	r.g.Note("remote %s does not answer (%s); trying again in %s", remote, why, wait.Round(time.Millisecond))
 }
 
-// mergeGrace is how long a host waits for the host that settled a level
-// to merge it before merging it itself: every host sees the level
-// settled, and all but one would merge, gate and push for nothing.
+// mergeGrace is how long a host waits for another host's merge before
+// it merges the work itself: level by level, for the host that settled a
+// level (every host sees it settled, and all but one would merge, gate and
+// push for nothing); by dependencies, for the host that verified the work,
+// which merges it at once unless it died in between.
 const mergeGrace = 3 * time.Second
 
 // mergePoll is how often a host waiting for another host's level merge

@@ -13,7 +13,6 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/prompt"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -82,6 +81,7 @@ func (r *rush) run() error {
 		engine.Git(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
 	}()
 	if r.remote != "" {
+		r.contendedRetry(s)
 		fresh, stop := context.WithCancel(ctx)
 		defer stop() // before the wait above
 		r.background.Add(1)
@@ -142,6 +142,11 @@ func (r *rush) run() error {
 				return err
 			}
 			return stopped(stop)
+		}
+		if r.remote != "" {
+			if err := r.flowEnd(ctx); err != nil {
+				return err
+			}
 		}
 		return r.summary()
 	}
@@ -211,10 +216,9 @@ func (r *rush) followBase(ctx context.Context, tip string) (string, error) {
 }
 
 // flows reports whether the rush schedules by dependencies rather than
-// level by level. A rush shared through a remote goes level by level: its
-// hosts agree on a level's merge through the remote.
+// level by level, on one clone or shared through a remote.
 func (r *rush) flows() bool {
-	return r.remote == "" && r.cfg.Rush.Schedule != config.ScheduleLevels
+	return r.cfg.Rush.Schedule != config.ScheduleLevels
 }
 
 // snapshot reads the current state of the feature.
@@ -505,9 +509,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	defer s.Drop()
 	s.Persistent = true
 	if r.remote != "" {
-		remotes.SetArbiter(s, r.remote, engine.CheckCaughtUp)
-		remotes.SetArbiterWait(s, r.remoteWait())
-		remotes.SetRepushPins(s, r.g.ReviewMode() == "")
+		r.arbitrated(s)
 	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {
@@ -520,6 +522,10 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 		// the compare-and-swap, where a specific one would be refused.
 		req.Task = ""
 		req.Only = func(t *state.Task) bool { return t.Level == level }
+		if r.flows() {
+			// What the staging at tip holds the dependencies of.
+			req.Only, req.Rank = r.flowClaim(tip)
+		}
 	}
 	t := held
 	if t == nil {
@@ -563,7 +569,18 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 		r.working.Add(-1)
 		stopBeat()
 		then := &next
-		if r.stopping() || r.flows() {
+		switch {
+		case r.stopping():
+			then = nil
+		case r.flows() && r.remote != "":
+			// Shared, the next claim rides in the same push (a third of
+			// each task's pushes, every one contested by the other
+			// hosts), from the newest gated staging, picked as the
+			// scheduler would.
+			tip = r.newestGated(tip)
+			next.Base = tip
+			next.Only, next.Rank = r.flowClaim(tip)
+		case r.flows():
 			// The flow scheduler picks the next task itself: the best
 			// ready one may be of any level, and it starts from the
 			// newest gated staging, not from this one's start.

@@ -250,7 +250,7 @@ func TestRushRemote(t *testing.T) {
 		t.Skip("runs three rushes over git daemon")
 	}
 	start := time.Now()
-	_, env, _, clones, ids := remoteRushSetup(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n")
+	_, env, _, clones, ids := remoteRushSetup(t, 3, "[workers]\ncount = 2\ncommand = \"sh worker.sh\"")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	runs := runHosts(t, ctx, env, clones, [][]string{nil, nil, nil}, [][]string{nil, nil, nil})
@@ -391,6 +391,8 @@ func startNamedHosts(t testing.TB, ctx context.Context, env []string, clones, na
 					t.Logf("host%d:\n%s", i+1, r.errOut)
 				}
 			}
+		}
+		for i, r := range runs {
 			if r.err != nil {
 				t.Fatalf("host%d: rush: %v\n%s%s", i+1, r.err, r.out, r.errOut)
 			}

@@ -1,0 +1,428 @@
+package rush
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/remotes"
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
+)
+
+// The flow schedule of a rush shared through a remote. Each host runs the
+// flow loop of runFlow, and the remote stays the arbiter of every
+// transition: a claim is picked on the remote's state as it commits, among
+// the tasks whose dependencies the staging the worker starts from holds.
+//
+// Each host has its merge queue. A host merges the verified work it can
+// onto the remote's staging as it last knew it, gates the result here, and
+// pushes the staging and the tasks recorded done in one atomic push leased
+// on the staging it started from. A lost lease is another host's merge:
+// the queue takes the remote's staging, finds which of its work is in it
+// already (InHistory: recorded done by that host, or to record here), and
+// merges the rest on it. A host merges its own verified work at once, and
+// another host's only once it stayed verified for mergeGrace since this
+// host first saw it: the host that verified it merges it first unless it
+// died in between, so the hosts do not all race to merge the same work,
+// and the work of a dead host still reaches staging. A host whose view of
+// the state holds tasks done that its gated staging does not (another
+// host merged them) takes the remote's staging the same way, and gates it
+// here before anything starts from it: another host's gate record does not
+// count here.
+
+// flowShared is what the flow scheduler shares with the claims of its
+// workers: which tasks may start from each gated staging tip.
+type flowShared struct {
+	eligibleMu sync.Mutex
+	eligible   map[string]func(*state.Task) bool // by staging tip
+	newest     string                            // the last tip given eligible
+	flowPaths  map[string]float64                // remaining(): the claim's rank
+}
+
+// setEligible records which tasks a worker may claim when it starts from
+// the gated staging g.
+func (r *rush) setEligible(g gated, tasks []*state.Task) {
+	only := flowEligible(tasks, g.held)
+	r.eligibleMu.Lock()
+	defer r.eligibleMu.Unlock()
+	if r.eligible == nil {
+		r.eligible = map[string]func(*state.Task) bool{}
+	}
+	r.eligible[g.tip] = only
+	r.newest = g.tip
+}
+
+// newestGated is the newest staging tip gated here, tip when none is
+// known: a worker that goes on to its next task starts from it.
+func (r *rush) newestGated(tip string) string {
+	r.eligibleMu.Lock()
+	defer r.eligibleMu.Unlock()
+	if r.newest == "" {
+		return tip
+	}
+	return r.newest
+}
+
+// flowClaim is what a worker starting from tip may claim on the remote's
+// state, and in which order: the longest path first, as flowReady orders.
+func (r *rush) flowClaim(tip string) (only func(*state.Task) bool, rank func(*state.Task) float64) {
+	r.eligibleMu.Lock()
+	only = r.eligible[tip]
+	r.eligibleMu.Unlock()
+	if only == nil {
+		only = func(*state.Task) bool { return false } // a tip never gated here: nothing starts from it
+	}
+	paths := r.flowPaths
+	return only, func(t *state.Task) float64 { return paths[t.ID()] }
+}
+
+// flowJoin brings the remote's state and then its staging here before the
+// flow loop reads them: a staging fetched after the state holds every task
+// done in it (a merge moves both in one push, and staging only forward).
+func (r *rush) flowJoin() error {
+	if err := r.poll(true); err != nil {
+		return err
+	}
+	_, err := r.syncStaging(r.g.Context(), "")
+	return err
+}
+
+// arbitrated makes the remote the arbiter of s's transitions, as it is of
+// the rush's own store.
+func (r *rush) arbitrated(s *gitstore.Store) {
+	remotes.SetArbiter(s, r.remote, engine.CheckCaughtUp)
+	remotes.SetArbiterWait(s, r.remoteWait())
+	remotes.SetRepushPins(s, r.g.ReviewMode() == "")
+	r.contendedRetry(s)
+}
+
+// flowLook is the flow loop's look at the remote: its state now and then
+// (what the other hosts claimed, verified and merged), and, when this host
+// has a worker free, the claims whose lease ran out taken back (a dead
+// host's: the tasks go back to pending).
+func (r *rush) flowLook(free bool) error {
+	if err := r.poll(false); err != nil {
+		return err
+	}
+	if free {
+		return r.g.ExpireStale()
+	}
+	return nil
+}
+
+// remoteQueue is the merge queue's rule on a host of a shared rush.
+type remoteQueue struct {
+	self         string
+	grace        time.Duration
+	seen, active map[string]time.Time // mergeDue's
+	signs        map[string]string    // hostSigns as last seen
+}
+
+func newRemoteQueue(self string, ttl time.Duration) *remoteQueue {
+	return &remoteQueue{self: self, grace: flowGrace(ttl), seen: map[string]time.Time{}, active: map[string]time.Time{}, signs: map[string]string{}}
+}
+
+// flowGrace is how long another host must show no sign of life before
+// this one merges its verified work: half the leases' lifetime, a host
+// that holds a claim renewing it every third of that, between mergeGrace
+// and maxFlowGrace. Long, against a host that is alive but whose pushes
+// keep losing to the others' (it looks gone while it cannot get through,
+// and merging its work here too would race its own merge of it); and a
+// host that dies leaves claims that wait for the whole lifetime anyway.
+func flowGrace(ttl time.Duration) time.Duration {
+	return min(max(ttl/2, mergeGrace), maxFlowGrace)
+}
+
+// maxFlowGrace bounds flowGrace.
+const maxFlowGrace = 30 * time.Second
+
+// look notes which hosts changed the state since the last look.
+func (q *remoteQueue) look(tasks []*state.Task, leases map[string]*state.Worker, now time.Time) {
+	for h, sign := range hostSigns(tasks, leases) {
+		if q.signs[h] != sign {
+			q.signs[h], q.active[h] = sign, now
+		}
+	}
+}
+
+// due is what the queue merges now of pins (verified work it has not
+// merged), and whether it has anything to do: work to merge, or another
+// host's merge to take (tasks done that base does not hold).
+//
+// Time goes by the looks at the remote (at, when the view of tasks was
+// fetched), not the clock: a host that could not look (its own pushes
+// kept losing to the others') does not take the others for gone.
+func (q *remoteQueue) due(tasks []*state.Task, leases map[string]*state.Worker, pins []worktree.Pin, base gated, at time.Time) ([]worktree.Pin, bool) {
+	now := at
+	q.look(tasks, leases, now)
+	byID := make(map[string]*state.Task, len(tasks))
+	for _, t := range tasks {
+		byID[t.ID()] = t
+	}
+	var verified []*state.Task
+	for _, p := range pins {
+		if t := byID[p.Task]; t != nil {
+			verified = append(verified, t)
+		}
+	}
+	ts := mergeDue(verified, q.self, q.seen, q.active, now, q.grace)
+	var out []worktree.Pin
+	for _, t := range ts {
+		out = append(out, worktree.Pin{Task: t.ID(), Commit: t.Commit})
+	}
+	return out, len(out) > 0 || behind(tasks, base)
+}
+
+// behind: another host merged work that base does not hold.
+func behind(tasks []*state.Task, base gated) bool {
+	for _, t := range tasks {
+		if t.Status == state.Done && !base.held[t.ID()] {
+			return true
+		}
+	}
+	return false
+}
+
+// leases is the workers' leases in the rush's own view of the state.
+func (r *rush) leases() map[string]*state.Worker {
+	tx, err := r.s.View(r.feature)
+	if err != nil {
+		return nil
+	}
+	ws, _ := tx.Workers()
+	return ws
+}
+
+// remoteIdle is waitIdle for a host of a shared rush, whose scheduler has
+// nothing running: it goes on while some verified work is still to merge
+// (pending: what this host has not merged, another host's within its
+// grace) or another host's merge to take, and ends once every task is
+// settled and its gated staging holds every task done.
+func (r *rush) remoteIdle(tasks []*state.Task, base gated, pending []worktree.Pin) bool {
+	if r.stopErr() != nil {
+		return false
+	}
+	if len(pending) > 0 || behind(tasks, base) {
+		r.pause(remotePoll)
+		return true
+	}
+	return r.waitIdle(tasks, 0)
+}
+
+// remoteBatch is mergeBatch on a host of a shared rush: pins merged onto
+// the remote's staging, gated here, and pushed with their tasks recorded
+// done; with no pins, the remote's staging taken and gated here. from is
+// the gated staging the scheduler starts workers from.
+func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin, from gated) batch {
+	ctx := g.Context()
+	ref := mgr.StagingRef()
+	var b batch
+	for round := 1; ; round++ {
+		local, err := mgr.EnsureStaging(ctx, "")
+		if err != nil {
+			b.err = err
+			return b
+		}
+		tip, held := local, from.held
+		tasks, err := r.snapshot(g.Store)
+		if err != nil {
+			b.err = err
+			return b
+		}
+		if len(pins) == 0 || round > 1 || local != from.tip || !ownWork(tasks, pins, r.s.Host().Name) {
+			// The first round of a merge of this host's own work goes on
+			// what this host knows: the lease on the staging push says
+			// whether another host merged since. Otherwise the state
+			// first (another host's work may be merged already: no need
+			// to verify it again here), then the staging, which then
+			// holds every task done in that state.
+			if err := r.remoteTry(func() error { return remotes.CatchUp(ctx, g.Store, r.feature) }); err != nil {
+				b.err = err
+				return b
+			}
+			if tasks, err = r.snapshot(g.Store); err != nil {
+				b.err = err
+				return b
+			}
+			var remoteTip string
+			if err := r.remoteTry(func() (err error) {
+				remoteTip, err = remotes.FetchStaging(ctx, g.Store, r.remote, r.feature, ref)
+				return err
+			}); err != nil {
+				b.err = err
+				return b
+			}
+			if remoteTip != "" && remoteTip != local {
+				if err := mgr.SetStaging(ctx, remoteTip, local); err != nil {
+					b.err = foreignStaging(err)
+					return b
+				}
+				tip = remoteTip
+			}
+			held = doneSet(tasks)
+		}
+		byID := make(map[string]*state.Task, len(tasks))
+		for _, t := range tasks {
+			byID[t.ID()] = t
+		}
+		var still []worktree.Pin // pins whose task is verified with that commit still
+		var commits []string
+		for _, p := range pins {
+			if t := byID[p.Task]; t != nil && t.Status == state.Verified && t.Commit == p.Commit {
+				still = append(still, p)
+				commits = append(commits, p.Commit)
+			}
+		}
+		in, err := g.Store.InHistory(ctx, tip, commits)
+		if err != nil {
+			b.err = err
+			return b
+		}
+		var merged, out []worktree.Pin
+		work := map[string]string{}
+		for _, p := range still {
+			if in[p.Commit] {
+				merged = append(merged, p)
+			} else {
+				out = append(out, p)
+				work[gitstore.WorkRef(r.feature, p.Task)] = p.Commit
+			}
+		}
+		if len(out) == 0 {
+			if len(merged) > 0 {
+				// Usually recorded already by the host that merged them.
+				if err := g.RecordMerged(merged, pinIDs(merged), tip); err != nil {
+					b.err = err
+					return b
+				}
+			}
+			if b.stop, b.err = runQualityGates(g, mgr, true); b.stop != nil || b.err != nil {
+				return b
+			}
+			b.gated = gated{tip: tip, held: plus(held, pinIDs(merged))}
+			r.setEligible(b.gated, tasks)
+			return b
+		}
+		if err := r.remoteTry(func() error { return remotes.FetchWork(ctx, g.Store, r.remote, work) }); err != nil {
+			if round < 5 {
+				continue // merged and dropped meanwhile: the staging has it now
+			}
+			b.err = err
+			return b
+		}
+		res, stop, err := mergeOnly(g, mgr, out)
+		if stop != nil || err != nil {
+			b.stop, b.err = stop, err
+			return b
+		}
+		// Gated before it goes out: a staging that did not pass is never
+		// built on, here or elsewhere.
+		if b.stop, b.err = runQualityGates(g, mgr, false); b.stop != nil || b.err != nil {
+			return b
+		}
+		all := append(merged, out...)
+		ids := append(pinIDs(merged), append(res.Merged, res.Skipped...)...)
+		if r.beforeDone != nil {
+			r.beforeDone(ids)
+		}
+		var lost bool
+		if g.ReviewMode() == "" {
+			var pushed bool
+			pushed, err = g.RecordMergedPushing(all, ids, res.Tip, &gitstore.RefMove{Ref: ref, Old: tip, New: res.Tip})
+			if errors.Is(err, gitstore.ErrRemoteRefMoved) {
+				err = nil
+			}
+			lost = err == nil && !pushed
+		} else {
+			// Under review nothing is recorded done: the staging goes alone.
+			err = r.remoteTry(func() (err error) {
+				lost, err = remotes.PushStaging(ctx, g.Store, r.remote, ref, res.Tip, tip)
+				return err
+			})
+		}
+		if err != nil {
+			b.err = err
+			return b
+		}
+		if lost {
+			if round >= 20 {
+				b.err = engine.RefusedError("merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
+				return b
+			}
+			g.Note("the staging on %s moved while this host merged %s; merging again on it", r.remote, engine.Plural(len(out), "task"))
+			continue
+		}
+		b.tasks = ids
+		if g.ReviewMode() == "" {
+			held = plus(held, ids)
+		}
+		b.gated = gated{tip: res.Tip, held: held}
+		r.setEligible(b.gated, tasks)
+		// The gate record goes out for the record (it stands in for the
+		// gates only where it was made), with the pins dropped; nobody
+		// waits for that push.
+		extra := map[string]string{}
+		if rec, _ := g.Store.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
+			extra[gitstore.GatesRef(res.Tree)] = rec.String()
+		}
+		r.background.Add(1)
+		go func() {
+			defer r.background.Done()
+			r.dropRemotePins(all, extra)
+		}()
+		return b
+	}
+}
+
+// ownWork: every pin is of a task verified on host self.
+func ownWork(tasks []*state.Task, pins []worktree.Pin, self string) bool {
+	host := make(map[string]string, len(tasks))
+	for _, t := range tasks {
+		host[t.ID()] = t.Host
+	}
+	for _, p := range pins {
+		if host[p.Task] != self {
+			return false
+		}
+	}
+	return true
+}
+
+// contendedRetry is how long a transition of a rush shared by dependencies
+// keeps trying while other hosts' transitions win the remote first: there
+// is no quiet moment between levels, and a host whose pushes keep landing
+// needs no fetch between them where the others need one each, so a host
+// can lose for longer than one machine's writers ever do (30 s) and still
+// get its turn when the others' work runs out.
+func (r *rush) contendedRetry(s *gitstore.Store) {
+	if r.flows() {
+		s.Retry = max(s.Retry, r.remoteWait())
+	}
+}
+
+// plus is held and ids, a new set.
+func plus(held map[string]bool, ids []string) map[string]bool {
+	out := make(map[string]bool, len(held)+len(ids))
+	for id := range held {
+		out[id] = true
+	}
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
+
+// flowEnd brings every host of a shared rush to the remote's state and
+// staging at its end, so that each says the same.
+func (r *rush) flowEnd(ctx context.Context) error {
+	if err := r.poll(true); err != nil {
+		return err
+	}
+	_, err := r.syncStaging(ctx, "")
+	return err
+}
