@@ -128,3 +128,29 @@ func TestClaimLeaseOnFakeClock(t *testing.T) {
 		t.Fatalf("claim after the backoff: %v %v", got, err)
 	}
 }
+
+// A claim restricted by Only takes the ready task Rank puts first, where
+// the policy's own order would take another; Only still bounds it.
+func TestClaimRank(t *testing.T) {
+	g, _ := newEngine(t, `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "verification": {"command": "true"}},
+ {"id": "B", "title": "b", "verification": {"command": "true"}},
+ {"id": "C", "title": "c", "verification": {"command": "true"}}
+]}`, nil)
+	all := func(*state.Task) bool { return true }
+	rank := map[string]float64{"A": 1, "B": 3, "C": 2}
+	byRank := func(t *state.Task) float64 { return rank[t.ID()] }
+	got, why, err := g.Claim(ClaimRequest{Worker: "w1", Only: all, Rank: byRank})
+	if err != nil || got == nil || got.ID() != "B" {
+		t.Fatalf("ranked claim = %v %q %v, want B", got, why, err)
+	}
+	notC := func(t *state.Task) bool { return t.ID() != "C" }
+	got, why, err = g.Claim(ClaimRequest{Worker: "w2", Only: notC, Rank: byRank})
+	if err != nil || got == nil || got.ID() != "A" {
+		t.Fatalf("ranked claim without C = %v %q %v, want A", got, why, err)
+	}
+	got, why, err = g.Claim(ClaimRequest{Worker: "w3", Only: all})
+	if err != nil || got == nil || got.ID() != "C" {
+		t.Fatalf("unranked claim = %v %q %v, want C", got, why, err)
+	}
+}
