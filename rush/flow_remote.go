@@ -322,8 +322,10 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 		}
 		// Gated before it goes out: a staging that did not pass is never
 		// built on, here or elsewhere.
-		if b.stop, b.err = runQualityGates(g, mgr, false); b.stop != nil || b.err != nil {
+		if b.stop, b.err = runQualityGates(g, mgr, false); b.err != nil {
 			return b
+		} else if b.stop != nil {
+			return r.remoteSplit(g, mgr, b.stop, merged, out, gated{tip: tip, held: held}, res.Tip, tasks)
 		}
 		all := append(merged, out...)
 		ids := append(pinIDs(merged), append(res.Merged, res.Skipped...)...)
@@ -377,6 +379,42 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 		}()
 		return b
 	}
+}
+
+// remoteSplit is land's search for the task to blame, on a host of a
+// shared rush: the gates failed on failedTip, the batch out merged onto
+// base (with merged, work base already held). Nothing of it went out, so
+// staging goes back to base here and the batch is split in halves, each
+// merged, gated and pushed in turn, down to the task whose work breaks the
+// gates: that one is blocked, the others land. Gates that fail on base
+// too blame nothing and stop the rush, as on one clone.
+func (r *rush) remoteSplit(g *engine.Engine, mgr *worktree.Manager, failed error, merged, out []worktree.Pin, base gated, failedTip string, tasks []*state.Task) batch {
+	var ee *engine.Error
+	if !errors.As(failed, &ee) || ee.Kind != engine.Failed || failedTip == base.tip {
+		return batch{stop: failed} // interrupted, or nothing merged
+	}
+	passed, err := r.passedBefore(g, mgr, base.tip, failedTip)
+	if err != nil {
+		return batch{err: err}
+	}
+	if !passed {
+		return batch{stop: failed}
+	}
+	if len(out) == 1 {
+		if err := g.BlockGatesFailed(out[0].Task, out[0].Commit, "quality gates failed with its work merged: "+ee.Why); err != nil {
+			return batch{err: err}
+		}
+		r.setEligible(base, tasks)
+		return batch{gated: base}
+	}
+	half := len(out) / 2
+	first := r.remoteBatch(g, mgr, append(merged, out[:half]...), base)
+	if first.stop != nil || first.err != nil {
+		return first
+	}
+	rest := r.remoteBatch(g, mgr, out[half:], first.gated)
+	rest.tasks = append(first.tasks, rest.tasks...)
+	return rest
 }
 
 // ownWork: every pin is of a task verified on host self.
