@@ -152,6 +152,9 @@ func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
 // conflict (later work changes what goes) is an error of kind Failed
 // naming the task and the files, what of cmd, and staging does not move.
 func (g *Engine) takeOut(cmd string, tasks []*state.Task, hint string) (worktree.TakenOut, error) {
+	if err := g.refuseUnderRush(cmd, tasks); err != nil {
+		return worktree.TakenOut{}, err
+	}
 	outs := make([]worktree.Out, len(tasks))
 	for i, t := range tasks {
 		outs[i] = worktree.Out{Commit: t.Commit, Label: t.ID()}
@@ -163,4 +166,42 @@ func (g *Engine) takeOut(cmd string, tasks []*state.Task, hint string) (worktree
 			Why: "work merged after it changes " + strings.Join(c.Files, ", "), Hint: hint}
 	}
 	return res, err
+}
+
+// refuseUnderRush refuses to take work out of staging while a rush of the
+// feature runs on this host and staging holds some of it: the rush's
+// workers start from the staging it last gated, which still holds that
+// work, so what they build, the task redone included, would rest on what
+// is taken out.
+func (g *Engine) refuseUnderRush(cmd string, tasks []*state.Task) error {
+	h, alive := ReadRush(g.Store, g.Feature)
+	if !alive {
+		return nil
+	}
+	tip, err := g.Store.ReadRef("refs/heads/" + worktree.StagingBranch(g.Feature))
+	if err != nil || tip.IsZero() {
+		return err
+	}
+	var commits []string
+	for _, t := range tasks {
+		if t.Commit != "" {
+			commits = append(commits, t.Commit)
+		}
+	}
+	in, err := g.Store.InHistory(g.Context(), tip.String(), commits)
+	if err != nil {
+		return err
+	}
+	var held []string
+	for _, t := range tasks {
+		if t.Commit != "" && in[t.Commit] {
+			held = append(held, t.ID())
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return &Error{Kind: Refused, What: cmd + " refused",
+		Why:  fmt.Sprintf("a rush of %s is running (pid %d) on a staging that holds the work of %s", g.Feature, h.PID, strings.Join(held, ", ")),
+		Hint: "stop the rush (Ctrl-C), run " + cmd + " again, then git zerg rush --resume"}
 }

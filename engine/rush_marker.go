@@ -65,6 +65,21 @@ func (h RushHolder) Alive(self gitstore.HostIdentity) bool {
 	return true
 }
 
+// ReadRush reads who holds the rush marker of feature on this host: nil
+// when none does, and whether that holder is alive (a dead one's marker
+// stays until the next rush or cleanup takes it over).
+func ReadRush(s *gitstore.Store, feature string) (*RushHolder, bool) {
+	b, err := os.ReadFile(s.Layout().Rush(feature))
+	if err != nil {
+		return nil, false
+	}
+	var h RushHolder
+	if json.Unmarshal(b, &h) != nil {
+		return nil, false
+	}
+	return &h, h.Alive(s.Host())
+}
+
 // AcquireRush takes the rush marker of feature on this host, refused
 // while a live rush holds it.
 func AcquireRush(s *gitstore.Store, feature string) (*RushMarker, error) {

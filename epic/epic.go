@@ -5,10 +5,8 @@
 package epic
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -224,15 +222,8 @@ func StatusOf(g *engine.Engine, name string) (*Status, error) {
 // featureRushRunning reports whether a live rush of this host runs the
 // feature.
 func featureRushRunning(s *gitstore.Store, feature string) bool {
-	b, err := os.ReadFile(s.Layout().Rush(feature))
-	if err != nil {
-		return false
-	}
-	var h engine.RushHolder
-	if json.Unmarshal(b, &h) != nil {
-		return false
-	}
-	return h.Alive(s.Host())
+	_, alive := engine.ReadRush(s, feature)
+	return alive
 }
 
 // epicLevels orders the stored epic's features by hard dependencies.

@@ -1,7 +1,6 @@
 package rush
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -34,15 +33,14 @@ type Cleaned struct {
 // empty. Work it kept is an error of kind Refused naming it.
 func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
 	feature, s := g.Feature, g.Store
-	if b, err := os.ReadFile(s.Layout().Rush(feature)); err == nil {
-		var h engine.RushHolder
-		if json.Unmarshal(b, &h) == nil && h.Alive(s.Host()) {
+	if h, alive := engine.ReadRush(s, feature); h != nil {
+		if alive {
 			return nil, engine.RefusedError("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
 		}
 		if h.PID > 0 && s.Host().Holds(&state.Worker{Host: h.Host, Instance: h.Instance}) {
 			// A rush killed outright left its workers' groups behind, and
 			// its claims: end those before anything is removed.
-			if err := stopDeadRush(g, &h); err != nil {
+			if err := stopDeadRush(g, h); err != nil {
 				return nil, err
 			}
 		}

@@ -1,10 +1,8 @@
 package rush
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/state"
@@ -116,12 +114,8 @@ func finishRefusal(feature, branch string, fe *worktree.FinishError) error {
 
 // rushAlive reports a live rush of the feature on this host.
 func rushAlive(g *engine.Engine) (int, bool) {
-	b, err := os.ReadFile(g.Store.Layout().Rush(g.Feature))
-	if err != nil {
-		return 0, false
-	}
-	var h engine.RushHolder
-	if json.Unmarshal(b, &h) != nil || !h.Alive(g.Store.Host()) {
+	h, alive := engine.ReadRush(g.Store, g.Feature)
+	if !alive {
 		return 0, false
 	}
 	return h.PID, true
