@@ -1,6 +1,7 @@
 package rush
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -105,24 +106,8 @@ func (r *rush) runFlow() (stop error, err error) {
 		}
 		return pins
 	}
-	// What the merge queue takes now, and how: on a shared rush, by the
-	// rule of flow_remote.go.
-	wanted := func(tasks []*state.Task, _ gated) ([]worktree.Pin, bool) {
-		pins := toMerge(tasks)
-		return pins, len(pins) > 0
-	}
-	merge := r.mergeBatch
-	idle := func(tasks []*state.Task, _ gated) bool { return r.waitIdle(tasks, 0) }
+	wanted, merge, idle := r.flowQueue(&base, paths, toMerge)
 	if r.remote != "" {
-		q := newRemoteQueue(r.s.Host().Name, r.ttl)
-		wanted = func(tasks []*state.Task, base gated) ([]worktree.Pin, bool) {
-			return q.due(tasks, r.leases(), toMerge(tasks), base, r.looked)
-		}
-		merge = func(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) batch {
-			return r.remoteBatch(g, mgr, pins, base) // base moves only once the batch is in
-		}
-		idle = func(tasks []*state.Task, base gated) bool { return r.remoteIdle(tasks, base, toMerge(tasks)) }
-		r.flowPaths = paths
 		r.setEligible(base, tasks)
 	}
 	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Text: fmt.Sprintf("%s in %s, by their dependencies",
@@ -163,27 +148,7 @@ func (r *rush) runFlow() (stop error, err error) {
 			}
 		}
 		if firstErr == nil && halted == nil && aborted == nil && len(workers.free) > 0 && !r.stopping() {
-			for _, t := range flowReady(tasks, r.policy, r.g.Time(), base.held, paths) {
-				if len(workers.free) == 0 {
-					break
-				}
-				if workers.runs(t.ID()) {
-					continue
-				}
-				slot := workers.take(t.ID())
-				if !r.hasSlot(slot) {
-					// git makes worktrees one at a time: made here, in
-					// the order of the tasks, the longest path's worker
-					// starts first rather than whichever wins the race.
-					if _, err := r.slot(ctx, slot, base.tip); err != nil {
-						firstErr = workers.put(slotResult{slot: slot, task: t.ID(), err: err})
-						break
-					}
-				}
-				go func(id string, slot int, tip string, level int) {
-					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
-				}(t.ID(), slot, base.tip, t.Level)
-			}
+			firstErr = r.startReady(ctx, workers, results, tasks, base, paths)
 		}
 		if workers.idle() && !merging {
 			switch {
@@ -239,6 +204,63 @@ func (r *rush) runFlow() (stop error, err error) {
 		}
 	}
 	return r.stopErr(), nil
+}
+
+// startReady starts the ready tasks on the free workers, from the gated
+// staging base: the longest path first. The error is the tool's, making a
+// worktree.
+func (r *rush) startReady(ctx context.Context, workers *pool, results chan<- slotResult, tasks []*state.Task, base gated, paths map[string]float64) error {
+	for _, t := range flowReady(tasks, r.policy, r.g.Time(), base.held, paths) {
+		if len(workers.free) == 0 {
+			return nil
+		}
+		if workers.runs(t.ID()) {
+			continue
+		}
+		slot := workers.take(t.ID())
+		if !r.hasSlot(slot) {
+			// git makes worktrees one at a time: made here, in the
+			// order of the tasks, the longest path's worker starts first
+			// rather than whichever wins the race.
+			if _, err := r.slot(ctx, slot, base.tip); err != nil {
+				return workers.put(slotResult{slot: slot, task: t.ID(), err: err})
+			}
+		}
+		go func(id string, slot int, tip string, level int) {
+			results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
+		}(t.ID(), slot, base.tip, t.Level)
+	}
+	return nil
+}
+
+// flowQueue is the merge queue's rules: what it takes now of the verified
+// work (toMerge: what it has not merged yet) and whether it has anything
+// to do, how it merges a batch, and whether the scheduler, with nothing
+// running, goes on. On a shared rush they are flow_remote.go's; base is
+// the scheduler's gated staging, read when a batch starts (it moves only
+// once a batch is in).
+func (r *rush) flowQueue(base *gated, paths map[string]float64, toMerge func([]*state.Task) []worktree.Pin) (
+	wanted func([]*state.Task, gated) ([]worktree.Pin, bool),
+	merge func(*engine.Engine, *worktree.Manager, []worktree.Pin) batch,
+	idle func([]*state.Task, gated) bool) {
+	if r.remote == "" {
+		wanted = func(tasks []*state.Task, _ gated) ([]worktree.Pin, bool) {
+			pins := toMerge(tasks)
+			return pins, len(pins) > 0
+		}
+		idle = func(tasks []*state.Task, _ gated) bool { return r.waitIdle(tasks, 0) }
+		return wanted, r.mergeBatch, idle
+	}
+	q := newRemoteQueue(r.s.Host().Name, r.ttl)
+	wanted = func(tasks []*state.Task, base gated) ([]worktree.Pin, bool) {
+		return q.due(tasks, r.leases(), toMerge(tasks), base, r.looked)
+	}
+	merge = func(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) batch {
+		return r.remoteBatch(g, mgr, pins, *base)
+	}
+	idle = func(tasks []*state.Task, base gated) bool { return r.remoteIdle(tasks, base, toMerge(tasks)) }
+	r.flowPaths = paths
+	return wanted, merge, idle
 }
 
 // mergeBatch merges pins into staging and runs the gates on the result,
