@@ -332,21 +332,7 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 		if r.beforeDone != nil {
 			r.beforeDone(ids)
 		}
-		var lost bool
-		if g.ReviewMode() == "" {
-			var pushed bool
-			pushed, err = g.RecordMergedPushing(all, ids, res.Tip, &gitstore.RefMove{Ref: ref, Old: tip, New: res.Tip})
-			if errors.Is(err, gitstore.ErrRemoteRefMoved) {
-				err = nil
-			}
-			lost = err == nil && !pushed
-		} else {
-			// Under review nothing is recorded done: the staging goes alone.
-			err = r.remoteTry(func() (err error) {
-				lost, err = remotes.PushStaging(ctx, g.Store, r.remote, ref, res.Tip, tip)
-				return err
-			})
-		}
+		lost, err := r.pushMerged(g, all, ids, res.Tip, ref, tip)
 		if err != nil {
 			b.err = err
 			return b

@@ -316,24 +316,7 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			return stop, err
 		}
 		all := append(in, out...)
-		var lost bool
-		if r.g.ReviewMode() == "" {
-			// The staging and the level's tasks recorded done go out in one
-			// atomic push, leased on the staging this merge started from:
-			// the other hosts see both at once, one push sooner.
-			var pushed bool
-			pushed, err = r.g.RecordMergedPushing(all, pinIDs(all), res.Tip, &gitstore.RefMove{Ref: ref, Old: tip, New: res.Tip})
-			if errors.Is(err, gitstore.ErrRemoteRefMoved) {
-				err = nil
-			}
-			lost = err == nil && !pushed
-		} else {
-			// Under review nothing is recorded done: the staging goes alone.
-			err = r.remoteTry(func() (err error) {
-				lost, err = remotes.PushStaging(ctx, r.s, r.remote, ref, res.Tip, tip)
-				return err
-			})
-		}
+		lost, err := r.pushMerged(r.g, all, pinIDs(all), res.Tip, ref, tip)
 		if err != nil {
 			return nil, err
 		}
@@ -359,6 +342,26 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		}()
 		return nil, nil
 	}
+}
+
+// pushMerged sends a merge out: the staging moved from old to tip, and the
+// tasks of pins (ids) recorded done, in one atomic push leased on old, so
+// the other hosts see both at once, one push sooner. Under review nothing
+// is recorded done: the staging goes alone. lost: another host moved the
+// staging first, and nothing went out.
+func (r *rush) pushMerged(g *engine.Engine, pins []worktree.Pin, ids []string, tip, ref, old string) (lost bool, err error) {
+	if g.ReviewMode() == "" {
+		pushed, err := g.RecordMergedPushing(pins, ids, tip, &gitstore.RefMove{Ref: ref, Old: old, New: tip})
+		if errors.Is(err, gitstore.ErrRemoteRefMoved) {
+			err = nil
+		}
+		return err == nil && !pushed, err
+	}
+	err = r.remoteTry(func() (err error) {
+		lost, err = remotes.PushStaging(g.Context(), g.Store, r.remote, ref, tip, old)
+		return err
+	})
+	return lost, err
 }
 
 // dropRemotePins removes the pins of work now in staging from the remote,

@@ -43,19 +43,7 @@ func flowRemoteSetup(t testing.TB, n int, config string, files map[string]string
 	writeGraph(t, filepath.Join(first, "graph.json"), "rr", tasks)
 	run(t, first, env, "git", "add", "-A")
 	run(t, first, env, "git", "commit", "-q", "-m", "graph, worker and configuration")
-	run(t, first, env, "git", "remote", "add", "origin", url)
-	run(t, first, env, "git", "push", "-q", "origin", "main")
-	run(t, first, env, "git", "zerg", "plan", "--graph", "graph.json")
-	run(t, first, env, "git", "zerg", "sync")
-	clones = []string{first}
-	for i := 2; i <= n; i++ {
-		c := filepath.Join(dir, fmt.Sprintf("h%d", i))
-		run(t, dir, env, "git", "clone", "-q", url, c)
-		run(t, c, env, "git", "zerg", "sync")
-		run(t, c, env, "git", "zerg", "plan", "--accept", "--yes", "rr")
-		clones = append(clones, c)
-	}
-	return dir, env, clones
+	return dir, env, shareHosts(t, dir, env, url, first, n)
 }
 
 // ids is the tasks' ids.

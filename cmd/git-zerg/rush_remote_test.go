@@ -158,11 +158,20 @@ func remoteRushSetupGraph(t testing.TB, n int, config string, levels, width int)
 	ids = levelGraph(t, filepath.Join(first, "graph.json"), "rr", levels, width)
 	run(t, first, env, "git", "add", "-A")
 	run(t, first, env, "git", "commit", "-q", "-m", "graph, worker and configuration")
+	clones = shareHosts(t, dir, env, url, first, n)
+	return dir, env, d, clones, ids
+}
+
+// shareHosts pushes first, whose graph of feature rr is committed, to the
+// remote at url, plans it there, and makes the other n-1 hosts: clones in
+// dir that accepted the plan. It returns every host's clone, first first.
+func shareHosts(t testing.TB, dir string, env []string, url, first string, n int) []string {
+	t.Helper()
 	run(t, first, env, "git", "remote", "add", "origin", url)
 	run(t, first, env, "git", "push", "-q", "origin", "main")
 	run(t, first, env, "git", "zerg", "plan", "--graph", "graph.json")
 	run(t, first, env, "git", "zerg", "sync")
-	clones = []string{first}
+	clones := []string{first}
 	for i := 2; i <= n; i++ {
 		c := filepath.Join(dir, fmt.Sprintf("h%d", i))
 		run(t, dir, env, "git", "clone", "-q", url, c)
@@ -170,7 +179,7 @@ func remoteRushSetupGraph(t testing.TB, n int, config string, levels, width int)
 		run(t, c, env, "git", "zerg", "plan", "--accept", "--yes", "rr")
 		clones = append(clones, c)
 	}
-	return dir, env, d, clones, ids
+	return clones
 }
 
 // workerScript writes the task's file, after TASK_SECONDS of work when
