@@ -135,6 +135,9 @@ func (r *rush) runFlow() (stop error, err error) {
 		}
 		r.g.Emit(engine.Event{Type: engine.EvProgress, Tasks: tasks})
 		r.showSettled(tasks, shown, mergedIn, base)
+		// A backoff is said as it begins, whatever else runs meanwhile.
+		_, _, backoffs := levelWait(tasks, 0, r.policy, r.g.Time(), remotePoll)
+		r.noteBackoffs(backoffs)
 		if l := wholeLevelBlocked(tasks); l > 0 && aborted == nil {
 			aborted = engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", l), "")
 		}

@@ -431,13 +431,19 @@ func (r *rush) pause(d time.Duration) {
 // once for each backoff why nothing runs, and until when.
 func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
 	wait, settled, backoffs := levelWait(tasks, level, r.policy, r.g.Time(), remotePoll)
+	r.noteBackoffs(backoffs)
+	return wait, settled
+}
+
+// noteBackoffs says, once for each backoff, that a task waits and until
+// when.
+func (r *rush) noteBackoffs(backoffs []*state.Task) {
 	for _, t := range backoffs {
 		if r.waitNoted[t.ID()] != t.NotBefore {
 			r.waitNoted[t.ID()] = t.NotBefore
 			r.g.Note("%s waits until %s (backoff after attempt %d: %s)", t.ID(), t.NotBefore.Local().Format("15:04:05"), t.Attempts, t.Reason)
 		}
 	}
-	return wait, settled
 }
 
 // finishLevel merges the level's verified work into staging and runs the
