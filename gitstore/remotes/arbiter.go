@@ -328,13 +328,21 @@ func (s *arbiter) publish(ctx context.Context, feature string, v arbiterView, mo
 	var lost []string
 	if len(specs) > 0 {
 		lost = s.lostOn(s.remote, args)
-		if _, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
+		if out, err := s.git.Run(ctx, append(args, specs...)...); err != nil {
 			s.forget(feature)
 			lost := pushLost(err)
 			if lost {
 				s.repo.mu.Lock()
 				s.repo.leaseLost[s.seenKey(feature)] = time.Now()
 				s.repo.mu.Unlock()
+			}
+			if len(also) > 0 && lost && !alsoStale(out, also) {
+				// Only the state moved (another host's claim or result):
+				// the caller's decision on its other refs still holds, and
+				// the attempt goes again on the state as it is now, where
+				// starting the caller over would redo its merge for every
+				// transition the other hosts make meanwhile.
+				return fmt.Errorf("%w: arbiter %s moved first", refs.ErrRace, s.remote)
 			}
 			if len(also) > 0 && lost {
 				// Whichever lease failed, the caller decides again on what
@@ -380,6 +388,34 @@ func (s *arbiter) publish(ctx context.Context, feature string, v arbiterView, mo
 	}
 	s.rememberLocal(feature, v)
 	return nil
+}
+
+// alsoStale reports whether a refused push's porcelain report (out) may
+// have refused one of also's refs: true unless it names a ref refused for
+// a stale lease and none of also's among them. A report it cannot read
+// counts as stale.
+func alsoStale(out []byte, also []gitstore.RefMove) bool {
+	stale := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 3 || f[0] != "!" || !strings.Contains(f[2], "(stale info)") {
+			continue
+		}
+		_, dst, ok := strings.Cut(f[1], ":")
+		if !ok {
+			return true
+		}
+		stale[dst] = true
+	}
+	if len(stale) == 0 {
+		return true
+	}
+	for _, m := range also {
+		if stale[m.Ref] {
+			return true
+		}
+	}
+	return false
 }
 
 // trackPushed sets the tracking refs of the state refs a push that went

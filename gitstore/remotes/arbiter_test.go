@@ -261,6 +261,77 @@ func TestArbiterPushAlso(t *testing.T) {
 	}
 }
 
+// TestArbiterPushAlsoStateMoved: a push with another ref whose lease
+// holds, refused only because the state moved on the arbiter meanwhile
+// (another clone's transition), goes again on that state by itself: both
+// transitions and the other ref arrive, and the caller is not told the
+// other ref moved.
+func TestArbiterPushAlsoStateMoved(t *testing.T) {
+	a, _, remote, sa, sb := arbiterPair(t)
+	SetArbiter(sa, remote, acceptAll)
+	SetArbiter(sb, remote, acceptAll)
+	plan(t, sa, "f", tasks(3))
+	ctx := context.Background()
+	if err := CatchUp(ctx, sb, "f"); err != nil {
+		t.Fatal(err)
+	}
+	head := git(t, a, "rev-parse", "HEAD")
+	const ref = "refs/heads/zerg/f/staging"
+	attempts := 0
+	var last *gitstore.Tx
+	err := sa.Update(ctx, "f", time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+		attempts++
+		last = tx
+		tx.PushAlso(gitstore.RefMove{Ref: ref, Old: "", New: head})
+		if attempts == 1 {
+			// The other clone's transition reaches the arbiter first.
+			if err := sb.Update(ctx, "f", time.Now, func(tx *gitstore.Tx) (*gitstore.Message, error) {
+				return putStatus(tx, "T001", state.Claimed)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return putStatus(tx, "T000", state.Claimed)
+	})
+	if err != nil || !last.Pushed() {
+		t.Fatalf("pushed %v, %v; want the update through on its second attempt", last.Pushed(), err)
+	}
+	if attempts != 2 {
+		t.Errorf("%d attempts, want 2", attempts)
+	}
+	if got := strings.Fields(git(t, a, "ls-remote", remote, ref)); len(got) == 0 || got[0] != head {
+		t.Errorf("the arbiter's %s is %v, want %s", ref, got, head)
+	}
+	tx, err := sa.View("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"T000", "T001"} {
+		if tk, err := tx.Task(id); err != nil || tk.Status != state.Claimed {
+			t.Errorf("%s after both transitions: %v, %v", id, tk, err)
+		}
+	}
+}
+
+// TestAlsoStale: a refused push's report blames another ref only when it
+// names that ref stale, or names none it can read.
+func TestAlsoStale(t *testing.T) {
+	also := []gitstore.RefMove{{Ref: "refs/heads/zerg/f/staging"}}
+	for _, c := range []struct {
+		out  string
+		want bool
+	}{
+		{"To r\n!\tabc:refs/heads/zerg/f/staging\t[rejected] (atomic push failed)\n!\tdef:refs/zerg/features/f\t[rejected] (stale info)\nDone\n", false},
+		{"To r\n!\tabc:refs/heads/zerg/f/staging\t[rejected] (stale info)\n!\tdef:refs/zerg/features/f\t[rejected] (stale info)\nDone\n", true},
+		{"To r\n!\tabc:refs/heads/zerg/f/staging\t[remote rejected] (failed to update ref)\nDone\n", true},
+		{"", true},
+	} {
+		if got := alsoStale([]byte(c.out), also); got != c.want {
+			t.Errorf("alsoStale(%q) = %v, want %v", c.out, got, c.want)
+		}
+	}
+}
+
 // TestFetchDropsOnlyTheMissingRef: a catch-up's batch fetch that fails
 // because the remote lacks one ref (no lock taken there yet) goes again
 // without that refspec alone, as git's own error names it.
