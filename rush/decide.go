@@ -253,15 +253,29 @@ func flowEligible(tasks []*state.Task, held map[string]bool) func(*state.Task) b
 }
 
 // mergeDue picks what a host of a shared rush merges now among the
-// verified tasks: its own (self is its name) at once, another host's once
-// that host has shown no sign of life for grace: active is, by host, when
-// this host last saw the state change by it (hostSigns), and seen when it
-// first saw each task verified with its commit (filled in here at now, and
-// emptied of what is no longer verified). A host that is alive keeps
-// changing the state (claims, results, merges, the renewals of its
+// verified tasks. One host merges for all: the merger, the host with the
+// first name among this one (self) and those it saw change the state
+// within grace. The merger takes every verified task at once; any other
+// host takes only the work of a host that has shown no sign of life for
+// grace, its own included (the merger merges it meanwhile). active is, by
+// host, when this host last saw the state change by it (hostSigns), and
+// seen when it first saw each task verified with its commit (filled in
+// here at now, and emptied of what is no longer verified). A host that is
+// alive keeps changing the state (claims, results, the renewals of its
 // leases); one that does not for grace is taken for gone, and merging its
 // work here costs nothing but a lost race if it was not.
+//
+// Hosts that each merged their own work raced to move the one staging: a
+// merge takes a few round trips to the remote, and with three hosts most
+// lost to another's and went again (9–18 lost merge pushes per host in the
+// three-host benchmark; 0–3 in all with one merger).
 func mergeDue(verified []*state.Task, self string, seen, active map[string]time.Time, now time.Time, grace time.Duration) []*state.Task {
+	merger := self
+	for h, at := range active {
+		if h < merger && now.Sub(at) < grace {
+			merger = h
+		}
+	}
 	still := make(map[string]bool, len(verified))
 	var due []*state.Task
 	for _, t := range verified {
@@ -274,7 +288,7 @@ func mergeDue(verified []*state.Task, self string, seen, active map[string]time.
 		if a := active[t.Host]; a.After(quiet) {
 			quiet = a
 		}
-		if t.Host == self || now.Sub(quiet) >= grace {
+		if merger == self || now.Sub(quiet) >= grace {
 			due = append(due, t)
 		}
 	}

@@ -337,17 +337,20 @@ func TestFlowEligible(t *testing.T) {
 	}
 }
 
-// TestMergeDue: a host merges its own verified work at once, another
-// host's only once that host has shown no sign of life for the grace, and
-// forgets what is no longer verified.
+// TestMergeDue: the host with the first name among this one and those
+// seen active within the grace merges every verified task at once; any
+// other host merges nothing while that one lives, and a host's work once
+// that host has shown no sign of life for the grace; what is no longer
+// verified is forgotten.
 func TestMergeDue(t *testing.T) {
 	at := time.Unix(1e9, 0)
 	grace := 3 * time.Second
-	own := task("A", 1, state.Verified)
-	own.Host, own.Commit = "me", "a1"
-	other := task("B", 1, state.Verified)
-	other.Host, other.Commit = "them", "b1"
-	seen, active := map[string]time.Time{}, map[string]time.Time{}
+	mine := task("A", 1, state.Verified)
+	mine.Host, mine.Commit = "host2", "a1"
+	theirs := task("B", 1, state.Verified)
+	theirs.Host, theirs.Commit = "host1", "b1"
+	third := task("C", 1, state.Verified)
+	third.Host, third.Commit = "host3", "c1"
 	ids := func(ts []*state.Task) string {
 		var s []string
 		for _, t := range ts {
@@ -355,23 +358,40 @@ func TestMergeDue(t *testing.T) {
 		}
 		return strings.Join(s, " ")
 	}
-	verified := []*state.Task{own, other}
-	if got := ids(mergeDue(verified, "me", seen, active, at, grace)); got != "A" {
-		t.Fatalf("first look: due %q, want A", got)
+	verified := []*state.Task{mine, theirs, third}
+	for _, c := range []struct {
+		name   string
+		self   string
+		active map[string]time.Time
+		now    time.Time
+		want   string
+	}{
+		{"the first name, alone", "host2", map[string]time.Time{"host3": at}, at, "A B C"},
+		{"a host with a first name is active", "host2", map[string]time.Time{"host1": at, "host3": at}, at, ""},
+		{"it was active 2 s ago", "host2", map[string]time.Time{"host1": at.Add(-2 * time.Second)}, at, ""},
+		{"it is quiet for the grace", "host2", map[string]time.Time{"host1": at.Add(-3 * time.Second)}, at, "A B C"},
+		{"never seen to change: not a merger", "host2", map[string]time.Time{}, at, "A B C"},
+		{"another merges; the third host quiet since its work was seen", "host3", map[string]time.Time{"host1": at.Add(5 * time.Second), "host3": at.Add(-time.Second)}, at.Add(5 * time.Second), "A C"},
+	} {
+		seen := map[string]time.Time{}
+		if c.now.After(at) {
+			mergeDue(verified, c.self, seen, map[string]time.Time{}, at, grace) // first seen at at
+		}
+		if got := ids(mergeDue(verified, c.self, seen, c.active, c.now, grace)); got != c.want {
+			t.Errorf("%s: due %q, want %q", c.name, got, c.want)
+		}
 	}
-	active["them"] = at.Add(2 * time.Second) // it did something meanwhile
-	if got := ids(mergeDue(verified, "me", seen, active, at.Add(4*time.Second), grace)); got != "A" {
-		t.Errorf("another host active 2 s ago: due %q, want A", got)
-	}
-	if got := ids(mergeDue(verified, "me", seen, active, at.Add(5*time.Second), grace)); got != "A B" {
-		t.Errorf("another host quiet for the grace: due %q, want A B", got)
-	}
-	other.Commit = "b2" // verified again with other work: seen afresh
-	if got := ids(mergeDue(verified, "me", seen, active, at.Add(6*time.Second), grace)); got != "A" {
-		t.Errorf("new work of the other host: due %q, want A", got)
-	}
-	if _, ok := seen["B@b1"]; ok {
+
+	seen := map[string]time.Time{}
+	active := map[string]time.Time{"host1": at}
+	mergeDue(verified, "host3", seen, active, at, grace)
+	mine.Commit = "a2" // verified again with other work: seen afresh
+	mergeDue(verified, "host3", seen, active, at.Add(time.Second), grace)
+	if _, ok := seen["A@a1"]; ok {
 		t.Error("the work no longer verified is still remembered")
+	}
+	if _, ok := seen["A@a2"]; !ok {
+		t.Error("the work verified again is not seen")
 	}
 }
 

@@ -144,7 +144,11 @@ const maxFlowGrace = 30 * time.Second
 // look notes which hosts changed the state since the last look.
 func (q *remoteQueue) look(tasks []*state.Task, leases map[string]*state.Worker, now time.Time) {
 	for h, sign := range hostSigns(tasks, leases) {
-		if q.signs[h] != sign {
+		old, known := q.signs[h]
+		switch {
+		case !known:
+			q.signs[h] = sign // what it did before this host looked is no sign of life now
+		case old != sign:
 			q.signs[h], q.active[h] = sign, now
 		}
 	}
@@ -248,6 +252,9 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 			if tasks, err = r.snapshot(g.Store); err != nil {
 				b.err = err
 				return b
+			}
+			if round > 1 && g.ReviewMode() == "" {
+				pins = joinLost(pins, tasks)
 			}
 			var remoteTip string
 			if err := r.remoteTry(func() (err error) {
@@ -401,6 +408,26 @@ func (r *rush) remoteSplit(g *engine.Engine, mgr *worktree.Manager, failed error
 	rest := r.remoteBatch(g, mgr, out[half:], first.gated)
 	rest.tasks = append(first.tasks, rest.tasks...)
 	return rest
+}
+
+// joinLost is what a host merges after its push lost to another host's
+// merge: its own pins and every other verified task's of tasks (the
+// remote's state as now fetched). Under contention each merge that gets
+// through then carries everyone's work, where one that carries only its
+// own host's leaves the others to lose again; a host whose work another
+// carried finds it in staging and has nothing left to push.
+func joinLost(pins []worktree.Pin, tasks []*state.Task) []worktree.Pin {
+	out := append([]worktree.Pin(nil), pins...)
+	have := make(map[string]bool, len(pins))
+	for _, p := range pins {
+		have[p.Task] = true
+	}
+	for _, t := range tasks {
+		if t.Status == state.Verified && !have[t.ID()] {
+			out = append(out, worktree.Pin{Task: t.ID(), Commit: t.Commit})
+		}
+	}
+	return out
 }
 
 // ownWork: every pin is of a task verified on host self.

@@ -1,8 +1,12 @@
 package rush
 
 import (
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/worktree"
 )
 
 // TestFreshDue: a background catch-up is due at once when none ran, and
@@ -27,5 +31,27 @@ func TestFreshDue(t *testing.T) {
 	r.catchUpTook.Store(int64(50 * time.Millisecond))
 	if !r.freshDue(now.Add(freshEvery)) {
 		t.Error("a 50 ms catch-up is not due again at the next tick")
+	}
+}
+
+// TestJoinLost: after a lost race a host merges its own pins and every
+// other verified task, each once, and nothing that is not verified.
+func TestJoinLost(t *testing.T) {
+	mk := func(id string, st state.Status, commit string) *state.Task {
+		tk := task(id, 1, st)
+		tk.Commit = commit
+		return tk
+	}
+	tasks := []*state.Task{
+		mk("A", state.Verified, "a1"), // this host's, already in pins
+		mk("B", state.Verified, "b1"), // another host's
+		mk("C", state.Claimed, ""),
+		mk("D", state.Done, "d1"),
+		mk("E", state.Verified, "e1"),
+	}
+	got := joinLost([]worktree.Pin{{Task: "A", Commit: "a1"}}, tasks)
+	want := []worktree.Pin{{Task: "A", Commit: "a1"}, {Task: "B", Commit: "b1"}, {Task: "E", Commit: "e1"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("joinLost = %v, want %v", got, want)
 	}
 }
