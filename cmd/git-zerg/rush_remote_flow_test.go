@@ -203,48 +203,44 @@ mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
 	}
 }
 
-// TestRushRemoteFlowMergesRace: two hosts of two workers each verify four
-// tasks together, and each host's gate waits until the other's runs too, so
-// both merge onto the same staging and push leased on it: one loses, takes
-// the other's staging and merges its own work on it. Every task is merged
-// exactly once, and the final staging passed the gates on both hosts.
+// TestRushRemoteFlowMergesRace: one host merges for all, and a host
+// that looks gone is merged for: host1 merges and gates X, then pauses
+// just before its push, making no other transition (Z, after X, cannot
+// start), so host2, which sees it do nothing, merges X itself and pushes.
+// Only then does host1's push go: it loses its lease on the staging,
+// takes host2's and finds X in it. X is merged once and recorded done
+// once, Z is run once, and the final staging passed the gates on both
+// hosts.
 func TestRushRemoteFlowMergesRace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two rushes over git daemon")
 	}
-	worker := `: > "$MARK/started-$ZERG_TASK"
-waitfor exists "$MARK/go"
+	worker := `echo "$ZERG_HOST" >> "$MARK/runs-$ZERG_TASK"
 mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
 `
-	gate := `: > "$MARK/gate-$ZERG_HOST"
-waitfor exists "$MARK/gate-host1" "$MARK/gate-host2"
-`
-	var tasks []graphTask
-	for i := 1; i <= 4; i++ {
-		tasks = append(tasks, graphTask{ID: fmt.Sprintf("T%d", i)})
-	}
-	config := "[workers]\ncount = 2\ncommand = \"sh worker.sh\"\n\n[[gates]]\nname = \"meet\"\ncommand = \"sh gate.sh\"\n"
-	dir, env, clones := flowRemoteSetup(t, 2, config, map[string]string{"worker.sh": worker, "gate.sh": gate}, tasks)
+	tasks := []graphTask{{ID: "X"}, {ID: "Z", Dependencies: []string{"X"}}}
+	config := "[workers]\ncount = 1\ncommand = \"sh worker.sh\"\n\n[[gates]]\nname = \"check\"\ncommand = \"test -f out/X.txt\"\n"
+	dir, env, clones := flowRemoteSetup(t, 2, config, map[string]string{"worker.sh": worker}, tasks)
 	mark := filepath.Join(dir, "mark")
 	os.Mkdir(mark, 0o755)
+	remote := filepath.Join(dir, "srv", "remote.git")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	e := []string{"MARK=" + mark}
-	wait := startHosts(t, ctx, env, clones, [][]string{e, e}, [][]string{nil, nil})
-	var started []string
-	for _, id := range ids(tasks) {
-		started = append(started, filepath.Join(mark, "started-"+id))
-	}
-	waitFiles(t, nil, started...)
-	os.WriteFile(filepath.Join(mark, "go"), nil, 0o644)
-	runs := wait()
+	hook := `: > "$MARK/merging"; waitfor ok git --git-dir="$REMOTE" cat-file -e refs/heads/zerg/rr/staging:out/X.txt`
+	e := []string{"MARK=" + mark, "REMOTE=" + remote}
+	first := startNamedHosts(t, ctx, env, clones[:1], []string{"host1"}, [][]string{append(e, "ZERG_TEST_BEFORE_DONE="+hook)}, [][]string{nil})
+	waitFiles(t, nil, filepath.Join(mark, "merging"))
+	second := startNamedHosts(t, ctx, env, clones[1:], []string{"host2"}, [][]string{e}, [][]string{nil})
+	runs := append(first(), second()...)
 	checkRemoteRush(t, env, clones, ids(tasks), runs, nil)
-	lost := false
-	for _, r := range runs {
-		lost = lost || strings.Contains(r.errOut, "moved while this host merged")
+	if !strings.Contains(runs[0].errOut, "moved while this host merged") {
+		t.Errorf("host1 did not lose its push to host2's merge:\n%s", runs[0].errOut)
 	}
-	if !lost {
-		t.Error("no host lost the race to merge")
+	if b, _ := os.ReadFile(filepath.Join(mark, "runs-X")); strings.TrimSpace(string(b)) != "host1" {
+		t.Errorf("X ran on %q, want host1 alone", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mark, "runs-Z")); len(strings.Fields(string(b))) != 1 {
+		t.Errorf("Z ran on %q, want one host", b)
 	}
 	for i, c := range clones {
 		merges := stagingMerges(t, c, env)
@@ -256,6 +252,19 @@ waitfor exists "$MARK/gate-host1" "$MARK/gate-host2"
 		tree := strings.TrimSpace(run(t, c, env, "git", "rev-parse", "zerg/rr/staging^{tree}"))
 		if err := exec.Command("git", "-C", c, "rev-parse", "-q", "--verify", "refs/zerg/gates/"+tree).Run(); err != nil {
 			t.Errorf("host%d: the final staging's tree %s has no gate pass here", i+1, tree)
+		}
+	}
+	var doc exportDoc
+	if err := json.Unmarshal([]byte(run(t, clones[1], env, "git", "zerg", "export")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range doc.Tasks {
+		ops := map[string]int{}
+		for _, h := range tk.History {
+			ops[h.Op]++
+		}
+		if tk.Status != "done" || ops["merge"] != 1 {
+			t.Errorf("%s: %s after %v", tk.ID, tk.Status, ops)
 		}
 	}
 }
