@@ -22,14 +22,16 @@ import (
 // Each host has its merge queue. A host merges the verified work it can
 // onto the remote's staging as it last knew it, gates the result here, and
 // pushes the staging and the tasks recorded done in one atomic push leased
-// on the staging it started from. A lost lease is another host's merge:
-// the queue takes the remote's staging, finds which of its work is in it
-// already (InHistory: recorded done by that host, or to record here), and
-// merges the rest on it. A host merges its own verified work at once, and
-// another host's only once it stayed verified for mergeGrace since this
-// host first saw it: the host that verified it merges it first unless it
-// died in between, so the hosts do not all race to merge the same work,
-// and the work of a dead host still reaches staging. A host whose view of
+// on the staging and the state it started from. A push that lost only the
+// state lease is retried on the new state by the arbiter; a lost staging
+// lease is another host's merge: the queue takes the remote's staging,
+// finds which of its work is in it already (InHistory: recorded done by
+// that host, or to record here), and merges on it the rest and every task
+// verified meanwhile (joinLost). One host merges for all (mergeDue): the
+// one with the first name among those seen active; the others merge a
+// host's work only once that host stayed quiet for the grace, so the hosts
+// do not race to move the one staging, and the work of a dead host, the
+// merger included, still reaches staging. A host whose view of
 // the state holds tasks done that its gated staging does not (another
 // host merged them) takes the remote's staging the same way, and gates it
 // here before anything starts from it: another host's gate record does not
