@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,22 +20,15 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// Clock is a clock the test moves by hand: the engine never reads the
-// wall clock for its rules. It is safe for concurrent use.
+// Clock is the engine's clock in a test: a fixed time, so that what the
+// engine records does not depend on when the test runs (the engine never
+// reads the wall clock for its rules).
 type Clock struct {
-	mu sync.Mutex
-	t  time.Time
+	t time.Time
 }
 
 // Now is the clock's time.
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-// Add moves the clock forward by d.
-func (c *Clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func (c *Clock) Now() time.Time { return c.t }
 
 // Run runs a command in dir, failing the test when it fails, and returns
 // its output trimmed.

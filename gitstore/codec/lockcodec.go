@@ -86,9 +86,6 @@ func (c Entry[T]) header() string {
 	return "zerg-blobs " + string(binary.AppendUvarint(nil, Format)) + " " + c.kind + "\n"
 }
 
-// Kind is the kind of value the file holds, which its header names.
-func (c Entry[T]) Kind() string { return c.kind }
-
 // EncodeBlobs encodes blobs, sorted by id: the same map is the same bytes.
 func (c Entry[T]) EncodeBlobs(blobs map[plumbing.Hash]T) ([]byte, error) {
 	e := &encoder{b: []byte(c.header())}

@@ -40,17 +40,6 @@ func openStore(t *testing.T, dir string) *gitstore.Store {
 	return s
 }
 
-// openIn opens another store of s's Repo, as another goroutine of s's
-// process would.
-func openIn(t *testing.T, s *gitstore.Store, dir string) *gitstore.Store {
-	t.Helper()
-	o, err := s.Repo().Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 // arbiterPair makes two clones a and b of one bare remote, each with a
 // store whose arbiter is that remote, with no incoming check yet.
 func arbiterPair(t *testing.T) (a, b, remote string, sa, sb *gitstore.Store) {
