@@ -38,9 +38,9 @@ type File struct {
 	Data []byte
 }
 
-// Files returns the generated files, sorted by path: the slash commands
+// hookFiles returns the generated files, sorted by path: the slash commands
 // under .claude/commands/zerg/ and the worker subagent under .claude/agents/.
-func Files() []File {
+func hookFiles() []File {
 	var out []File
 	err := fs.WalkDir(templates, "templates", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -130,7 +130,7 @@ func Install(top string) ([]Change, error) {
 		return nil, err
 	}
 	var out []Change
-	for _, f := range Files() {
+	for _, f := range hookFiles() {
 		name := filepath.Join(top, filepath.FromSlash(f.Path))
 		cur, err := os.ReadFile(name)
 		switch {
@@ -163,12 +163,12 @@ func Install(top string) ([]Change, error) {
 	return out, nil
 }
 
-// Uninstall takes out what Install put in: the generated files that are
+// uninstallHooks takes out what Install put in: the generated files that are
 // still as git-zerg wrote them (a changed one is kept and reported), and
 // git-zerg's hook entries from the settings (nothing else of it). A
 // settings file left with nothing in it is removed, and so are directories
 // left empty.
-func Uninstall(top string) ([]Change, error) {
+func uninstallHooks(top string) ([]Change, error) {
 	if err := checkUnlinked(top); err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func Uninstall(top string) ([]Change, error) {
 	}
 	var out []Change
 	dirs := map[string]bool{}
-	for _, f := range Files() {
+	for _, f := range hookFiles() {
 		name := filepath.Join(top, filepath.FromSlash(f.Path))
 		cur, err := os.ReadFile(name)
 		switch {
@@ -248,7 +248,7 @@ func readIfExists(name string) ([]byte, error) {
 // (engine.CheckUnlinked says why any link is refused).
 func checkUnlinked(top string) error {
 	names := []string{settingsPath}
-	for _, f := range Files() {
+	for _, f := range hookFiles() {
 		names = append(names, f.Path)
 	}
 	return engine.CheckUnlinked("install-commands", top, names...)
@@ -276,7 +276,7 @@ func InstallIn(s *gitstore.Store, uninstall bool) ([]Change, error) {
 	}
 	do := Install
 	if uninstall {
-		do = Uninstall
+		do = uninstallHooks
 	}
 	changes, err := do(s.Top)
 	if errors.Is(err, errSettings) {

@@ -79,8 +79,8 @@ func TestInstallGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := tree(t, top)
-	if len(got) != len(Files())+1 {
-		t.Errorf("install wrote %d files, want %d", len(got), len(Files())+1)
+	if len(got) != len(hookFiles())+1 {
+		t.Errorf("install wrote %d files, want %d", len(got), len(hookFiles())+1)
 	}
 	for path, data := range got {
 		if !*update {
@@ -115,7 +115,7 @@ func TestInstallGolden(t *testing.T) {
 	}
 
 	// Uninstall leaves nothing behind, not even the directories.
-	if _, err := Uninstall(top); err != nil {
+	if _, err := uninstallHooks(top); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(top); len(ents) != 0 {
@@ -160,7 +160,7 @@ func TestSettingsGolden(t *testing.T) {
 			if again, _ := os.ReadFile(settings); !bytes.Equal(again, merged) {
 				t.Errorf("second install changed the settings:\n%s", again)
 			}
-			if _, err := Uninstall(top); err != nil {
+			if _, err := uninstallHooks(top); err != nil {
 				t.Fatal(err)
 			}
 			after, err := os.ReadFile(settings)
@@ -271,7 +271,7 @@ func TestSettingsRefused(t *testing.T) {
 			if _, err := Install(top); !errors.Is(err, errSettings) {
 				t.Fatalf("install: %v, want ErrSettings", err)
 			}
-			if _, err := Uninstall(top); !errors.Is(err, errSettings) {
+			if _, err := uninstallHooks(top); !errors.Is(err, errSettings) {
 				t.Fatalf("uninstall: %v, want ErrSettings", err)
 			}
 			var ee *engine.Error
@@ -314,7 +314,7 @@ func TestChangedFilesKept(t *testing.T) {
 	if b, _ := os.ReadFile(rush); !bytes.Equal(b, edited) {
 		t.Error("install replaced an edited file")
 	}
-	changes, err = Uninstall(top)
+	changes, err = uninstallHooks(top)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func hasChange(cs []Change, path, action string) bool {
 // runs, and it takes $ARGUMENTS.
 func TestRushTemplate(t *testing.T) {
 	var rush string
-	for _, f := range Files() {
+	for _, f := range hookFiles() {
 		if f.Path == ".claude/commands/zerg/rush.md" {
 			rush = string(f.Data)
 		}

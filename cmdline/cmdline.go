@@ -121,7 +121,7 @@ func flagName(a string) (name string, hasValue bool) {
 func takesValue(fs []cli.Flag) map[string]bool {
 	m := map[string]bool{}
 	for _, f := range fs {
-		tv := TakesValue(f)
+		tv := flagTakesValue(f)
 		for _, n := range f.Names() {
 			m[n] = tv
 		}
@@ -129,9 +129,9 @@ func takesValue(fs []cli.Flag) map[string]bool {
 	return m
 }
 
-// TakesValue reports whether f is followed by a value (--worker W), not a
+// flagTakesValue reports whether f is followed by a value (--worker W), not a
 // switch (--force).
-func TakesValue(f cli.Flag) bool {
+func flagTakesValue(f cli.Flag) bool {
 	d, ok := f.(cli.DocGenerationFlag)
 	return ok && d.TakesValue()
 }

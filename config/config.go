@@ -226,5 +226,5 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return parseConfig(path, data)
 }

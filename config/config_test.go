@@ -45,7 +45,7 @@ func TestLoadMissingFileIsDefault(t *testing.T) {
 
 func TestParseEmptyIsDefault(t *testing.T) {
 	for _, src := range []string{"", "# nothing\n\n", "[workers]\n[retry]\n"} {
-		c, err := Parse("c.toml", []byte(src))
+		c, err := parseConfig("c.toml", []byte(src))
 		if err != nil {
 			t.Fatalf("%q: %v", src, err)
 		}
@@ -145,7 +145,7 @@ func TestLoadFullFile(t *testing.T) {
 }
 
 func TestPartialFileKeepsOtherDefaults(t *testing.T) {
-	c, err := Parse("c.toml", []byte("[workers]\ncount = 2\n"))
+	c, err := parseConfig("c.toml", []byte("[workers]\ncount = 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestGateRequiredDefaultsToTrue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse("c.toml", []byte(tt.src))
+			c, err := parseConfig("c.toml", []byte(tt.src))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestGateRequiredDefaultsToTrue(t *testing.T) {
 }
 
 func TestTemplateParsesToDefault(t *testing.T) {
-	c, err := Parse("template", []byte(Template))
+	c, err := parseConfig("template", []byte(Template))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestTemplateShowsEveryKey(t *testing.T) {
 			gates = append(gates, strings.TrimPrefix(l, "# "))
 		}
 	}
-	c, err := Parse("gates", []byte(strings.Join(gates, "\n")))
+	c, err := parseConfig("gates", []byte(strings.Join(gates, "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestTemplateShowsEveryKey(t *testing.T) {
 // parseErrors parses src as c.toml and returns every error it reports.
 func parseErrors(t *testing.T, src string) []string {
 	t.Helper()
-	c, err := Parse("c.toml", []byte(src))
+	c, err := parseConfig("c.toml", []byte(src))
 	if err == nil {
 		t.Fatalf("no error; got %+v", c)
 	}
@@ -595,7 +595,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("[workers]\ncount = 256\ntimeout = \"1ns\"\n[retry]\nbackoff = \"0s\"\n")
 	f.Add("[[gates]]\nname = \"a\"\ncommand = \"x\"\nrequired = false\ntimeout = \"1h\"\n[[gates]]\nname = \"a\"\n")
 	f.Fuzz(func(t *testing.T, src string) {
-		c, err := Parse("f.toml", []byte(src))
+		c, err := parseConfig("f.toml", []byte(src))
 		if (c == nil) == (err == nil) {
 			t.Fatalf("Parse = %v, %v", c, err)
 		}
@@ -620,7 +620,7 @@ func FuzzParse(f *testing.F) {
 		if err := toml.NewEncoder(&buf).Encode(c); err != nil {
 			t.Fatalf("encode: %v", err)
 		}
-		again, err := Parse("f.toml", []byte(buf.String()))
+		again, err := parseConfig("f.toml", []byte(buf.String()))
 		if err != nil {
 			t.Fatalf("written config does not read back: %v\n%s", err, buf.String())
 		}

@@ -128,9 +128,9 @@ func tomlNames(v any) []string {
 	return names
 }
 
-// Parse is Load from bytes; name is the file name used in messages and
+// parseConfig is Load from bytes; name is the file name used in messages and
 // recorded as Path.
-func Parse(name string, data []byte) (*Config, error) {
+func parseConfig(name string, data []byte) (*Config, error) {
 	src := string(data)
 	var raw rawFile
 	md, err := toml.Decode(src, &raw)

@@ -63,12 +63,12 @@ func Run(o Options) (*Report, error) {
 	if v, err := git.Line(ctx, "version"); err != nil {
 		add(fix("git", "git version: "+err.Error(), "install git"))
 	} else {
-		add(GitVersion(v, engine.MinGit, engine.GitVersion))
+		add(checkGitVersion(v, engine.MinGit, engine.GitVersion))
 	}
-	add(Identity(identity(ctx, git, o.Getenv)))
+	add(checkIdentity(identity(ctx, git, o.Getenv)))
 
 	if s.Top != "" {
-		add(Hooks("", hookFacts(ctx, git)))
+		add(checkHooks("", hookFacts(ctx, git)))
 	} else {
 		add(skipped("hooks", "a bare repository runs no commits"))
 	}
@@ -84,7 +84,7 @@ func Run(o Options) (*Report, error) {
 		_, err := os.Lstat(filepath.Join(s.Top, ".zerg", "config.toml"))
 		present = err == nil
 	}
-	add(Config(present, problem))
+	add(checkConfig(present, problem))
 	g := &engine.Engine{Ctx: ctx, Store: s, Config: cfg, Feature: feature, Now: o.Now}
 	if feature != "" && cfgErr == nil {
 		var checks []Check
@@ -96,9 +96,9 @@ func Run(o Options) (*Report, error) {
 				if w.Dir == "" || w.Interrupted {
 					continue
 				}
-				checks = append(checks, Hooks(w.Dir, hookFacts(ctx, &gitcmd.Runner{Dir: w.Dir})))
+				checks = append(checks, checkHooks(w.Dir, hookFacts(ctx, &gitcmd.Runner{Dir: w.Dir})))
 			}
-			add(WorkerHooks(checks))
+			add(checkWorkerHooks(checks))
 		}
 	} else {
 		add(skipped("worker-hooks", whyNone))
@@ -113,15 +113,15 @@ func Run(o Options) (*Report, error) {
 		script := proc.LocalScript(cfg.WorkerCommand())
 		if err := engine.ScriptCommitted(g, script); err != nil {
 			ee := engine.Classify(err)
-			add(WorkerScript(script, ee.Error(), ee.Hint))
+			add(checkWorkerScript(script, ee.Error(), ee.Hint))
 		} else {
-			add(WorkerScript(script, "", ""))
+			add(checkWorkerScript(script, "", ""))
 		}
-		add(ForgeToken(forgeFacts(cfg, s, feature, o.Getenv)))
+		add(checkForgeToken(forgeFacts(cfg, s, feature, o.Getenv)))
 	}
 
 	add(locksCheck(g, o.Now()))
-	add(Staging(stagingFacts(ctx, s, git, feature, cfg == nil || cfg.Rush.FollowBase)))
+	add(checkStaging(stagingFacts(ctx, s, git, feature, cfg == nil || cfg.Rush.FollowBase)))
 	add(trustCheck(s, feature))
 
 	r.OK = true
@@ -228,7 +228,7 @@ func commandCheck(g *engine.Engine) Check {
 	if f.Runs != "" {
 		f.Program, f.Err = proc.LookProgram(f.Runs)
 	}
-	return WorkerCommand(f)
+	return checkWorkerCommand(f)
 }
 
 // forgeFacts: a forge is configured when a forge setting is set, or the
@@ -278,7 +278,7 @@ func locksCheck(g *engine.Engine, now time.Time) Check {
 	}
 	dead := map[string]bool{}
 	if len(locks) == 0 {
-		return StaleLocks(nil, dead, now)
+		return checkStaleLocks(nil, dead, now)
 	}
 	// Read only when there are locks: a clone's host identity is made on
 	// first use, and a repository with locks has one already.
@@ -303,7 +303,7 @@ func locksCheck(g *engine.Engine, now time.Time) Check {
 			}
 		}
 	}
-	return StaleLocks(locks, dead, now)
+	return checkStaleLocks(locks, dead, now)
 }
 
 // workerGone: the claim's rush ran on this host and no longer does, or
@@ -343,7 +343,7 @@ func stagingFacts(ctx context.Context, s *gitstore.Store, git *gitcmd.Runner, fe
 
 func trustCheck(s *gitstore.Store, feature string) Check {
 	if feature == "" {
-		return Trust("", 0, 0)
+		return checkTrust("", 0, 0)
 	}
 	rv, err := engine.ReviewTrust(s, feature)
 	if err != nil {
@@ -357,5 +357,5 @@ func trustCheck(s *gitstore.Store, feature string) Check {
 	if rv.Old {
 		changed = len(rv.Tasks)
 	}
-	return Trust(feature, changed, len(rv.Removed))
+	return checkTrust(feature, changed, len(rv.Removed))
 }

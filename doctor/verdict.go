@@ -51,9 +51,9 @@ func fix(name, detail, how string) Check {
 	return Check{Name: name, Detail: detail, Fix: how}
 }
 
-// GitVersion judges `git version`'s line against the oldest git that
+// checkGitVersion judges `git version`'s line against the oldest git that
 // works, min; parse is engine.GitVersion.
-func GitVersion(line string, min [2]int, parse func(string) (int, int, bool)) Check {
+func checkGitVersion(line string, min [2]int, parse func(string) (int, int, bool)) Check {
 	v := strings.TrimPrefix(line, "git version ")
 	major, minor, good := parse(line)
 	switch {
@@ -66,9 +66,9 @@ func GitVersion(line string, min [2]int, parse func(string) (int, int, bool)) Ch
 	return ok("git", "git %s (%d.%d or later needed)", v, min[0], min[1])
 }
 
-// Identity judges the identity commits are made with: name and email as
+// checkIdentity judges the identity commits are made with: name and email as
 // git would take them (configuration or environment), "" when unset.
-func Identity(name, email string) Check {
+func checkIdentity(name, email string) Check {
 	var missing []string
 	if name == "" {
 		missing = append(missing, "user.name")
@@ -83,9 +83,9 @@ func Identity(name, email string) Check {
 	return ok("identity", "%s <%s>", name, email)
 }
 
-// Config judges .zerg/config.toml: present or not (the defaults), and
+// checkConfig judges .zerg/config.toml: present or not (the defaults), and
 // readable; problem is the reason it cannot be read, "" when it can.
-func Config(present bool, problem string) Check {
+func checkConfig(present bool, problem string) Check {
 	switch {
 	case problem != "":
 		return fix("config", ".zerg/config.toml: "+problem, "fix .zerg/config.toml (git zerg init writes every key with its default)")
@@ -120,9 +120,9 @@ type HookFacts struct {
 	OursAtDefault bool
 }
 
-// Hooks judges whether git runs git-zerg's hooks in the work tree the
+// checkHooks judges whether git runs git-zerg's hooks in the work tree the
 // facts are of; where names it in the report ("" for this one).
-func Hooks(where string, f HookFacts) Check {
+func checkHooks(where string, f HookFacts) Check {
 	name, in, install := "hooks", "", "git zerg hooks install"
 	if where != "" {
 		// A worktree may have a core.hooksPath of its own
@@ -159,9 +159,9 @@ func Hooks(where string, f HookFacts) Check {
 	return ok(name, "%s%s installed in %s, where git runs hooks", in, strings.Join(names, " and "), f.Loc.Dir)
 }
 
-// WorkerHooks folds the hooks checks of the worker worktrees into one:
+// checkWorkerHooks folds the hooks checks of the worker worktrees into one:
 // the first that needs a fix, else how many were looked at.
-func WorkerHooks(checks []Check) Check {
+func checkWorkerHooks(checks []Check) Check {
 	for _, c := range checks {
 		if !c.OK {
 			return c
@@ -182,8 +182,8 @@ type CommandFacts struct {
 	Err     error  // the program is not on PATH (proc.LookProgram)
 }
 
-// WorkerCommand judges whether each worker's program will start.
-func WorkerCommand(f CommandFacts) Check {
+// checkWorkerCommand judges whether each worker's program will start.
+func checkWorkerCommand(f CommandFacts) Check {
 	const name = "worker-command"
 	what := "workers.command (" + f.Runs + ")"
 	if f.Command == "" {
@@ -205,10 +205,10 @@ func WorkerCommand(f CommandFacts) Check {
 	return ok(name, "%s: %s", what, f.Program)
 }
 
-// WorkerScript judges the script the worker command runs (sh work.sh):
+// checkWorkerScript judges the script the worker command runs (sh work.sh):
 // refusal is engine.ScriptCommitted's answer, split into its sentence and
 // its hint.
-func WorkerScript(script, refusal, hint string) Check {
+func checkWorkerScript(script, refusal, hint string) Check {
 	const name = "worker-script"
 	switch {
 	case script == "":
@@ -232,8 +232,8 @@ type StagingFacts struct {
 	Follows bool
 }
 
-// Staging judges whether the staging branch has what its base has.
-func Staging(f StagingFacts) Check {
+// checkStaging judges whether the staging branch has what its base has.
+func checkStaging(f StagingFacts) Check {
 	const name = "staging"
 	switch {
 	case f.Feature == "":
@@ -253,10 +253,10 @@ func Staging(f StagingFacts) Check {
 	return ok(name, "%s has every commit of %s", f.Branch, f.Base)
 }
 
-// StaleLocks judges the stored locks: expired ones (their TTL ran out) and
+// checkStaleLocks judges the stored locks: expired ones (their TTL ran out) and
 // those of claims whose worker is gone (dead names the owners of claims
 // whose rush no longer runs on this host) hold paths for nobody.
-func StaleLocks(locks []state.Lock, dead map[string]bool, now time.Time) Check {
+func checkStaleLocks(locks []state.Lock, dead map[string]bool, now time.Time) Check {
 	const name = "locks"
 	var stale []string
 	expired, orphaned := 0, 0
@@ -281,10 +281,10 @@ func StaleLocks(locks []state.Lock, dead map[string]bool, now time.Time) Check {
 	return fix(name, fmt.Sprintf("%d stale %s: %s", len(stale), plural(len(stale), "lock", "locks"), strings.Join(stale, ", ")), how)
 }
 
-// Trust judges whether the feature's tasks are trusted here: changed are
+// checkTrust judges whether the feature's tasks are trusted here: changed are
 // tasks whose spec arrived (by sync) unlike what was accepted here,
 // removed those accepted here that the feature no longer has.
-func Trust(feature string, changed, removed int) Check {
+func checkTrust(feature string, changed, removed int) Check {
 	const name = "trust"
 	switch {
 	case feature == "":
@@ -304,8 +304,8 @@ type ForgeFacts struct {
 	Reads  []string // the variables the forge client reads
 }
 
-// ForgeToken judges whether the forge client has a token.
-func ForgeToken(f ForgeFacts) Check {
+// checkForgeToken judges whether the forge client has a token.
+func checkForgeToken(f ForgeFacts) Check {
 	const name = "forge-token"
 	switch {
 	case f.Why == "":

@@ -40,7 +40,7 @@ func Features(g *engine.Engine, features []string, each func(*Report)) ([]*Repor
 	for _, feature := range features {
 		f := *g
 		f.Feature = feature
-		r, err := Check(&f)
+		r, err := checkFeature(&f)
 		if err != nil {
 			return nil, err
 		}
@@ -67,9 +67,9 @@ func Verdict(rs []*Report) error {
 	return nil
 }
 
-// Check replays the feature's state history and reports every transition
+// checkFeature replays the feature's state history and reports every transition
 // the gates would have refused, and a state ref moved back by hand.
-func Check(g *engine.Engine) (*Report, error) {
+func checkFeature(g *engine.Engine) (*Report, error) {
 	s, feature := g.Store, g.Feature
 	// Before anything reads the state (a read merges lost updates back):
 	// what git undid, for instance a pack-refs racing an update, is

@@ -553,13 +553,13 @@ func (b *baseCache) builtOn(ctx context.Context, l state.Lock, commit string) (b
 	return err == nil, nil
 }
 
-// GatesRef is where the gate result of a tree is recorded, one ref per tree:
+// gatesRef is where the gate result of a tree is recorded, one ref per tree:
 // refs/zerg/gates/<tree id> is a commit of that tree whose message names
 // the gate set and each gate's result, signed with SignGateRecord; it
 // counts as a pass only when ReadGateRecord verifies it and says so. Keyed
 // by tree, because gates see only content: a tree that passed never needs
 // the gates again, whichever commit carries it.
-func GatesRef(tree string) string { return gitstore.GatesRef(tree) }
+func gatesRef(tree string) string { return gitstore.GatesRef(tree) }
 
 // gatesPassed reports whether the quality gates of set passed here on a
 // commit (its tree) or a tree; when they did not, why says more if there
@@ -585,7 +585,7 @@ func gatesPassed(s *gitstore.Store, commitOrTree, set string) (ok bool, why stri
 	default:
 		return false, ""
 	}
-	got, err := s.ReadRef(GatesRef(tree.String()))
+	got, err := s.ReadRef(gatesRef(tree.String()))
 	if err != nil || got.IsZero() {
 		return false, ""
 	}

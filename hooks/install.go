@@ -132,11 +132,11 @@ func Dir(ctx context.Context, git *gitcmd.Runner) (string, error) {
 	return filepath.Clean(out), nil
 }
 
-// Executable returns the path hooks should run git-zerg by. git starts us
+// selfExecutable returns the path hooks should run git-zerg by. git starts us
 // as "git-zerg" found on its PATH, so that name looked up on PATH is kept
 // when it resolves (a symlink such as a package manager's stays valid across
 // upgrades); otherwise os.Executable.
-func Executable() (string, error) {
+func selfExecutable() (string, error) {
 	arg0 := os.Args[0]
 	if strings.ContainsRune(arg0, filepath.Separator) {
 		if p, err := filepath.Abs(arg0); err == nil && isExecutable(p) {
@@ -243,7 +243,7 @@ func Install(dir, exe string) ([]Change, error) {
 	}
 	var out []Change
 	for _, name := range Names {
-		c, err := installScript(dir, name, Script(name, exe))
+		c, err := installScript(dir, name, hookScript(name, exe))
 		if err != nil {
 			return out, err
 		}

@@ -418,11 +418,11 @@ func TestGatesPassed(t *testing.T) {
 		}
 		return record(msg)
 	}
-	git(t, top, "update-ref", GatesRef(tree), record("gates passed on tree "+tree+"\n\nZerg-Gates: "+set))
+	git(t, top, "update-ref", gatesRef(tree), record("gates passed on tree "+tree+"\n\nZerg-Gates: "+set))
 	if passed(commit) {
 		t.Fatal("an unsigned record counts")
 	}
-	git(t, top, "update-ref", GatesRef(tree), signed("gates passed on tree "+tree, set))
+	git(t, top, "update-ref", gatesRef(tree), signed("gates passed on tree "+tree, set))
 	if !passed(commit) || !passed(tree) {
 		t.Fatal("gates record not seen")
 	}
@@ -435,18 +435,18 @@ func TestGatesPassed(t *testing.T) {
 		t.Error("same tree, other commit: not passed")
 	}
 	// A failed run's record, copied to the pass ref, or a pass of other gates.
-	git(t, top, "update-ref", GatesRef(tree), signed("gates failed on tree "+tree+": test", set))
+	git(t, top, "update-ref", gatesRef(tree), signed("gates failed on tree "+tree+": test", set))
 	if passed(commit) {
 		t.Error("a failed record counts as a pass")
 	}
-	git(t, top, "update-ref", GatesRef(tree), signed("gates passed on tree "+tree, GateSet([]config.Gate{{Name: "x"}})))
+	git(t, top, "update-ref", gatesRef(tree), signed("gates passed on tree "+tree, GateSet([]config.Gate{{Name: "x"}})))
 	if ok, why := gatesPassed(s, commit, set); ok || !strings.Contains(why, "gates changed") {
 		t.Errorf("a pass of other gates: %v %q", ok, why)
 	}
 	// A record edited after signing, or signed for another tree.
 	good := signed("gates passed on tree "+tree, set)
 	body := git(t, top, "log", "-1", "--format=%B", good)
-	git(t, top, "update-ref", GatesRef(tree), record(strings.Replace(body, "Zerg-Gates: "+set, "Zerg-Gates: "+set+"\nextra", 1)))
+	git(t, top, "update-ref", gatesRef(tree), record(strings.Replace(body, "Zerg-Gates: "+set, "Zerg-Gates: "+set+"\nextra", 1)))
 	if passed(commit) {
 		t.Error("an edited record counts")
 	}
@@ -460,7 +460,7 @@ func TestGatesPassed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	git(t, top, "update-ref", GatesRef(tree), record(msg))
+	git(t, top, "update-ref", gatesRef(tree), record(msg))
 	if ok, why := gatesPassed(s, commit, set); ok || !strings.Contains(why, "not made in this repository") {
 		t.Errorf("another repository's record: %v %q", ok, why)
 	}

@@ -17,7 +17,7 @@ import (
 func InstallIn(ctx context.Context, s *gitstore.Store, exe string) ([]Change, error) {
 	var err error
 	if exe == "" {
-		exe, err = Executable()
+		exe, err = selfExecutable()
 	} else {
 		exe, err = filepath.Abs(exe)
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Script returns the hook script for name (pre-commit or pre-push) running
+// hookScript returns the hook script for name (pre-commit or pre-push) running
 // git-zerg at exe, in git's hooks directory, after the hook that was there
 // before (<name>.zerg-legacy beside it).
 //
@@ -20,7 +20,7 @@ import (
 //  4. when neither exists, prints one warning and lets the commit or push
 //     through. A removed tool must never brick a repository, and nothing is
 //     lost: `done` and the staging merge check the same rules again.
-func Script(name, exe string) []byte { return scriptWith(name, exe, "") }
+func hookScript(name, exe string) []byte { return scriptWith(name, exe, "") }
 
 // scriptWith is Script chaining, before git-zerg's check, the hook kept
 // beside it (<name>.zerg-legacy) and, when under is set, <under>/<name>:

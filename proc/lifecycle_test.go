@@ -147,7 +147,7 @@ func TestStopTermIgnoring(t *testing.T) {
 	}
 	gone(t, pidsIn(t, out.String(), "child")...)
 	gone(t, pidsIn(t, "shell "+shell, "shell")...)
-	if GroupAlive(h.Pgid()) {
+	if groupLives(h.Pgid()) {
 		t.Error("the group is still alive")
 	}
 }

@@ -641,9 +641,9 @@ func EndGroup(pgid int, grace time.Duration) bool {
 	return waitGone(pgid, reapWait)
 }
 
-// GroupAlive tells whether a process group has a member that is not a
+// groupLives tells whether a process group has a member that is not a
 // zombie.
-func GroupAlive(pgid int) bool { return pgid > 1 && !groupGone(pgid) }
+func groupLives(pgid int) bool { return pgid > 1 && !groupGone(pgid) }
 
 func waitGone(pgid int, within time.Duration) bool {
 	deadline := time.Now().Add(within)

@@ -41,7 +41,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	}
 	pids := append(pidsIn(t, res.Tail, "grandchild"), pidsIn(t, res.Tail, "child")...)
 	gone(t, append(pids, pidsIn(t, res.Tail, "shell")...)...)
-	if GroupAlive(pgid) {
+	if groupLives(pgid) {
 		t.Error("the group is still alive")
 	}
 }

@@ -49,8 +49,8 @@ type Dep struct {
 // Template is a parsed prompt template.
 type Template struct{ t *template.Template }
 
-// Default returns the built-in template.
-func Default() *Template {
+// builtIn returns the built-in template.
+func builtIn() *Template {
 	return &Template{template.Must(template.New("prompt").Parse(defaultTemplate))}
 }
 
@@ -59,7 +59,7 @@ func Default() *Template {
 func Load(path string) (*Template, error) {
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
-		return Default(), nil
+		return builtIn(), nil
 	}
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ func task() *levels.Task {
 }
 
 func TestDefaultSaysEverything(t *testing.T) {
-	out, err := Default().Render(Data{Feature: "auth", Worker: "worker-2", Level: 1, Attempt: 2, Mode: "worktree",
+	out, err := builtIn().Render(Data{Feature: "auth", Worker: "worker-2", Level: 1, Attempt: 2, Mode: "worktree",
 		Worktree: "/wt/2", Branch: "zerg/auth/worker-2", Task: task()})
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestDefaultSaysEverything(t *testing.T) {
 			t.Errorf("prompt lacks %q:\n%s", want, out)
 		}
 	}
-	shared, _ := Default().Render(Data{Feature: "auth", Worker: "w1", Level: 1, Attempt: 1, Mode: "shared", Task: &levels.Task{ID: "C1", Title: "check", Verification: levels.Verification{Command: "make lint"}}})
+	shared, _ := builtIn().Render(Data{Feature: "auth", Worker: "w1", Level: 1, Attempt: 1, Mode: "shared", Task: &levels.Task{ID: "C1", Title: "check", Verification: levels.Verification{Command: "make lint"}}})
 	for _, want := range []string{"check-only task", "ZERG_WORKER=w1 git commit", "git zerg done --worker w1 C1"} {
 		if !strings.Contains(shared, want) {
 			t.Errorf("shared prompt lacks %q:\n%s", want, shared)
@@ -47,9 +47,9 @@ func TestDefaultSaysEverything(t *testing.T) {
 func TestNoCommit(t *testing.T) {
 	d := Data{Feature: "auth", Worker: "worker-1", Level: 1, Attempt: 1, Mode: "worktree", Worktree: "/wt/1",
 		Branch: "zerg/auth/worker-1", Task: task(), NoteFile: "/run/note.md"}
-	commits, _ := Default().Render(d)
+	commits, _ := builtIn().Render(d)
 	d.NoCommit = true
-	leaves, err := Default().Render(d)
+	leaves, err := builtIn().Render(d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -450,7 +450,7 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 		} else {
 			prev, recovered := h.last, h.failing != ""
 			h.last, h.full, h.failing = sn, nil, ""
-			changed, all := Changed(prev, sn)
+			changed, all := changedTasks(prev, sn)
 			switch {
 			case all, recovered:
 				msg = sse("snapshot", snapshotEvent{sn, now})

@@ -114,8 +114,8 @@ func (sn *Snapshot) Task(id string) *Task {
 	return nil
 }
 
-// Load reads the feature as of its ref's current tip, every task.
-func Load(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
+// loadSnapshot reads the feature as of its ref's current tip, every task.
+func loadSnapshot(s *gitstore.Store, feature string, now time.Time) (*Snapshot, error) {
 	tx, err := s.View(feature)
 	if err != nil {
 		return nil, err
@@ -230,10 +230,10 @@ func costOf(t *state.Task) (usd float64, tokens int64, ok bool) {
 	return u.CostUSD, u.Tokens(), u != (state.Usage{})
 }
 
-// Changed lists the tasks of next that differ from prev, in plan order;
+// changedTasks lists the tasks of next that differ from prev, in plan order;
 // all is true when the plan itself changed (re-planned, or no prev), and
 // then the whole snapshot is what changed.
-func Changed(prev, next *Snapshot) (tasks []*Task, all bool) {
+func changedTasks(prev, next *Snapshot) (tasks []*Task, all bool) {
 	if prev == nil || prev.Feature != next.Feature || !sameLevels(prev.Levels, next.Levels) {
 		return next.Tasks, true
 	}
@@ -268,9 +268,9 @@ func (t *Task) same(o *Task) bool {
 		t.Commit == o.Commit && t.CostUSD == o.CostUSD && t.Tokens == o.Tokens && t.Title == o.Title
 }
 
-// Duration prints an elapsed time the way both views show it: 42s, 3m05s,
+// shortDuration prints an elapsed time the way both views show it: 42s, 3m05s,
 // 1h02m.
-func Duration(d time.Duration) string {
+func shortDuration(d time.Duration) string {
 	d = d.Round(time.Second)
 	switch {
 	case d < time.Minute:

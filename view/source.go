@@ -154,7 +154,7 @@ func (src *Source) LogFile(feature, id string, attempt int) (string, bool) {
 }
 
 // Attempts lists the attempt logs this machine has of a task.
-func (src *Source) Attempts(feature, id string) []int { return Attempts(src.s, feature, id) }
+func (src *Source) Attempts(feature, id string) []int { return taskAttempts(src.s, feature, id) }
 
 // Output reads the end of an attempt's log (no git involved, no turn).
 func (src *Source) Output(feature, id string, attempt int, max int64) (*Output, error) {

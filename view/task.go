@@ -59,7 +59,7 @@ func detailOf(s *gitstore.Store, tx *gitstore.Tx, id string) (*Detail, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Detail{Task: t, Changes: []Change{}, Attempts: Attempts(s, feature, id)}
+	d := &Detail{Task: t, Changes: []Change{}, Attempts: taskAttempts(s, feature, id)}
 	clocks := map[uint64]bool{}
 	low := ^uint64(0)
 	for _, ev := range t.History {
@@ -176,9 +176,9 @@ func runDir(s *gitstore.Store, feature, id string) (string, bool) {
 	return s.Layout().RunDir(feature, id), true
 }
 
-// Attempts lists the attempts whose logs this machine has, in order. A
+// taskAttempts lists the attempts whose logs this machine has, in order. A
 // task worked on another host has none here.
-func Attempts(s *gitstore.Store, feature, id string) []int {
+func taskAttempts(s *gitstore.Store, feature, id string) []int {
 	dir, ok := runDir(s, feature, id)
 	out := []int{}
 	if !ok {
@@ -217,7 +217,7 @@ var errNoOutput = errors.New("no output on this machine")
 // readOutput reads the end of an attempt's log.
 func readOutput(s *gitstore.Store, feature, id string, attempt int, max int64) (*Output, error) {
 	if attempt <= 0 {
-		as := Attempts(s, feature, id)
+		as := taskAttempts(s, feature, id)
 		if len(as) == 0 {
 			return nil, errNoOutput
 		}

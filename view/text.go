@@ -21,7 +21,7 @@ func (t *Task) Columns(now time.Time, withCost bool) []string {
 	// A task given back (released, or failed and waiting) shows how long
 	// its last attempt ran until it is claimed again; a pending one, none.
 	if !t.Since.IsZero() && t.Status != state.Pending {
-		elapsed = Duration(t.Elapsed(now))
+		elapsed = shortDuration(t.Elapsed(now))
 	}
 	worker := t.Worker
 	if t.Status == state.Pending && t.Attempts == 0 {
@@ -35,9 +35,9 @@ func (t *Task) Columns(now time.Time, withCost bool) []string {
 	if withCost {
 		cols = append(cols, t.Cost())
 	}
-	note := Clean(t.Title)
+	note := cleanText(t.Title)
 	if t.Reason != "" && t.Status.Stopped() {
-		note += " — " + Clean(t.Reason)
+		note += " — " + cleanText(t.Reason)
 	}
 	return append(cols, note)
 }
@@ -97,7 +97,7 @@ func WriteText(w io.Writer, sn *Snapshot, now time.Time) error {
 	if len(sn.Workers) > 0 {
 		fmt.Fprintln(w, "workers:")
 		for _, wk := range sn.Workers {
-			fmt.Fprintf(w, "  %s %s on %s for %s\n", wk.Name, wk.Task, Clean(wk.Host), Duration(now.Sub(wk.Since)))
+			fmt.Fprintf(w, "  %s %s on %s for %s\n", wk.Name, wk.Task, cleanText(wk.Host), shortDuration(now.Sub(wk.Since)))
 		}
 	}
 	return nil
@@ -110,11 +110,11 @@ func short(h string) string {
 	return h
 }
 
-// Clean makes text from the state or a worker's output safe to print on a
+// cleanText makes text from the state or a worker's output safe to print on a
 // terminal: escape sequences go, other control characters become spaces
 // (a title or a log line must not move the cursor or retitle the window),
 // tabs are expanded.
-func Clean(s string) string {
+func cleanText(s string) string {
 	if isPlain(s) {
 		return s
 	}

@@ -269,7 +269,7 @@ func (w *Watch) refreshTail() {
 	}
 	lines := strings.Split(strings.TrimRight(out.Text, "\n"), "\n")
 	for i := range lines {
-		lines[i] = Clean(lines[i])
+		lines[i] = cleanText(lines[i])
 	}
 	w.tail, w.tailFrom = lines, fmt.Sprintf("attempt-%d.log", out.Attempt)
 }
@@ -431,7 +431,7 @@ func (p *pager) reload(src *Source, feature string) {
 	p.size, p.path, p.missing = out.Size, path, ""
 	p.lines = strings.Split(strings.TrimRight(out.Text, "\n"), "\n")
 	for i := range p.lines {
-		p.lines[i] = Clean(p.lines[i])
+		p.lines[i] = cleanText(p.lines[i])
 	}
 	if out.Truncated {
 		p.lines = append([]string{"… (earlier output left out)"}, p.lines...)
@@ -462,7 +462,7 @@ func (w *Watch) Frame(width, height int, now time.Time) []string {
 	}
 	lines = append(lines, bar(head, right, width))
 	if w.err != nil {
-		lines = append(lines, "\x1b[31m"+fit(Clean(firstLine(w.err.Error())), width)+"\x1b[0m")
+		lines = append(lines, "\x1b[31m"+fit(cleanText(firstLine(w.err.Error())), width)+"\x1b[0m")
 	}
 	if w.snap == nil {
 		if w.err != nil {
@@ -574,14 +574,14 @@ func (w *Watch) detailFrame(width, rows int, now time.Time) []string {
 	if t.Worker != "" && t.Status != state.Pending {
 		title += " · " + t.Worker
 		if t.Host != "" {
-			title += "@" + Clean(t.Host)
+			title += "@" + cleanText(t.Host)
 		}
 	}
 	if t.Attempts > 0 {
 		title += fmt.Sprintf(" · attempt %d", t.Attempts)
 	}
 	if !t.Since.IsZero() && t.Status != state.Pending {
-		title += " · " + Duration(t.Elapsed(now))
+		title += " · " + shortDuration(t.Elapsed(now))
 	}
 	if c := t.Cost(); c != "" {
 		title += " · " + c
@@ -600,7 +600,7 @@ func (w *Watch) detailFrame(width, rows int, now time.Time) []string {
 			if ev.Reason != "" {
 				line += ": " + ev.Reason
 			}
-			hist = append(hist, Clean(line))
+			hist = append(hist, cleanText(line))
 		}
 	}
 	// History gets up to half the pane, its newest events; output the rest.
@@ -715,14 +715,14 @@ func padLines(ls []string, n int) []string {
 
 // bar is a reverse-video line with text at both ends.
 func bar(left, right string, width int) string {
-	left = Clean(left)
+	left = cleanText(left)
 	gap := width - utf8.RuneCountInString(left) - utf8.RuneCountInString(right)
 	s := left + strings.Repeat(" ", max(1, gap)) + right
 	return "\x1b[7m" + pad(fit(s, width), width) + "\x1b[0m"
 }
 
 func rule(title string, width int) string {
-	s := "──" + Clean(title)
+	s := "──" + cleanText(title)
 	return "\x1b[2m" + fit(s+strings.Repeat("─", max(0, width-utf8.RuneCountInString(s))), width) + "\x1b[0m"
 }
 
@@ -731,10 +731,10 @@ func firstLine(s string) string {
 	return l
 }
 
-// Render writes a frame over the previous one: home, each line cleared to
+// renderFrame writes a frame over the previous one: home, each line cleared to
 // its end, the rest of the screen cleared; one write, so the terminal
 // never shows half a frame.
-func Render(out io.Writer, lines []string) error {
+func renderFrame(out io.Writer, lines []string) error {
 	var b bytes.Buffer
 	b.WriteString("\x1b[H")
 	for i, l := range lines {
@@ -800,7 +800,7 @@ func (w *Watch) Run(ctx context.Context, in, out *os.File, syncs <-chan error) e
 	}
 	draw := func() error {
 		cw, ch := size()
-		return Render(out, w.Frame(cw, ch, w.src.Now()))
+		return renderFrame(out, w.Frame(cw, ch, w.src.Now()))
 	}
 	poll := time.NewTicker(PollInterval)
 	defer poll.Stop()

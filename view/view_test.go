@@ -66,7 +66,7 @@ func claim(t *testing.T, s *gitstore.Store, id, worker, host string) {
 func TestSnapshotChangedDetail(t *testing.T) {
 	s := newStore(t)
 	planThree(t, s)
-	a, err := Load(s, "f", time.Now())
+	a, err := loadSnapshot(s, "f", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +77,11 @@ func TestSnapshotChangedDetail(t *testing.T) {
 		t.Errorf("T3 deps %v", got)
 	}
 	claim(t, s, "T1", "w1", "hostA")
-	b, err := Load(s, "f", time.Now())
+	b, err := loadSnapshot(s, "f", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed, all := Changed(a, b)
+	changed, all := changedTasks(a, b)
 	if all || len(changed) != 1 || changed[0].ID != "T1" {
 		t.Fatalf("Changed: %v %v", all, changed)
 	}
@@ -89,7 +89,7 @@ func TestSnapshotChangedDetail(t *testing.T) {
 	if t1.Status != state.Claimed || t1.Worker != "w1" || t1.Host != "hostA" || t1.Attempts != 1 || t1.Since.IsZero() || !t1.Until.IsZero() {
 		t.Errorf("T1 as shown: %+v", t1)
 	}
-	if _, all := Changed(nil, b); !all {
+	if _, all := changedTasks(nil, b); !all {
 		t.Error("a first snapshot is not all new")
 	}
 
@@ -132,7 +132,7 @@ func TestClean(t *testing.T) {
 		"bell\x07 c1\u009b":        "bell  c1 ",
 		"bad \xff byte":            "bad   byte",
 	} {
-		if got := Clean(in); got != want {
+		if got := cleanText(in); got != want {
 			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -202,7 +202,7 @@ func TestWriteText(t *testing.T) {
 	s := newStore(t)
 	planThree(t, s)
 	claim(t, s, "T1", "w1", "hostA")
-	sn, err := Load(s, "f", time.Now())
+	sn, err := loadSnapshot(s, "f", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,7 +586,7 @@ func TestServerRefusesUnknownStatus(t *testing.T) {
 	if ev != "refused" || !refusal(data) || strings.Contains(data, `"tasks"`) || strings.Contains(data, "<a") {
 		t.Errorf("an unknown status: %s %s", ev, data)
 	}
-	if _, err := Load(s, "f", time.Now()); !isRefusal(err) || !refusal(err.Error()) {
+	if _, err := loadSnapshot(s, "f", time.Now()); !isRefusal(err) || !refusal(err.Error()) {
 		t.Errorf("Load of a forged status: %v", err)
 	}
 }

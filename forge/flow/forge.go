@@ -45,10 +45,10 @@ func forgeRemote(g *engine.Engine) string {
 	return "origin"
 }
 
-// Client is the client of the feature's forge repository. A command that
+// forgeClient is the client of the feature's forge repository. A command that
 // needs the forge when none is configured gets a usage error: nothing was
 // asked of anyone, and nothing is written.
-func Client(g *engine.Engine) (*forgeapi.Client, error) {
+func forgeClient(g *engine.Engine) (*forgeapi.Client, error) {
 	repo, ok, err := forgeRepo(g)
 	if err != nil {
 		return nil, &engine.Error{Kind: engine.Usage, What: "bad forge.repo", Why: err.Error()}
@@ -91,7 +91,7 @@ func closesLines(issues []int) string {
 // forgeTasks is the forge's client and the feature's tasks, what every
 // command that reconciles the two starts from.
 func forgeTasks(g *engine.Engine) (*forgeapi.Client, []*state.Task, error) {
-	c, err := Client(g)
+	c, err := forgeClient(g)
 	if err != nil {
 		return nil, nil, err
 	}

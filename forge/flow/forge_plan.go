@@ -117,7 +117,7 @@ func asParseError(err error, pe *toml.ParseError) bool { return errors.As(err, p
 // milestone given. It returns the problems of every issue at once; with
 // any, the graph is nil. Warnings are the graph's own.
 func IssueGraph(g *engine.Engine, feature, label, milestone string) (*levels.Plan, []IssueProblem, []IssueProblem, error) {
-	c, err := Client(g)
+	c, err := forgeClient(g)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -122,7 +122,7 @@ func Ship(g *engine.Engine) (*ShipResult, error) {
 // shipFeature pushes staging and opens (or updates) one PR listing every
 // verified task whose work staging holds.
 func shipFeature(g *engine.Engine, ready []*state.Task, res *ShipResult) error {
-	c, err := Client(g)
+	c, err := forgeClient(g)
 	if err != nil {
 		return err
 	}
@@ -170,15 +170,15 @@ func shipFeature(g *engine.Engine, ready []*state.Task, res *ShipResult) error {
 	return nil
 }
 
-// LandFacts gathers what the land gate needs about a task in review: the
+// landFacts gathers what the land gate needs about a task in review: the
 // PR from the forge, its merge commit against the base branch as fetched
 // from the remote now, and the issue (closed here when the rest holds).
-func LandFacts(g *engine.Engine, t *state.Task) (gates.LandFacts, bool, error) {
+func landFacts(g *engine.Engine, t *state.Task) (gates.LandFacts, bool, error) {
 	f := gates.LandFacts{Task: t, Base: baseBranch(g), IssueClosed: t.Spec.Issue == 0}
 	if t.PR == 0 {
 		return f, false, nil
 	}
-	c, err := Client(g)
+	c, err := forgeClient(g)
 	if err != nil {
 		return f, false, err
 	}
@@ -239,7 +239,7 @@ func landMerged(g *engine.Engine, tasks []*state.Task, res *ShipResult) error {
 		if t.Status != state.Verified || t.PR == 0 {
 			continue
 		}
-		f, rejected, err := LandFacts(g, t)
+		f, rejected, err := landFacts(g, t)
 		if err != nil {
 			return err
 		}

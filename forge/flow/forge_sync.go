@@ -46,7 +46,7 @@ func Sync(g *engine.Engine) (*SyncResult, error) {
 	res := &SyncResult{Feature: g.Feature, Changes: []Change{}, Skipped: []string{}}
 	for _, t := range tasks {
 		if t.Status == state.Verified && t.PR != 0 {
-			f, rejected, err := LandFacts(g, t)
+			f, rejected, err := landFacts(g, t)
 			if err != nil {
 				return res, err
 			}

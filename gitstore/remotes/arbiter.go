@@ -44,9 +44,9 @@ func SetArbiter(s *gitstore.Store, remote string, check IncomingCheck) {
 	s.SetPublisher(a)
 }
 
-// Arbiter is the remote every update of s goes through (SetArbiter), ""
+// remoteArbiter is the remote every update of s goes through (SetArbiter), ""
 // for none.
-func Arbiter(s *gitstore.Store) string {
+func remoteArbiter(s *gitstore.Store) string {
 	if a := arbiterOf(s); a != nil {
 		return a.remote
 	}
@@ -60,7 +60,7 @@ func Reopen(ctx context.Context, s *gitstore.Store) (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	SetArbiter(n, Arbiter(s), nil)
+	SetArbiter(n, remoteArbiter(s), nil)
 	return n, nil
 }
 
@@ -465,7 +465,7 @@ func LeaseLost(s *gitstore.Store, feature string) time.Time {
 	r := sharedOf(s.Repo())
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.leaseLost[arbiterKey{Arbiter(s), feature}]
+	return r.leaseLost[arbiterKey{remoteArbiter(s), feature}]
 }
 
 func hashOrEmpty(h plumbing.Hash) string {

@@ -85,7 +85,7 @@ func TestSetArbiterKeepsItsSettings(t *testing.T) {
 	s := openStore(t, newRepo(t))
 	SetArbiterWait(s, time.Minute) // no arbiter yet: nothing to set
 	SetArbiter(s, "origin", acceptAll)
-	if a := arbiterOf(s); a == nil || a.wait != 0 || Arbiter(s) != "origin" {
+	if a := arbiterOf(s); a == nil || a.wait != 0 || remoteArbiter(s) != "origin" {
 		t.Fatalf("arbiter %+v", a)
 	}
 	SetArbiterWait(s, time.Minute)
@@ -102,7 +102,7 @@ func TestSetArbiterKeepsItsSettings(t *testing.T) {
 		t.Fatalf("reopened with %+v", a)
 	}
 	SetArbiter(s, "", nil)
-	if s.Publisher() != nil || Arbiter(s) != "" {
+	if s.Publisher() != nil || remoteArbiter(s) != "" {
 		t.Fatal("SetArbiter(\"\") left a publisher")
 	}
 }
