@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -174,15 +173,8 @@ mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
 		}
 	}
 	run(t, clones[1], env, "git", "zerg", "fsck")
-	var doc exportDoc
-	if err := json.Unmarshal([]byte(run(t, clones[1], env, "git", "zerg", "export")), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, tk := range doc.Tasks {
-		ops := map[string]int{}
-		for _, h := range tk.History {
-			ops[h.Op]++
-		}
+	for _, tk := range exported(t, clones[1], env).Tasks {
+		ops := tk.ops()
 		claims, expiries := 1, 0
 		if tk.ID == "W" {
 			claims, expiries = 2, 1 // its lease ran out with host1
@@ -254,15 +246,8 @@ mkdir -p out && echo "$ZERG_TASK" > "out/$ZERG_TASK.txt"
 			t.Errorf("host%d: the final staging's tree %s has no gate pass here", i+1, tree)
 		}
 	}
-	var doc exportDoc
-	if err := json.Unmarshal([]byte(run(t, clones[1], env, "git", "zerg", "export")), &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, tk := range doc.Tasks {
-		ops := map[string]int{}
-		for _, h := range tk.History {
-			ops[h.Op]++
-		}
+	for _, tk := range exported(t, clones[1], env).Tasks {
+		ops := tk.ops()
 		if tk.Status != "done" || ops["merge"] != 1 {
 			t.Errorf("%s: %s after %v", tk.ID, tk.Status, ops)
 		}

@@ -314,10 +314,7 @@ func checkRemoteRush(t *testing.T, env []string, clones, ids []string, runs []ru
 	}
 	hosts := map[string]int{}
 	for _, tk := range doc.Tasks {
-		ops := map[string]int{}
-		for _, h := range tk.History {
-			ops[h.Op]++
-		}
+		ops := tk.ops()
 		claims, expiries := 1, 0
 		if retried[tk.ID] {
 			claims, expiries = 2, 1

@@ -20,16 +20,37 @@ func zergIn(dir string, args ...string) (int, string, string) {
 }
 
 type exportDoc struct {
-	Tasks []struct {
-		ID      string `json:"id"`
-		Status  string `json:"status"`
-		Worker  string `json:"worker"`
-		Host    string `json:"host"`
-		History []struct {
-			Op     string `json:"op"`
-			Worker string `json:"worker"`
-		} `json:"history"`
-	} `json:"tasks"`
+	Tasks []exportTask `json:"tasks"`
+}
+
+type exportTask struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Worker  string `json:"worker"`
+	Host    string `json:"host"`
+	History []struct {
+		Op     string `json:"op"`
+		Worker string `json:"worker"`
+	} `json:"history"`
+}
+
+// exported is the export of the feature in dir.
+func exported(t *testing.T, dir string, env []string) exportDoc {
+	t.Helper()
+	var doc exportDoc
+	if err := json.Unmarshal([]byte(run(t, dir, env, "git", "zerg", "export")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// ops counts the task's history by op.
+func (tk exportTask) ops() map[string]int {
+	ops := map[string]int{}
+	for _, h := range tk.History {
+		ops[h.Op]++
+	}
+	return ops
 }
 
 // TestSyncRandomized interleaves transitions and syncs over three clones of
