@@ -454,7 +454,7 @@ func (h *hub) publish(sv *Server) func(*Snapshot, error) {
 			switch {
 			case all, recovered:
 				msg = sse("snapshot", snapshotEvent{sn, now})
-			case len(changed) == 0 && prev.Tip == sn.Tip:
+			case len(changed) == 0 && prev.Tip == sn.Tip && sameGates(prev.Gates, sn.Gates):
 				return
 			default:
 				p := patchEvent{Tip: sn.Tip, Now: now, Tasks: changed, Workers: sn.Workers,

@@ -3,6 +3,8 @@ package view
 import (
 	"context"
 	"errors"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +65,33 @@ func (src *Source) Tip(feature string) (string, error) {
 		return "", err
 	}
 	return h.String(), nil
+}
+
+// gatesTip names the gate records there are: it changes when a gate run
+// is recorded. A run whose gates failed is recorded without the state
+// moving (a rush that stops on it writes nothing else), so a view that
+// went by the feature's ref alone would not show it.
+func (src *Source) gatesTip() (string, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	var b strings.Builder
+	for _, prefix := range []string{gitstore.GatesPrefix, gitstore.GatesFailedPrefix} {
+		refs, err := src.s.RefsUnder(prefix)
+		if err != nil {
+			return "", err
+		}
+		names := make([]string, 0, len(refs))
+		for name := range refs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			h := refs[name]
+			b.WriteString(name)
+			b.Write(h[:])
+		}
+	}
+	return b.String(), nil
 }
 
 // view opens the feature as of its tip, once that tip passed the check.
@@ -162,18 +191,22 @@ func (src *Source) Output(feature, id string, attempt int, max int64) (*Output, 
 }
 
 // Poll calls fn with the feature's snapshot now and again each time its ref
-// moves, checking every interval, until ctx ends. A read that fails is
-// passed on and tried again at the next check.
+// moves or a gate run is recorded, checking every interval, until ctx
+// ends. A read that fails is passed on and tried again at the next check.
 func (src *Source) Poll(ctx context.Context, feature string, interval time.Duration, fn func(*Snapshot, error)) {
 	last := ""
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		tip, err := src.Tip(feature)
-		if err == nil && tip != last {
+		var gates string
+		if err == nil {
+			gates, err = src.gatesTip()
+		}
+		if now := tip + "\x00" + gates; err == nil && now != last {
 			var sn *Snapshot
 			if sn, err = src.Snapshot(feature); err == nil {
-				last = tip
+				last = now
 				fn(sn, nil)
 			}
 		}
