@@ -3,7 +3,8 @@ package view
 import (
 	"context"
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -80,12 +81,7 @@ func (src *Source) gatesTip() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		names := make([]string, 0, len(refs))
-		for name := range refs {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(refs)) {
 			h := refs[name]
 			b.WriteString(name)
 			b.Write(h[:])
