@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -175,7 +176,7 @@ func planned(t *testing.T) (*engine.Engine, time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.Trust(s, "f", tasks); err != nil {
+	if err := trust.Record(s, "f", tasks); err != nil {
 		t.Fatal(err)
 	}
 	return &engine.Engine{Ctx: context.Background(), Store: s, Config: config.Default(), Feature: "f", Now: clock}, now

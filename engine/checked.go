@@ -3,11 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 )
 
@@ -23,11 +23,6 @@ import (
 // commits are replayed with the gates, as sync replays what it fetches
 // (CheckIncoming). Neither the reflog nor a commit's message or author
 // says who wrote a commit: anyone can write those.
-
-// checkedFile is where the last checked tip of a feature is kept.
-func checkedFile(s *gitstore.Store, feature string) string {
-	return s.Layout().Checked(feature)
-}
 
 // CheckState checks the feature's state as it is now (see CheckStateAt).
 func (g *Engine) CheckState() error {
@@ -46,8 +41,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 	if tip.IsZero() {
 		return nil
 	}
-	file := checkedFile(s, feature)
-	last := readChecked(s, feature)
+	last := trust.Checked(s, feature)
 	if tip == last {
 		return nil
 	}
@@ -82,32 +76,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 	}
 	// Racing writers may leave an older checked tip here: that only makes
 	// the next check replay a little more.
-	return writeChecked(s, feature, file, tip)
-}
-
-const checkedDomain = "git-zerg checked tip"
-
-// readChecked is the last tip checked here, zero when none is recorded or
-// the record's seal does not verify (written by someone else, or by a
-// version that did not seal it: the next check replays more, once).
-func readChecked(s *gitstore.Store, feature string) plumbing.Hash {
-	b, err := os.ReadFile(checkedFile(s, feature))
-	if err != nil {
-		return plumbing.ZeroHash
-	}
-	tip, seal, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-	if !plumbing.IsHash(tip) || !s.Sealed(seal, checkedDomain, feature, tip) {
-		return plumbing.ZeroHash
-	}
-	return plumbing.NewHash(tip)
-}
-
-func writeChecked(s *gitstore.Store, feature, file string, tip plumbing.Hash) error {
-	seal, err := s.Seal(checkedDomain, feature, tip.String())
-	if err != nil {
-		return err
-	}
-	return WritePrivate(file, []byte(tip.String()+" "+seal+"\n"))
+	return trust.WriteChecked(s, feature, tip)
 }
 
 // maxWalk bounds the cheap path: past it, the replay is no dearer.

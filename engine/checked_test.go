@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
@@ -66,7 +67,7 @@ func newFeature(tb testing.TB, n int) *Engine {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := Trust(s, "f", tasks); err != nil { // planned here, as plan does
+	if err := trust.Record(s, "f", tasks); err != nil { // planned here, as plan does
 		tb.Fatal(err)
 	}
 	return &Engine{Ctx: ctx, Store: s, Config: config.Default(), Feature: "f"}
@@ -186,13 +187,13 @@ func testCheckState(t *testing.T, reflog []string) {
 	if g.tip(t) != forged {
 		t.Error("a transition was written on the forged state")
 	}
-	if readChecked(g.Store, "f") == forged {
+	if trust.Checked(g.Store, "f") == forged {
 		t.Error("the forged tip was taken for checked")
 	}
 	// Nor does writing the forged tip into the checked file, as a worker
 	// could, make it checked.
-	os.MkdirAll(filepath.Dir(checkedFile(g.Store, "f")), 0o755)
-	if err := os.WriteFile(checkedFile(g.Store, "f"), []byte(forged.String()+"\n"), 0o644); err != nil {
+	os.MkdirAll(filepath.Dir(g.Store.Layout().Checked("f")), 0o755)
+	if err := os.WriteFile(g.Store.Layout().Checked("f"), []byte(forged.String()+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.CheckState(); !errors.As(err, &ee) || ee.Kind != Refused {
@@ -214,10 +215,9 @@ func BenchmarkCheckStateMoved(b *testing.B) {
 	if _, ok := writtenHere(g.Store, tip, c.ParentHashes[0]); !ok {
 		b.Fatal("the engine's own commit is not recognized")
 	}
-	file := checkedFile(g.Store, "f")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := writeChecked(g.Store, "f", file, c.ParentHashes[0]); err != nil {
+		if err := trust.WriteChecked(g.Store, "f", c.ParentHashes[0]); err != nil {
 			b.Fatal(err)
 		}
 		if err := CheckStateAt(g.Context(), g.Store, "f", tip); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
@@ -42,18 +43,18 @@ type ClaimRequest struct {
 	// trust is what this machine trusts of the feature's tasks: a claim
 	// hands the task to a worker, so it must be the task as planned or
 	// accepted here (nil trusts nothing).
-	trust *trust
+	trust *trust.File
 }
 
 // prepareClaim fills in what the claim gate asks: the policy, the lease,
 // and this machine's trust (read here unless tr gives it).
-func (g *Engine) prepareClaim(r *ClaimRequest, policy gates.Policy, ttl time.Duration, tr *trust) error {
+func (g *Engine) prepareClaim(r *ClaimRequest, policy gates.Policy, ttl time.Duration, tr *trust.File) error {
 	r.policy, r.ttl, r.trust = policy, ttl, tr
 	if tr != nil {
 		return nil
 	}
 	var err error
-	r.trust, err = openTrust(g.Store, g.Feature)
+	r.trust, err = trust.Open(g.Store, g.Feature)
 	return err
 }
 
@@ -104,7 +105,7 @@ func (g *Engine) Claim(r ClaimRequest) (*state.Task, string, error) {
 // tasks it returns are those claimed, in the requests' order.
 func (g *Engine) ClaimAll(reqs []ClaimRequest) ([]*state.Task, error) {
 	policy, ttl := g.Policy(), g.TTL()
-	tr, err := openTrust(g.Store, g.Feature)
+	tr, err := trust.Open(g.Store, g.Feature)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +174,7 @@ func (x *txn) claim(r ClaimRequest) (claimed *state.Task, why string, msg *gitst
 	host := tx.Host()
 	owner := Owner(host, r.Worker)
 	if r.trust == nil {
-		r.trust = &trust{}
+		r.trust = &trust.File{}
 	}
 	// The index describes the state the transaction began from, so it is
 	// read before anything changes. A rush's chained claim (tasks already
@@ -235,13 +236,13 @@ func (x *txn) claimNamed(r ClaimRequest, facts gates.ClaimFacts) (*state.Task, e
 		return nil, err
 	}
 	facts.Task = t
-	if e := r.trust.check("claim "+t.ID()+" refused", t, tx.Feature()); e != nil {
+	if e := checkTrusted(r.trust, "claim "+t.ID()+" refused", t, tx.Feature()); e != nil {
 		return nil, e
 	}
 	if err := x.policy.Claim(facts); err != nil {
 		return nil, err
 	}
-	if e := r.trust.unapprovedHere("claim "+t.ID()+" refused", t); e != nil {
+	if e := unapprovedHere(r.trust, "claim "+t.ID()+" refused", t); e != nil {
 		return nil, e
 	}
 	if r.escapes != nil {
@@ -270,13 +271,13 @@ func (x *txn) claimBest(r ClaimRequest, facts gates.ClaimFacts, ix *gitstore.Ind
 		facts.Task = cand
 		err := x.policy.Claim(facts)
 		if err == nil {
-			if e := r.trust.check("claim refused", cand, tx.Feature()); e != nil {
+			if e := checkTrusted(r.trust, "claim refused", cand, tx.Feature()); e != nil {
 				if distrusted == nil {
 					distrusted = e
 				}
 				return false, nil
 			}
-			if e := r.trust.unapprovedHere("claim refused", cand); e != nil {
+			if e := unapprovedHere(r.trust, "claim refused", cand); e != nil {
 				err = errors.New(e.Why)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
@@ -272,7 +273,7 @@ func (g *Engine) RecordDone(worker string, facts gates.DoneFacts, to state.Statu
 	if err == nil && final != nil && to != state.Failed {
 		// Its verification passed here, just now: the merge need not run
 		// it again.
-		g.recordVerified(final, facts.Commit)
+		trust.RecordVerified(g.Store, g.Feature, final, facts.Commit)
 	}
 	return final, next, err
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -77,7 +78,7 @@ func newEngine(t *testing.T, graph string, cfg *config.Config) (*Engine, *fakeCl
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Trust(s, feature, tasks); err != nil {
+	if err := trust.Record(s, feature, tasks); err != nil {
 		t.Fatal(err)
 	}
 	if cfg == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -87,7 +88,7 @@ func (g *Engine) plan(plan *levels.Plan, force, trusted bool) (*PlanResult, erro
 	// An untrusted plan leaves the trust here as it was: what it trusts is
 	// specs a person accepted, whichever plan brings them back.
 	if trusted {
-		if err := Trust(s, name, tasks); err != nil {
+		if err := trust.Record(s, name, tasks); err != nil {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -64,7 +65,7 @@ func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
 		case ot == nil:
 			res.Added = append(res.Added, nt.ID())
 			out = append(out, nt)
-		case specDigest(ot.Spec) == specDigest(nt.Spec):
+		case trust.SpecDigest(ot.Spec) == trust.SpecDigest(nt.Spec):
 			kept := ot.Clone()
 			kept.Spec, kept.Level, kept.Implied, kept.Dependents = nt.Spec, nt.Level, nt.Implied, nt.Dependents
 			res.Kept = append(res.Kept, nt.ID())
@@ -136,7 +137,7 @@ func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := Trust(s, name, out); err != nil {
+	if err := trust.Record(s, name, out); err != nil {
 		return nil, err
 	}
 	s.WriteCache(name)

@@ -1,15 +1,11 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gates"
-	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -22,46 +18,6 @@ import (
 // record is verified again, on a clean checkout of its commit, before it
 // is merged or built on. The hosts the configuration trusts
 // (sync.trusted_hosts) are taken at their word.
-
-const verifiedDomain = "git-zerg verified"
-
-// verifiedFile is where the last pass of a task's verification run here is
-// recorded.
-func verifiedFile(s *gitstore.Store, feature, task string) string {
-	return s.Layout().Verified(feature, task)
-}
-
-// verificationDigest names what a pass is a pass of: the command and its
-// timeout (a pass under a longer limit is not one under a shorter).
-func verificationDigest(t *state.Task) string {
-	v := t.Spec.Verification
-	sum := sha256.Sum256([]byte(strconv.Itoa(v.TimeoutSeconds) + "\x00" + v.Command))
-	return hex.EncodeToString(sum[:])
-}
-
-// recordVerified records that t's verification passed here on commit.
-// Failing to write it costs a verification later, never a wrong merge,
-// so it is not worth failing the transition that passed.
-func (g *Engine) recordVerified(t *state.Task, commit string) {
-	s, feature := g.Store, g.Feature
-	seal, err := s.Seal(verifiedDomain, feature, t.ID(), commit, verificationDigest(t))
-	if err != nil {
-		return
-	}
-	WritePrivate(verifiedFile(s, feature, t.ID()), []byte(commit+" "+seal+"\n"))
-}
-
-// verifiedHere reports whether t's verification passed here on commit,
-// with the command t has now.
-func (g *Engine) verifiedHere(t *state.Task, commit string) bool {
-	s, feature := g.Store, g.Feature
-	b, err := os.ReadFile(verifiedFile(s, feature, t.ID()))
-	if err != nil {
-		return false
-	}
-	c, seal, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-	return c == commit && s.Sealed(seal, verifiedDomain, feature, t.ID(), commit, verificationDigest(t))
-}
 
 // trustedVerifier reports whether the configuration takes t's host at its
 // word. The host is what the state says, which whoever wrote the state
@@ -93,7 +49,7 @@ func (g *Engine) verifyAgain(t *state.Task, commit string) (ok bool, why string,
 	if to != state.Verified {
 		return false, fmt.Sprintf("%s, and its verification failed when run here on %s: %s", where, ShortHash(commit), strings.TrimSpace(reason)), nil
 	}
-	g.recordVerified(t, commit)
+	trust.RecordVerified(g.Store, g.Feature, t, commit)
 	return true, "", nil
 }
 
@@ -112,7 +68,7 @@ func (g *Engine) Reverified(pins []worktree.Pin) ([]worktree.Pin, error) {
 		if err != nil {
 			return nil, err
 		}
-		if g.verifiedHere(t, p.Commit) || g.trustedVerifier(t) {
+		if trust.VerifiedHere(g.Store, g.Feature, t, p.Commit) || g.trustedVerifier(t) {
 			keep = append(keep, p)
 			continue
 		}

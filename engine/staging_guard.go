@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -56,7 +57,7 @@ func (sg *stagingGuard) Moved(tip string) error {
 	if err != nil {
 		return err
 	}
-	return WritePrivate(stagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
+	return trust.WritePrivate(stagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
 }
 
 func (sg *stagingGuard) Check(ctx context.Context, known, tip string) error {
@@ -128,7 +129,7 @@ func (sg *stagingGuard) checkFrom(ctx context.Context, known, tip string) error 
 	g := sg.g
 	for _, c := range cs {
 		t := work[c.Parents[1]]
-		if g.verifiedHere(t, t.Commit) || g.trustedVerifier(t) {
+		if trust.VerifiedHere(g.Store, g.Feature, t, t.Commit) || g.trustedVerifier(t) {
 			continue
 		}
 		ok, why, err := g.verifyAgain(t, t.Commit)

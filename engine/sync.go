@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
 )
@@ -85,5 +86,5 @@ func CheckCaughtUp(ctx context.Context, s *gitstore.Store, feature string, local
 	if err := CheckIncoming(ctx, s, feature, local, remote); err != nil {
 		return err
 	}
-	return writeChecked(s, feature, checkedFile(s, feature), remote)
+	return trust.WriteChecked(s, feature, remote)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
@@ -371,17 +372,17 @@ func quoteList(ids []string) string {
 // here without a second transition.
 func (g *Engine) Approve(task string) (*state.Task, string, error) {
 	who := g.UserIdentity()
-	tr, err := openTrust(g.Store, g.Feature)
+	tr, err := trust.Open(g.Store, g.Feature)
 	if err != nil {
 		return nil, "", err
 	}
 	var seen *state.Task
 	t, err := g.transition1(task, func(x *txn, t *state.Task) (*gitstore.Message, error) {
 		seen = t
-		if e := tr.check("approve "+t.ID()+" refused", t, g.Feature); e != nil {
+		if e := checkTrusted(tr, "approve "+t.ID()+" refused", t, g.Feature); e != nil {
 			return nil, e
 		}
-		if t.Approved != "" && !tr.approvedHere(t) {
+		if t.Approved != "" && !tr.ApprovedHere(t) {
 			// Approved in the shared state by another clone: the gate, as
 			// if it were not, decides; the state needs no second approval.
 			here := *t
@@ -402,7 +403,7 @@ func (g *Engine) Approve(task string) (*state.Task, string, error) {
 	if t == nil {
 		t = seen
 	}
-	if err := approveHere(g.Store, g.Feature, t); err != nil {
+	if err := trust.Approve(g.Store, g.Feature, t); err != nil {
 		return nil, "", err
 	}
 	return t, who, nil

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/view"
@@ -16,7 +16,7 @@ import (
 // AcceptReviewText is what plan --accept shows before it asks: each task
 // this machine does not trust as it now is, as a diff of its spec against
 // the one accepted here (the whole spec when it is new here).
-func AcceptReviewText(w io.Writer, rv *engine.Review) {
+func AcceptReviewText(w io.Writer, rv *trust.Review) {
 	if rv.Old {
 		fmt.Fprintf(w, "note: the trust recorded here for %s was written by an older git-zerg and covered verification commands only: every task is shown\n", rv.Feature)
 	}
@@ -41,16 +41,16 @@ func AcceptReviewText(w io.Writer, rv *engine.Review) {
 }
 
 // AcceptQuestion asks for the yes that trusts the tasks of a review.
-func AcceptQuestion(rv *engine.Review) string {
+func AcceptQuestion(rv *trust.Review) string {
 	return fmt.Sprintf("accept %s on this machine (its workers get them as shown)? [y/N] ", acceptCounts(rv))
 }
 
 // AcceptedText says what plan --accept trusted.
-func AcceptedText(w io.Writer, rv *engine.Review) {
+func AcceptedText(w io.Writer, rv *trust.Review) {
 	fmt.Fprintf(w, "accepted %s of %s\n", acceptCounts(rv), rv.Feature)
 }
 
-func acceptCounts(rv *engine.Review) string {
+func acceptCounts(rv *trust.Review) string {
 	changed := 0
 	for _, rt := range rv.Changed {
 		if rt.Accepted != nil {

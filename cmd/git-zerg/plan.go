@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/cmdline"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/report"
@@ -273,7 +274,7 @@ func runAccept(e *env, s *gitstore.Store, o *planOptions) error {
 			return &cliError{code: exitRefused, what: "nothing accepted", why: "the answer was not yes"}
 		}
 	}
-	if err := engine.Trust(s, name, rv.Tasks); err != nil {
+	if err := trust.Record(s, name, rv.Tasks); err != nil {
 		return err
 	}
 	report.AcceptedText(e.stdout, rv)

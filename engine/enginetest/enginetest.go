@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
@@ -80,7 +81,7 @@ func New(t *testing.T, graph string, cfg *config.Config) (*engine.Engine, *Clock
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.Trust(s, feature, tasks); err != nil {
+	if err := trust.Record(s, feature, tasks); err != nil {
 		t.Fatal(err)
 	}
 	if cfg == nil {
