@@ -12,10 +12,9 @@ import (
 
 // memo is what a Repo's stores share in the process beside the objects
 // (odb.Memo): what state blobs decode to, the latest index of each
-// feature, how far each reflog was checked. The decoded
-// state is keyed by object hash, so it can never be stale, and it starts
-// over whenever the objects' memo does (see sync), which bounds both. It
-// is safe for concurrent use.
+// feature. The decoded state is keyed by object hash, so it can never be
+// stale, and it starts over whenever the objects' memo does (see sync),
+// which bounds both. It is safe for concurrent use.
 type memo struct {
 	objs *odb.Memo
 
@@ -32,15 +31,12 @@ type memo struct {
 	values  map[plumbing.Hash]any // lock and lease blobs, task indexes by tasks tree
 	// indexes is the latest index of each feature, to bring forward.
 	indexes map[string]*Index
-
-	// checked is how far each state ref's reflog was checked (repair.go).
-	checked map[string]checked
 }
 
 func (s *Store) memo() *memo { return s.repo.memo }
 
 func newMemo() *memo {
-	m := &memo{objs: odb.NewMemo(), checked: map[string]checked{}}
+	m := &memo{objs: odb.NewMemo()}
 	m.reset()
 	return m
 }

@@ -1,22 +1,17 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/gitcmd"
+	"github.com/git-zerg/git-zerg/gitstore/reflog"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -41,245 +36,42 @@ import (
 // earlier transition, and the other holder's next check finds its claim
 // lost.
 //
-// A checkpoint per ref (how far the reflog was checked, and the tip then,
-// which contains every entry before it) keeps each check to the new
-// entries; it is only a shortcut, so it lives in a plain file.
+// Finding the breaks, and remembering how far each reflog was checked, is
+// gitstore/reflog's, which reads no objects; whether the ref still
+// contains a value at a break is asked here, of the objects.
 
 // ReflogMessage names git-zerg's own updates in the reflog, for whoever
 // reads it to tell them from other moves of the ref.
 const ReflogMessage = refs.ReflogMessage
 
-// reflogEntry is one line of a reflog.
-type reflogEntry struct {
-	old, new plumbing.Hash
-	when     time.Time
-	end      int64  // offset just past the line
-	line     string // the line, without its newline
-}
-
-// parseReflog reads the complete lines of b, which starts at offset base.
-func parseReflog(b []byte, base int64) []reflogEntry {
-	var out []reflogEntry
-	off := base
-	for {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return out // a line being written: the next check reads it
-		}
-		line := string(b[:i])
-		b = b[i+1:]
-		off += int64(i + 1)
-		if len(line) < 82 || !plumbing.IsHash(line[:40]) || !plumbing.IsHash(line[41:81]) {
-			continue
-		}
-		e := reflogEntry{old: plumbing.NewHash(line[:40]), new: plumbing.NewHash(line[41:81]), end: off, line: line}
-		if who, _, ok := strings.Cut(line[82:], "\t"); ok {
-			// "name <email> seconds zone"
-			if f := strings.Fields(who); len(f) >= 2 {
-				if sec, err := strconv.ParseInt(f[len(f)-2], 10, 64); err == nil {
-					e.when = time.Unix(sec, 0)
-				}
-			}
-		}
-		out = append(out, e)
-	}
-}
-
-// checkpoint: the reflog up to end (the line ending there is line) was
-// checked, and every value it records is contained in tip, the value of
-// that last line.
-type checkpoint struct {
-	end  int64
-	line string
-	tip  plumbing.Hash
-	// stamp is the reflog's size and time when it ended at end: while
-	// they and the tip stay, there is nothing new to check (kept in
-	// memory only).
-	stamp string
-}
-
-func reflogStamp(fi fs.FileInfo) string {
-	return fmt.Sprint(fi.Size(), " ", fi.ModTime().UnixNano())
-}
-
-func (s *Store) reflogPath(ref string) string {
-	return filepath.Join(s.CommonDir, "logs", filepath.FromSlash(ref))
-}
-
-func (s *Store) checkpointPath(ref string) string {
-	return s.Layout().ReflogChecked(ref)
-}
-
-func (s *Store) loadCheckpoint(ref string) checkpoint {
-	m := s.memo()
-	m.mu.Lock()
-	c, ok := m.checked[ref]
-	m.mu.Unlock()
-	if ok {
-		return c.cp
-	}
-	b, err := os.ReadFile(s.checkpointPath(ref))
-	if err != nil {
-		return checkpoint{}
-	}
-	head, line, _ := strings.Cut(string(b), "\n")
-	end, tip, _ := strings.Cut(head, " ")
-	n, err := strconv.ParseInt(end, 10, 64)
-	if err != nil || !plumbing.IsHash(tip) {
-		return checkpoint{}
-	}
-	return checkpoint{end: n, line: line, tip: plumbing.NewHash(tip)}
-}
-
-// checkpointEvery is how many entries checked make the checkpoint file
-// written again; fewer are cheaper to read again than to write.
-const checkpointEvery = 8
-
-// checked is a ref's checkpoint in memory, and how many entries it is
-// ahead of the file.
-type checked struct {
-	cp      checkpoint
-	unsaved int
-}
-
-func (s *Store) saveCheckpoint(ref string, cp checkpoint, scanned int) {
-	m := s.memo()
-	m.mu.Lock()
-	c := m.checked[ref]
-	c.cp, c.unsaved = cp, c.unsaved+scanned
-	write := c.unsaved >= checkpointEvery
-	if write {
-		c.unsaved = 0
-	}
-	m.checked[ref] = c
-	m.mu.Unlock()
-	if write {
-		_ = s.writeCache(s.checkpointPath(ref), []byte(fmt.Sprintf("%d %s\n%s\n", cp.end, cp.tip, cp.line)))
-	}
-}
-
-// scanReflog returns the reflog entries after the checkpoint, and the
-// value every earlier entry is contained in (zero when it reads the whole
-// reflog). A checkpoint that no longer matches the file (git gc expired
-// old entries and rewrote it; the ref was deleted and made again) is
-// looked for by its line, else the whole reflog is read.
-func (s *Store) scanReflog(ref string, cp checkpoint) (entries []reflogEntry, from plumbing.Hash, fi fs.FileInfo, err error) {
-	f, err := os.Open(s.reflogPath(ref))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, plumbing.ZeroHash, nil, nil
-	}
-	if err != nil {
-		return nil, plumbing.ZeroHash, nil, err
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, plumbing.ZeroHash, nil, err
-	}
-	size := fi.Size()
-	start := int64(0)
-	if cp.line != "" && cp.end <= size && cp.end > int64(len(cp.line)) {
-		buf := make([]byte, len(cp.line)+1)
-		if _, err := f.ReadAt(buf, cp.end-int64(len(buf))); err == nil && string(buf[1:]) == cp.line && buf[0] == '\n' {
-			start, from = cp.end, cp.tip
-		}
-	}
-	if start == 0 {
-		all, err := io.ReadAll(f)
-		if err != nil {
-			return nil, plumbing.ZeroHash, nil, err
-		}
-		if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); cp.line != "" && i >= 0 {
-			start, from = int64(i+len(cp.line)+2), cp.tip
-		}
-		return parseReflog(all[start:], start), from, fi, nil
-	}
-	buf := make([]byte, size-start)
-	n, err := f.ReadAt(buf, start)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, plumbing.ZeroHash, nil, err
-	}
-	return parseReflog(buf[:n], start), from, fi, nil
-}
-
-// breaks returns the values at the breaks of the chain from (the value
-// before the first entry) through entries to tip, newest first: the
-// candidates for an undone update.
-func breaks(from plumbing.Hash, entries []reflogEntry, tip plumbing.Hash) []plumbing.Hash {
-	var out []plumbing.Hash
-	seen := map[plumbing.Hash]bool{}
-	add := func(h plumbing.Hash) {
-		if !h.IsZero() && !seen[h] {
-			seen[h] = true
-			out = append(out, h)
-		}
-	}
-	prev := from
-	for _, e := range entries {
-		if e.old != prev {
-			add(prev)
-		}
-		prev = e.new
-	}
-	if prev != tip {
-		add(prev)
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
-}
-
 // lostCommits returns the values the reflog records for ref that its tip
-// no longer contains (newest first), and the checkpoint to keep when there
+// no longer contains (newest first), and the check to keep when there
 // are none.
-func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) (lost []plumbing.Hash, cp checkpoint, scanned int, err error) {
-	old := s.loadCheckpoint(ref)
-	if tip.IsZero() {
-		return nil, old, 0, nil // no ref: deleted, with its reflog
-	}
-	if old.stamp != "" && old.tip == tip {
-		if fi, err := os.Stat(s.reflogPath(ref)); err == nil && reflogStamp(fi) == old.stamp {
-			return nil, old, 0, nil
-		}
-	}
-	entries, from, fi, err := s.scanReflog(ref, old)
+func (s *Store) lostCommits(ctx context.Context, ref string, tip plumbing.Hash) (lost []plumbing.Hash, sc reflog.Scan, err error) {
+	sc, err = s.repo.reflogs.Scan(ref, tip)
 	if err != nil {
-		return nil, old, 0, err
+		return nil, sc, err
 	}
-	if len(entries) == 0 && from == tip {
-		if fi != nil && fi.Size() == old.end {
-			old.stamp = reflogStamp(fi)
-		}
-		return nil, old, 0, nil
-	}
-	for _, c := range breaks(from, entries, tip) {
+	for _, c := range sc.Breaks {
 		if !s.hasObject(c) && !s.gitHasObject(ctx, c) {
 			continue // pruned long ago: nothing left to restore
 		}
 		in, err := s.IsAncestor(ctx, c, tip)
 		if err != nil {
-			return nil, old, 0, err
+			return nil, sc, err
 		}
 		if !in {
 			lost = append(lost, c)
 		}
 	}
-	cp = old
-	if len(lost) == 0 && len(entries) > 0 && entries[len(entries)-1].new == tip {
-		last := entries[len(entries)-1]
-		cp = checkpoint{end: last.end, line: last.line, tip: tip}
-		if fi != nil && fi.Size() == last.end {
-			cp.stamp = reflogStamp(fi)
-		}
-	}
-	return lost, cp, len(entries), nil
+	return lost, sc, nil
 }
 
 // check is lostCommits, keeping the checkpoint when nothing is lost.
 func (s *Store) check(ctx context.Context, ref string, tip plumbing.Hash) ([]plumbing.Hash, error) {
-	lost, cp, scanned, err := s.lostCommits(ctx, ref, tip)
-	if err == nil && len(lost) == 0 && cp.tip == tip && !tip.IsZero() && (scanned > 0 || cp.stamp != "") {
-		s.saveCheckpoint(ref, cp, scanned)
+	lost, sc, err := s.lostCommits(ctx, ref, tip)
+	if err == nil && len(lost) == 0 {
+		s.repo.reflogs.Keep(sc, s.writeCache)
 	}
 	return lost, err
 }
@@ -451,11 +243,11 @@ func (s *Store) RollbacksOf(ref string) ([]Rollback, error) {
 	if err != nil || tip.IsZero() {
 		return nil, err
 	}
-	entries, _, _, err := s.scanReflog(ref, checkpoint{})
+	entries, err := reflog.Read(s.CommonDir, ref)
 	if err != nil || len(entries) == 0 {
 		return nil, err
 	}
-	cands := breaks(plumbing.ZeroHash, entries, tip)
+	cands := reflog.Breaks(plumbing.ZeroHash, entries, tip)
 	if len(cands) == 0 {
 		return nil, nil
 	}
@@ -479,12 +271,12 @@ func (s *Store) RollbacksOf(ref string) ([]Rollback, error) {
 	var rbs []Rollback
 	listed := map[plumbing.Hash]bool{}
 	for _, e := range entries {
-		if !unreachable[e.new] || listed[e.new] {
+		if !unreachable[e.New] || listed[e.New] {
 			continue
 		}
-		listed[e.new] = true
-		rb := Rollback{Ref: ref, Commit: e.new, Old: e.old, When: e.when}
-		if c, err := s.readCommit(e.new); err == nil {
+		listed[e.New] = true
+		rb := Rollback{Ref: ref, Commit: e.New, Old: e.Old, When: e.When}
+		if c, err := s.readCommit(e.New); err == nil {
 			rb.Subject, _, _ = strings.Cut(c.Message, "\n")
 		}
 		rbs = append(rbs, rb)
@@ -584,14 +376,14 @@ const restoreCandidates = 20
 // lastComplete is the newest value the ref's reflog records whose every
 // object, history included, exists (zero when none).
 func (s *Store) lastComplete(ctx context.Context, ref string, tip plumbing.Hash) plumbing.Hash {
-	entries, _, _, err := s.scanReflog(ref, checkpoint{})
+	entries, err := reflog.Read(s.CommonDir, ref)
 	if err != nil {
 		return plumbing.ZeroHash
 	}
 	seen := map[plumbing.Hash]bool{tip: true, plumbing.ZeroHash: true}
 	looked := 0
 	for i := len(entries) - 1; i >= 0 && looked < restoreCandidates; i-- {
-		for _, c := range []plumbing.Hash{entries[i].new, entries[i].old} {
+		for _, c := range []plumbing.Hash{entries[i].New, entries[i].Old} {
 			if seen[c] {
 				continue
 			}

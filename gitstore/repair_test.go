@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/gitstore/reflog"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -222,14 +223,14 @@ func TestRollbackOfBothRefsMergedBack(t *testing.T) {
 func TestRollbackBelowCheckpoint(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
-	plan(t, s, "f", tasks(2*checkpointEvery))
+	plan(t, s, "f", tasks(2*reflog.CheckpointEvery))
 	old := git(t, dir, "rev-parse", FeatureRef("f"))
-	for i := 0; i < 2*checkpointEvery; i++ {
+	for i := 0; i < 2*reflog.CheckpointEvery; i++ {
 		if err := setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := os.Stat(s.checkpointPath(FeatureRef("f"))); err != nil {
+	if _, err := os.Stat(s.Layout().ReflogChecked(FeatureRef("f"))); err != nil {
 		t.Fatalf("no checkpoint written: %v", err)
 	}
 	rollBack(t, dir, map[string]string{FeatureRef("f"): old})
@@ -260,8 +261,8 @@ func TestRollbackBelowCheckpoint(t *testing.T) {
 func TestCheckpointSurvivesReflogRewrite(t *testing.T) {
 	dir := newRepo(t)
 	s := openStore(t, dir)
-	plan(t, s, "f", tasks(2*checkpointEvery))
-	for i := 0; i < checkpointEvery; i++ {
+	plan(t, s, "f", tasks(2*reflog.CheckpointEvery))
+	for i := 0; i < reflog.CheckpointEvery; i++ {
 		if err := setStatus(s, "f", fmt.Sprintf("T%03d", i), state.Done); err != nil {
 			t.Fatal(err)
 		}

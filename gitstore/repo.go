@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/git-zerg/git-zerg/gitstore/odb"
+	"github.com/git-zerg/git-zerg/gitstore/reflog"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
 )
 
@@ -23,6 +24,8 @@ type Repo struct {
 	commonDir string
 
 	memo *memo
+	// reflogs is how far each state ref's reflog was checked (repair.go).
+	reflogs *reflog.Checker
 	// txMu takes the process's transactions one at a time: goroutines of
 	// a rush would otherwise race each other's compare-and-swap and redo
 	// their work. Between processes the compare-and-swap alone decides,
@@ -47,7 +50,7 @@ type Repo struct {
 type togetherKey struct{ remote, feature string }
 
 func newRepoHandle(commonDir string) *Repo {
-	return &Repo{commonDir: commonDir, memo: newMemo(), together: map[togetherKey]*joiners{}, values: map[any]any{}}
+	return &Repo{commonDir: commonDir, memo: newMemo(), reflogs: reflog.NewChecker(commonDir, LayoutOf(commonDir).ReflogChecked), together: map[togetherKey]*joiners{}, values: map[any]any{}}
 }
 
 // Value returns what a layer above this package keeps for r's repository
