@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -52,7 +53,7 @@ func (r *rush) runFlow() (stop error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if levelDone(tasks, 0) {
+	if schedule.LevelDone(tasks, 0) {
 		return nil, nil
 	}
 	if err := r.stopErr(); err != nil {
@@ -84,10 +85,10 @@ func (r *rush) runFlow() (stop error, err error) {
 	mm := mg.Manager()
 
 	base := gated{tip: tip, held: doneSet(tasks)}
-	paths := remaining(tasks)
+	paths := schedule.Remaining(tasks)
 	shown := map[int]bool{} // levels whose table was printed
 	for l := range levelsOf(tasks) {
-		shown[l] = levelDone(tasks, l)
+		shown[l] = schedule.LevelDone(tasks, l)
 	}
 	mergedIn := map[int]bool{} // levels with work merged by this rush
 	levelOf := make(map[string]int, len(tasks))
@@ -136,9 +137,9 @@ func (r *rush) runFlow() (stop error, err error) {
 		r.g.Emit(engine.Event{Type: engine.EvProgress, Tasks: tasks})
 		r.showSettled(tasks, shown, mergedIn, base)
 		// A backoff is said as it begins, whatever else runs meanwhile.
-		_, _, backoffs := levelWait(tasks, 0, r.policy, r.g.Time(), remotePoll)
+		_, _, backoffs := schedule.LevelWait(tasks, 0, r.policy, r.g.Time(), remotePoll)
 		r.noteBackoffs(backoffs)
-		if l := wholeLevelBlocked(tasks); l > 0 && aborted == nil {
+		if l := schedule.WholeLevelBlocked(tasks); l > 0 && aborted == nil {
 			aborted = engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", l), "")
 		}
 		if !merging && halted == nil && firstErr == nil && !r.stopped.Load() {
@@ -202,7 +203,7 @@ func (r *rush) runFlow() (stop error, err error) {
 	}
 	r.showSettled(tasks, shown, mergedIn, base)
 	for l := range levelsOf(tasks) {
-		if why := hopeless(tasks, l); why != "" {
+		if why := schedule.Hopeless(tasks, l); why != "" {
 			r.g.Note("level %d: skipped: %s", l, why)
 		}
 	}
@@ -213,7 +214,7 @@ func (r *rush) runFlow() (stop error, err error) {
 // staging base: the longest path first. The error is the tool's, making a
 // worktree.
 func (r *rush) startReady(ctx context.Context, workers *pool, results chan<- slotResult, tasks []*state.Task, base gated, paths map[string]float64) error {
-	for _, t := range flowReady(tasks, r.policy, r.g.Time(), base.held, paths) {
+	for _, t := range schedule.Ready(tasks, r.policy, r.g.Time(), base.held, paths) {
 		if len(workers.free) == 0 {
 			return nil
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
+	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -43,13 +44,13 @@ type flowShared struct {
 	eligibleMu sync.Mutex
 	eligible   map[string]func(*state.Task) bool // by staging tip
 	newest     string                            // the last tip given eligible
-	flowPaths  map[string]float64                // remaining(): the claim's rank
+	flowPaths  map[string]float64                // schedule.Remaining(): the claim's rank
 }
 
 // setEligible records which tasks a worker may claim when it starts from
 // the gated staging g.
 func (r *rush) setEligible(g gated, tasks []*state.Task) {
-	only := flowEligible(tasks, g.held)
+	only := schedule.Eligible(tasks, g.held)
 	r.eligibleMu.Lock()
 	defer r.eligibleMu.Unlock()
 	if r.eligible == nil {
@@ -145,7 +146,7 @@ const maxFlowGrace = 30 * time.Second
 
 // look notes which hosts changed the state since the last look.
 func (q *remoteQueue) look(tasks []*state.Task, leases map[string]*state.Worker, now time.Time) {
-	for h, sign := range hostSigns(tasks, leases) {
+	for h, sign := range schedule.HostSigns(tasks, leases) {
 		old, known := q.signs[h]
 		switch {
 		case !known:
@@ -176,7 +177,7 @@ func (q *remoteQueue) due(tasks []*state.Task, leases map[string]*state.Worker, 
 			verified = append(verified, t)
 		}
 	}
-	ts := mergeDue(verified, q.self, q.seen, q.active, now, q.grace)
+	ts := schedule.MergeDue(verified, q.self, q.seen, q.active, now, q.grace)
 	var out []worktree.Pin
 	for _, t := range ts {
 		out = append(out, worktree.Pin{Task: t.ID(), Commit: t.Commit})

@@ -17,6 +17,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -55,7 +56,7 @@ type Result struct {
 	Staging  string // the staging branch
 	Tip      string // its commit
 	// Flow is where the rush's wall time went.
-	Flow Flow
+	Flow schedule.Flow
 }
 
 // Modes a rush runs in.

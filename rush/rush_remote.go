@@ -13,6 +13,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
+	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -164,7 +165,7 @@ const freshEvery = 150 * time.Millisecond
 
 // freshDue is freshDue of the rush's last catch-up.
 func (r *shared) freshDue(now time.Time) bool {
-	return freshDue(now, time.Unix(0, r.caughtUp.Load()), time.Duration(r.catchUpTook.Load()))
+	return schedule.FreshDue(now, time.Unix(0, r.caughtUp.Load()), time.Duration(r.catchUpTook.Load()))
 }
 
 // syncStaging makes the local staging branch the remote's, and returns its

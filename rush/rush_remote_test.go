@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -38,7 +39,7 @@ func TestFreshDue(t *testing.T) {
 // other verified task, each once, and nothing that is not verified.
 func TestJoinLost(t *testing.T) {
 	mk := func(id string, st state.Status, commit string) *state.Task {
-		tk := task(id, 1, st)
+		tk := &state.Task{Spec: &levels.Task{ID: id}, Level: 1, Status: st}
 		tk.Commit = commit
 		return tk
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/prompt"
+	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -254,13 +255,13 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if levelDone(tasks, level) {
+	if schedule.LevelDone(tasks, level) {
 		return nil, nil
 	}
 	if err := r.stopErr(); err != nil {
 		return err, nil
 	}
-	if why := hopeless(tasks, level); why != "" {
+	if why := schedule.Hopeless(tasks, level); why != "" {
 		// Nothing of it can run in this rush: one line, not a table of
 		// tasks that never moved.
 		r.g.Note("level %d: skipped: %s", level, why)
@@ -287,7 +288,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		// transitions; an idle one looks at the remote now and then,
 		// unless what it holds already says the level is settled (no
 		// other host can undo that): then it merges at once.
-		if workers.idle() && r.remote != "" && !levelSettled(tasks, level) {
+		if workers.idle() && r.remote != "" && !schedule.LevelSettled(tasks, level) {
 			if err := r.poll(false); err != nil {
 				return nil, err
 			}
@@ -430,7 +431,7 @@ func (r *rush) pause(d time.Duration) {
 // levelWait is the pure levelWait at the rush's clock and policy, saying
 // once for each backoff why nothing runs, and until when.
 func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
-	wait, settled, backoffs := levelWait(tasks, level, r.policy, r.g.Time(), remotePoll)
+	wait, settled, backoffs := schedule.LevelWait(tasks, level, r.policy, r.g.Time(), remotePoll)
 	r.noteBackoffs(backoffs)
 	return wait, settled
 }
@@ -660,7 +661,7 @@ func (r *rush) summary() error {
 	defer r.g.Emit(end)
 	r.result = &Result{Feature: r.feature, Tasks: len(tasks), Counts: counts, Staging: worktree.StagingBranch(r.feature)}
 	now := r.g.Time()
-	r.result.Flow = flowOf(tasks, r.started, now.Sub(r.started), r.n)
+	r.result.Flow = schedule.FlowOf(tasks, r.started, now.Sub(r.started), r.n)
 	if counts[string(state.Done)] == len(tasks) {
 		tip, _ := r.mgr.EnsureStaging(r.g.Context(), "")
 		r.result.Complete, r.result.Tip = true, tip

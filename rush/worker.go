@@ -296,3 +296,31 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// shellError is the last line of a worker's stderr when it is an error
+// of the shell that runs the worker command or its script (dash's "sh: 0:
+// cannot open x.sh" and "x.sh: 3: Syntax error", bash's "x.sh: line 3:
+// ..."), "" otherwise. dash exits 2 on such errors, the code ZERG's
+// protocol gives a checkpoint, so a script that cannot run would be
+// restarted as if it asked to be.
+func shellError(stderrTail string) string {
+	lines := strings.Split(strings.TrimRight(stderrTail, "\n"), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	name, rest, ok := strings.Cut(last, ": ")
+	if !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return ""
+	}
+	if where, _, ok := strings.Cut(rest, ": "); ok && (isDigits(where) || strings.HasPrefix(where, "line ") && isDigits(where[5:])) {
+		return last
+	}
+	return ""
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,4 +1,9 @@
-package rush
+// Package schedule is the rush's decisions that need nothing but what they
+// are given (tasks, times, configuration values): what is ready, settled,
+// Hopeless, how long to wait, which host's work to merge. No git, no
+// clock, no store, no process: each is tested on tables, and both of the
+// rush's schedulers use them.
+package schedule
 
 import (
 	"encoding/json"
@@ -11,19 +16,14 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// The rush's decisions that need nothing but what they are given (tasks,
-// times, configuration values): no git, no clock, no store, so that they
-// are tested on tables, and a scheduler that is not level by level can
-// reuse them.
-
 // inLevel: t is of level, every task being of level 0 (the whole feature,
 // for the scheduler that does not go level by level).
 func inLevel(t *state.Task, level int) bool { return level == 0 || t.Level == level }
 
-// hopeless says why no task of the level can run in this rush: each one
+// Hopeless says why no task of the level can run in this rush: each one
 // that is not settled waits on a blocked task, or for an approval. "" when
 // some can run (or has work to merge).
-func hopeless(tasks []*state.Task, level int) string {
+func Hopeless(tasks []*state.Task, level int) string {
 	byID := make(map[string]*state.Task, len(tasks))
 	for _, t := range tasks {
 		byID[t.ID()] = t
@@ -67,9 +67,9 @@ func hopeless(tasks []*state.Task, level int) string {
 	return strings.Join(firstFew(waits, 5), "; ")
 }
 
-// levelSettled reports whether every task of the level is at rest
+// LevelSettled reports whether every task of the level is at rest
 // (verified, done or blocked): nothing of it runs any more.
-func levelSettled(tasks []*state.Task, level int) bool {
+func LevelSettled(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
 		if inLevel(t, level) && !t.Status.AtRest() {
 			return false
@@ -78,8 +78,8 @@ func levelSettled(tasks []*state.Task, level int) bool {
 	return true
 }
 
-// levelDone: every task of the level is settled (done or blocked) already.
-func levelDone(tasks []*state.Task, level int) bool {
+// LevelDone: every task of the level is settled (done or blocked) already.
+func LevelDone(tasks []*state.Task, level int) bool {
 	for _, t := range tasks {
 		if inLevel(t, level) && !t.Status.Settled() {
 			return false
@@ -88,12 +88,12 @@ func levelDone(tasks []*state.Task, level int) bool {
 	return true
 }
 
-// levelWait decides what an idle scheduler does at now: done (settled)
+// LevelWait decides what an idle scheduler does at now: done (settled)
 // when every task of the level is verified, done or blocked; else wait
 // for the soonest backoff to end, or poll for a claim held elsewhere;
 // else (0, false): the rest can never run. backoffs are the tasks that
 // wait for their backoff, for the caller to say why nothing runs.
-func levelWait(tasks []*state.Task, level int, policy gates.Policy, now time.Time, poll time.Duration) (wait time.Duration, settled bool, backoffs []*state.Task) {
+func LevelWait(tasks []*state.Task, level int, policy gates.Policy, now time.Time, poll time.Duration) (wait time.Duration, settled bool, backoffs []*state.Task) {
 	status := gates.StatusFunc(tasks)
 	allSettled := true
 	for _, t := range tasks {
@@ -126,12 +126,12 @@ func levelWait(tasks []*state.Task, level int, policy gates.Policy, now time.Tim
 	return wait, false, backoffs
 }
 
-// remaining is each task's longest path to the end of the feature: its own
+// Remaining is each task's longest path to the end of the feature: its own
 // length plus the longest of what waits for it, a length being the task's
 // estimate_minutes when the graph gives one, else the mean of the
 // estimates given (1 when none is). A task that starts late on a long path
 // holds up everything after it, so the scheduler starts the longest first.
-func remaining(tasks []*state.Task) map[string]float64 {
+func Remaining(tasks []*state.Task) map[string]float64 {
 	byID := make(map[string]*state.Task, len(tasks))
 	est := make(map[string]float64, len(tasks))
 	sum, n := 0.0, 0
@@ -191,7 +191,7 @@ func estimate(t *state.Task) (float64, bool) {
 	return m, true
 }
 
-// flowReady is what the flow scheduler may start now, best first: the
+// Ready is what the flow scheduler may start now, best first: the
 // tasks the policy finds ready whose every dependency is in held (the
 // work the newest gated staging holds), longest remaining path first, the
 // policy's order between equals.
@@ -199,7 +199,7 @@ func estimate(t *state.Task) (float64, bool) {
 // A level the graph gives a task is a floor ("never earlier"): such a task
 // also waits for every task of the levels below it, as it would level by
 // level.
-func flowReady(tasks []*state.Task, policy gates.Policy, now time.Time, held map[string]bool, paths map[string]float64) []*state.Task {
+func Ready(tasks []*state.Task, policy gates.Policy, now time.Time, held map[string]bool, paths map[string]float64) []*state.Task {
 	below := map[int]bool{} // level -> every task of a lower level is held
 	heldBelow := func(floor int) bool {
 		if v, ok := below[floor]; ok {
@@ -231,11 +231,11 @@ next:
 	return out
 }
 
-// flowEligible is flowReady's rule on dependencies alone, for a claim
+// Eligible is flowReady's rule on dependencies alone, for a claim
 // that picks on state it has not seen yet (another machine's, as the claim
 // commits on the remote): whether a task may start from a staging that
 // holds the work of held, its readiness left to the claim's gate.
-func flowEligible(tasks []*state.Task, held map[string]bool) func(*state.Task) bool {
+func Eligible(tasks []*state.Task, held map[string]bool) func(*state.Task) bool {
 	unheld := 0 // the lowest level with a task whose work is not held; 0: none
 	for _, t := range tasks {
 		if !held[t.ID()] && (unheld == 0 || t.Level < unheld) {
@@ -252,7 +252,7 @@ func flowEligible(tasks []*state.Task, held map[string]bool) func(*state.Task) b
 	}
 }
 
-// mergeDue picks what a host of a shared rush merges now among the
+// MergeDue picks what a host of a shared rush merges now among the
 // verified tasks. One host merges for all: the merger, the host with the
 // first name among this one (self) and those it saw change the state
 // within grace. The merger takes every verified task at once; any other
@@ -269,7 +269,7 @@ func flowEligible(tasks []*state.Task, held map[string]bool) func(*state.Task) b
 // merge takes a few round trips to the remote, and with three hosts most
 // lost to another's and went again (9–18 lost merge pushes per host in the
 // three-host benchmark; 0–3 in all with one merger).
-func mergeDue(verified []*state.Task, self string, seen, active map[string]time.Time, now time.Time, grace time.Duration) []*state.Task {
+func MergeDue(verified []*state.Task, self string, seen, active map[string]time.Time, now time.Time, grace time.Duration) []*state.Task {
 	merger := self
 	for h, at := range active {
 		if h < merger && now.Sub(at) < grace {
@@ -300,9 +300,9 @@ func mergeDue(verified []*state.Task, self string, seen, active map[string]time.
 	return due
 }
 
-// hostSigns is, by host, what the state shows of its doings: it changes
+// HostSigns is, by host, what the state shows of its doings: it changes
 // with each transition of the host's tasks and each renewal of its leases.
-func hostSigns(tasks []*state.Task, leases map[string]*state.Worker) map[string]string {
+func HostSigns(tasks []*state.Task, leases map[string]*state.Worker) map[string]string {
 	events := map[string]int{}
 	for _, t := range tasks {
 		if t.Host != "" {
@@ -323,9 +323,9 @@ func hostSigns(tasks []*state.Task, leases map[string]*state.Worker) map[string]
 	return out
 }
 
-// wholeLevelBlocked is the first level every task of which is blocked, 0
+// WholeLevelBlocked is the first level every task of which is blocked, 0
 // when there is none: the rush aborts there, as a level rush does.
-func wholeLevelBlocked(tasks []*state.Task) int {
+func WholeLevelBlocked(tasks []*state.Task) int {
 	total, blocked := map[int]int{}, map[int]int{}
 	for _, t := range tasks {
 		total[t.Level]++
@@ -353,9 +353,9 @@ type Flow struct {
 	Busy     float64 // the share of Workers × Wall that runs took
 }
 
-// flowOf is the Flow of a rush that started at since and ended wall
+// FlowOf is the Flow of a rush that started at since and ended wall
 // later with workers: only runs that started in it count.
-func flowOf(tasks []*state.Task, since time.Time, wall time.Duration, workers int) Flow {
+func FlowOf(tasks []*state.Task, since time.Time, wall time.Duration, workers int) Flow {
 	f := Flow{Wall: wall, Workers: workers}
 	took := map[string]time.Duration{}
 	var busy time.Duration
@@ -411,37 +411,9 @@ func flowOf(tasks []*state.Task, since time.Time, wall time.Duration, workers in
 	return f
 }
 
-// shellError is the last line of a worker's stderr when it is an error
-// of the shell that runs the worker command or its script (dash's "sh: 0:
-// cannot open x.sh" and "x.sh: 3: Syntax error", bash's "x.sh: line 3:
-// ..."), "" otherwise. dash exits 2 on such errors, the code ZERG's
-// protocol gives a checkpoint, so a script that cannot run would be
-// restarted as if it asked to be.
-func shellError(stderrTail string) string {
-	lines := strings.Split(strings.TrimRight(stderrTail, "\n"), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
-	name, rest, ok := strings.Cut(last, ": ")
-	if !ok || name == "" || strings.ContainsAny(name, " \t") {
-		return ""
-	}
-	if where, _, ok := strings.Cut(rest, ": "); ok && (isDigits(where) || strings.HasPrefix(where, "line ") && isDigits(where[5:])) {
-		return last
-	}
-	return ""
-}
-
-func isDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// freshDue: a background catch-up with the remote is due at now, the last
+// FreshDue: a background catch-up with the remote is due at now, the last
 // one having ended at caughtUp and taken took (see freshEvery).
-func freshDue(now, caughtUp time.Time, took time.Duration) bool {
+func FreshDue(now, caughtUp time.Time, took time.Duration) bool {
 	return now.Sub(caughtUp) >= took/2
 }
 

@@ -1,4 +1,4 @@
-package rush
+package schedule
 
 import (
 	"encoding/json"
@@ -42,10 +42,10 @@ func TestLevelSettledAndDone(t *testing.T) {
 		{"failed may run again", []*state.Task{task("A", 1, state.Failed)}, false, false},
 		{"other levels do not count", []*state.Task{task("A", 1, state.Done), task("B", 2, state.Pending)}, true, true},
 	} {
-		if got := levelSettled(c.tasks, 1); got != c.settled {
+		if got := LevelSettled(c.tasks, 1); got != c.settled {
 			t.Errorf("%s: levelSettled = %v, want %v", c.name, got, c.settled)
 		}
-		if got := levelDone(c.tasks, 1); got != c.isDone {
+		if got := LevelDone(c.tasks, 1); got != c.isDone {
 			t.Errorf("%s: levelDone = %v, want %v", c.name, got, c.isDone)
 		}
 	}
@@ -81,7 +81,7 @@ func TestHopeless(t *testing.T) {
 		if c.name == "the first five named" {
 			level = 2
 		}
-		if got := hopeless(c.tasks, level); got != c.want {
+		if got := Hopeless(c.tasks, level); got != c.want {
 			t.Errorf("%s: hopeless = %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -110,7 +110,7 @@ func TestLevelWait(t *testing.T) {
 		{"waits on a dependency: never", []*state.Task{task("X", 0, state.Blocked), task("A", 1, state.Pending, "X")}, 0, false, ""},
 		{"waits for a person: never", []*state.Task{risky(task("A", 1, state.Pending))}, 0, false, ""},
 	} {
-		wait, settled, bs := levelWait(c.tasks, 1, policy, now, poll)
+		wait, settled, bs := LevelWait(c.tasks, 1, policy, now, poll)
 		var ids []string
 		for _, b := range bs {
 			ids = append(ids, b.ID())
@@ -131,9 +131,9 @@ func TestFreshDueTable(t *testing.T) {
 		{0, 400 * time.Millisecond, false},
 		{199 * time.Millisecond, 400 * time.Millisecond, false},
 		{200 * time.Millisecond, 400 * time.Millisecond, true},
-		{freshEvery, 50 * time.Millisecond, true},
+		{150 * time.Millisecond, 50 * time.Millisecond, true}, // the rush looks every 150 ms
 	} {
-		if got := freshDue(end.Add(c.after), end, c.took); got != c.due {
+		if got := FreshDue(end.Add(c.after), end, c.took); got != c.due {
 			t.Errorf("%v after a catch-up of %v: due %v, want %v", c.after, c.took, got, c.due)
 		}
 	}
@@ -166,7 +166,7 @@ func TestRemaining(t *testing.T) {
 			return b
 		}()}, "A=2 B=1"},
 	} {
-		paths := remaining(c.tasks)
+		paths := Remaining(c.tasks)
 		var got []string
 		for _, tk := range c.tasks {
 			got = append(got, fmt.Sprintf("%s=%g", tk.ID(), paths[tk.ID()]))
@@ -226,7 +226,7 @@ func TestFlowReady(t *testing.T) {
 			held[id] = true
 		}
 		var ids []string
-		for _, tk := range flowReady(ts, policy, now, held, remaining(ts)) {
+		for _, tk := range Ready(ts, policy, now, held, Remaining(ts)) {
 			ids = append(ids, tk.ID())
 		}
 		if strings.Join(ids, ",") != c.want {
@@ -246,7 +246,7 @@ func TestWholeLevelBlocked(t *testing.T) {
 		{"all of a level", []*state.Task{task("A", 1, state.Done), task("B", 2, state.Blocked), task("C", 3, state.Pending, "B")}, 2},
 		{"the lowest of two", []*state.Task{task("A", 3, state.Blocked), task("B", 2, state.Blocked)}, 2},
 	} {
-		if got := wholeLevelBlocked(c.tasks); got != c.want {
+		if got := WholeLevelBlocked(c.tasks); got != c.want {
 			t.Errorf("%s: wholeLevelBlocked = %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -254,14 +254,14 @@ func TestWholeLevelBlocked(t *testing.T) {
 
 func TestLevelZeroIsTheFeature(t *testing.T) {
 	ts := []*state.Task{task("A", 1, state.Done), task("B", 2, state.Claimed)}
-	if levelSettled(ts, 0) || levelDone(ts, 0) {
+	if LevelSettled(ts, 0) || LevelDone(ts, 0) {
 		t.Error("level 0: a claimed task of level 2 is not settled")
 	}
-	if !levelDone(ts, 1) {
+	if !LevelDone(ts, 1) {
 		t.Error("level 1 alone is done")
 	}
 	ts[1].Status = state.Blocked
-	if !levelDone(ts, 0) {
+	if !LevelDone(ts, 0) {
 		t.Error("level 0: done and blocked is done")
 	}
 }
@@ -285,7 +285,7 @@ func TestFlowOf(t *testing.T) {
 		ran(task("B2", 2, state.Done, "B1"), 2.5, 8.5, state.Verified),
 		ran(task("C", 1, state.Done), -5.0, -1.0, state.Verified), // an earlier rush's
 	}
-	f := flowOf(tasks, start, 9*time.Second, 3)
+	f := FlowOf(tasks, start, 9*time.Second, 3)
 	if f.Critical != 7*time.Second || strings.Join(f.Path, ",") != "A1,A2" {
 		t.Errorf("critical path %v %v, want 7s A1,A2 (B1's failed run is no part of it)", f.Critical, f.Path)
 	}
@@ -298,24 +298,6 @@ func TestFlowOf(t *testing.T) {
 	}
 }
 
-func TestShellError(t *testing.T) {
-	for _, c := range []struct{ tail, want string }{
-		{"sh: 0: cannot open work.sh: No such file\n", "sh: 0: cannot open work.sh: No such file"},
-		{"progress\nsh: 3: Syntax error: end of file unexpected (expecting \"fi\")", "sh: 3: Syntax error: end of file unexpected (expecting \"fi\")"},
-		{"bash: line 1: foo: command not found", "bash: line 1: foo: command not found"},
-		{"work.sh: 3: Syntax error: end of file unexpected", "work.sh: 3: Syntax error: end of file unexpected"},
-		{"work.sh: line 3: syntax error: unexpected end of file", "work.sh: line 3: syntax error: unexpected end of file"},
-		{"step 3: saved: continue me", ""},
-		{"saved my progress, continue me", ""},
-		{"sh: what the worker said about sh", ""},
-		{"", ""},
-	} {
-		if got := shellError(c.tail); got != c.want {
-			t.Errorf("shellError(%q) = %q, want %q", c.tail, got, c.want)
-		}
-	}
-}
-
 // TestFlowEligible: from a staging that holds the work of held, a task may
 // start when its dependencies are all there, and one the graph puts at a
 // level only once every task of the levels below is there too.
@@ -324,7 +306,7 @@ func TestFlowEligible(t *testing.T) {
 	floor.Spec.Level = 3
 	tasks := []*state.Task{task("A1", 1, state.Done), task("A2", 2, state.Pending, "A1"),
 		task("B1", 1, state.Claimed), task("B2", 2, state.Pending, "B1"), floor}
-	ok := flowEligible(tasks, map[string]bool{"A1": true})
+	ok := Eligible(tasks, map[string]bool{"A1": true})
 	for id, want := range map[string]bool{"A1": true, "A2": true, "B1": true, "B2": false, "F": false} {
 		for _, tk := range tasks {
 			if tk.ID() == id && ok(tk) != want {
@@ -332,7 +314,7 @@ func TestFlowEligible(t *testing.T) {
 			}
 		}
 	}
-	if !flowEligible(tasks, map[string]bool{"A1": true, "A2": true, "B1": true, "B2": true})(floor) {
+	if !Eligible(tasks, map[string]bool{"A1": true, "A2": true, "B1": true, "B2": true})(floor) {
 		t.Error("F not eligible once every task below its level is held")
 	}
 }
@@ -375,18 +357,18 @@ func TestMergeDue(t *testing.T) {
 	} {
 		seen := map[string]time.Time{}
 		if c.now.After(at) {
-			mergeDue(verified, c.self, seen, map[string]time.Time{}, at, grace) // first seen at at
+			MergeDue(verified, c.self, seen, map[string]time.Time{}, at, grace) // first seen at at
 		}
-		if got := ids(mergeDue(verified, c.self, seen, c.active, c.now, grace)); got != c.want {
+		if got := ids(MergeDue(verified, c.self, seen, c.active, c.now, grace)); got != c.want {
 			t.Errorf("%s: due %q, want %q", c.name, got, c.want)
 		}
 	}
 
 	seen := map[string]time.Time{}
 	active := map[string]time.Time{"host1": at}
-	mergeDue(verified, "host3", seen, active, at, grace)
+	MergeDue(verified, "host3", seen, active, at, grace)
 	mine.Commit = "a2" // verified again with other work: seen afresh
-	mergeDue(verified, "host3", seen, active, at.Add(time.Second), grace)
+	MergeDue(verified, "host3", seen, active, at.Add(time.Second), grace)
 	if _, ok := seen["A@a1"]; ok {
 		t.Error("the work no longer verified is still remembered")
 	}
@@ -402,14 +384,14 @@ func TestHostSigns(t *testing.T) {
 	b := task("B", 1, state.Verified)
 	b.Host = "h2"
 	leases := map[string]*state.Worker{"w1": {Host: "h1", Expires: time.Unix(100, 0)}}
-	before := hostSigns([]*state.Task{a, b}, leases)
+	before := HostSigns([]*state.Task{a, b}, leases)
 	leases["w1"] = &state.Worker{Host: "h1", Expires: time.Unix(200, 0)} // renewed
-	after := hostSigns([]*state.Task{a, b}, leases)
+	after := HostSigns([]*state.Task{a, b}, leases)
 	if before["h1"] == after["h1"] || before["h2"] != after["h2"] {
 		t.Errorf("a renewal of h1's lease: h1 %q → %q, h2 %q → %q", before["h1"], after["h1"], before["h2"], after["h2"])
 	}
 	b.History = append(b.History, state.Event{})
-	if again := hostSigns([]*state.Task{a, b}, leases); again["h2"] == after["h2"] {
+	if again := HostSigns([]*state.Task{a, b}, leases); again["h2"] == after["h2"] {
 		t.Error("a transition of h2's task leaves its sign as it was")
 	}
 }
