@@ -255,9 +255,10 @@ func (r *rush) flowQueue(base *gated, paths map[string]float64, toMerge func([]*
 		idle = func(tasks []*state.Task, _ gated) bool { return r.waitIdle(tasks, 0) }
 		return wanted, r.mergeBatch, idle
 	}
-	q := newRemoteQueue(r.s.Host().Name, r.ttl)
+	q := schedule.NewMergeQueue(r.s.Host().Name, r.ttl)
 	wanted = func(tasks []*state.Task, base gated) ([]worktree.Pin, bool) {
-		return q.due(tasks, r.leases(), toMerge(tasks), base, r.looked)
+		ts, work := q.Due(tasks, r.leases(), pinIDs(toMerge(tasks)), base.held, r.looked)
+		return pinsOf(ts), work
 	}
 	merge = func(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) batch {
 		return r.remoteBatch(g, mgr, pins, *base)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
-	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -28,7 +28,7 @@ import (
 // lease is another host's merge: the queue takes the remote's staging,
 // finds which of its work is in it already (InHistory: recorded done by
 // that host, or to record here), and merges on it the rest and every task
-// verified meanwhile (joinLost). One host merges for all (mergeDue): the
+// verified meanwhile (schedule.JoinLost). One host merges for all (schedule.MergeDue): the
 // one with the first name among those seen active; the others merge a
 // host's work only once that host stayed quiet for the grace, so the hosts
 // do not race to move the one staging, and the work of a dead host, the
@@ -118,83 +118,6 @@ func (r *rush) flowLook(free bool) error {
 	return nil
 }
 
-// remoteQueue is the merge queue's rule on a host of a shared rush.
-type remoteQueue struct {
-	self         string
-	grace        time.Duration
-	seen, active map[string]time.Time // mergeDue's
-	signs        map[string]string    // hostSigns as last seen
-}
-
-func newRemoteQueue(self string, ttl time.Duration) *remoteQueue {
-	return &remoteQueue{self: self, grace: flowGrace(ttl), seen: map[string]time.Time{}, active: map[string]time.Time{}, signs: map[string]string{}}
-}
-
-// flowGrace is how long another host must show no sign of life before
-// this one merges its verified work: half the leases' lifetime, a host
-// that holds a claim renewing it every third of that, between mergeGrace
-// and maxFlowGrace. Long, against a host that is alive but whose pushes
-// keep losing to the others' (it looks gone while it cannot get through,
-// and merging its work here too would race its own merge of it); and a
-// host that dies leaves claims that wait for the whole lifetime anyway.
-func flowGrace(ttl time.Duration) time.Duration {
-	return min(max(ttl/2, mergeGrace), maxFlowGrace)
-}
-
-// maxFlowGrace bounds flowGrace.
-const maxFlowGrace = 30 * time.Second
-
-// look notes which hosts changed the state since the last look.
-func (q *remoteQueue) look(tasks []*state.Task, leases map[string]*state.Worker, now time.Time) {
-	for h, sign := range schedule.HostSigns(tasks, leases) {
-		old, known := q.signs[h]
-		switch {
-		case !known:
-			q.signs[h] = sign // what it did before this host looked is no sign of life now
-		case old != sign:
-			q.signs[h], q.active[h] = sign, now
-		}
-	}
-}
-
-// due is what the queue merges now of pins (verified work it has not
-// merged), and whether it has anything to do: work to merge, or another
-// host's merge to take (tasks done that base does not hold).
-//
-// Time goes by the looks at the remote (at, when the view of tasks was
-// fetched), not the clock: a host that could not look (its own pushes
-// kept losing to the others') does not take the others for gone.
-func (q *remoteQueue) due(tasks []*state.Task, leases map[string]*state.Worker, pins []worktree.Pin, base gated, at time.Time) ([]worktree.Pin, bool) {
-	now := at
-	q.look(tasks, leases, now)
-	byID := make(map[string]*state.Task, len(tasks))
-	for _, t := range tasks {
-		byID[t.ID()] = t
-	}
-	var verified []*state.Task
-	for _, p := range pins {
-		if t := byID[p.Task]; t != nil {
-			verified = append(verified, t)
-		}
-	}
-	ts := schedule.MergeDue(verified, q.self, q.seen, q.active, now, q.grace)
-	var out []worktree.Pin
-	for _, t := range ts {
-		out = append(out, worktree.Pin{Task: t.ID(), Commit: t.Commit})
-	}
-	return out, len(out) > 0 || behind(tasks, base)
-}
-
-// behind: another host merged work that base does not hold.
-func behind(tasks []*state.Task, base gated) bool {
-	for _, t := range tasks {
-		if t.Status == state.Done && !base.held[t.ID()] {
-			return true
-		}
-	}
-	return false
-}
-
 // leases is the workers' leases in the rush's own view of the state.
 func (r *rush) leases() map[string]*state.Worker {
 	tx, err := r.s.View(r.feature)
@@ -214,7 +137,7 @@ func (r *rush) remoteIdle(tasks []*state.Task, base gated, pending []worktree.Pi
 	if r.stopErr() != nil {
 		return false
 	}
-	if len(pending) > 0 || behind(tasks, base) {
+	if len(pending) > 0 || schedule.Behind(tasks, base.held) {
 		r.pause(remotePoll)
 		return true
 	}
@@ -241,7 +164,7 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 			b.err = err
 			return b
 		}
-		if len(pins) == 0 || round > 1 || local != from.tip || !ownWork(tasks, pins, r.s.Host().Name) {
+		if len(pins) == 0 || round > 1 || local != from.tip || !schedule.OwnWork(tasks, pinIDs(pins), r.s.Host().Name) {
 			// The first round of a merge of this host's own work goes on
 			// what this host knows: the lease on the staging push says
 			// whether another host merged since. Otherwise the state
@@ -257,7 +180,7 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 				return b
 			}
 			if round > 1 && g.ReviewMode() == "" {
-				pins = joinLost(pins, tasks)
+				pins = slices.Concat(pins, pinsOf(schedule.JoinLost(pinIDs(pins), tasks)))
 			}
 			var remoteTip string
 			if err := r.remoteTry(func() (err error) {
@@ -413,38 +336,13 @@ func (r *rush) remoteSplit(g *engine.Engine, mgr *worktree.Manager, failed error
 	return rest
 }
 
-// joinLost is what a host merges after its push lost to another host's
-// merge: its own pins and every other verified task's of tasks (the
-// remote's state as now fetched). Under contention each merge that gets
-// through then carries everyone's work, where one that carries only its
-// own host's leaves the others to lose again; a host whose work another
-// carried finds it in staging and has nothing left to push.
-func joinLost(pins []worktree.Pin, tasks []*state.Task) []worktree.Pin {
-	out := append([]worktree.Pin(nil), pins...)
-	have := make(map[string]bool, len(pins))
-	for _, p := range pins {
-		have[p.Task] = true
-	}
+// pinsOf is the work of tasks, to merge.
+func pinsOf(tasks []*state.Task) []worktree.Pin {
+	out := make([]worktree.Pin, 0, len(tasks))
 	for _, t := range tasks {
-		if t.Status == state.Verified && !have[t.ID()] {
-			out = append(out, worktree.Pin{Task: t.ID(), Commit: t.Commit})
-		}
+		out = append(out, worktree.Pin{Task: t.ID(), Commit: t.Commit})
 	}
 	return out
-}
-
-// ownWork: every pin is of a task verified on host self.
-func ownWork(tasks []*state.Task, pins []worktree.Pin, self string) bool {
-	host := make(map[string]string, len(tasks))
-	for _, t := range tasks {
-		host[t.ID()] = t.Host
-	}
-	for _, p := range pins {
-		if host[p.Task] != self {
-			return false
-		}
-	}
-	return true
 }
 
 // contendedRetry is how long a transition of a rush shared by dependencies

@@ -430,18 +430,11 @@ func (r *rush) remoteWaiting(remote string, err error, wait time.Duration) {
 	r.g.Note("remote %s does not answer (%s); trying again in %s", remote, why, wait.Round(time.Millisecond))
 }
 
-// mergeGrace is how long a host waits for another host's merge before
-// it merges the work itself: level by level, for the host that settled a
-// level (every host sees it settled, and all but one would merge, gate and
-// push for nothing); by dependencies, for the host that verified the work,
-// which merges it at once unless it died in between.
-const mergeGrace = 3 * time.Second
-
 // mergePoll is how often a host waiting for another host's level merge
 // looks: every host waits on it, so it is shorter than remotePoll.
 const mergePoll = 100 * time.Millisecond
 
-// awaitMerge waits (up to mergeGrace) until the level's work is merged by
+// awaitMerge waits (up to schedule.MergeGrace) until the level's work is merged by
 // another host, and reports whether it was, with the remote's staging
 // fetched beside the state: the next level starts one fetch sooner. The
 // merge moves the staging before the state, so it is nearly always the
@@ -456,7 +449,7 @@ func (r *rush) awaitMerge(level int) (bool, string) {
 		return false, ""
 	}
 	defer other.Drop()
-	deadline := time.Now().Add(mergeGrace)
+	deadline := time.Now().Add(schedule.MergeGrace)
 	for time.Now().Before(deadline) {
 		select {
 		case <-time.After(mergePoll):

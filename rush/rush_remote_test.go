@@ -1,13 +1,8 @@
 package rush
 
 import (
-	"reflect"
 	"testing"
 	"time"
-
-	"github.com/git-zerg/git-zerg/levels"
-	"github.com/git-zerg/git-zerg/state"
-	"github.com/git-zerg/git-zerg/worktree"
 )
 
 // TestFreshDue: a background catch-up is due at once when none ran, and
@@ -32,27 +27,5 @@ func TestFreshDue(t *testing.T) {
 	r.catchUpTook.Store(int64(50 * time.Millisecond))
 	if !r.freshDue(now.Add(freshEvery)) {
 		t.Error("a 50 ms catch-up is not due again at the next tick")
-	}
-}
-
-// TestJoinLost: after a lost race a host merges its own pins and every
-// other verified task, each once, and nothing that is not verified.
-func TestJoinLost(t *testing.T) {
-	mk := func(id string, st state.Status, commit string) *state.Task {
-		tk := &state.Task{Spec: &levels.Task{ID: id}, Level: 1, Status: st}
-		tk.Commit = commit
-		return tk
-	}
-	tasks := []*state.Task{
-		mk("A", state.Verified, "a1"), // this host's, already in pins
-		mk("B", state.Verified, "b1"), // another host's
-		mk("C", state.Claimed, ""),
-		mk("D", state.Done, "d1"),
-		mk("E", state.Verified, "e1"),
-	}
-	got := joinLost([]worktree.Pin{{Task: "A", Commit: "a1"}}, tasks)
-	want := []worktree.Pin{{Task: "A", Commit: "a1"}, {Task: "B", Commit: "b1"}, {Task: "E", Commit: "e1"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("joinLost = %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package schedule
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -393,5 +394,60 @@ func TestHostSigns(t *testing.T) {
 	b.History = append(b.History, state.Event{})
 	if again := HostSigns([]*state.Task{a, b}, leases); again["h2"] == after["h2"] {
 		t.Error("a transition of h2's task leaves its sign as it was")
+	}
+}
+
+// TestJoinLost: after a lost race a host merges, besides its own work,
+// every other verified task, each once, and nothing that is not verified.
+func TestJoinLost(t *testing.T) {
+	mk := func(id string, st state.Status, commit string) *state.Task {
+		tk := task(id, 1, st)
+		tk.Commit = commit
+		return tk
+	}
+	tasks := []*state.Task{
+		mk("A", state.Verified, "a1"), // this host's, already merged here
+		mk("B", state.Verified, "b1"), // another host's
+		mk("C", state.Claimed, ""),
+		mk("D", state.Done, "d1"),
+		mk("E", state.Verified, "e1"),
+	}
+	var got []string
+	for _, tk := range JoinLost([]string{"A"}, tasks) {
+		got = append(got, tk.ID())
+	}
+	if want := []string{"B", "E"}; !slices.Equal(got, want) {
+		t.Errorf("JoinLost = %v, want %v", got, want)
+	}
+}
+
+// A queue's host with the first id among the active merges every
+// verified task that was not merged yet, and has something to do while
+// the staging it builds on lacks work another host merged. (Who merges
+// when, by host, is TestMergeDue's.)
+func TestMergeQueueDue(t *testing.T) {
+	at := time.Unix(1e9, 0)
+	other := task("B", 1, state.Verified)
+	other.Host, other.Commit = "h2", "b1"
+	mine := task("A", 1, state.Verified)
+	mine.Host, mine.Commit = "h1", "a1"
+	done := task("C", 1, state.Done)
+	tasks := []*state.Task{mine, other, done}
+	q := NewMergeQueue("h1", 10*time.Second)
+	ids := func(ts []*state.Task) (out []string) {
+		for _, t := range ts {
+			out = append(out, t.ID())
+		}
+		return out
+	}
+	due, work := q.Due(tasks, nil, []string{"B"}, map[string]bool{"C": true}, at)
+	if !slices.Equal(ids(due), []string{"B"}) || !work {
+		t.Errorf("due %v (work %v), want B: A is merged already, and h1 merges for all", ids(due), work)
+	}
+	if _, work := q.Due([]*state.Task{done}, nil, nil, map[string]bool{}, at); !work {
+		t.Error("staging lacks C, done by another host: nothing to do, want its merge taken")
+	}
+	if _, work := q.Due([]*state.Task{done}, nil, nil, map[string]bool{"C": true}, at); work {
+		t.Error("nothing verified and staging holds C: want nothing to do")
 	}
 }
