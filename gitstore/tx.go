@@ -17,6 +17,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore/codec"
 	"github.com/git-zerg/git-zerg/gitstore/odb"
 	"github.com/git-zerg/git-zerg/gitstore/refs"
+	"github.com/git-zerg/git-zerg/gitstore/statemerge"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -321,9 +322,9 @@ func (tx *Tx) Put(t *state.Task) error {
 	return nil
 }
 
-// tombstone marks a deleted feature. Deleting the ref instead would not
-// last: the next fetch from a machine that still has it brings it back.
-const tombstone = "deleted"
+// tombstone marks a deleted feature (the name is the merge's: see
+// statemerge.Tombstone).
+const tombstone = statemerge.Tombstone
 
 // Delete replaces the feature's state with a tombstone.
 func (tx *Tx) Delete(reason string) error {
