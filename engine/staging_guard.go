@@ -57,7 +57,7 @@ func (sg *stagingGuard) Moved(tip string) error {
 	if err != nil {
 		return err
 	}
-	return trust.WritePrivate(stagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
+	return gitstore.WritePrivate(stagingRecordFile(s, feature), []byte(tip+" "+seal+"\n"))
 }
 
 func (sg *stagingGuard) Check(ctx context.Context, known, tip string) error {

@@ -229,7 +229,7 @@ func (s *Store) CurrentFeature() string {
 
 // SetCurrentFeature records the feature `use` chose.
 func (s *Store) SetCurrentFeature(name string) error {
-	return writeFileAtomic(s.Layout().CurrentFeature(), []byte(name+"\n"))
+	return WritePrivate(s.Layout().CurrentFeature(), []byte(name+"\n"))
 }
 
 // errNoCacheWrites: the cache file was not written (Store.NoCacheWrites).
@@ -241,10 +241,13 @@ func (s *Store) writeCache(name string, data []byte) error {
 	if s.NoCacheWrites {
 		return errNoCacheWrites
 	}
-	return writeFileAtomic(name, data)
+	return WritePrivate(name, data)
 }
 
-func writeFileAtomic(name string, data []byte) error {
+// WritePrivate replaces a file at once (a reader never sees half of it),
+// readable by this user alone (os.CreateTemp makes it 0600): what
+// git-zerg keeps under .git/zerg/ says what runs here.
+func WritePrivate(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}

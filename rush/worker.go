@@ -14,7 +14,6 @@ import (
 
 	"github.com/git-zerg/git-zerg/agent"
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/prompt"
@@ -111,10 +110,10 @@ func (r *rush) work(ctx context.Context, s *gitstore.Store, t *state.Task, w *wo
 		return workResult{}, fmt.Errorf("render prompt of %s: %w", t.ID(), err)
 	}
 	tj, _ := json.MarshalIndent(t.Spec, "", "  ")
-	if err := trust.WritePrivate(promptFile, []byte(text)); err != nil {
+	if err := gitstore.WritePrivate(promptFile, []byte(text)); err != nil {
 		return workResult{}, err
 	}
-	if err := trust.WritePrivate(taskFile, tj); err != nil {
+	if err := gitstore.WritePrivate(taskFile, tj); err != nil {
 		return workResult{}, err
 	}
 	logPath := r.s.Layout().AttemptLog(r.feature, t.ID(), t.AttemptNumber())

@@ -42,7 +42,7 @@ func WriteChecked(s *gitstore.Store, feature string, tip plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	return WritePrivate(s.Layout().Checked(feature), []byte(tip.String()+" "+seal+"\n"))
+	return gitstore.WritePrivate(s.Layout().Checked(feature), []byte(tip.String()+" "+seal+"\n"))
 }
 
 const verifiedDomain = "git-zerg verified"
@@ -63,7 +63,7 @@ func RecordVerified(s *gitstore.Store, feature string, t *state.Task, commit str
 	if err != nil {
 		return
 	}
-	WritePrivate(s.Layout().Verified(feature, t.ID()), []byte(commit+" "+seal+"\n"))
+	gitstore.WritePrivate(s.Layout().Verified(feature, t.ID()), []byte(commit+" "+seal+"\n"))
 }
 
 // VerifiedHere reports whether t's verification passed here on commit,

@@ -16,7 +16,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -378,10 +377,10 @@ func Record(s *gitstore.Store, feature string, tasks []*state.Task) error {
 	specs.WriteString("]}\n")
 	// The specs first: a trust file always has the specs it trusts beside
 	// it, for the diff of the next accept.
-	if err := WritePrivate(acceptedFile(s, feature), specs.Bytes()); err != nil {
+	if err := gitstore.WritePrivate(acceptedFile(s, feature), specs.Bytes()); err != nil {
 		return err
 	}
-	return WritePrivate(file(s, feature), lines.Bytes())
+	return gitstore.WritePrivate(file(s, feature), lines.Bytes())
 }
 
 // encodeSpecs encodes the tasks' specs (nil for one that cannot be), on
@@ -429,7 +428,7 @@ func Approve(s *gitstore.Store, feature string, t *state.Task) error {
 		}
 		out.WriteString(line)
 	}
-	return WritePrivate(file(s, feature), out.Bytes())
+	return gitstore.WritePrivate(file(s, feature), out.Bytes())
 }
 
 // accepted is the accepted specs file.
@@ -437,29 +436,6 @@ type accepted struct {
 	Format  int            `json:"format"`
 	Feature string         `json:"feature"`
 	Tasks   []*levels.Task `json:"tasks"`
-}
-
-// WritePrivate replaces a file at once (a reader never sees half of it),
-// readable by this user alone: it says what runs here.
-func WritePrivate(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // Review is what plan --accept shows before it trusts a feature's tasks:
