@@ -404,6 +404,12 @@ func (g *Engine) Approve(task string) (*state.Task, string, error) {
 		t = seen
 	}
 	if err := trust.Approve(g.Store, g.Feature, t); err != nil {
+		// The trust file changed since the check above: refused as that
+		// check refuses.
+		var de *trust.DistrustError
+		if errors.As(err, &de) {
+			return nil, "", untrusted("approve "+t.ID()+" refused", de.Why, g.Feature)
+		}
 		return nil, "", err
 	}
 	return t, who, nil

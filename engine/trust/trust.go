@@ -410,7 +410,7 @@ func Approve(s *gitstore.Store, feature string, t *state.Task) error {
 		return err
 	}
 	if why := tr.Distrust(t); why != "" {
-		return errors.New(why)
+		return &DistrustError{Why: why}
 	}
 	if tr.ApprovedHere(t) {
 		return nil
@@ -430,6 +430,12 @@ func Approve(s *gitstore.Store, feature string, t *state.Task) error {
 	}
 	return gitstore.WritePrivate(file(s, feature), out.Bytes())
 }
+
+// DistrustError is Approve's refusal of a task this machine does not
+// trust as it now is; Why says so, for the caller's own error.
+type DistrustError struct{ Why string }
+
+func (e *DistrustError) Error() string { return e.Why }
 
 // accepted is the accepted specs file.
 type accepted struct {

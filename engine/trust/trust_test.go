@@ -3,9 +3,11 @@ package trust
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -132,5 +134,29 @@ func TestTrustLookupInFile(t *testing.T) {
 		if d, _ := opened.entry(id); d != "" {
 			t.Fatalf("%q found: %q", id, d)
 		}
+	}
+}
+
+// Approve gives nothing to a task this machine does not trust as it now
+// is, and says why in an error its caller can tell from a failed write.
+func TestApproveRefusesDistrusted(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	s, err := gitstore.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := &state.Task{Spec: &levels.Task{ID: "A", Title: "a", Risk: "high", Verification: levels.Verification{Command: "true"}}}
+	err = Approve(s, "f", tk)
+	var de *DistrustError
+	if !errors.As(err, &de) || !strings.Contains(de.Why, "not planned or accepted") {
+		t.Fatalf("Approve of a task never trusted here = %v, want a DistrustError saying why", err)
+	}
+	tr, _ := Read(s, "f")
+	if tr.ApprovedHere(tk) {
+		t.Error("the refused approval was recorded")
 	}
 }
