@@ -93,7 +93,6 @@ func encodeCheckpoint(cp checkpoint) []byte {
 // no checkpoint: the whole reflog is read again.
 func decodeCheckpoint(b []byte) checkpoint {
 	head, line, _ := strings.Cut(string(b), "\n")
-	line = strings.TrimSuffix(line, "\n")
 	end, tip, _ := strings.Cut(head, " ")
 	n, err := strconv.ParseInt(end, 10, 64)
 	if err != nil || !plumbing.IsHash(tip) {
@@ -132,16 +131,9 @@ func scan(name string, cp checkpoint) (entries []Entry, from plumbing.Hash, fi f
 	}
 	size := fi.Size()
 	start := int64(0)
-	// The line ends at end, its newline included, and starts the file or
-	// follows a newline.
-	at := cp.end - int64(len(cp.line)) - 1
-	if cp.line != "" && cp.end <= size && at >= 0 {
-		want := "\n" + cp.line + "\n"
-		if at == 0 {
-			want = want[1:]
-		}
-		buf := make([]byte, len(want))
-		if _, err := f.ReadAt(buf, cp.end-int64(len(buf))); err == nil && string(buf) == want {
+	if cp.line != "" && cp.end <= size && cp.end > int64(len(cp.line)) {
+		buf := make([]byte, len(cp.line)+1)
+		if _, err := f.ReadAt(buf, cp.end-int64(len(buf))); err == nil && string(buf[1:]) == cp.line && buf[0] == '\n' {
 			start, from = cp.end, cp.tip
 		}
 	}
@@ -150,12 +142,8 @@ func scan(name string, cp checkpoint) (entries []Entry, from plumbing.Hash, fi f
 		if err != nil {
 			return nil, plumbing.ZeroHash, nil, err
 		}
-		if cp.line != "" {
-			if bytes.HasPrefix(all, []byte(cp.line+"\n")) {
-				start, from = int64(len(cp.line)+1), cp.tip
-			} else if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); i >= 0 {
-				start, from = int64(i+len(cp.line)+2), cp.tip
-			}
+		if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); cp.line != "" && i >= 0 {
+			start, from = int64(i+len(cp.line)+2), cp.tip
 		}
 		return parse(all[start:], start), from, fi, nil
 	}
