@@ -237,6 +237,9 @@ func changedTasks(prev, next *Snapshot) (tasks []*Task, all bool) {
 	if prev == nil || prev.Feature != next.Feature || !sameLevels(prev.Levels, next.Levels) {
 		return next.Tasks, true
 	}
+	// Never nil: a patch says "no task changed" with [], not null, which a
+	// page would have to guard against.
+	tasks = []*Task{}
 	for i, t := range next.Tasks {
 		if !t.same(prev.Tasks[i]) {
 			tasks = append(tasks, t)

@@ -464,18 +464,26 @@ func TestServeTimeline(t *testing.T) {
 	if failed == done {
 		t.Errorf("a failed run and a done one are both %s", failed)
 	}
-	// A run that starts shows as running, on a row of its own worker; the
-	// gate run made since comes with that change.
+	// A gate run recorded while the state stays put reaches the page on its
+	// own (a patch that changes no task).
+	patches := evalJS[int](t, ctx, `window.zerg.patches`)
 	gates(`git rm -q FAIL && echo y > y.txt && git add y.txt && git commit -q -m y`, 0)
+	waitJS(t, ctx, `window.zerg.timeline.gates === 3`, 5*time.Second)
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('#timeline rect.gate.g-passed').length`); n != 2 {
+		t.Errorf("%d passed gate bars, want 2", n)
+	}
+	if n := evalJS[int](t, ctx, `window.zerg.patches`); n <= patches {
+		t.Errorf("the gate run came in no patch (%d patches before, %d after)", patches, n)
+	}
+	// A run that starts shows as running, on a row of its own worker.
 	r.zerg(t, "retry", "T1")
 	r.zerg(t, "claim", "--worker", "w3", "T1")
 	waitJS(t, ctx, `window.zerg.timeline.runs === 3 && window.zerg.timeline.rows === 3`, 5*time.Second)
 	if n := evalJS[int](t, ctx, bar("T1", "running")); n != 1 {
 		t.Errorf("%d running bars for T1, want 1", n)
 	}
-	waitJS(t, ctx, `window.zerg.timeline.gates === 3`, 5*time.Second)
-	if n := evalJS[int](t, ctx, `document.querySelectorAll('#timeline rect.gate.g-passed').length`); n != 2 {
-		t.Errorf("%d passed gate bars, want 2", n)
+	if n := evalJS[int](t, ctx, `window.zerg.timeline.gates`); n != 3 {
+		t.Errorf("timeline has %d gate runs after the claim, want 3", n)
 	}
 }
 

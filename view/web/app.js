@@ -175,7 +175,7 @@
     if (!sn) return;
     st.offset = Date.parse(p.now) - Date.now();
     let touchesTask = false;
-    for (const t of p.tasks) {
+    for (const t of p.tasks || []) {
       const i = st.index.get(t.id);
       if (i === undefined) continue;
       sn.tasks[i] = t;
