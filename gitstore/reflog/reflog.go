@@ -93,6 +93,7 @@ func encodeCheckpoint(cp checkpoint) []byte {
 // no checkpoint: the whole reflog is read again.
 func decodeCheckpoint(b []byte) checkpoint {
 	head, line, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSuffix(line, "\n")
 	end, tip, _ := strings.Cut(head, " ")
 	n, err := strconv.ParseInt(end, 10, 64)
 	if err != nil || !plumbing.IsHash(tip) {
@@ -131,9 +132,16 @@ func scan(name string, cp checkpoint) (entries []Entry, from plumbing.Hash, fi f
 	}
 	size := fi.Size()
 	start := int64(0)
-	if cp.line != "" && cp.end <= size && cp.end > int64(len(cp.line)) {
-		buf := make([]byte, len(cp.line)+1)
-		if _, err := f.ReadAt(buf, cp.end-int64(len(buf))); err == nil && string(buf[1:]) == cp.line && buf[0] == '\n' {
+	// The line ends at end, its newline included, and starts the file or
+	// follows a newline.
+	at := cp.end - int64(len(cp.line)) - 1
+	if cp.line != "" && cp.end <= size && at >= 0 {
+		want := "\n" + cp.line + "\n"
+		if at == 0 {
+			want = want[1:]
+		}
+		buf := make([]byte, len(want))
+		if _, err := f.ReadAt(buf, cp.end-int64(len(buf))); err == nil && string(buf) == want {
 			start, from = cp.end, cp.tip
 		}
 	}
@@ -142,8 +150,12 @@ func scan(name string, cp checkpoint) (entries []Entry, from plumbing.Hash, fi f
 		if err != nil {
 			return nil, plumbing.ZeroHash, nil, err
 		}
-		if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); cp.line != "" && i >= 0 {
-			start, from = int64(i+len(cp.line)+2), cp.tip
+		if cp.line != "" {
+			if bytes.HasPrefix(all, []byte(cp.line+"\n")) {
+				start, from = int64(len(cp.line)+1), cp.tip
+			} else if i := bytes.Index(all, []byte("\n"+cp.line+"\n")); i >= 0 {
+				start, from = int64(i+len(cp.line)+2), cp.tip
+			}
 		}
 		return parse(all[start:], start), from, fi, nil
 	}

@@ -158,3 +158,57 @@ func TestCheckerConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A check starts after its checkpoint, whether the checkpoint is this
+// process's or read from its file, and when git rewrote the reflog with
+// its older entries expired; the checkpoint's line is found at the start
+// of the file too. Each case counts the entries the second check read.
+func TestScanStartsAtCheckpoint(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		fresh    bool // a new process: the checkpoint comes from its file
+		expire   bool // gc dropped the entries before the checkpoint
+		firstOne bool // the checkpoint is the reflog's first line
+	}{
+		{"in memory", false, false, false},
+		{"in memory, first line", false, false, true},
+		{"from the file", true, false, false},
+		{"from the file, reflog expired", true, true, false},
+		{"in memory, reflog expired", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			common := t.TempDir()
+			const ref = "refs/zerg/features/f"
+			old := []string{line(0, 1, 100), line(1, 2, 200)}
+			if c.firstOne {
+				old = old[:1]
+			}
+			writeLog(t, common, ref, old...)
+			cpFile := filepath.Join(common, "checked")
+			ck := NewChecker(common, func(string) string { return cpFile })
+			tip := hash(len(old))
+			sc, err := ck.Scan(ref, tip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Past CheckpointEvery entries the file is written too.
+			sc.scanned = CheckpointEvery
+			ck.Keep(sc, func(name string, data []byte) error { return os.WriteFile(name, data, 0o644) })
+			lines := append(old, line(len(old), 7, 300), line(7, 8, 400))
+			if c.expire {
+				lines = lines[len(old)-1:]
+			}
+			writeLog(t, common, ref, lines...)
+			if c.fresh {
+				ck = NewChecker(common, func(string) string { return cpFile })
+			}
+			sc, err = ck.Scan(ref, hash(8))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sc.scanned != 2 || len(sc.Breaks) != 0 {
+				t.Errorf("second check read %d entries (breaks %v), want the 2 after the checkpoint", sc.scanned, sc.Breaks)
+			}
+		})
+	}
+}
