@@ -483,121 +483,19 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 	var updates []refUpdate
 
 	featureChanged := tx.feature != "" && (tx.deleted != nil || tx.metaDirty || tx.workersDirty || tx.tasksDirty())
-	if tx.deleted != nil {
-		tx.clock++
-		msg.Clock = tx.clock
-		root := entries{}
-		root.SetBlob(tombstone, *tx.deleted)
-		th := b.Tree(root)
-		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
-		if err := s.seal(c); err != nil {
+	if featureChanged {
+		u, err := tx.commitFeature(b, sig, msg)
+		if err != nil {
 			return err
 		}
-		ch := b.Commit(c)
-		updates = append(updates, refUpdate{Name: FeatureRef(tx.feature), New: ch, Old: tx.featTip})
-	} else if featureChanged {
-		tx.clock++
-		msg.Clock = tx.clock
-		if msg.Feature == "" {
-			msg.Feature = tx.feature
-		}
-		root := tx.root
-		if root == nil {
-			root = entries{}
-		}
-		if tx.metaDirty {
-			h, err := b.JSON(tx.meta)
-			if err != nil {
-				return err
-			}
-			root.SetBlob("feature.json", h)
-			b.KeepLoose(h)
-		}
-		h := b.Blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
-		root.SetBlob("clock", h)
-		b.KeepLoose(h)
-		if tx.tasksDirty() {
-			if err := tx.loadTasksTree(); err != nil {
-				return err
-			}
-			encoded, err := tx.encodeDirty()
-			if err != nil {
-				return err
-			}
-			for name, sh := range tx.shards {
-				if len(sh.dirty) == 0 {
-					continue
-				}
-				if err := s.loadShardTree(sh); err != nil {
-					return err
-				}
-				fresh := make(map[string][]byte, len(sh.dirty))
-				for id := range sh.dirty {
-					e := encoded[id]
-					sh.e.SetBlob(id, b.Add(e.Hash, plumbing.BlobObject, e.Data))
-					fresh[id] = e.Data
-				}
-				h := b.Tree(sh.e)
-				tx.tasksTree.SetTree(name, h)
-				s.memoShard(sh.hash, h, fresh)
-			}
-			h := b.Tree(tx.tasksTree)
-			root.SetTree("tasks", h)
-		}
-		if tx.workersDirty {
-			we := entries{}
-			for name, w := range tx.workers {
-				if r, ok := tx.workersRead[name]; ok && r.w == *w {
-					we.SetBlob(name, r.blob)
-					continue
-				}
-				h, err := b.JSON(w)
-				if err != nil {
-					return err
-				}
-				we.SetBlob(name, h)
-			}
-			if len(we) == 0 {
-				delete(root, "workers")
-			} else {
-				h := b.Tree(we)
-				root.SetTree("workers", h)
-			}
-		}
-		th := b.Tree(root)
-		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
-		// A forced re-plan keeps the old history as parent too, so the
-		// audit log survives `plan --force`.
-		if !tx.featTip.IsZero() {
-			c.ParentHashes = []plumbing.Hash{tx.featTip}
-		}
-		if err := s.seal(c); err != nil {
-			return err
-		}
-		ch := b.Commit(c)
-		b.KeepLoose(th, ch)
-		updates = append(updates, refUpdate{Name: FeatureRef(tx.feature), New: ch, Old: tx.featTip})
+		updates = append(updates, u)
 	}
 	if tx.locksDirty {
-		le := entries{}
-		for _, l := range tx.locks {
-			h, err := b.JSON(l)
-			if err != nil {
-				return err
-			}
-			le.SetBlob(lockKey(l.Path), h)
-		}
-		th := b.Tree(le)
-		lm := *msg
-		c := &gitobj.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
-		if !tx.locksTip.IsZero() {
-			c.ParentHashes = []plumbing.Hash{tx.locksTip}
-		}
-		if err := s.seal(c); err != nil {
+		u, err := tx.commitLocks(b, sig, msg)
+		if err != nil {
 			return err
 		}
-		ch := b.Commit(c)
-		updates = append(updates, refUpdate{Name: LocksRef, New: ch, Old: tx.locksTip})
+		updates = append(updates, u)
 	} else if featureChanged && tx.locksRead {
 		// The decision depended on the locks: make sure they did not move
 		// meanwhile, or a claim could slip past a lock taken concurrently.
@@ -623,6 +521,144 @@ func (tx *Tx) commit(ctx context.Context, msg *Message, now time.Time) error {
 		return err
 	}
 	return s.updateRefs(ctx, updates)
+}
+
+// commitFeature adds the feature's next commit to b (its tombstone, when
+// the feature is deleted) and returns the move of its ref.
+func (tx *Tx) commitFeature(b *batch, sig gitobj.Signature, msg *Message) (refUpdate, error) {
+	s := tx.s
+	tx.clock++
+	msg.Clock = tx.clock
+	if tx.deleted != nil {
+		root := entries{}
+		root.SetBlob(tombstone, *tx.deleted)
+		th := b.Tree(root)
+		c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th, ParentHashes: []plumbing.Hash{tx.featTip}}
+		if err := s.seal(c); err != nil {
+			return refUpdate{}, err
+		}
+		return refUpdate{Name: FeatureRef(tx.feature), New: b.Commit(c), Old: tx.featTip}, nil
+	}
+	if msg.Feature == "" {
+		msg.Feature = tx.feature
+	}
+	root := tx.root
+	if root == nil {
+		root = entries{}
+	}
+	if tx.metaDirty {
+		h, err := b.JSON(tx.meta)
+		if err != nil {
+			return refUpdate{}, err
+		}
+		root.SetBlob("feature.json", h)
+		b.KeepLoose(h)
+	}
+	h := b.Blob([]byte(strconv.FormatUint(tx.clock, 10) + "\n"))
+	root.SetBlob("clock", h)
+	b.KeepLoose(h)
+	if tx.tasksDirty() {
+		h, err := tx.writeTasks(b)
+		if err != nil {
+			return refUpdate{}, err
+		}
+		root.SetTree("tasks", h)
+	}
+	if tx.workersDirty {
+		if err := tx.writeWorkers(b, root); err != nil {
+			return refUpdate{}, err
+		}
+	}
+	th := b.Tree(root)
+	c := &gitobj.Commit{Author: sig, Committer: sig, Message: msg.String(), TreeHash: th}
+	// A forced re-plan keeps the old history as parent too, so the
+	// audit log survives `plan --force`.
+	if !tx.featTip.IsZero() {
+		c.ParentHashes = []plumbing.Hash{tx.featTip}
+	}
+	if err := s.seal(c); err != nil {
+		return refUpdate{}, err
+	}
+	ch := b.Commit(c)
+	b.KeepLoose(th, ch)
+	return refUpdate{Name: FeatureRef(tx.feature), New: ch, Old: tx.featTip}, nil
+}
+
+// writeTasks adds the changed tasks and the shards holding them to b, and
+// returns the tasks tree.
+func (tx *Tx) writeTasks(b *batch) (plumbing.Hash, error) {
+	s := tx.s
+	if err := tx.loadTasksTree(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	encoded, err := tx.encodeDirty()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for name, sh := range tx.shards {
+		if len(sh.dirty) == 0 {
+			continue
+		}
+		if err := s.loadShardTree(sh); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		fresh := make(map[string][]byte, len(sh.dirty))
+		for id := range sh.dirty {
+			e := encoded[id]
+			sh.e.SetBlob(id, b.Add(e.Hash, plumbing.BlobObject, e.Data))
+			fresh[id] = e.Data
+		}
+		h := b.Tree(sh.e)
+		tx.tasksTree.SetTree(name, h)
+		s.memoShard(sh.hash, h, fresh)
+	}
+	return b.Tree(tx.tasksTree), nil
+}
+
+// writeWorkers puts the workers' tree in root, each unchanged worker as
+// the blob it was read from.
+func (tx *Tx) writeWorkers(b *batch, root entries) error {
+	we := entries{}
+	for name, w := range tx.workers {
+		if r, ok := tx.workersRead[name]; ok && r.w == *w {
+			we.SetBlob(name, r.blob)
+			continue
+		}
+		h, err := b.JSON(w)
+		if err != nil {
+			return err
+		}
+		we.SetBlob(name, h)
+	}
+	if len(we) == 0 {
+		delete(root, "workers")
+	} else {
+		root.SetTree("workers", b.Tree(we))
+	}
+	return nil
+}
+
+// commitLocks adds the locks' next commit to b and returns the move of
+// their ref.
+func (tx *Tx) commitLocks(b *batch, sig gitobj.Signature, msg *Message) (refUpdate, error) {
+	le := entries{}
+	for _, l := range tx.locks {
+		h, err := b.JSON(l)
+		if err != nil {
+			return refUpdate{}, err
+		}
+		le.SetBlob(lockKey(l.Path), h)
+	}
+	th := b.Tree(le)
+	lm := *msg
+	c := &gitobj.Commit{Author: sig, Committer: sig, Message: lm.String(), TreeHash: th}
+	if !tx.locksTip.IsZero() {
+		c.ParentHashes = []plumbing.Hash{tx.locksTip}
+	}
+	if err := tx.s.seal(c); err != nil {
+		return refUpdate{}, err
+	}
+	return refUpdate{Name: LocksRef, New: b.Commit(c), Old: tx.locksTip}, nil
 }
 
 // encodeDirty encodes the changed tasks and hashes their blobs, shared out
