@@ -96,230 +96,178 @@ type jsonBuffer struct{ b []byte }
 
 func (j *jsonBuffer) Write(p []byte) (int, error) { j.b = append(j.b, p...); return len(p), nil }
 
-// appendTask appends t as writeJSON renders it nested at prefix.
+// object appends the fields of one JSON object as WriteJSON lays them
+// out: each on a line of its own at the object's indentation plus two,
+// the comma before it when it is not the first.
+type object struct {
+	b      []byte
+	prefix string // where the object's closing brace goes
+	in     string // where its fields go
+	n      int
+}
+
+func beginObject(b []byte, prefix string) object {
+	return object{b: append(b, '{'), prefix: prefix, in: prefix + "  "}
+}
+
+func (o *object) key(name string) {
+	if o.n > 0 {
+		o.b = append(o.b, ',')
+	}
+	o.n++
+	o.b = append(o.b, '\n')
+	o.b = append(o.b, o.in...)
+	o.b = appendString(o.b, name)
+	o.b = append(o.b, ": "...)
+}
+
+// end closes the object (which has a field: no document has an empty
+// one) and returns the bytes.
+func (o *object) end() []byte {
+	o.b = append(o.b, '\n')
+	o.b = append(o.b, o.prefix...)
+	return append(o.b, '}')
+}
+
+func (o *object) str(name, v string) {
+	o.key(name)
+	o.b = appendString(o.b, v)
+}
+
+// strOmit is str of a field tagged omitempty.
+func (o *object) strOmit(name, v string) {
+	if v != "" {
+		o.str(name, v)
+	}
+}
+
+func (o *object) int(name string, v int64) {
+	o.key(name)
+	o.b = strconv.AppendInt(o.b, v, 10)
+}
+
+func (o *object) intOmit(name string, v int64) {
+	if v != 0 {
+		o.int(name, v)
+	}
+}
+
+func (o *object) time(name string, t time.Time) {
+	o.key(name)
+	o.b = appendTime(o.b, t)
+}
+
+func (o *object) strs(name string, ss []string) {
+	o.key(name)
+	o.b = appendStrings(o.b, ss, o.in)
+}
+
+// value is a field no hand-written encoder is worth having for.
+func (o *object) value(name string, v any) {
+	o.key(name)
+	u, _ := marshalIndent(v, o.in)
+	o.b = append(o.b, u...)
+}
+
+// object opens a nested object as the field's value; the caller ends it
+// and takes its bytes back.
+func (o *object) object(name string) object {
+	o.key(name)
+	return beginObject(o.b, o.in)
+}
+
+// list writes a non-empty list whose n elements elem appends, each with
+// its own indentation, at the fields' indentation plus two.
+func (o *object) list(name string, n int, elem func(b []byte, i int, prefix string) []byte) {
+	o.key(name)
+	o.b = append(o.b, "[\n"...)
+	for i := 0; i < n; i++ {
+		o.b = elem(o.b, i, o.in+"  ")
+		if i < n-1 {
+			o.b = append(o.b, ',')
+		}
+		o.b = append(o.b, '\n')
+	}
+	o.b = append(o.b, o.in...)
+	o.b = append(o.b, ']')
+}
+
+// appendTask appends t as WriteJSON renders it nested at prefix.
 func appendTask(b []byte, t *Task, prefix string) []byte {
-	in := prefix + "  "
-	field := func(name string) {
-		b = append(b, in...)
-		b = appendString(b, name)
-		b = append(b, ": "...)
-	}
-	b = append(b, prefix...)
-	b = append(b, "{\n"...)
-	field("id")
-	b = appendString(b, t.ID)
-	b = append(b, ",\n"...)
-	field("title")
-	b = appendString(b, t.Title)
-	b = append(b, ",\n"...)
-	field("level")
-	b = strconv.AppendInt(b, int64(t.Level), 10)
-	b = append(b, ",\n"...)
-	field("status")
-	b = appendString(b, string(t.Status))
-	b = append(b, ",\n"...)
-	field("worker")
-	b = appendString(b, t.Worker)
-	b = append(b, ",\n"...)
-	field("attempts")
-	b = strconv.AppendInt(b, int64(t.Attempts), 10)
-	b = append(b, ",\n"...)
-	field("commit")
-	b = appendString(b, t.Commit)
-	b = append(b, ",\n"...)
-	if t.Base != "" {
-		field("base")
-		b = appendString(b, t.Base)
-		b = append(b, ",\n"...)
-	}
-	field("dependencies")
-	b = appendStrings(b, t.Dependencies, in)
-	b = append(b, ",\n"...)
-	field("soft_dependencies")
-	b = appendStrings(b, t.SoftDependencies, in)
-	b = append(b, ",\n"...)
-	field("implied_dependencies")
-	b = appendStrings(b, t.ImpliedDependencies, in)
-	b = append(b, ",\n"...)
-	field("files")
-	b = append(b, "{\n"...)
-	in2 := in + "  "
-	for i, f := range []struct {
-		name  string
-		paths []string
-	}{{"create", t.Files.Create}, {"modify", t.Files.Modify}, {"read", t.Files.Read}} {
-		b = append(b, in2...)
-		b = appendString(b, f.name)
-		b = append(b, ": "...)
-		b = appendStrings(b, f.paths, in2)
-		if i < 2 {
-			b = append(b, ',')
-		}
-		b = append(b, '\n')
-	}
-	b = append(b, in...)
-	b = append(b, "},\n"...)
-	if t.Risk != "" {
-		field("risk")
-		b = appendString(b, t.Risk)
-		b = append(b, ",\n"...)
-	}
-	if t.Approved != "" {
-		field("approved")
-		b = appendString(b, t.Approved)
-		b = append(b, ",\n"...)
-	}
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"issue", t.Issue}, {"pr", t.PR}} {
-		if n.v != 0 {
-			field(n.name)
-			b = strconv.AppendInt(b, int64(n.v), 10)
-			b = append(b, ",\n"...)
-		}
-	}
-	if t.Reason != "" {
-		field("reason")
-		b = appendString(b, t.Reason)
-		b = append(b, ",\n"...)
-	}
+	o := beginObject(append(b, prefix...), prefix)
+	o.str("id", t.ID)
+	o.str("title", t.Title)
+	o.int("level", int64(t.Level))
+	o.str("status", string(t.Status))
+	o.str("worker", t.Worker)
+	o.int("attempts", int64(t.Attempts))
+	o.str("commit", t.Commit)
+	o.strOmit("base", t.Base)
+	o.strs("dependencies", t.Dependencies)
+	o.strs("soft_dependencies", t.SoftDependencies)
+	o.strs("implied_dependencies", t.ImpliedDependencies)
+	files := o.object("files")
+	files.strs("create", t.Files.Create)
+	files.strs("modify", t.Files.Modify)
+	files.strs("read", t.Files.Read)
+	o.b = files.end()
+	o.strOmit("risk", t.Risk)
+	o.strOmit("approved", t.Approved)
+	o.intOmit("issue", int64(t.Issue))
+	o.intOmit("pr", int64(t.PR))
+	o.strOmit("reason", t.Reason)
 	if t.NotBefore != nil {
-		field("not_before")
-		b = appendTime(b, *t.NotBefore)
-		b = append(b, ",\n"...)
+		o.time("not_before", *t.NotBefore)
 	}
 	if t.Usage != nil {
-		field("usage")
-		u, _ := marshalIndent(t.Usage, in)
-		b = append(b, u...)
-		b = append(b, ",\n"...)
+		o.value("usage", t.Usage)
 	}
-	if t.Host != "" {
-		field("host")
-		b = appendString(b, t.Host)
-		b = append(b, ",\n"...)
-	}
-	field("verification")
-	b = append(b, "{\n"...)
-	b = append(b, in2...)
-	b = append(b, `"command": `...)
-	b = appendString(b, t.Verification.Command)
-	if t.Verification.TimeoutSeconds != 0 {
-		b = append(b, ",\n"...)
-		b = append(b, in2...)
-		b = append(b, `"timeout_seconds": `...)
-		b = strconv.AppendInt(b, int64(t.Verification.TimeoutSeconds), 10)
-	}
-	b = append(b, '\n')
-	b = append(b, in...)
-	b = append(b, '}')
+	o.strOmit("host", t.Host)
+	v := o.object("verification")
+	v.str("command", t.Verification.Command)
+	v.intOmit("timeout_seconds", int64(t.Verification.TimeoutSeconds))
+	o.b = v.end()
 	if len(t.Runs) > 0 {
-		b = append(b, ",\n"...)
-		field("runs")
-		b = append(b, "[\n"...)
-		in3 := in2 + "  "
-		for i, r := range t.Runs {
-			b = append(b, in2...)
-			b = append(b, "{\n"...)
-			b = append(b, in3...)
-			b = append(b, `"attempt": `...)
-			b = strconv.AppendInt(b, int64(r.Attempt), 10)
-			b = append(b, ",\n"...)
-			b = append(b, in3...)
-			b = append(b, `"worker": `...)
-			b = appendString(b, r.Worker)
-			b = append(b, ",\n"...)
-			b = append(b, in3...)
-			b = append(b, `"start": `...)
-			b = appendTime(b, r.Start)
-			if r.End != nil {
-				b = append(b, ",\n"...)
-				b = append(b, in3...)
-				b = append(b, `"end": `...)
-				b = appendTime(b, *r.End)
-			}
-			if r.Outcome != "" {
-				b = append(b, ",\n"...)
-				b = append(b, in3...)
-				b = append(b, `"outcome": `...)
-				b = appendString(b, r.Outcome)
-			}
-			b = append(b, '\n')
-			b = append(b, in2...)
-			b = append(b, '}')
-			if i < len(t.Runs)-1 {
-				b = append(b, ',')
-			}
-			b = append(b, '\n')
-		}
-		b = append(b, in...)
-		b = append(b, ']')
+		o.list("runs", len(t.Runs), func(b []byte, i int, prefix string) []byte {
+			return appendRun(b, &t.Runs[i], prefix)
+		})
 	}
 	if len(t.History) > 0 {
-		b = append(b, ",\n"...)
-		field("history")
-		b = append(b, "[\n"...)
-		for i := range t.History {
-			b = appendEvent(b, &t.History[i], in2)
-			if i < len(t.History)-1 {
-				b = append(b, ',')
-			}
-			b = append(b, '\n')
-		}
-		b = append(b, in...)
-		b = append(b, ']')
+		o.list("history", len(t.History), func(b []byte, i int, prefix string) []byte {
+			return appendEvent(b, &t.History[i], prefix)
+		})
 	}
-	b = append(b, '\n')
-	b = append(b, prefix...)
-	b = append(b, '}')
-	return b
+	return o.end()
+}
+
+func appendRun(b []byte, r *Run, prefix string) []byte {
+	o := beginObject(append(b, prefix...), prefix)
+	o.int("attempt", int64(r.Attempt))
+	o.str("worker", r.Worker)
+	o.time("start", r.Start)
+	if r.End != nil {
+		o.time("end", *r.End)
+	}
+	o.strOmit("outcome", r.Outcome)
+	return o.end()
 }
 
 func appendEvent(b []byte, ev *Event, prefix string) []byte {
-	in := prefix + "  "
-	b = append(b, prefix...)
-	b = append(b, "{\n"...)
-	str := func(name, v string, omitEmpty bool) {
-		if omitEmpty && v == "" {
-			return
-		}
-		b = append(b, ",\n"...)
-		b = append(b, in...)
-		b = appendString(b, name)
-		b = append(b, ": "...)
-		b = appendString(b, v)
-	}
-	b = append(b, in...)
-	b = append(b, `"clock": `...)
-	b = strconv.AppendUint(b, ev.Clock, 10)
-	b = append(b, ",\n"...)
-	b = append(b, in...)
-	b = append(b, `"at": `...)
-	b = appendTime(b, ev.At)
-	str("op", string(ev.Op), false)
-	str("from", ev.From, false)
-	str("to", ev.To, false)
-	str("worker", ev.Worker, true)
-	str("commit", ev.Commit, true)
-	str("reason", ev.Reason, true)
-	if ev.PR != 0 {
-		b = append(b, ",\n"...)
-		b = append(b, in...)
-		b = append(b, `"pr": `...)
-		b = strconv.AppendInt(b, int64(ev.PR), 10)
-	}
+	o := beginObject(append(b, prefix...), prefix)
+	o.key("clock")
+	o.b = strconv.AppendUint(o.b, ev.Clock, 10)
+	o.time("at", ev.At)
+	o.str("op", string(ev.Op))
+	o.str("from", ev.From)
+	o.str("to", ev.To)
+	o.strOmit("worker", ev.Worker)
+	o.strOmit("commit", ev.Commit)
+	o.strOmit("reason", ev.Reason)
+	o.intOmit("pr", int64(ev.PR))
 	if ev.Usage != nil {
-		b = append(b, ",\n"...)
-		b = append(b, in...)
-		b = append(b, `"usage": `...)
-		u, _ := marshalIndent(ev.Usage, in)
-		b = append(b, u...)
+		o.value("usage", ev.Usage)
 	}
-	b = append(b, '\n')
-	b = append(b, prefix...)
-	b = append(b, '}')
-	return b
+	return o.end()
 }
 
 // appendLevels appends lv as WriteJSON renders it nested at prefix.
