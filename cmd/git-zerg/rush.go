@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -84,7 +83,7 @@ func runRush(e *env, o *rushOptions) error {
 			return err
 		}
 		// Task mode is for programs: its output is always the JSON document.
-		return report.WriteJSON(e.stdout, batchOut(b))
+		return report.WriteJSON(e.stdout, report.TaskModeOf(b))
 	}
 	p := report.NewLive(e.stderr, e.errTTY)
 	g.Events = p.Event
@@ -93,44 +92,9 @@ func runRush(e *env, o *rushOptions) error {
 	res, err := rush.Run(g, rush.Options{Workers: o.workers, Mode: o.mode, Resume: o.resume, Remote: o.remote, Interrupt: interrupts,
 		BeforeDone: beforeDone, Idle: idle})
 	if res != nil {
-		if res.Complete {
-			fmt.Fprintf(e.stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, report.Plural(res.Tasks, "task"),
-				res.Staging, report.ShortHash(res.Tip))
-			fmt.Fprintf(e.stderr, "to finish: git zerg finish (merges %s into your branch and cleans up)\n", res.Staging)
-		} else {
-			fmt.Fprintf(e.stdout, "rush %s ended: %s\n", res.Feature, engine.CountsLine(res.Counts))
-		}
-		fmt.Fprintln(e.stderr, report.FlowLine(res.Flow.Wall, res.Flow.Critical, res.Flow.Path, res.Flow.Busy, res.Flow.Workers))
+		report.RushText(e.stdout, e.stderr, res)
 	}
 	return err
-}
-
-// taskModeJSON is what `rush --mode task` prints: the batch to launch now.
-type taskModeJSON struct {
-	Feature  string         `json:"feature"`
-	Complete bool           `json:"complete"`
-	Level    int            `json:"level"`
-	Workers  int            `json:"workers"`
-	Counts   map[string]int `json:"counts"`
-	Batch    []batchTask    `json:"batch"`
-	// Waiting explains an empty batch: claimed tasks still running,
-	// backoffs, or blocked dependencies.
-	Waiting string `json:"waiting,omitempty"`
-}
-
-type batchTask struct {
-	report.Task
-	SuggestedWorker string `json:"suggested_worker"`
-	Prompt          string `json:"prompt"`
-}
-
-func batchOut(b *engine.TaskBatch) taskModeJSON {
-	out := taskModeJSON{Feature: b.Feature, Complete: b.Complete, Level: b.Level, Workers: b.Workers, Counts: b.Counts,
-		Batch: []batchTask{}, Waiting: b.Waiting}
-	for _, t := range b.Batch {
-		out.Batch = append(out.Batch, batchTask{report.TaskOf(t.Task, false), t.SuggestedWorker, t.Prompt})
-	}
-	return out
 }
 
 // rushSignals sends the rush's events on to notify.command too, and turns

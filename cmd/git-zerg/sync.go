@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -46,19 +45,6 @@ func syncCmd(e *env) *cli.Command {
 	}
 }
 
-type syncJSON struct {
-	Remote   string            `json:"remote"`
-	Rounds   int               `json:"rounds"`
-	Features []syncFeatureJSON `json:"features"`
-	Pushed   []string          `json:"pushed"`
-}
-
-type syncFeatureJSON struct {
-	Feature   string   `json:"feature"`
-	Result    string   `json:"result"`
-	Conflicts []string `json:"conflicts"`
-}
-
 func runSync(e *env, o *syncOptions) error {
 	if o.forge {
 		if o.remote != "" {
@@ -81,20 +67,9 @@ func runSync(e *env, o *syncOptions) error {
 		return err
 	}
 	if e.json {
-		out := syncJSON{Remote: res.Remote, Rounds: res.Rounds, Features: []syncFeatureJSON{}, Pushed: res.Pushed}
-		for _, f := range res.Features {
-			out.Features = append(out.Features, syncFeatureJSON(f))
-		}
-		return report.WriteJSON(e.stdout, out)
+		return report.WriteJSON(e.stdout, report.SyncOf(res))
 	}
-	for _, f := range res.Features {
-		line := fmt.Sprintf("%s: %s", f.Feature, f.Result)
-		if len(f.Conflicts) > 0 {
-			line += "; " + strings.Join(f.Conflicts, "; ")
-		}
-		fmt.Fprintln(e.stdout, printable.String(line))
-	}
-	fmt.Fprintf(e.stdout, "synced with %s: %s pushed\n", res.Remote, report.Plural(len(res.Pushed), "ref"))
+	report.SyncText(e.stdout, res)
 	return nil
 }
 
@@ -111,12 +86,6 @@ func runSyncForge(e *env) error {
 	if e.json {
 		return report.WriteJSON(e.stdout, res)
 	}
-	for _, c := range res.Changes {
-		fmt.Fprintf(e.stdout, "%s %s: %s\n", c.Task, c.To, printable.String(c.Reason))
-	}
-	for _, s := range res.Skipped {
-		fmt.Fprintln(e.stderr, "skipped "+printable.String(s))
-	}
-	fmt.Fprintf(e.stdout, "synced %s with the forge: %s\n", res.Feature, report.Plural(len(res.Changes), "change"))
+	report.SyncForgeText(e.stdout, e.stderr, res)
 	return nil
 }
