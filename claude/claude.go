@@ -111,12 +111,12 @@ func (c Change) String() string {
 	return s
 }
 
-// Install writes the generated files under top and merges the hooks into
+// installTree writes the generated files under top and merges the hooks into
 // its .claude/settings.json. A file already there is replaced only when it
 // is an earlier version of git-zerg's own; a file changed by someone is
 // kept and reported. Running it again changes nothing. A settings file
 // that cannot be merged is an error (ErrSettings) and nothing is written.
-func Install(top string) ([]Change, error) {
+func installTree(top string) ([]Change, error) {
 	if err := checkUnlinked(top); err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func InstallIn(s *gitstore.Store, uninstall bool) ([]Change, error) {
 	if s.Top == "" {
 		return nil, &engine.Error{Kind: engine.Usage, What: "install-commands needs a work tree (this is a bare repository)"}
 	}
-	do := Install
+	do := installTree
 	if uninstall {
 		do = uninstallHooks
 	}

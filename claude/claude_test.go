@@ -74,7 +74,7 @@ func tree(t *testing.T, dir string) map[string][]byte {
 // recognises installed copies of it as git-zerg's) and -update is run.
 func TestInstallGolden(t *testing.T) {
 	top := t.TempDir()
-	changes, err := Install(top)
+	changes, err := installTree(top)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestInstallGolden(t *testing.T) {
 	golden(t, "install.changes", []byte(strings.Join(lines, "\n")+"\n"))
 
 	// Twice changes nothing.
-	again, err := Install(top)
+	again, err := installTree(top)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestSettingsGolden(t *testing.T) {
 				os.MkdirAll(filepath.Dir(settings), 0o755)
 				os.WriteFile(settings, orig, 0o600)
 			}
-			if _, err := Install(top); err != nil {
+			if _, err := installTree(top); err != nil {
 				t.Fatal(err)
 			}
 			merged, err := os.ReadFile(settings)
@@ -154,7 +154,7 @@ func TestSettingsGolden(t *testing.T) {
 			if orig != nil {
 				checkKept(t, orig, merged)
 			}
-			if _, err := Install(top); err != nil {
+			if _, err := installTree(top); err != nil {
 				t.Fatal(err)
 			}
 			if again, _ := os.ReadFile(settings); !bytes.Equal(again, merged) {
@@ -268,7 +268,7 @@ func TestSettingsRefused(t *testing.T) {
 			settings := filepath.Join(top, ".claude", "settings.json")
 			os.MkdirAll(filepath.Dir(settings), 0o755)
 			os.WriteFile(settings, orig, 0o644)
-			if _, err := Install(top); !errors.Is(err, errSettings) {
+			if _, err := installTree(top); !errors.Is(err, errSettings) {
 				t.Fatalf("install: %v, want ErrSettings", err)
 			}
 			if _, err := uninstallHooks(top); !errors.Is(err, errSettings) {
@@ -298,13 +298,13 @@ func TestInstallInBare(t *testing.T) {
 // git-zerg's own is replaced.
 func TestChangedFilesKept(t *testing.T) {
 	top := t.TempDir()
-	if _, err := Install(top); err != nil {
+	if _, err := installTree(top); err != nil {
 		t.Fatal(err)
 	}
 	rush := filepath.Join(top, ".claude", "commands", "zerg", "rush.md")
 	edited := []byte("my own rush\n")
 	os.WriteFile(rush, edited, 0o644)
-	changes, err := Install(top)
+	changes, err := installTree(top)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestChangedFilesKept(t *testing.T) {
 	previous[".claude/commands/zerg/rush.md"] = []string{sum(old)}
 	defer delete(previous, ".claude/commands/zerg/rush.md")
 	os.WriteFile(rush, old, 0o644)
-	changes, err = Install(top)
+	changes, err = installTree(top)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,8 @@ func forFeature(g *engine.Engine, feature string, ownStore bool) (*engine.Engine
 	return sub, nil
 }
 
-// Read reads a stored epic (kind Usage when there is none).
-func Read(g *engine.Engine, name string) (*state.Epic, plumbing.Hash, error) {
+// readEpic reads a stored epic (kind Usage when there is none).
+func readEpic(g *engine.Engine, name string) (*state.Epic, plumbing.Hash, error) {
 	e, tip, err := g.Store.Epic(name)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, tip, &engine.Error{Kind: engine.Usage, What: fmt.Sprintf("epic %q is not planned", name), Hint: "git zerg epic status lists the planned ones"}
@@ -156,7 +156,7 @@ type Status struct {
 
 // StatusOf reads the progress of each feature of the epic.
 func StatusOf(g *engine.Engine, name string) (*Status, error) {
-	ep, _, err := Read(g, name)
+	ep, _, err := readEpic(g, name)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func Bump(g *engine.Engine, name string, frozen []string, setFrozen bool) (*Bump
 		return nil, &engine.Error{Kind: engine.Usage, What: "epic bump: bad frozen path", Why: strings.Join(probs, "; ")}
 	}
 	for attempt := 0; ; attempt++ {
-		ep, tip, err := Read(g, name)
+		ep, tip, err := readEpic(g, name)
 		if err != nil {
 			return nil, err
 		}
@@ -311,7 +311,7 @@ func Bump(g *engine.Engine, name string, frozen []string, setFrozen bool) (*Bump
 // them against the current version.
 func Approve(g *engine.Engine, name string, features []string) (*state.Epic, error) {
 	for attempt := 0; ; attempt++ {
-		ep, tip, err := Read(g, name)
+		ep, tip, err := readEpic(g, name)
 		if err != nil {
 			return nil, err
 		}

@@ -97,7 +97,7 @@ func readyToRush(g *engine.Engine, name string, o *RushOptions) (*state.Epic, er
 	default:
 		return nil, engine.UsageError("rush --epic: mode %q is not for epics (subprocess or container)", o.Mode)
 	}
-	ep, _, err := Read(g, name)
+	ep, _, err := readEpic(g, name)
 	if err != nil {
 		return nil, err
 	}

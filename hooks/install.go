@@ -120,11 +120,11 @@ func (c Change) String() string {
 	return s
 }
 
-// Dir returns the absolute hooks directory git uses for the repository
+// gitHooksDir returns the absolute hooks directory git uses for the repository
 // (work tree or git dir) at dir. A relative core.hooksPath is relative to the
 // work tree the hooks run in, so dir should be the top of that work tree;
 // installRepo and warning say whether every worktree uses the same one.
-func Dir(ctx context.Context, git *gitcmd.Runner) (string, error) {
+func gitHooksDir(ctx context.Context, git *gitcmd.Runner) (string, error) {
 	out, err := git.Line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
 	if err != nil {
 		return "", err
@@ -233,11 +233,11 @@ func readHook(p string) ([]byte, error) {
 	return os.ReadFile(p)
 }
 
-// Install writes git-zerg's hooks into dir (created if missing), each
+// writeHooks writes git-zerg's hooks into dir (created if missing), each
 // running git-zerg at exe, or from PATH when exe is gone. A hook that is not
 // git-zerg's is renamed to <name>.zerg-legacy and run first. Installing again
 // changes nothing; with another exe, it rewrites only the path.
-func Install(dir, exe string) ([]Change, error) {
+func writeHooks(dir, exe string) ([]Change, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -317,9 +317,9 @@ func installScript(dir, name string, want []byte) (Change, error) {
 	return c, writeScript(h.Path, want)
 }
 
-// Uninstall removes git-zerg's hooks from dir and puts back what was there
+// removeHooks removes git-zerg's hooks from dir and puts back what was there
 // before, exactly. A hook that is not git-zerg's is left alone.
-func Uninstall(dir string) ([]Change, error) {
+func removeHooks(dir string) ([]Change, error) {
 	var out []Change
 	for _, name := range Names {
 		h, err := status(dir, name)

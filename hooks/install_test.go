@@ -92,7 +92,7 @@ func TestInstallUninstallRoundTrip(t *testing.T) {
 	}
 	before := snapshot(t, dir)
 
-	cs, err := Install(dir, "/opt/zerg/bin/git-zerg")
+	cs, err := writeHooks(dir, "/opt/zerg/bin/git-zerg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestInstallUninstallRoundTrip(t *testing.T) {
 	}
 
 	installed := snapshot(t, dir)
-	cs, err = Install(dir, "/opt/zerg/bin/git-zerg")
+	cs, err = writeHooks(dir, "/opt/zerg/bin/git-zerg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestInstallUninstallRoundTrip(t *testing.T) {
 	}
 	sameSnapshot(t, snapshot(t, dir), installed)
 
-	cs, err = Uninstall(dir)
+	cs, err = removeHooks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestInstallUninstallRoundTrip(t *testing.T) {
 	}
 	sameSnapshot(t, snapshot(t, dir), before)
 
-	cs, err = Uninstall(dir)
+	cs, err = removeHooks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,10 +157,10 @@ func TestInstallKeepsSymlinkAndNonExecutableHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, dir)
-	if _, err := Install(dir, "/x/git-zerg"); err != nil {
+	if _, err := writeHooks(dir, "/x/git-zerg"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Uninstall(dir); err != nil {
+	if _, err := removeHooks(dir); err != nil {
 		t.Fatal(err)
 	}
 	sameSnapshot(t, snapshot(t, dir), before)
@@ -168,10 +168,10 @@ func TestInstallKeepsSymlinkAndNonExecutableHooks(t *testing.T) {
 
 func TestInstallNewBinaryUpdates(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Install(dir, "/a/git-zerg"); err != nil {
+	if _, err := writeHooks(dir, "/a/git-zerg"); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := Install(dir, "/b/it's here/git-zerg")
+	cs, err := writeHooks(dir, "/b/it's here/git-zerg")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestInstallConflict(t *testing.T) {
 		}
 	}
 	before := snapshot(t, dir)
-	_, err := Install(dir, "/x/git-zerg")
+	_, err := writeHooks(dir, "/x/git-zerg")
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("err = %v, want ErrConflict", err)
 	}
@@ -239,7 +239,7 @@ func TestScriptChainsLegacyAndFindsBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Install(hooksDir, filepath.Join(bin, "git-zerg")); err != nil {
+	if _, err := writeHooks(hooksDir, filepath.Join(bin, "git-zerg")); err != nil {
 		t.Fatal(err)
 	}
 	readLog := func() string {
@@ -290,7 +290,7 @@ func TestScriptChainsLegacyAndFindsBinary(t *testing.T) {
 		}
 	})
 	t.Run("recorded path gone: PATH", func(t *testing.T) {
-		if _, err := Install(hooksDir, filepath.Join(dir, "gone", "git-zerg")); err != nil {
+		if _, err := writeHooks(hooksDir, filepath.Join(dir, "gone", "git-zerg")); err != nil {
 			t.Fatal(err)
 		}
 		_, stderr, code := runHook(t, filepath.Join(hooksDir, "pre-commit"), []string{"PATH=" + bin + ":/usr/bin:/bin"}, "")
@@ -350,7 +350,7 @@ func TestDir(t *testing.T) {
 		return r
 	}
 	for _, d := range []string{top, wt} {
-		got, err := Dir(ctx, &gitcmd.Runner{Dir: d})
+		got, err := gitHooksDir(ctx, &gitcmd.Runner{Dir: d})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +359,7 @@ func TestDir(t *testing.T) {
 		}
 	}
 	git(t, top, "config", "core.hooksPath", "ci/hooks")
-	got, err := Dir(ctx, &gitcmd.Runner{Dir: top})
+	got, err := gitHooksDir(ctx, &gitcmd.Runner{Dir: top})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func installOwn(ctx context.Context, git *gitcmd.Runner, loc Location, exe strin
 		if err != nil {
 			return "", nil, err
 		}
-		cs, err := Install(back.Dir, exe)
+		cs, err := writeHooks(back.Dir, exe)
 		return back.Dir, cs, err
 	}
 	dir := ownDir(loc.Common)
@@ -138,7 +138,7 @@ func unsetOwn(ctx context.Context, git *gitcmd.Runner) error {
 // directory, and the setting that points at it from every worktree that
 // has it.
 func uninstallOwn(ctx context.Context, git *gitcmd.Runner, dir string) ([]Change, error) {
-	changes, err := Uninstall(dir)
+	changes, err := removeHooks(dir)
 	if err != nil {
 		return changes, err
 	}

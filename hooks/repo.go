@@ -46,7 +46,7 @@ func UninstallIn(ctx context.Context, s *gitstore.Store) ([]Change, error) {
 	if loc.Own {
 		changes, err = uninstallOwn(ctx, gitIn(s), loc.Dir)
 	} else {
-		changes, err = Uninstall(loc.Dir)
+		changes, err = removeHooks(loc.Dir)
 	}
 	if err != nil {
 		return changes, err
@@ -85,7 +85,7 @@ type HookReport struct {
 
 // StatusIn reports the hooks where git runs them for the store's work tree.
 func StatusIn(ctx context.Context, s *gitstore.Store) (Report, error) {
-	dir, err := Dir(ctx, gitIn(s))
+	dir, err := gitHooksDir(ctx, gitIn(s))
 	if err != nil {
 		return Report{}, err
 	}

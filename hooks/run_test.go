@@ -32,7 +32,7 @@ func fakeZerg(t *testing.T) string {
 	return p
 }
 
-// Install records that the hooks are wanted, uninstall that they are not;
+// writeHooks records that the hooks are wanted, uninstall that they are not;
 // a repository without a record wants them when an older install left them
 // in the default directory.
 func TestInstallInRecordsWanted(t *testing.T) {
@@ -77,7 +77,7 @@ func TestInstallInRecordsWanted(t *testing.T) {
 	}
 
 	// An install from before the record existed.
-	if _, err := Install(filepath.Join(s.CommonDir, "hooks"), exe); err != nil {
+	if _, err := writeHooks(filepath.Join(s.CommonDir, "hooks"), exe); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(recordPath(s))

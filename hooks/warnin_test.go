@@ -38,7 +38,7 @@ func TestWarningInAgreesWithWarning(t *testing.T) {
 	team := filepath.Join(t.TempDir(), "team-hooks")
 	git(t, top, "config", "core.hooksPath", team)
 	same("absolute core.hooksPath set after install")
-	if _, err := Install(team, "/opt/zerg/bin/git-zerg"); err != nil {
+	if _, err := writeHooks(team, "/opt/zerg/bin/git-zerg"); err != nil {
 		t.Fatal(err)
 	}
 	same("installed under the absolute core.hooksPath")

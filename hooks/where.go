@@ -107,7 +107,7 @@ func installRepo(ctx context.Context, git *gitcmd.Runner, exe string) (string, [
 	if loc.Own || relativeHooksPath(loc.Under) {
 		return installOwn(ctx, git, loc, exe)
 	}
-	cs, err := Install(loc.Dir, exe)
+	cs, err := writeHooks(loc.Dir, exe)
 	return loc.Dir, cs, err
 }
 

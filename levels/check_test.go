@@ -81,7 +81,7 @@ func TestCheckWarnings(t *testing.T) {
 
 // Unknown keys are warned about but kept, so a rewrite loses nothing.
 func TestUnknownKeysKept(t *testing.T) {
-	g, errs := Parse(doc(tk("A", `"dependncies":["B"]`, `"files":{"creat":["a"]}`), tk("B")))
+	g, errs := parseGraph(doc(tk("A", `"dependncies":["B"]`, `"files":{"creat":["a"]}`), tk("B")))
 	if len(errs) > 0 {
 		t.Fatal(strs(errs))
 	}

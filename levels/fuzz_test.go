@@ -42,7 +42,7 @@ func FuzzLoad(f *testing.F) {
 		if p, e := Load(data); !reflect.DeepEqual(p, p1) || !slices.Equal(e, e1) {
 			t.Fatalf("Load and Check disagree")
 		}
-		g, pe := Parse(data)
+		g, pe := parseGraph(data)
 		if g == nil && len(pe) == 0 {
 			t.Fatal("nil graph without problems")
 		}

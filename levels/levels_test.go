@@ -54,7 +54,7 @@ func TestProblemsNameTheTask(t *testing.T) {
     {"id": "bad id", "title": "e", "verification": {"command": "x"}},
     {"title": "f", "verification": {"command": "x"}}
   ]}`)
-	_, errs := Parse(in)
+	_, errs := parseGraph(in)
 	var got []string
 	for _, p := range errs {
 		got = append(got, p.String())
@@ -226,7 +226,7 @@ func TestParseProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, errs := Parse(tt.in)
+			g, errs := parseGraph(tt.in)
 			if got := strs(errs); !slices.Equal(got, tt.want) {
 				t.Errorf("Parse problems:\n got %q\nwant %q", got, tt.want)
 			}
@@ -266,7 +266,7 @@ func TestMultipleProblemsReportedTogether(t *testing.T) {
 		"tasks[2].verification.command: required",
 		"tasks[3].dependencies: cycle: C -> D -> C",
 	}
-	_, errs := Parse(in)
+	_, errs := parseGraph(in)
 	if got := strs(errs); !slices.Equal(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -415,7 +415,7 @@ func TestMarshalRoundTrip(t *testing.T) {
     {"id": "B", "title": "service", "dependencies": ["A"], "verification": {"command": "true"}, "x-unknown": {"nested": [1, 2.50, null]}}
   ]
 }`)
-	g, errs := Parse(in)
+	g, errs := parseGraph(in)
 	if len(errs) > 0 {
 		t.Fatal(strs(errs))
 	}
@@ -456,7 +456,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	if !strings.Contains(string(out2), `"pytest && echo <ok>"`) {
 		t.Errorf("MarshalJSON escapes HTML: %s", out2)
 	}
-	g2, errs := Parse(out)
+	g2, errs := parseGraph(out)
 	if len(errs) > 0 {
 		t.Fatal(strs(errs))
 	}

@@ -213,7 +213,7 @@ func TestPlan(t *testing.T) {
 
 func TestComputeMatchesLoad(t *testing.T) {
 	in := doc(tk("A", files("create", "x")), tk("B", files("modify", "x"), `"level":1`), tk("C", deps("B"), `"level":1`))
-	g, errs := Parse(in)
+	g, errs := parseGraph(in)
 	if len(errs) > 0 {
 		t.Fatal(strs(errs))
 	}

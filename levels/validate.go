@@ -402,11 +402,11 @@ func sortProblems(ps []Problem) {
 	})
 }
 
-// Parse decodes a task graph and checks every rule. A non-empty problem
+// parseGraph decodes a task graph and checks every rule. A non-empty problem
 // list means the graph is invalid. The graph is nil when data is not a
 // JSON object; otherwise it holds whatever could be decoded, so that a
 // caller can still show it.
-func Parse(data []byte) (*Graph, []Problem) {
+func parseGraph(data []byte) (*Graph, []Problem) {
 	g, errs, _ := parse(data)
 	return g, errs
 }

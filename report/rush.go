@@ -49,5 +49,5 @@ func RushText(stdout, stderr io.Writer, res *rush.Result) {
 	} else {
 		fmt.Fprintf(stdout, "rush %s ended: %s\n", res.Feature, engine.CountsLine(res.Counts))
 	}
-	fmt.Fprintln(stderr, FlowLine(res.Flow.Wall, res.Flow.Critical, res.Flow.Path, res.Flow.Busy, res.Flow.Workers))
+	fmt.Fprintln(stderr, flowLine(res.Flow.Wall, res.Flow.Critical, res.Flow.Path, res.Flow.Busy, res.Flow.Workers))
 }

@@ -78,10 +78,10 @@ func Plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// FlowLine is a rush's last line on where its time went: the wall time,
+// flowLine is a rush's last line on where its time went: the wall time,
 // the longest chain of dependencies by how long their runs took (which
 // no number of workers shortens) and how busy the workers were.
-func FlowLine(wall, critical time.Duration, path []string, busy float64, workers int) string {
+func flowLine(wall, critical time.Duration, path []string, busy float64, workers int) string {
 	chain := strings.Join(path, " → ")
 	if len(path) > 6 {
 		chain = fmt.Sprintf("%s → … (%d more) → %s", strings.Join(path[:3], " → "), len(path)-5, strings.Join(path[len(path)-2:], " → "))

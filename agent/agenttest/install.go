@@ -25,11 +25,11 @@ const HookManagers = "testdata/hookmanagers"
 // installTimeout bounds one `npm ci` of the agent CLIs.
 const installTimeout = 10 * time.Minute
 
-// Dir is where the agent CLIs pinned by the lockfile in lockDir are
+// installDir is where the agent CLIs pinned by the lockfile in lockDir are
 // installed: ${XDG_CACHE_HOME:-$HOME/.cache}/git-zerg/agents/<hash>, the
 // hash of the lockfile's content, so that a new pin installs beside the
 // old one and nothing in the repository is written.
-func Dir(lockDir string) (string, error) {
+func installDir(lockDir string) (string, error) {
 	lock, err := os.ReadFile(filepath.Join(lockDir, "package-lock.json"))
 	if err != nil {
 		return "", err
@@ -59,7 +59,7 @@ const installed = ".installed"
 // place when complete, so that an interrupted or concurrent install never
 // leaves a half one to be used. npm's output is returned in the error.
 func Install(ctx context.Context, lockDir string) (string, error) {
-	dir, err := Dir(lockDir)
+	dir, err := installDir(lockDir)
 	if err != nil {
 		return "", err
 	}
