@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/setup"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -245,13 +246,13 @@ func readIfExists(name string) ([]byte, error) {
 
 // checkUnlinked refuses, before anything is written, an install or
 // uninstall whose files would be written or removed through a symbolic link
-// (engine.CheckUnlinked says why any link is refused).
+// (setup.CheckUnlinked says why any link is refused).
 func checkUnlinked(top string) error {
 	names := []string{settingsPath}
 	for _, f := range hookFiles() {
 		names = append(names, f.Path)
 	}
-	return engine.CheckUnlinked("install-commands", top, names...)
+	return setup.CheckUnlinked("install-commands", top, names...)
 }
 
 // writeAtomic replaces the file at rel (slash-separated) under top with

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/setup"
 	"github.com/git-zerg/git-zerg/forge"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -63,7 +64,7 @@ func Run(o Options) (*Report, error) {
 	if v, err := git.Line(ctx, "version"); err != nil {
 		add(fix("git", "git version: "+err.Error(), "install git"))
 	} else {
-		add(checkGitVersion(v, engine.MinGit, engine.GitVersion))
+		add(checkGitVersion(v, setup.MinGit, setup.GitVersion))
 	}
 	add(checkIdentity(identity(ctx, git, o.Getenv)))
 

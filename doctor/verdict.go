@@ -52,7 +52,7 @@ func fix(name, detail, how string) Check {
 }
 
 // checkGitVersion judges `git version`'s line against the oldest git that
-// works, min; parse is engine.GitVersion.
+// works, min; parse is setup.GitVersion.
 func checkGitVersion(line string, min [2]int, parse func(string) (int, int, bool)) Check {
 	v := strings.TrimPrefix(line, "git version ")
 	major, minor, good := parse(line)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/setup"
 	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -38,12 +38,12 @@ func TestLine(t *testing.T) {
 }
 
 func TestGitVersion(t *testing.T) {
-	min := engine.MinGit
-	want(t, checkGitVersion("git version 2.43.0", min, engine.GitVersion), true, "2.43.0", "")
-	want(t, checkGitVersion("git version 2.38.1", min, engine.GitVersion), true, "2.38.1", "")
-	want(t, checkGitVersion("git version 2.37.9", min, engine.GitVersion), false, "older than 2.38", "upgrade git")
-	want(t, checkGitVersion("git version 1.99.0", min, engine.GitVersion), false, "older", "upgrade git")
-	want(t, checkGitVersion("nonsense", min, engine.GitVersion), false, "cannot tell", "install git 2.38")
+	min := setup.MinGit
+	want(t, checkGitVersion("git version 2.43.0", min, setup.GitVersion), true, "2.43.0", "")
+	want(t, checkGitVersion("git version 2.38.1", min, setup.GitVersion), true, "2.38.1", "")
+	want(t, checkGitVersion("git version 2.37.9", min, setup.GitVersion), false, "older than 2.38", "upgrade git")
+	want(t, checkGitVersion("git version 1.99.0", min, setup.GitVersion), false, "older", "upgrade git")
+	want(t, checkGitVersion("nonsense", min, setup.GitVersion), false, "cannot tell", "install git 2.38")
 }
 
 func TestIdentity(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/setup"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/manual"
@@ -87,7 +87,7 @@ func changeHooks(e *env, uninstall bool, binary string) error {
 	if err != nil {
 		return err
 	}
-	changes, err := engine.ChangeHooks(e.ctx, s, uninstall, binary)
+	changes, err := setup.ChangeHooks(e.ctx, s, uninstall, binary)
 	for _, c := range changes {
 		fmt.Fprintln(e.stdout, c)
 	}
@@ -111,7 +111,7 @@ func runHooksStatus(e *env) error {
 
 // hookRun is a run of a git hook in the directory git-zerg runs in.
 func (e *env) hookRun() hooks.Run {
-	return engine.HookRun(e.ctx, e.workDir(), e.Store, e.now())
+	return setup.HookRun(e.ctx, e.workDir(), e.Store, e.now())
 }
 
 // workDir is the directory git-zerg runs in (-C).
@@ -125,7 +125,7 @@ func (e *env) workDir() string {
 func runHookPreCommit(e *env) error { return hookRefusal(e, e.hookRun().CheckCommit(e.ctx)) }
 
 func runHookPrePush(e *env, remote, url string) error {
-	return hookRefusal(e, e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, engine.HookGateSet(e.Store)))
+	return hookRefusal(e, e.hookRun().CheckPush(e.ctx, e.stdin, remote, url, setup.HookGateSet(e.Store)))
 }
 
 // hookRefusal prints each problem of a refused commit or push on its own
@@ -145,12 +145,12 @@ func runInit(e *env) error {
 	if err != nil {
 		return err
 	}
-	v, err := engine.CheckSetup(e.ctx, s)
+	v, err := setup.Check(e.ctx, s)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: ok (%d.%d or later needed), worktrees: ok\n", v, engine.MinGit[0], engine.MinGit[1])
-	if wrote, err := engine.WriteConfig(s.Top); err != nil {
+	fmt.Fprintf(e.stdout, "%s: ok (%d.%d or later needed), worktrees: ok\n", v, setup.MinGit[0], setup.MinGit[1])
+	if wrote, err := setup.WriteConfig(s.Top); err != nil {
 		return err
 	} else if wrote {
 		fmt.Fprintln(e.stdout, "wrote .zerg/config.toml (commit it to share the settings)")

@@ -1,4 +1,4 @@
-package engine
+package setup
 
 import (
 	"context"
@@ -9,10 +9,16 @@ import (
 	"testing"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/enginetest"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
-	"github.com/git-zerg/git-zerg/worktree"
 )
+
+const twoTasks = `{"feature": "f", "tasks": [
+ {"id": "A", "title": "a", "files": {"create": ["a.txt"]}, "verification": {"command": "test -f a.txt"}},
+ {"id": "B", "title": "b", "dependencies": ["A"], "files": {"create": ["b.txt"]}, "verification": {"command": "test -f b.txt"}}
+]}`
 
 func TestGitVersion(t *testing.T) {
 	for _, c := range []struct {
@@ -55,63 +61,37 @@ func TestWriteConfig(t *testing.T) {
 	}
 }
 
-func TestCheckSetup(t *testing.T) {
-	g, _ := newEngine(t, twoTasks, nil)
+func TestCheck(t *testing.T) {
+	g, _ := enginetest.New(t, twoTasks, nil)
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	ctx := context.Background()
-	v, err := CheckSetup(ctx, g.Store)
+	v, err := Check(ctx, g.Store)
 	if err != nil || !strings.HasPrefix(v, "git version ") {
-		t.Fatalf("CheckSetup: %q, %v", v, err)
+		t.Fatalf("Check: %q, %v", v, err)
 	}
 	// A relative core.hooksPath (husky's) is no reason to refuse: the
 	// install stands in for it.
-	run(t, g.Store.Top, "git", "config", "core.hooksPath", ".husky/_")
-	if _, err := CheckSetup(ctx, g.Store); err != nil {
+	enginetest.Run(t, g.Store.Top, "git", "config", "core.hooksPath", ".husky/_")
+	if _, err := Check(ctx, g.Store); err != nil {
 		t.Errorf("relative core.hooksPath: %v", err)
 	}
 	bare := filepath.Join(t.TempDir(), "bare.git")
-	run(t, g.Store.Top, "git", "init", "-q", "--bare", bare)
+	enginetest.Run(t, g.Store.Top, "git", "init", "-q", "--bare", bare)
 	s, err := gitstore.Open(ctx, bare)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ee *Error
-	if _, err := CheckSetup(ctx, s); !errors.As(err, &ee) || ee.Kind != Usage {
+	var ee *engine.Error
+	if _, err := Check(ctx, s); !errors.As(err, &ee) || ee.Kind != engine.Usage {
 		t.Errorf("bare repository: %v", err)
-	}
-}
-
-// StageHead moves staging only forward, up to HEAD.
-func TestStageHead(t *testing.T) {
-	g, _ := newEngine(t, twoTasks, nil)
-	top := g.Store.Top
-	branch := worktree.StagingBranch(g.Feature)
-	if err := g.StageHead(); err != nil {
-		t.Fatal(err)
-	}
-	head := run(t, top, "git", "rev-parse", "HEAD")
-	if got := run(t, top, "git", "rev-parse", branch); got != head {
-		t.Fatalf("staging at %s, HEAD at %s", got, head)
-	}
-	run(t, top, "git", "commit", "-q", "--allow-empty", "-m", "two")
-	if err := g.StageHead(); err != nil {
-		t.Fatal(err)
-	}
-	if got, head := run(t, top, "git", "rev-parse", branch), run(t, top, "git", "rev-parse", "HEAD"); got != head {
-		t.Fatalf("staging not fast-forwarded: %s, HEAD %s", got, head)
-	}
-	run(t, top, "git", "reset", "-q", "--hard", "HEAD^")
-	var ee *Error
-	if err := g.StageHead(); !errors.As(err, &ee) || ee.Kind != Refused || !strings.Contains(ee.Why, "HEAD lacks") {
-		t.Fatalf("staging ahead of HEAD: %v", err)
 	}
 }
 
 // The pre-push hook's gate set is the configuration's, and none when the
 // repository or its configuration cannot be read.
 func TestHookGateSet(t *testing.T) {
-	g, _ := newEngine(t, twoTasks, nil)
-	cfg, err := LoadConfig(g.Store)
+	g, _ := enginetest.New(t, twoTasks, nil)
+	cfg, err := engine.LoadConfig(g.Store)
 	if err != nil {
 		t.Fatal(err)
 	}

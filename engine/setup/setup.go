@@ -1,4 +1,8 @@
-package engine
+// Package setup is what `git zerg init` and `hooks` do to a repository
+// before any feature is planned: the checks of git and its worktrees, the
+// configuration's template written, the hooks installed, and the run of a
+// hook git starts.
+package setup
 
 import (
 	"context"
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/config"
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -21,28 +26,28 @@ import (
 // the level merge's conflict check, came in 2.38.
 var MinGit = [2]int{2, 38}
 
-// CheckSetup checks, before init writes anything, what git-zerg needs of
+// Check checks, before init writes anything, what git-zerg needs of
 // the repository: a work tree, git MinGit or later, working `git worktree`
 // and a readable hooks setting. It returns git's version line.
-func CheckSetup(ctx context.Context, s *gitstore.Store) (string, error) {
+func Check(ctx context.Context, s *gitstore.Store) (string, error) {
 	if s.Top == "" {
-		return "", UsageError("init needs a work tree (this is a bare repository)")
+		return "", engine.UsageError("init needs a work tree (this is a bare repository)")
 	}
-	git := Git(s)
+	git := engine.Git(s)
 	v, err := git.Line(ctx, "version")
 	if err != nil {
 		return "", err
 	}
 	major, minor, ok := GitVersion(v)
 	if !ok {
-		return "", FailedError("cannot tell the version of git", v)
+		return "", engine.FailedError("cannot tell the version of git", v)
 	}
 	if major < MinGit[0] || major == MinGit[0] && minor < MinGit[1] {
-		return "", &Error{Kind: Failed, What: fmt.Sprintf("git %d.%d or later is needed", MinGit[0], MinGit[1]),
+		return "", &engine.Error{Kind: engine.Failed, What: fmt.Sprintf("git %d.%d or later is needed", MinGit[0], MinGit[1]),
 			Why: strings.TrimPrefix(v, "git version "), Hint: "upgrade git, then run git zerg init again"}
 	}
 	if err := worktree.Supported(ctx, git); err != nil {
-		return "", FailedError("git worktree does not work here", err.Error())
+		return "", engine.FailedError("git worktree does not work here", err.Error())
 	}
 	// A hooks setting git cannot read fails init before it writes
 	// anything, not halfway through.
@@ -80,7 +85,7 @@ func CheckUnlinked(command, top string, names ...string) error {
 			if ue.Link != ue.Path {
 				why += ", on the way to " + ue.Path
 			}
-			return &Error{Kind: Refused, What: command + " refused: nothing written through a symbolic link", Why: why,
+			return &engine.Error{Kind: engine.Refused, What: command + " refused: nothing written through a symbolic link", Why: why,
 				Hint: "replace " + ue.Link + " with a file or directory of its own (or remove it), then run it again", Err: err}
 		}
 	}
@@ -105,7 +110,7 @@ func GitVersion(v string) (major, minor int, ok bool) {
 
 // WriteConfig writes .zerg/config.toml under top from the commented
 // template, unless there is one already (wrote false): init never replaces
-// a configuration. CheckSetup has refused a symbolic link on the way; the
+// a configuration. Check has refused a symbolic link on the way; the
 // write goes through an os.Root all the same, so that a link put there
 // since cannot lead it out of the work tree.
 func WriteConfig(top string) (wrote bool, err error) {
@@ -152,7 +157,7 @@ func ChangeHooks(ctx context.Context, s *gitstore.Store, uninstall bool, binary 
 // hooksError refuses an install over a hook that is not git-zerg's.
 func hooksError(err error) error {
 	if errors.Is(err, hooks.ErrConflict) {
-		return &Error{Kind: Refused, What: "hooks install refused", Why: err.Error(),
+		return &engine.Error{Kind: engine.Refused, What: "hooks install refused", Why: err.Error(),
 			Hint: "look at both files, keep one (or merge them), then install again", Err: err}
 	}
 	return err
@@ -163,13 +168,13 @@ func hooksError(err error) error {
 func HookRun(ctx context.Context, dir string, open func() (*gitstore.Store, error), now time.Time) hooks.Run {
 	return hooks.Run{Dir: dir, Open: open, Now: now.UTC(), Owner: func() string {
 		s, _ := open()
-		return (&Engine{Ctx: ctx, Store: s}).UserIdentity()
+		return (&engine.Engine{Ctx: ctx, Store: s}).UserIdentity()
 	}, WorkerOwner: func(worker string) string {
 		s, err := open()
 		if err != nil {
 			return ""
 		}
-		return Owner(s.Host(), worker)
+		return engine.Owner(s.Host(), worker)
 	}}
 }
 
@@ -183,7 +188,7 @@ func HookGateSet(open func() (*gitstore.Store, error)) func() string {
 		if err != nil {
 			return ""
 		}
-		cfg, err := LoadConfig(s)
+		cfg, err := engine.LoadConfig(s)
 		if err != nil {
 			return ""
 		}
