@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine/replay"
 	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 )
@@ -59,7 +60,7 @@ func CheckStateAt(ctx context.Context, s *gitstore.Store, feature string, tip pl
 		return nil
 	}
 	if !ok {
-		bad, err := illegalSince(ctx, s, feature, tip, last)
+		bad, err := replay.IllegalSince(ctx, s, feature, tip, last)
 		if err != nil {
 			return s.Damaged(ctx, gitstore.FeatureRef(feature), tip, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine/replay"
 	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -302,47 +303,9 @@ func (x *txn) chain(msg *gitstore.Message, then *ClaimRequest, next **state.Task
 // workers: the commits since its base, less those that are wholly other
 // tasks' work (see gates.OwnWork).
 func (g *Engine) sharedWork(f *gates.DoneFacts, commit string) error {
-	touched, own, err := ownWork(g, f.Task, f.Task.Base, commit, g.Tasks)
+	touched, own, err := replay.OwnWork(g.Context(), g.Store, f.Task, f.Task.Base, commit, g.Tasks)
 	f.Touched, f.NewCommit = touched, own
 	return err
-}
-
-// ownWork is the task's own work between base and commit on a shared
-// branch (see gates.OwnWork); tasks gives the feature's tasks, read only
-// when some commit touches paths the task does not own. fsck replays
-// shared-mode done with it too.
-func ownWork(g *Engine, t *state.Task, base, commit string, tasks func() ([]*state.Task, error)) (touched []string, own bool, err error) {
-	log, err := Git(g.Store).LogFiles(g.Context(), base+".."+commit, "--")
-	if err != nil {
-		return nil, false, err
-	}
-	commits := make([]gates.CommitFiles, 0, len(log))
-	all := true
-	for _, c := range log {
-		commits = append(commits, gates.CommitFiles{Commit: c.Commit, Files: c.Files})
-		all = all && len(gates.Unowned(t.Spec, c.Files)) == 0
-	}
-	var others []*state.Task
-	if !all {
-		all, err := tasks()
-		if err != nil {
-			return nil, false, err
-		}
-		for _, o := range all {
-			if o.ID() != t.ID() && o.Status.Begun() {
-				others = append(others, o)
-			}
-		}
-	}
-	touched, n := gates.OwnWork(commits, func(p string) bool {
-		for _, o := range others {
-			if len(gates.Unowned(o.Spec, []string{p})) == 0 {
-				return true
-			}
-		}
-		return false
-	})
-	return touched, n > 0, nil
 }
 
 // pinRef keeps a verified commit reachable until the level merge.

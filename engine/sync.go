@@ -9,9 +9,11 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/git-zerg/git-zerg/engine/replay"
 	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
+	"github.com/git-zerg/git-zerg/levels"
 )
 
 // SyncResult is a finished sync: the last round's report and how many
@@ -69,6 +71,33 @@ func (g *Engine) Sync(remote string, tries int) (*SyncResult, error) {
 // back from its own state.
 func (g *Engine) NoteRecreated(remote, ref string) {
 	g.Note("remote %s had lost %s; re-created from this host's state", remote, ref)
+}
+
+// CheckIncoming is what sync runs on a feature's state fetched from
+// a remote, before merging it: the commits the remote has and we do not
+// are replayed, and any transition the gates would have refused is
+// refused here (exit 3). Work commits that are not here (made on the other
+// machine, their branch not fetched) cannot be checked, and do not refuse
+// the history: fsck reports them once the state is merged.
+func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
+	if remote.IsZero() || remote == local {
+		return nil
+	}
+	// A feature no command here could name (nor plan) could be neither
+	// managed nor cleaned up once merged: refuse it with the rest.
+	if err := levels.ValidFeatureName(feature); err != nil {
+		return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote has a feature named %q", feature),
+			Why: nameProblem(err), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
+	}
+	bad, err := replay.IllegalSince(ctx, s, feature, remote, local)
+	if err != nil {
+		return err
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote's state of %s holds %d illegal transition(s)", feature, len(bad)),
+		Why: strings.Join(firstFew(bad, 3), "; "), Hint: "nothing was merged; whoever wrote that state must repair it"}
 }
 
 // CheckCaughtUp, the check of every store given an arbiter, judges what

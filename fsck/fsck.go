@@ -1,7 +1,8 @@
 // Package fsck replays features' state histories and reports every
 // transition the gates would have refused, and a state ref moved back or
-// rewritten by hand. The replay itself is the engine's (engine.CheckHistory),
-// which also checks the state that arrives from elsewhere before it is used.
+// rewritten by hand. The replay itself is engine/replay's (replay.History),
+// which engine also runs on the state that arrives from elsewhere before
+// it is used.
 package fsck
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/replay"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
@@ -85,7 +87,7 @@ func checkFeature(g *engine.Engine) (*Report, error) {
 	if tip.IsZero() {
 		return nil, engine.NotPlanned(feature)
 	}
-	problems, commits, err := engine.CheckHistory(g.Context(), s, feature, tip.String(), "")
+	problems, commits, err := replay.History(g.Context(), s, feature, tip.String(), "")
 	if err != nil {
 		return nil, s.Damaged(g.Context(), gitstore.FeatureRef(feature), tip, err)
 	}

@@ -1,4 +1,9 @@
-package engine
+// Package replay replays the commits of a feature's state history and
+// judges every transition against the gates, with the facts git gives of
+// the work each names. engine runs it on state that arrives from
+// elsewhere (and refuses what it finds), fsck on the whole history; it
+// imports nothing of engine.
+package replay
 
 import (
 	"context"
@@ -16,14 +21,13 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
 
-// illegalSince replays the commits of tip that stop lacks and describes
+// IllegalSince replays the commits of tip that stop lacks and describes
 // each transition the gates would have refused. Work made on another
 // machine and not fetched cannot be judged, and is left to fsck.
-func illegalSince(ctx context.Context, s *gitstore.Store, feature string, tip, stop plumbing.Hash) ([]string, error) {
+func IllegalSince(ctx context.Context, s *gitstore.Store, feature string, tip, stop plumbing.Hash) ([]string, error) {
 	from := ""
 	if !stop.IsZero() {
 		from = stop.String()
@@ -47,43 +51,16 @@ func illegalSince(ctx context.Context, s *gitstore.Store, feature string, tip, s
 // oldest first. sync can run it on fetched state before merging it, with
 // the local tip as stop.
 func checkHistory(ctx context.Context, s *gitstore.Store, feature string, tip, stop string) ([]gates.Problem, error) {
-	problems, _, err := CheckHistory(ctx, s, feature, tip, stop)
+	problems, _, err := History(ctx, s, feature, tip, stop)
 	return problems, err
 }
 
-// CheckHistory is checkHistory that also counts the state commits it
+// History is checkHistory that also counts the state commits it
 // replayed: what fsck reports.
-func CheckHistory(ctx context.Context, s *gitstore.Store, feature string, tip, stop string) (problems []gates.Problem, commits int, err error) {
+func History(ctx context.Context, s *gitstore.Store, feature string, tip, stop string) (problems []gates.Problem, commits int, err error) {
 	h := newHistoryChecker(ctx, s)
 	problems, err = h.check(feature, tip, stop)
 	return problems, h.commits, err
-}
-
-// CheckIncoming is what sync runs on a feature's state fetched from
-// a remote, before merging it: the commits the remote has and we do not
-// are replayed, and any transition the gates would have refused is
-// refused here (exit 3). Work commits that are not here (made on the other
-// machine, their branch not fetched) cannot be checked, and do not refuse
-// the history: fsck reports them once the state is merged.
-func CheckIncoming(ctx context.Context, s *gitstore.Store, feature string, local, remote plumbing.Hash) error {
-	if remote.IsZero() || remote == local {
-		return nil
-	}
-	// A feature no command here could name (nor plan) could be neither
-	// managed nor cleaned up once merged: refuse it with the rest.
-	if err := levels.ValidFeatureName(feature); err != nil {
-		return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote has a feature named %q", feature),
-			Why: nameProblem(err), Hint: "nothing was merged; delete refs/zerg/features/" + feature + " on the remote, or rename it there"}
-	}
-	bad, err := illegalSince(ctx, s, feature, remote, local)
-	if err != nil {
-		return err
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	return &Error{Kind: Refused, What: fmt.Sprintf("sync refused: the remote's state of %s holds %d illegal transition(s)", feature, len(bad)),
-		Why: strings.Join(firstFew(bad, 3), "; "), Hint: "nothing was merged; whoever wrote that state must repair it"}
 }
 
 // historyChecker walks one history. It reads commits, trees and blobs
@@ -394,7 +371,7 @@ func (h *historyChecker) workFacts(q gates.WorkQuery, t *state.Task, parent plum
 // base and the work, less those wholly owned by other tasks under way in
 // the state the transition was made from.
 func (h *historyChecker) sharedWork(q gates.WorkQuery, t *state.Task, parent plumbing.Hash) ([]string, bool, error) {
-	return ownWork(&Engine{Ctx: h.ctx, Store: h.s}, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
+	return OwnWork(h.ctx, h.s, t, q.Base, q.Commit, func() ([]*state.Task, error) { return h.tasksIn(parent) })
 }
 
 // tasksIn reads every task of a state commit.
