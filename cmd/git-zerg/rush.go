@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/notify"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/rush"
 )
@@ -104,9 +105,9 @@ func runRush(e *env, o *rushOptions) error {
 // given back). stop undoes it all once the rush returned, after the last
 // notifications went out.
 func rushSignals(g *engine.Engine, p *report.Live) (interrupts <-chan struct{}, stop func()) {
-	n := engine.NewNotifier(g.Config.Notify.Command)
+	n := notify.New(g.Config.Notify.Command)
 	if n != nil {
-		n.Failed = func(note engine.Notification, why string) { p.Note("notify %s failed: %s", note.Event, why) }
+		n.Failed = func(note notify.Notification, why string) { p.Note("notify %s failed: %s", note.Event, why) }
 		g.Events = n.Sink(g.Events)
 	}
 	sigs := make(chan os.Signal, 2)

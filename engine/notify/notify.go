@@ -1,4 +1,7 @@
-package engine
+// Package notify runs notify.command on the events of a rush people want
+// to hear of. It takes engine's events as a sink, so engine, which only
+// emits them, knows nothing of it.
+package notify
 
 import (
 	"bytes"
@@ -9,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -27,18 +31,18 @@ type Notification struct {
 }
 
 // notification is the notify event of an engine event, if it has one.
-func notification(ev Event) (Notification, bool) {
+func notification(ev engine.Event) (Notification, bool) {
 	n := Notification{At: ev.At.UTC(), Feature: ev.Feature, Task: ev.Task, Level: ev.Level, Reason: ev.Reason, Text: ev.Text}
 	switch {
-	case ev.Type == EvTransition && ev.Status == state.Blocked && strings.HasPrefix(ev.Reason, "escalation"):
+	case ev.Type == engine.EvTransition && ev.Status == state.Blocked && strings.HasPrefix(ev.Reason, "escalation"):
 		n.Event = "escalation"
-	case ev.Type == EvTransition && ev.Status == state.Blocked:
+	case ev.Type == engine.EvTransition && ev.Status == state.Blocked:
 		n.Event = "task-blocked"
-	case ev.Type == EvLevelMerged:
+	case ev.Type == engine.EvLevelMerged:
 		n.Event = "level-merged"
-	case ev.Type == EvBudget:
+	case ev.Type == engine.EvBudget:
 		n.Event = "budget-reached"
-	case ev.Type == EvRushEnd:
+	case ev.Type == engine.EvRushEnd:
 		n.Event = "rush-ended"
 	default:
 		return n, false
@@ -63,8 +67,8 @@ type Notifier struct {
 	Failed func(n Notification, why string)
 }
 
-// NewNotifier is a notifier for command; nil when command is empty.
-func NewNotifier(command string) *Notifier {
+// New is a notifier for command; nil when command is empty.
+func New(command string) *Notifier {
 	if strings.TrimSpace(command) == "" {
 		return nil
 	}
@@ -75,8 +79,8 @@ func NewNotifier(command string) *Notifier {
 
 // Sink wraps next: every event goes on to next, and those worth a
 // notification are queued.
-func (n *Notifier) Sink(next Sink) Sink {
-	return func(ev Event) {
+func (n *Notifier) Sink(next engine.Sink) engine.Sink {
+	return func(ev engine.Event) {
 		if next != nil {
 			next(ev)
 		}
