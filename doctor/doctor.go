@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/engine/setup"
 	"github.com/git-zerg/git-zerg/forge"
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -313,7 +314,7 @@ func workerGone(self gitstore.HostIdentity, w *state.Worker, now time.Time) bool
 	if !w.Expires.IsZero() && !now.Before(w.Expires) {
 		return true
 	}
-	return self.Holds(w) && w.PID > 0 && !engine.ClaimHolderAlive(self, w)
+	return self.Holds(w) && w.PID > 0 && !rushmarker.ClaimHolderAlive(self, w)
 }
 
 func stagingFacts(ctx context.Context, s *gitstore.Store, git *gitcmd.Runner, feature string, follows bool) StagingFacts {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -98,7 +99,7 @@ func containsPin(pins []worktree.Pin, id, commit string) bool {
 // when nil of every rush of this host that is gone (see ClaimHolderAlive).
 // stop is called first for each claim taken back, to end what its worker
 // left running: it must not write into a worktree about to be reused.
-func (g *Engine) TakeBack(dead *RushHolder, stop func(*state.Worker)) error {
+func (g *Engine) TakeBack(dead *rushmarker.Holder, stop func(*state.Worker)) error {
 	return g.Store.Update(g.Context(), g.Feature, g.Time, func(tx *gitstore.Tx) (*gitstore.Message, error) {
 		x := &txn{tx: tx, now: g.Time().UTC(), policy: g.Policy(), ttl: g.TTL()}
 		ws, err := tx.Workers()
@@ -179,7 +180,7 @@ func (g *Engine) ExpireStale() error {
 // that is gone, whatever way it ended (its marker may be gone with it). A
 // claim of another clone under this one's name is not this clone's to take.
 func deadHolder(self gitstore.HostIdentity, w *state.Worker) bool {
-	return self.Holds(w) && w.PID > 0 && w.PID != os.Getpid() && !ClaimHolderAlive(self, w)
+	return self.Holds(w) && w.PID > 0 && w.PID != os.Getpid() && !rushmarker.ClaimHolderAlive(self, w)
 }
 
 // BlockConflict takes a verified task whose work conflicts in the level

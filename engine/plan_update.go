@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
@@ -175,7 +176,7 @@ func (g *Engine) takeOut(cmd string, tasks []*state.Task, hint string) (worktree
 // work, so what they build, the task redone included, would rest on what
 // is taken out.
 func (g *Engine) refuseUnderRush(cmd string, tasks []*state.Task) error {
-	h, alive := ReadRush(g.Store, g.Feature)
+	h, alive := rushmarker.Read(g.Store, g.Feature)
 	if !alive {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/levels"
@@ -222,7 +223,7 @@ func StatusOf(g *engine.Engine, name string) (*Status, error) {
 // featureRushRunning reports whether a live rush of this host runs the
 // feature.
 func featureRushRunning(s *gitstore.Store, feature string) bool {
-	_, alive := engine.ReadRush(s, feature)
+	_, alive := rushmarker.Read(s, feature)
 	return alive
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -33,7 +34,7 @@ type Cleaned struct {
 // empty. Work it kept is an error of kind Refused naming it.
 func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
 	feature, s := g.Feature, g.Store
-	if h, alive := engine.ReadRush(s, feature); h != nil {
+	if h, alive := rushmarker.Read(s, feature); h != nil {
 		if alive {
 			return nil, engine.RefusedError("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
 		}

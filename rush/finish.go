@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -114,7 +115,7 @@ func finishRefusal(feature, branch string, fe *worktree.FinishError) error {
 
 // rushAlive reports a live rush of the feature on this host.
 func rushAlive(g *engine.Engine) (int, bool) {
-	h, alive := engine.ReadRush(g.Store, g.Feature)
+	h, alive := rushmarker.Read(g.Store, g.Feature)
 	if !alive {
 		return 0, false
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -37,7 +38,7 @@ func (r *rush) releaseOwn() {
 // takeBack returns the claims of a dead rush of this host (dead, or every
 // one that is gone when nil) to pending, killing first what their workers
 // left running.
-func takeBack(g *engine.Engine, dead *engine.RushHolder) error {
+func takeBack(g *engine.Engine, dead *rushmarker.Holder) error {
 	l := g.Store.Layout()
 	return g.TakeBack(dead, func(w *state.Worker) { killRecordedGroup(l.ProcessGroup(g.Feature, w.Task)) })
 }
@@ -86,7 +87,7 @@ func killRecordedGroup(path string) {
 // stopDeadRush ends what a dead rush of the feature left running on this
 // host and takes its claims back, so that its worktrees can be reused or
 // removed with nothing still writing into them.
-func stopDeadRush(g *engine.Engine, dead *engine.RushHolder) error {
+func stopDeadRush(g *engine.Engine, dead *rushmarker.Holder) error {
 	l := g.Store.Layout()
 	ents, _ := os.ReadDir(l.RunFeature(g.Feature))
 	for _, e := range ents {

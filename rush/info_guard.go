@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -218,7 +218,7 @@ func (g *infoGuard) otherRush() bool {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || p == g.marker {
 			continue
 		}
-		var h engine.RushHolder
+		var h rushmarker.Holder
 		if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &h) == nil && h.Alive(g.self) {
 			return true
 		}

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/engine/enginetest"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 )
@@ -45,7 +45,7 @@ func excludeRepo(t *testing.T) (*gitstore.Store, string) {
 func marker(t *testing.T, s *gitstore.Store, feature string, alive bool) string {
 	t.Helper()
 	self := s.Host()
-	h := engine.RushHolder{Host: self.Name, Instance: self.Instance}
+	h := rushmarker.Holder{Host: self.Name, Instance: self.Instance}
 	if alive {
 		h.PID, h.Started = os.Getpid(), proc.StartTime(os.Getpid())
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/prompt"
@@ -30,7 +31,7 @@ type rush struct {
 	mode    string
 	policy  gates.Policy
 	ttl     time.Duration
-	marker  *engine.RushMarker
+	marker  *rushmarker.Marker
 	mgr     *worktree.Manager
 	shared
 

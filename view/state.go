@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
@@ -184,7 +185,7 @@ func (sn *Snapshot) LevelStatus(id string) state.Status {
 // its lease would hold for hours, and `rush --resume` takes it back now.
 func (sn *Snapshot) HolderDied(w *state.Worker) bool {
 	self := sn.Host()
-	return w.PID > 0 && self.Holds(w) && !engine.ClaimHolderAlive(self, w)
+	return w.PID > 0 && self.Holds(w) && !rushmarker.ClaimHolderAlive(self, w)
 }
 
 // Host is the host identity of the clone the snapshot was taken in.
