@@ -16,8 +16,8 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine/trust"
-	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/storetest"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -82,47 +82,6 @@ func (g *Engine) tip(tb testing.TB) plumbing.Hash {
 	return h
 }
 
-// forge replaces the blob of task id in commit c's tree by data and
-// commits that on parent with c's message, as a hand edit would (with git
-// itself: a temporary index).
-func forge(tb testing.TB, s *gitstore.Store, c *gitobj.Commit, parent plumbing.Hash, id string, data []byte) plumbing.Hash {
-	tb.Helper()
-	var path string
-	if err := s.WalkFiles(c.TreeHash, func(p string, _ gitobj.TreeEntry) error {
-		if strings.HasPrefix(p, "tasks/") && filepath.Base(p) == id {
-			path = p
-		}
-		return nil
-	}); err != nil {
-		tb.Fatal(err)
-	}
-	if path == "" {
-		tb.Fatalf("no task %s in %s", id, c.Hash)
-	}
-	index := filepath.Join(tb.TempDir(), "index")
-	run := func(stdin []byte, args ...string) string {
-		tb.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = s.Top
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
-		cmd.Stdin = bytes.NewReader(stdin)
-		out, err := cmd.Output()
-		if err != nil {
-			tb.Fatalf("git %s: %v", strings.Join(args, " "), err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	blob := run(data, "hash-object", "-w", "--stdin")
-	run(nil, "read-tree", c.TreeHash.String())
-	run(nil, "update-index", "--cacheinfo", "100644,"+blob+","+path)
-	tree := run(nil, "write-tree")
-	h, err := s.CommitTree(tree, []string{parent.String()}, c.Message, c.Author)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return plumbing.NewHash(h)
-}
-
 func taskBlob(tb testing.TB, s *gitstore.Store, commit plumbing.Hash, id string) []byte {
 	tb.Helper()
 	b, err := s.TaskAt(commit, id)
@@ -165,7 +124,7 @@ func testCheckState(t *testing.T, reflog []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := forge(t, g.Store, c, good, "T2", bytes.Replace(taskBlob(t, g.Store, good, "T2"), []byte(`"status": "pending"`), []byte(`"status": "done"`), 1))
+	forged := storetest.ForgeTask(t, g.Store, c, good, "T2", bytes.Replace(taskBlob(t, g.Store, good, "T2"), []byte(`"status": "pending"`), []byte(`"status": "done"`), 1))
 	args := append(append([]string{"-C", g.Store.Top, "update-ref"}, reflog...), gitstore.FeatureRef("f"), forged.String())
 	if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)

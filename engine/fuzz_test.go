@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitobj"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/gitstore/storetest"
 	"github.com/git-zerg/git-zerg/state"
 )
 
@@ -72,7 +73,7 @@ func FuzzCheckIncoming(f *testing.F) {
 		c := commits[int(k)%len(commits)]
 		id := ids[int(x)%len(ids)]
 		parent := c.ParentHashes[0]
-		forged := forge(t, s, c, parent, id, data)
+		forged := storetest.ForgeTask(t, s, c, parent, id, data)
 		err := CheckIncoming(ctx, s, "f", parent, forged)
 		var ee *Error
 		if err != nil && (!errors.As(err, &ee) || ee.Kind != Refused) {

@@ -15,11 +15,6 @@ import (
 	"github.com/git-zerg/git-zerg/hooks"
 )
 
-const twoTasks = `{"feature": "f", "tasks": [
- {"id": "A", "title": "a", "files": {"create": ["a.txt"]}, "verification": {"command": "test -f a.txt"}},
- {"id": "B", "title": "b", "dependencies": ["A"], "files": {"create": ["b.txt"]}, "verification": {"command": "test -f b.txt"}}
-]}`
-
 func TestGitVersion(t *testing.T) {
 	for _, c := range []struct {
 		v            string
@@ -62,7 +57,7 @@ func TestWriteConfig(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	g, _ := enginetest.New(t, twoTasks, nil)
+	g, _ := enginetest.New(t, enginetest.TwoTasks, nil)
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	ctx := context.Background()
 	v, err := Check(ctx, g.Store)
@@ -90,7 +85,7 @@ func TestCheck(t *testing.T) {
 // The pre-push hook's gate set is the configuration's, and none when the
 // repository or its configuration cannot be read.
 func TestHookGateSet(t *testing.T) {
-	g, _ := enginetest.New(t, twoTasks, nil)
+	g, _ := enginetest.New(t, enginetest.TwoTasks, nil)
 	cfg, err := engine.LoadConfig(g.Store)
 	if err != nil {
 		t.Fatal(err)
