@@ -106,66 +106,115 @@ func SyncRound(ctx context.Context, s *gitstore.Store, remote string, check Inco
 // the remote's values (relative to refs/zerg/) the merge was made with:
 // the arbiter's lease.
 func (s store) syncRound(ctx context.Context, o syncOptions) (report SyncReport, fetched map[string]string, done bool, err error) {
-	remote := o.Remote
-	report = SyncReport{Remote: remote, Features: []SyncFeature{}, Pushed: []string{}}
-	prefix := trackingPrefix(remote)
-	var remoteRefs, localRefs map[string]string
-	var few fewFetched
-	var trackedBefore map[string]plumbing.Hash
-	if o.Arbiter {
-		few, err = s.fetchFew(ctx, remote, o.Feature, o.RepushPins)
-		remoteRefs, localRefs, report.Rewound = few.remote, few.local, few.rewound
-	} else {
-		// What this clone last fetched from the remote: a state ref in it
-		// that the remote no longer has was lost there.
-		if trackedBefore, err = s.RefsUnder(prefix); err != nil {
-			return report, nil, false, err
-		}
-		if _, err = s.git.Run(ctx, append(fetchArgs(remote, "+refs/zerg/*:"+prefix+"*"), "--prune")...); err != nil {
-			return report, nil, false, &RemoteError{Op: "fetch", Remote: remote, Err: err}
-		}
-		if remoteRefs, err = s.refsUnder(ctx, prefix); err == nil {
-			localRefs, err = s.refsUnder(ctx, gitstore.ZergPrefix)
-		}
-		if err == nil {
-			err = s.keepLostEvidence(ctx, prefix, trackedBefore, remoteRefs)
-		}
-	}
+	report = SyncReport{Remote: o.Remote, Features: []SyncFeature{}, Pushed: []string{}}
+	in, err := s.fetchRound(ctx, o)
+	report.Rewound = in.few.rewound
 	if err != nil {
 		return report, nil, false, err
 	}
-	newLocal := map[string]string{} // ref (relative to refs/zerg/) -> merged value
+	newLocal, merged, err := s.mergeRound(ctx, o, in, &report)
+	if err != nil {
+		return report, nil, false, err
+	}
+	// Local refs first, compare-and-swap against what we merged.
+	var updates []refs.Update
+	for _, rel := range sortedKeys(newLocal) {
+		if newLocal[rel] != in.local[rel] {
+			updates = append(updates, refs.Update{Name: gitstore.ZergPrefix + rel, New: plumbing.NewHash(newLocal[rel]), Old: hashOf(in.local, rel)})
+		}
+	}
+	if len(updates) > 0 {
+		if err := s.MoveRefs(ctx, updates); err != nil {
+			if errors.Is(err, refs.ErrRace) {
+				return report, in.remote, false, nil // a local writer got there first
+			}
+			return report, in.remote, false, err
+		}
+	}
+	if o.Arbiter {
+		if o.RepushPins {
+			report.Recreated = s.pushLostPins(ctx, o.Remote, in.few.unpinned, merged[o.Feature])
+		}
+		return report, in.remote, true, nil
+	}
+	done, err = s.pushRound(ctx, o.Remote, in, newLocal, &report)
+	return report, in.remote, done, err
+}
+
+// roundRefs is what a round starts from: the remote's refs under
+// refs/zerg/ and this clone's, each named relative to it.
+type roundRefs struct {
+	remote, local map[string]string
+	// trackedBefore is what this clone last fetched from the remote (a
+	// plain sync's), few what the arbiter's fetch brought.
+	trackedBefore map[string]plumbing.Hash
+	few           fewFetched
+}
+
+// fetchRound fetches the remote's state: a few refs for the arbiter, all
+// of refs/zerg/ for a plain sync.
+func (s store) fetchRound(ctx context.Context, o syncOptions) (in roundRefs, err error) {
+	remote := o.Remote
+	if o.Arbiter {
+		in.few, err = s.fetchFew(ctx, remote, o.Feature, o.RepushPins)
+		in.remote, in.local = in.few.remote, in.few.local
+		return in, err
+	}
+	prefix := trackingPrefix(remote)
+	// What this clone last fetched from the remote: a state ref in it
+	// that the remote no longer has was lost there.
+	if in.trackedBefore, err = s.RefsUnder(prefix); err != nil {
+		return in, err
+	}
+	if _, err = s.git.Run(ctx, append(fetchArgs(remote, "+refs/zerg/*:"+prefix+"*"), "--prune")...); err != nil {
+		return in, &RemoteError{Op: "fetch", Remote: remote, Err: err}
+	}
+	if in.remote, err = s.refsUnder(ctx, prefix); err == nil {
+		in.local, err = s.refsUnder(ctx, gitstore.ZergPrefix)
+	}
+	if err == nil {
+		err = s.keepLostEvidence(ctx, prefix, in.trackedBefore, in.remote)
+	}
+	return in, err
+}
+
+func hashOf(m map[string]string, rel string) plumbing.Hash {
+	if m[rel] == "" {
+		return plumbing.ZeroHash
+	}
+	return plumbing.NewHash(m[rel])
+}
+
+// mergeRound merges each feature's state and the locks with the remote's,
+// and returns the refs (relative to refs/zerg/) to set here and each
+// feature's merged state.
+func (s store) mergeRound(ctx context.Context, o syncOptions, in roundRefs, report *SyncReport) (newLocal map[string]string, merged map[string]plumbing.Hash, err error) {
+	newLocal = map[string]string{}
 	features := map[string]bool{}
-	for _, m := range []map[string]string{remoteRefs, localRefs} {
+	for _, m := range []map[string]string{in.remote, in.local} {
 		for rel := range m {
 			if f, ok := strings.CutPrefix(rel, "features/"); ok {
 				features[f] = true
 			}
 		}
 	}
-	hashOf := func(m map[string]string, rel string) plumbing.Hash {
-		if m[rel] == "" {
-			return plumbing.ZeroHash
-		}
-		return plumbing.NewHash(m[rel])
-	}
-	merged := map[string]plumbing.Hash{}
+	merged = map[string]plumbing.Hash{}
 	for _, f := range sortedSet(features) {
 		rel := "features/" + f
-		l, r := hashOf(localRefs, rel), hashOf(remoteRefs, rel)
+		l, r := hashOf(in.local, rel), hashOf(in.remote, rel)
 		if !r.IsZero() && r != l {
 			// State from elsewhere is judged before anything here acts on
 			// it, whichever way it came in.
 			if o.Check == nil {
-				return report, nil, false, fmt.Errorf("state of %s fetched from %s with nothing to check it", f, remote)
+				return nil, nil, fmt.Errorf("state of %s fetched from %s with nothing to check it", f, o.Remote)
 			}
 			if err := o.Check(ctx, s.Store, f, l, r); err != nil {
-				return report, nil, false, err
+				return nil, nil, err
 			}
 		}
 		res, err := s.MergeFeature(ctx, f, l, r)
 		if err != nil {
-			return report, nil, false, err
+			return nil, nil, err
 		}
 		merged[f] = res.Commit
 		sf := SyncFeature{Feature: f, Result: res.Kind, Conflicts: []string{}}
@@ -176,76 +225,62 @@ func (s store) syncRound(ctx context.Context, o syncOptions) (report SyncReport,
 		newLocal[rel] = res.Commit.String()
 	}
 	// Locks: merged, then cleared of the locks whose claim was lost.
-	lres, err := s.MergeLocks(ctx, hashOf(localRefs, "locks"), hashOf(remoteRefs, "locks"), s.LockKeeper(merged))
+	lres, err := s.MergeLocks(ctx, hashOf(in.local, "locks"), hashOf(in.remote, "locks"), s.LockKeeper(merged))
 	if err != nil {
-		return report, nil, false, err
+		return nil, nil, err
 	}
 	if !lres.Commit.IsZero() {
 		newLocal["locks"] = lres.Commit.String()
 	}
 	// Content refs (pinned work, saved attempts, gate records) only keep
 	// commits reachable: each side gets those it lacks, never overwritten.
-	for rel, h := range remoteRefs {
-		if !strings.HasPrefix(rel, "features/") && rel != "locks" && localRefs[rel] == "" {
+	for rel, h := range in.remote {
+		if !strings.HasPrefix(rel, "features/") && rel != "locks" && in.local[rel] == "" {
 			newLocal[rel] = h
 		}
 	}
-	// Local refs first, compare-and-swap against what we merged.
-	var updates []refs.Update
-	for _, rel := range sortedKeys(newLocal) {
-		if newLocal[rel] != localRefs[rel] {
-			updates = append(updates, refs.Update{Name: gitstore.ZergPrefix + rel, New: plumbing.NewHash(newLocal[rel]), Old: hashOf(localRefs, rel)})
-		}
-	}
-	if len(updates) > 0 {
-		if err := s.MoveRefs(ctx, updates); err != nil {
-			if errors.Is(err, refs.ErrRace) {
-				return report, remoteRefs, false, nil // a local writer got there first
-			}
-			return report, remoteRefs, false, err
-		}
-	}
-	if o.Arbiter {
-		if o.RepushPins {
-			report.Recreated = s.pushLostPins(ctx, remote, few.unpinned, merged[o.Feature])
-		}
-		return report, remoteRefs, true, nil
-	}
-	// Then the remote, compare-and-swap on the values we fetched.
+	return newLocal, merged, nil
+}
+
+// pushRound pushes what this clone has that the remote lacks, with a
+// compare-and-swap on the values fetched; done is false when another
+// push got there first.
+func (s store) pushRound(ctx context.Context, remote string, in roundRefs, newLocal map[string]string, report *SyncReport) (done bool, err error) {
+	prefix := trackingPrefix(remote)
 	args := []string{"push", "--quiet", "--atomic", "--porcelain", "--no-verify", remote}
 	var refspecs []string
 	all := map[string]string{}
-	for rel, h := range localRefs {
+	for rel, h := range in.local {
 		all[rel] = h
 	}
 	for rel, h := range newLocal {
 		all[rel] = h
 	}
 	for _, rel := range sortedKeys(all) {
-		if all[rel] == remoteRefs[rel] {
+		if all[rel] == in.remote[rel] {
 			continue
 		}
 		ref := gitstore.ZergPrefix + rel
-		args = append(args, "--force-with-lease="+ref+":"+remoteRefs[rel])
+		args = append(args, "--force-with-lease="+ref+":"+in.remote[rel])
 		refspecs = append(refspecs, all[rel]+":"+ref)
 		report.Pushed = append(report.Pushed, ref)
-		if stateRef(rel) && remoteRefs[rel] == "" && !trackedBefore[prefix+rel].IsZero() {
+		if stateRef(rel) && in.remote[rel] == "" && !in.trackedBefore[prefix+rel].IsZero() {
 			report.Recreated = append(report.Recreated, ref)
 		}
 	}
 	if len(refspecs) == 0 {
-		return report, remoteRefs, true, nil
+		return true, nil
 	}
 	if _, err := s.git.Run(ctx, append(args, refspecs...)...); err != nil {
 		report.Recreated = nil
 		if pushLost(err) {
-			return report, remoteRefs, false, nil
+			return false, nil
 		}
-		return report, remoteRefs, false, &RemoteError{Op: "push", Remote: remote, Err: err}
+		return false, &RemoteError{Op: "push", Remote: remote, Err: err}
 	}
 	s.trackPushed(ctx, remote, refspecs)
 	sort.Strings(report.Pushed)
-	return report, remoteRefs, true, nil
+	return true, nil
 }
 
 // keepLostEvidence puts back the tracking refs of state refs the fetch's
