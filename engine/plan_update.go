@@ -48,56 +48,11 @@ func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]*state.Task{}
-	for _, t := range old {
-		byID[t.ID()] = t
-	}
 	res := &UpdateResult{Feature: name, Tasks: len(plan.Graph.Tasks), Levels: plan.Levels}
 	now := g.Time().UTC()
-	fresh := planTasks(plan, now)
-	inNew := map[string]bool{}
-	var out []*state.Task
-	var takeOut []*state.Task // merged work to revert, in plan order
-	var held []string
-	for _, nt := range fresh {
-		inNew[nt.ID()] = true
-		ot := byID[nt.ID()]
-		switch {
-		case ot == nil:
-			res.Added = append(res.Added, nt.ID())
-			out = append(out, nt)
-		case trust.SpecDigest(ot.Spec) == trust.SpecDigest(nt.Spec):
-			kept := ot.Clone()
-			kept.Spec, kept.Level, kept.Implied, kept.Dependents = nt.Spec, nt.Level, nt.Implied, nt.Dependents
-			res.Kept = append(res.Kept, nt.ID())
-			out = append(out, kept)
-		case ot.Status == state.Claimed:
-			held = append(held, fmt.Sprintf("%s (%s)", ot.ID(), ot.Worker))
-		default:
-			t := ot.Clone()
-			t.Spec, t.Level, t.Implied, t.Dependents = nt.Spec, nt.Level, nt.Implied, nt.Dependents
-			if ot.Status == state.Done {
-				takeOut = append(takeOut, ot)
-			}
-			t.Record(state.Event{At: now, Op: state.OpUpdate, From: ot.Status, To: state.Pending, Reason: "changed by plan --update"})
-			t.Status, t.Attempts, t.Commit, t.Base, t.Reason, t.NotBefore, t.Worker, t.Owner, t.PR = state.Pending, 0, "", "", "", time.Time{}, "", "", 0
-			res.Changed = append(res.Changed, t.ID())
-			out = append(out, t)
-		}
-	}
-	for _, ot := range old {
-		if inNew[ot.ID()] {
-			continue
-		}
-		if ot.Status == state.Claimed {
-			held = append(held, fmt.Sprintf("%s (%s)", ot.ID(), ot.Worker))
-			continue
-		}
-		res.Removed = append(res.Removed, ot.ID())
-		if ot.Status == state.Done {
-			takeOut = append(takeOut, ot)
-		}
-	}
+	d := diffPlan(old, planTasks(plan, now), now)
+	res.Kept, res.Changed, res.Added, res.Removed = d.kept, d.changed, d.added, d.removed
+	out, takeOut, held := d.out, d.takeOut, d.held
 	if len(held) > 0 {
 		sort.Strings(held)
 		return nil, &Error{Kind: Refused, What: "plan --update: a worker holds " + strings.Join(held, ", "),
@@ -148,6 +103,71 @@ func (g *Engine) Update(plan *levels.Plan) (*UpdateResult, error) {
 	}
 	res.StateCommit = tip.String()
 	return res, nil
+}
+
+// planDiff is what plan --update makes of the stored tasks.
+type planDiff struct {
+	// out is the tasks to store, in the new plan's order: an unchanged
+	// task as it stands, a changed one back to pending, an added one new.
+	out []*state.Task
+	// takeOut is the done tasks, changed or removed, whose merged work
+	// goes out of staging, in plan order.
+	takeOut []*state.Task
+	// held is the tasks, changed or removed, that a worker holds: they
+	// refuse the update.
+	held                          []string
+	kept, changed, added, removed []string
+}
+
+// diffPlan compares the stored tasks with fresh, the new plan's; a task
+// is unchanged when its spec is.
+func diffPlan(old, fresh []*state.Task, now time.Time) planDiff {
+	var d planDiff
+	byID := map[string]*state.Task{}
+	for _, t := range old {
+		byID[t.ID()] = t
+	}
+	inNew := map[string]bool{}
+	for _, nt := range fresh {
+		inNew[nt.ID()] = true
+		ot := byID[nt.ID()]
+		switch {
+		case ot == nil:
+			d.added = append(d.added, nt.ID())
+			d.out = append(d.out, nt)
+		case trust.SpecDigest(ot.Spec) == trust.SpecDigest(nt.Spec):
+			kept := ot.Clone()
+			kept.Spec, kept.Level, kept.Implied, kept.Dependents = nt.Spec, nt.Level, nt.Implied, nt.Dependents
+			d.kept = append(d.kept, nt.ID())
+			d.out = append(d.out, kept)
+		case ot.Status == state.Claimed:
+			d.held = append(d.held, fmt.Sprintf("%s (%s)", ot.ID(), ot.Worker))
+		default:
+			t := ot.Clone()
+			t.Spec, t.Level, t.Implied, t.Dependents = nt.Spec, nt.Level, nt.Implied, nt.Dependents
+			if ot.Status == state.Done {
+				d.takeOut = append(d.takeOut, ot)
+			}
+			t.Record(state.Event{At: now, Op: state.OpUpdate, From: ot.Status, To: state.Pending, Reason: "changed by plan --update"})
+			t.Status, t.Attempts, t.Commit, t.Base, t.Reason, t.NotBefore, t.Worker, t.Owner, t.PR = state.Pending, 0, "", "", "", time.Time{}, "", "", 0
+			d.changed = append(d.changed, t.ID())
+			d.out = append(d.out, t)
+		}
+	}
+	for _, ot := range old {
+		if inNew[ot.ID()] {
+			continue
+		}
+		if ot.Status == state.Claimed {
+			d.held = append(d.held, fmt.Sprintf("%s (%s)", ot.ID(), ot.Worker))
+			continue
+		}
+		d.removed = append(d.removed, ot.ID())
+		if ot.Status == state.Done {
+			d.takeOut = append(d.takeOut, ot)
+		}
+	}
+	return d
 }
 
 // takeOut takes the tasks' merged work out of staging, all or none: a
