@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -44,7 +45,7 @@ type batch struct {
 // the rush with that error (exit 1); err is a failure of the tool.
 func (r *rush) runFlow() (stop error, err error) {
 	ctx := r.g.Context()
-	if r.remote != "" {
+	if r.link.Remote != "" {
 		if err := r.flowJoin(); err != nil {
 			return nil, err
 		}
@@ -78,8 +79,8 @@ func (r *rush) runFlow() (stop error, err error) {
 	}
 	defer ms.Drop()
 	ms.Persistent = true
-	if r.remote != "" {
-		r.arbitrated(ms)
+	if r.link.Remote != "" {
+		r.link.Arbitrate(ms)
 	}
 	mg := r.with(ms)
 	mm := mg.Manager()
@@ -108,7 +109,7 @@ func (r *rush) runFlow() (stop error, err error) {
 		return pins
 	}
 	wanted, merge, idle := r.flowQueue(&base, paths, toMerge)
-	if r.remote != "" {
+	if r.link.Remote != "" {
 		r.setEligible(base, tasks)
 	}
 	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Text: fmt.Sprintf("%s in %s, by their dependencies",
@@ -125,7 +126,7 @@ func (r *rush) runFlow() (stop error, err error) {
 	}()
 	var firstErr, halted, aborted error
 	for {
-		if r.remote != "" && (len(workers.free) > 0 || !merging) {
+		if r.link.Remote != "" && (len(workers.free) > 0 || !merging) {
 			if err := r.flowLook(len(workers.free) > 0); err != nil {
 				return nil, err
 			}
@@ -137,7 +138,7 @@ func (r *rush) runFlow() (stop error, err error) {
 		r.g.Emit(engine.Event{Type: engine.EvProgress, Tasks: tasks})
 		r.showSettled(tasks, shown, mergedIn, base)
 		// A backoff is said as it begins, whatever else runs meanwhile.
-		_, _, backoffs := schedule.LevelWait(tasks, 0, r.policy, r.g.Time(), remotePoll)
+		_, _, backoffs := schedule.LevelWait(tasks, 0, r.policy, r.g.Time(), remote.Poll)
 		r.noteBackoffs(backoffs)
 		if l := schedule.WholeLevelBlocked(tasks); l > 0 && aborted == nil {
 			aborted = engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", l), "")
@@ -247,7 +248,7 @@ func (r *rush) flowQueue(base *gated, paths map[string]float64, toMerge func([]*
 	wanted func([]*state.Task, gated) ([]worktree.Pin, bool),
 	merge func(*engine.Engine, *worktree.Manager, []worktree.Pin) batch,
 	idle func([]*state.Task, gated) bool) {
-	if r.remote == "" {
+	if r.link.Remote == "" {
 		wanted = func(tasks []*state.Task, _ gated) ([]worktree.Pin, bool) {
 			pins := toMerge(tasks)
 			return pins, len(pins) > 0
@@ -257,7 +258,7 @@ func (r *rush) flowQueue(base *gated, paths map[string]float64, toMerge func([]*
 	}
 	q := schedule.NewMergeQueue(r.s.Host().Name, r.ttl)
 	wanted = func(tasks []*state.Task, base gated) ([]worktree.Pin, bool) {
-		ts, work := q.Due(tasks, r.leases(), pinIDs(toMerge(tasks)), base.held, r.looked)
+		ts, work := q.Due(tasks, r.leases(), pinIDs(toMerge(tasks)), base.held, r.link.Looked())
 		return pinsOf(ts), work
 	}
 	merge = func(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin) batch {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/gitstore/remotes"
+	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -88,20 +88,11 @@ func (r *rush) flowClaim(tip string) (only func(*state.Task) bool, rank func(*st
 // flow loop reads them: a staging fetched after the state holds every task
 // done in it (a merge moves both in one push, and staging only forward).
 func (r *rush) flowJoin() error {
-	if err := r.poll(true); err != nil {
+	if err := r.link.Poll(true); err != nil {
 		return err
 	}
-	_, err := r.syncStaging(r.g.Context(), "")
+	_, err := r.link.SyncStaging(r.g.Context(), r.mgr, "")
 	return err
-}
-
-// arbitrated makes the remote the arbiter of s's transitions, as it is of
-// the rush's own store.
-func (r *rush) arbitrated(s *gitstore.Store) {
-	remotes.SetArbiter(s, r.remote, engine.CheckCaughtUp)
-	remotes.SetArbiterWait(s, r.remoteWait())
-	remotes.SetRepushPins(s, r.g.ReviewMode() == "")
-	r.contendedRetry(s)
 }
 
 // flowLook is the flow loop's look at the remote: its state now and then
@@ -109,7 +100,7 @@ func (r *rush) arbitrated(s *gitstore.Store) {
 // has a worker free, the claims whose lease ran out taken back (a dead
 // host's: the tasks go back to pending).
 func (r *rush) flowLook(free bool) error {
-	if err := r.poll(false); err != nil {
+	if err := r.link.Poll(false); err != nil {
 		return err
 	}
 	if free {
@@ -138,7 +129,7 @@ func (r *rush) remoteIdle(tasks []*state.Task, base gated, pending []worktree.Pi
 		return false
 	}
 	if len(pending) > 0 || schedule.Behind(tasks, base.held) {
-		r.pause(remotePoll)
+		r.pause(remote.Poll)
 		return true
 	}
 	return r.waitIdle(tasks, 0)
@@ -171,7 +162,7 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 			// first (another host's work may be merged already: no need
 			// to verify it again here), then the staging, which then
 			// holds every task done in that state.
-			if err := r.remoteTry(func() error { return remotes.CatchUp(ctx, g.Store, r.feature) }); err != nil {
+			if err := r.link.CatchUp(ctx, g.Store); err != nil {
 				b.err = err
 				return b
 			}
@@ -182,20 +173,9 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 			if round > 1 && g.ReviewMode() == "" {
 				pins = slices.Concat(pins, pinsOf(schedule.JoinLost(pinIDs(pins), tasks)))
 			}
-			var remoteTip string
-			if err := r.remoteTry(func() (err error) {
-				remoteTip, err = remotes.FetchStaging(ctx, g.Store, r.remote, r.feature, ref)
-				return err
-			}); err != nil {
+			if tip, err = r.link.TakeStaging(ctx, g.Store, mgr, local); err != nil {
 				b.err = err
 				return b
-			}
-			if remoteTip != "" && remoteTip != local {
-				if err := mgr.SetStaging(ctx, remoteTip, local); err != nil {
-					b.err = foreignStaging(err)
-					return b
-				}
-				tip = remoteTip
 			}
 			held = doneSet(tasks)
 		}
@@ -241,7 +221,7 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 			r.setEligible(b.gated, tasks)
 			return b
 		}
-		if err := r.remoteTry(func() error { return remotes.FetchWork(ctx, g.Store, r.remote, work) }); err != nil {
+		if err := r.link.FetchWork(ctx, g.Store, work); err != nil {
 			if round < 5 {
 				continue // merged and dropped meanwhile: the staging has it now
 			}
@@ -265,17 +245,17 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 		if r.beforeDone != nil {
 			r.beforeDone(ids)
 		}
-		lost, err := r.pushMerged(g, all, ids, res.Tip, ref, tip)
+		lost, err := r.link.PushMerged(g, all, ids, res.Tip, ref, tip)
 		if err != nil {
 			b.err = err
 			return b
 		}
 		if lost {
 			if round >= 20 {
-				b.err = engine.RefusedError("merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
+				b.err = engine.RefusedError("merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.link.Remote, round))
 				return b
 			}
-			g.Note("the staging on %s moved while this host merged %s; merging again on it", r.remote, engine.Plural(len(out), "task"))
+			g.Note("the staging on %s moved while this host merged %s; merging again on it", r.link.Remote, engine.Plural(len(out), "task"))
 			continue
 		}
 		b.tasks = ids
@@ -291,11 +271,7 @@ func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []workt
 		if rec, _ := g.Store.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
 			extra[gitstore.GatesRef(res.Tree)] = rec.String()
 		}
-		r.background.Add(1)
-		go func() {
-			defer r.background.Done()
-			r.dropRemotePins(all, extra)
-		}()
+		r.link.DropPins(all, extra)
 		return b
 	}
 }
@@ -345,18 +321,6 @@ func pinsOf(tasks []*state.Task) []worktree.Pin {
 	return out
 }
 
-// contendedRetry is how long a transition of a rush shared by dependencies
-// keeps trying while other hosts' transitions win the remote first: there
-// is no quiet moment between levels, and a host whose pushes keep landing
-// needs no fetch between them where the others need one each, so a host
-// can lose for longer than one machine's writers ever do (30 s) and still
-// get its turn when the others' work runs out.
-func (r *rush) contendedRetry(s *gitstore.Store) {
-	if r.flows() {
-		s.Retry = max(s.Retry, r.remoteWait())
-	}
-}
-
 // plus is held and ids, a new set.
 func plus(held map[string]bool, ids []string) map[string]bool {
 	out := make(map[string]bool, len(held)+len(ids))
@@ -372,9 +336,9 @@ func plus(held map[string]bool, ids []string) map[string]bool {
 // flowEnd brings every host of a shared rush to the remote's state and
 // staging at its end, so that each says the same.
 func (r *rush) flowEnd(ctx context.Context) error {
-	if err := r.poll(true); err != nil {
+	if err := r.link.Poll(true); err != nil {
 		return err
 	}
-	_, err := r.syncStaging(ctx, "")
+	_, err := r.link.SyncStaging(ctx, r.mgr, "")
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 )
@@ -113,8 +114,8 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 		remotes.SetArbiter(s, o.Remote, engine.CheckCaughtUp)
 		remotes.SetArbiterWait(s, time.Duration(cfg.Rush.RemoteWait))
 		remotes.SetRepushPins(s, g.ReviewMode() == "")
-		remotes.OnRemoteWait(s.Repo(), func(remote string, err error, wait time.Duration) {
-			(&rush{g: g, shared: shared{remote: remote}}).remoteWaiting(remote, err, wait)
+		remotes.OnRemoteWait(s.Repo(), func(name string, err error, wait time.Duration) {
+			remote.NoteWaiting(g.Note, name, err, wait)
 		})
 		remotes.OnRemoteLost(s.Repo(), func(remote, ref string, here bool) {
 			if here {
@@ -136,7 +137,7 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 	}
 	defer marker.Release()
 	r := &rush{g: g, s: s, feature: feature, cfg: cfg, tmpl: tmpl, n: o.Workers, mode: o.Mode,
-		policy: g.Policy(), ttl: g.TTL(), marker: marker, waitNoted: map[string]time.Time{}, shared: shared{remote: o.Remote},
+		policy: g.Policy(), ttl: g.TTL(), marker: marker, waitNoted: map[string]time.Time{},
 		beforeDone: o.BeforeDone, idle: o.Idle}
 	r.spent = spent
 	if n, err := uncommitted(g); err == nil && n > 0 {
@@ -148,6 +149,8 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 	r.stopCtx, r.cancelStop = stopCtx, cancel
 	g = g.WithRun(g.Store, stopCtx, false)
 	r.g = g
+	r.link = &remote.Link{Store: s, Remote: o.Remote, Feature: feature, Ctx: g.Context(), Stop: stopCtx,
+		Wait: time.Duration(cfg.Rush.RemoteWait), Repush: g.ReviewMode() == "", Flows: r.flows(), Note: g.Note}
 	defer OnInterrupt(o.Interrupt, r.interrupt)()
 	if marker.Previous() != nil && !o.Resume {
 		g.Note("an earlier rush (pid %d) died; continuing from the state in refs", marker.Previous().PID)

@@ -1,19 +1,13 @@
 package rush
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
-	"github.com/git-zerg/git-zerg/gitstore/remotes"
-	"github.com/git-zerg/git-zerg/rush/schedule"
+	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -27,37 +21,18 @@ import (
 // runs the gates, and moves the remote's staging by compare-and-swap; a
 // host that loses that race takes the winner's staging instead of merging
 // again. That is rush.schedule = "levels"; by dependencies, see
-// flow_remote.go.
-
-// remotePoll is how often a host that waits for other hosts looks at the
-// remote's state.
-const remotePoll = 100 * time.Millisecond
+// flow_remote.go. The fetches, pushes and looks at the remote are
+// rush/remote's: the rush decides what they carry.
 
 // shared is what a rush shared with other hosts through a remote keeps
 // of them and of the remote.
 type shared struct {
-	// prefetching: a background catch-up with the remote is on its way,
-	// through fresher (its store, only ever used by that one); caughtUp
-	// is when the last one ended (Unix nanoseconds) and catchUpTook how
-	// long it took; working counts the worker commands running.
-	prefetching atomic.Bool
-	fresher     *gitstore.Store
-	caughtUp    atomic.Int64
-	catchUpTook atomic.Int64
-	working     atomic.Int32
-	// remote shares the rush with other hosts ("" for none); lastPoll is
-	// when this host last looked at its state, and looked when the last
-	// look that brought it began: the local state holds the remote's as of
-	// then.
-	remote   string
-	lastPoll time.Time
-	looked   time.Time
+	// link is the remote's I/O (Remote "" for none).
+	link *remote.Link
 	// levelSynced: the level merge just ended with this host holding the
 	// remote's state and staging, so the next level starts on them without
-	// asking again. background holds pushes nobody waits for (done before
-	// the rush ends).
+	// asking again.
 	levelSynced bool
-	background  sync.WaitGroup
 	flowShared
 }
 
@@ -76,147 +51,6 @@ func hostWorker(host gitstore.HostIdentity, name string) string {
 		out = out[:64]
 	}
 	return strings.TrimRight(out, ".-")
-}
-
-// poll catches up with the remote's state when the last look is older
-// than remotePoll.
-func (r *rush) poll(force bool) error {
-	if r.remote == "" || !force && time.Since(r.lastPoll) < remotePoll {
-		return nil
-	}
-	r.lastPoll = time.Now()
-	start := r.lastPoll
-	if err := remotes.CatchUp(r.g.Context(), r.s, r.feature); err != nil {
-		return err
-	}
-	r.looked = start
-	return nil
-}
-
-// prefetch catches up with the remote in the background while a worker's
-// result is committed and verified, when other hosts are writing to it: a
-// transition then pushes on what the remote holds, where one pushed on
-// this host's last look would mostly lose its lease to theirs and cost a
-// fetch and a second push anyway. Alone on the remote (no lease lost for a
-// while), a host pushes at once and never needs it.
-func (r *rush) prefetch() {
-	if r.remote == "" || time.Since(remotes.LeaseLost(r.s, r.feature)) > prefetchFor {
-		return
-	}
-	if !r.prefetching.CompareAndSwap(false, true) {
-		return // one at a time: the next transition reads what it brings
-	}
-	r.background.Add(1)
-	go func() {
-		defer r.background.Done()
-		defer r.prefetching.Store(false)
-		ctx := r.g.Context()
-		// One store for every catch-up, used by one at a time: a Store
-		// is not for concurrent use.
-		if r.fresher == nil {
-			s, err := r.s.Repo().Open(ctx, r.s.Top)
-			if err != nil {
-				return
-			}
-			s.Persistent = true
-			remotes.SetArbiter(s, r.remote, engine.CheckCaughtUp)
-			remotes.SetArbiterWait(s, time.Nanosecond) // a look, not a wait: the transition waits if it must
-			remotes.SetRepushPins(s, r.g.ReviewMode() == "")
-			r.fresher = s
-		}
-		start := time.Now()
-		remotes.CatchUp(ctx, r.fresher, r.feature)
-		r.catchUpTook.Store(int64(time.Since(start)))
-		r.caughtUp.Store(time.Now().UnixNano())
-	}()
-}
-
-// prefetchFor is how long after a lost lease a host keeps catching up
-// before its transitions.
-const prefetchFor = 10 * time.Second
-
-// keepFresh catches up with the remote every freshEvery while workers run
-// and other hosts write to it (see prefetch), until ctx ends: when a worker
-// finishes, this host's view is then a fraction of a second old, and its
-// transition mostly goes out at once instead of waiting for a fetch.
-func (r *rush) keepFresh(ctx context.Context) {
-	t := time.NewTicker(freshEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if r.working.Load() > 0 && r.freshDue(time.Now()) {
-			r.prefetch()
-		}
-	}
-}
-
-// freshEvery is the tick of keepFresh. A catch-up is due on a tick once
-// half as long as the last one took has passed since it ended: a nearby
-// remote (a fetch of 50 ms) is looked at every tick, one 400 ms away about
-// every 0.6 s, where a fixed tick shorter than a fetch would fetch without
-// pause. (A fixed 300 ms made the three-host benchmark 1.97–2.26× faster
-// than one host, mean 2.07× over seven runs; this, 1.99–2.21×, mean 2.10×
-// over seven.)
-const freshEvery = 150 * time.Millisecond
-
-// freshDue is freshDue of the rush's last catch-up.
-func (r *shared) freshDue(now time.Time) bool {
-	return schedule.FreshDue(now, time.Unix(0, r.caughtUp.Load()), time.Duration(r.catchUpTook.Load()))
-}
-
-// syncStaging makes the local staging branch the remote's, and returns its
-// commit. The first host to get there publishes its own (from start,
-// HEAD when empty).
-func (r *rush) syncStaging(ctx context.Context, start string) (string, error) {
-	return r.syncStagingFrom(ctx, start, "")
-}
-
-// syncStagingFrom is syncStaging with the remote's staging already
-// fetched at fetched ("" to fetch it).
-func (r *rush) syncStagingFrom(ctx context.Context, start, fetched string) (string, error) {
-	ref := r.mgr.StagingRef()
-	for try := 0; ; try++ {
-		remoteTip := fetched
-		fetched = ""
-		err := error(nil)
-		if remoteTip == "" {
-			err = r.remoteTry(func() (err error) {
-				remoteTip, err = remotes.FetchStaging(ctx, r.s, r.remote, r.feature, ref)
-				return err
-			})
-		}
-		if err != nil {
-			return "", err
-		}
-		local, err := r.mgr.EnsureStaging(ctx, start)
-		if err != nil {
-			return "", err
-		}
-		if remoteTip == "" {
-			var lost bool
-			err := r.remoteTry(func() (err error) {
-				lost, err = remotes.PushStaging(ctx, r.s, r.remote, ref, local, "")
-				return err
-			})
-			if err != nil {
-				return "", err
-			}
-			if lost && try < 3 {
-				continue // another host published first: take that one
-			}
-			return local, nil
-		}
-		if remoteTip != local {
-			if err := r.mgr.SetStaging(ctx, remoteTip, local); err != nil {
-				return "", foreignStaging(err)
-			}
-		}
-		return remoteTip, nil
-	}
 }
 
 // remoteMerge merges a settled level on this host unless another host
@@ -240,11 +74,11 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			tip, err = r.mgr.EnsureStaging(ctx, "")
 		} else {
 			if !polled {
-				if err := r.poll(true); err != nil {
+				if err := r.link.Poll(true); err != nil {
 					return nil, err
 				}
 			}
-			tip, err = r.syncStagingFrom(ctx, "", fetched)
+			tip, err = r.link.SyncStagingFrom(ctx, r.mgr, "", fetched)
 			polled, fetched = false, ""
 		}
 		if err != nil {
@@ -296,12 +130,12 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			return runQualityGates(r.g, r.mgr, true)
 		}
 		if round == 1 && last != nil && last.Host != r.s.Host().Name {
-			if ok, staging := r.awaitMerge(level); ok {
+			if ok, staging := r.link.AwaitMerge(level, ref); ok {
 				polled, fetched = true, staging
 				continue // the host that settled the level merged it
 			}
 		}
-		if err := r.remoteTry(func() error { return remotes.FetchWork(ctx, r.s, r.remote, work) }); err != nil {
+		if err := r.link.FetchWork(ctx, r.s, work); err != nil {
 			if round < 5 {
 				continue // merged and dropped meanwhile: the staging has it now
 			}
@@ -317,13 +151,13 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			return stop, err
 		}
 		all := append(in, out...)
-		lost, err := r.pushMerged(r.g, all, pinIDs(all), res.Tip, ref, tip)
+		lost, err := r.link.PushMerged(r.g, all, pinIDs(all), res.Tip, ref, tip)
 		if err != nil {
 			return nil, err
 		}
 		if lost {
 			if round >= 20 {
-				return nil, engine.RefusedError("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.remote, round))
+				return nil, engine.RefusedError("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.link.Remote, round))
 			}
 			r.g.Note("level %d: the remote moved while this host merged it; looking again", level)
 			continue
@@ -336,46 +170,9 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			extra[gitstore.GatesRef(res.Tree)] = rec.String()
 		}
 		// Nobody waits for this push: it goes on while the next level starts.
-		r.background.Add(1)
-		go func() {
-			defer r.background.Done()
-			r.dropRemotePins(all, extra)
-		}()
+		r.link.DropPins(all, extra)
 		return nil, nil
 	}
-}
-
-// pushMerged sends a merge out: the staging moved from old to tip, and the
-// tasks of pins (ids) recorded done, in one atomic push leased on old, so
-// the other hosts see both at once, one push sooner. Under review nothing
-// is recorded done: the staging goes alone. lost: another host moved the
-// staging first, and nothing went out.
-func (r *rush) pushMerged(g *engine.Engine, pins []worktree.Pin, ids []string, tip, ref, old string) (lost bool, err error) {
-	if g.ReviewMode() == "" {
-		pushed, err := g.RecordMergedPushing(pins, ids, tip, &gitstore.RefMove{Ref: ref, Old: old, New: tip})
-		if errors.Is(err, gitstore.ErrRemoteRefMoved) {
-			err = nil
-		}
-		return err == nil && !pushed, err
-	}
-	err = r.remoteTry(func() (err error) {
-		lost, err = remotes.PushStaging(g.Context(), g.Store, r.remote, ref, tip, old)
-		return err
-	})
-	return lost, err
-}
-
-// dropRemotePins removes the pins of work now in staging from the remote,
-// in one push with refs (best effort: a pin left behind only keeps a
-// merged commit reachable).
-func (r *rush) dropRemotePins(pins []worktree.Pin, refs map[string]string) {
-	if refs == nil {
-		refs = map[string]string{}
-	}
-	for _, p := range pins {
-		refs[gitstore.WorkRef(r.feature, p.Task)] = ""
-	}
-	remotes.PushRefs(r.g.Context(), r.s, r.remote, refs)
 }
 
 func pinIDs(pins []worktree.Pin) []string {
@@ -384,109 +181,6 @@ func pinIDs(pins []worktree.Pin) []string {
 		ids[i] = p.Task
 	}
 	return ids
-}
-
-// remoteTry runs a step that needs the remote, again with backoff (up to
-// rush.remote_wait) while the remote does not answer, saying so. A
-// push that was not answered may have been applied: each step is a
-// compare-and-swap or a fetch, so doing it again is safe.
-func (r *rush) remoteTry(step func() error) error {
-	deadline := time.Now().Add(r.remoteWait())
-	wait := 250 * time.Millisecond
-	for {
-		err := step()
-		var re *remotes.RemoteError
-		if !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
-			return err
-		}
-		r.remoteWaiting(r.remote, re.Err, wait)
-		select {
-		case <-time.After(wait):
-		case <-r.stopCtx.Done():
-			return err
-		}
-		wait = min(wait*2, 5*time.Second)
-	}
-}
-
-// remoteWait is how long the rush waits for a remote that does not answer.
-func (r *rush) remoteWait() time.Duration {
-	if r.cfg != nil && r.cfg.Rush.RemoteWait > 0 {
-		return time.Duration(r.cfg.Rush.RemoteWait)
-	}
-	return remotes.RemoteWait
-}
-
-// remoteWaiting says that the remote does not answer, once per wait.
-func (r *rush) remoteWaiting(remote string, err error, wait time.Duration) {
-	why := err.Error()
-	var ge *gitcmd.Error
-	if errors.As(err, &ge) {
-		why = ge.Reason() // the command line is not the person's
-	}
-	if i := strings.IndexByte(why, '\n'); i >= 0 {
-		why = why[:i]
-	}
-	r.g.Note("remote %s does not answer (%s); trying again in %s", remote, why, wait.Round(time.Millisecond))
-}
-
-// mergePoll is how often a host waiting for another host's level merge
-// looks: every host waits on it, so it is shorter than remotePoll.
-const mergePoll = 100 * time.Millisecond
-
-// awaitMerge waits (up to schedule.MergeGrace) until the level's work is merged by
-// another host, and reports whether it was, with the remote's staging
-// fetched beside the state: the next level starts one fetch sooner. The
-// merge moves the staging before the state, so it is nearly always the
-// merged one; when the two fetches crossed that moment, the level's work
-// is not all in it, and the next round asks again.
-func (r *rush) awaitMerge(level int) (bool, string) {
-	ctx := r.g.Context()
-	// A store of its own for the second fetch: a Store is not for
-	// concurrent use.
-	other, err := r.s.Repo().Open(ctx, r.s.Top)
-	if err != nil {
-		return false, ""
-	}
-	defer other.Drop()
-	deadline := time.Now().Add(schedule.MergeGrace)
-	for time.Now().Before(deadline) {
-		select {
-		case <-time.After(mergePoll):
-		case <-r.stopCtx.Done():
-			return false, ""
-		}
-		var staging string
-		var serr error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			staging, serr = remotes.FetchStaging(ctx, other, r.remote, r.feature, r.mgr.StagingRef())
-		}()
-		perr := r.poll(true)
-		wg.Wait()
-		if perr != nil {
-			return false, ""
-		}
-		tasks, err := r.snapshot(r.s)
-		if err != nil {
-			return false, ""
-		}
-		merged := true
-		for _, t := range tasks {
-			if t.Level == level && t.Status == state.Verified {
-				merged = false
-			}
-		}
-		if merged {
-			if serr != nil {
-				staging = ""
-			}
-			return true, staging
-		}
-	}
-	return false, ""
 }
 
 // lastAt is when the task's last transition happened.
@@ -513,15 +207,4 @@ func heldBy(s *gitstore.Store, feature, worker string) *state.Task {
 		return nil
 	}
 	return t
-}
-
-// foreignStaging turns a refused staging from a remote into the rush's
-// refusal.
-func foreignStaging(err error) error {
-	var fe *worktree.ForeignError
-	if !errors.As(err, &fe) {
-		return err
-	}
-	return &engine.Error{Kind: engine.Refused, What: "staging refused", Why: fe.Error(),
-		Hint: fmt.Sprintf("nothing was built on it; whoever moved it must put it back (to %s, the tip git-zerg set here, or a merge of verified work on it)", fe.Known)}
 }

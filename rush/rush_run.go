@@ -15,6 +15,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/prompt"
+	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -66,10 +67,7 @@ func (r *rush) run() error {
 	s.Persistent = true // hundreds of transitions: one update-ref process for all
 	ctx := r.g.Context()
 	defer func() {
-		r.background.Wait()
-		if r.fresher != nil {
-			r.fresher.Drop()
-		}
+		r.link.Close()
 		// What the rush kept in memory, for the commands that come next.
 		s.WriteCache(r.feature)
 		s.WriteIndex(r.feature)
@@ -82,15 +80,11 @@ func (r *rush) run() error {
 		// its end, as git rebase does with its own.
 		engine.Git(s).Run(ctx, "maintenance", "run", "--auto", "--quiet")
 	}()
-	if r.remote != "" {
-		r.contendedRetry(s)
+	if r.link.Remote != "" {
+		r.link.Contend(s)
 		fresh, stop := context.WithCancel(ctx)
 		defer stop() // before the wait above
-		r.background.Add(1)
-		go func() {
-			defer r.background.Done()
-			r.keepFresh(fresh)
-		}()
+		r.link.KeepFresh(fresh)
 	}
 	r.mgr = r.g.Manager()
 	guard, note, err := keepInfo(s, r.marker.Path())
@@ -108,8 +102,8 @@ func (r *rush) run() error {
 	if err != nil {
 		return err
 	}
-	if r.remote != "" {
-		if tip, err = r.syncStaging(ctx, head); err != nil {
+	if r.link.Remote != "" {
+		if tip, err = r.link.SyncStaging(ctx, r.mgr, head); err != nil {
 			return err
 		}
 	} else if tip, err = r.followBase(ctx, tip); err != nil {
@@ -127,8 +121,8 @@ func (r *rush) run() error {
 		return err
 	}
 	stopped := func(stop error) error {
-		if r.remote != "" {
-			r.poll(true) // the counts every host reports, as far as the remote answers
+		if r.link.Remote != "" {
+			r.link.Poll(true) // the counts every host reports, as far as the remote answers
 		}
 		if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
 			// The last task crossed the budget: nothing is left to
@@ -145,7 +139,7 @@ func (r *rush) run() error {
 			}
 			return stopped(stop)
 		}
-		if r.remote != "" {
+		if r.link.Remote != "" {
 			if err := r.flowEnd(ctx); err != nil {
 				return err
 			}
@@ -162,13 +156,13 @@ func (r *rush) run() error {
 			return stopped(stop)
 		}
 	}
-	if r.remote != "" {
+	if r.link.Remote != "" {
 		// Every host ends with the remote's state and staging, and so
 		// says the same.
-		if err := r.poll(true); err != nil {
+		if err := r.link.Poll(true); err != nil {
 			return err
 		}
-		if _, err := r.syncStaging(ctx, ""); err != nil {
+		if _, err := r.link.SyncStaging(ctx, r.mgr, ""); err != nil {
 			return err
 		}
 	}
@@ -241,14 +235,14 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 	synced := r.levelSynced
 	r.levelSynced = false
 	if synced {
-		r.lastPoll = time.Now() // the level's first idle look is this one
+		r.link.JustPolled() // the level's first idle look is this one
 	}
-	if r.remote != "" && !synced {
+	if r.link.Remote != "" && !synced {
 		// Every host starts the level from the remote's state and staging.
-		if err := r.poll(true); err != nil {
+		if err := r.link.Poll(true); err != nil {
 			return nil, err
 		}
-		if _, err := r.syncStaging(ctx, ""); err != nil {
+		if _, err := r.link.SyncStaging(ctx, r.mgr, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -289,8 +283,8 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		// transitions; an idle one looks at the remote now and then,
 		// unless what it holds already says the level is settled (no
 		// other host can undo that): then it merges at once.
-		if workers.idle() && r.remote != "" && !schedule.LevelSettled(tasks, level) {
-			if err := r.poll(false); err != nil {
+		if workers.idle() && r.link.Remote != "" && !schedule.LevelSettled(tasks, level) {
+			if err := r.link.Poll(false); err != nil {
 				return nil, err
 			}
 			if err := r.g.ExpireStale(); err != nil {
@@ -302,7 +296,7 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			return nil, err
 		}
 		r.g.Emit(engine.Event{Type: engine.EvProgress, Level: level, Tasks: tasks})
-		if firstErr == nil && len(workers.free) > 1 && !r.stopping() && r.remote != "" {
+		if firstErr == nil && len(workers.free) > 1 && !r.stopping() && r.link.Remote != "" {
 			// Workers that start together (a level's start) claim in one
 			// transaction: one push to the remote for this host, where one
 			// each would queue behind the other hosts' pushes.
@@ -432,7 +426,7 @@ func (r *rush) pause(d time.Duration) {
 // levelWait is the pure levelWait at the rush's clock and policy, saying
 // once for each backoff why nothing runs, and until when.
 func (r *rush) levelWait(tasks []*state.Task, level int) (time.Duration, bool) {
-	wait, settled, backoffs := schedule.LevelWait(tasks, level, r.policy, r.g.Time(), remotePoll)
+	wait, settled, backoffs := schedule.LevelWait(tasks, level, r.policy, r.g.Time(), remote.Poll)
 	r.noteBackoffs(backoffs)
 	return wait, settled
 }
@@ -470,7 +464,7 @@ func (r *rush) finishLevel(level int, tasks []*state.Task, tip string) (error, e
 		return engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", level), ""), nil
 	}
 	merge := func() (error, error) { return r.mergeAndGate(level, pins) }
-	if r.remote != "" {
+	if r.link.Remote != "" {
 		merge = func() (error, error) { return r.remoteMerge(level) }
 	}
 	if stop, err := merge(); stop != nil || err != nil {
@@ -516,15 +510,15 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	}
 	defer s.Drop()
 	s.Persistent = true
-	if r.remote != "" {
-		r.arbitrated(s)
+	if r.link.Remote != "" {
+		r.link.Arbitrate(s)
 	}
 	w, err := r.slot(ctx, slot, tip)
 	if err != nil {
 		return err
 	}
 	req := engine.ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, InWorktree: true}
-	if r.remote != "" {
+	if r.link.Remote != "" {
 		// The other hosts go for the same tasks: the best ready one, picked
 		// on the remote's state as the claim commits, loses no race but
 		// the compare-and-swap, where a specific one would be refused.
@@ -539,7 +533,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	if t == nil {
 		t, _, err = r.with(s).Claim(req)
 	}
-	if err != nil && r.remote != "" {
+	if err != nil && r.link.Remote != "" {
 		// A claim whose push got no answer may have reached the remote: the
 		// retry then finds the worker holding it, and goes on with it.
 		if held := heldBy(s, r.feature, w.Name); held != nil {
@@ -572,15 +566,15 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 			continue // nothing ran: the worktree is still at tip
 		}
 		stopBeat := r.heartbeat(s, w.Name)
-		r.working.Add(1)
+		r.link.Working(1)
 		res, runErr := r.work(ctx, s, t, w)
-		r.working.Add(-1)
+		r.link.Working(-1)
 		stopBeat()
 		then := &next
 		switch {
 		case r.stopping():
 			then = nil
-		case r.flows() && r.remote != "":
+		case r.flows() && r.link.Remote != "":
 			// Shared, the next claim rides in the same push (a third of
 			// each task's pushes, every one contested by the other
 			// hosts), from the newest gated staging, picked as the
@@ -691,7 +685,7 @@ func (r *rush) summary() error {
 // with is the engine on another store: each of the rush's goroutines has
 // its own, since a Store is not for concurrent use.
 func (r *rush) with(s *gitstore.Store) *engine.Engine {
-	return r.g.WithRun(s, r.stopCtx, r.remote != "")
+	return r.g.WithRun(s, r.stopCtx, r.link.Remote != "")
 }
 
 func (r *rush) levelStart(level int, tasks []*state.Task) {

@@ -32,7 +32,7 @@ func (r *rush) refuse(s *gitstore.Store, t *state.Task, w *worktree.Worker, reas
 // The worker's next task, claimed in the same transaction when then is
 // set, is returned.
 func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, then *engine.ClaimRequest) (*state.Task, error) {
-	r.prefetch()
+	r.link.Prefetch()
 	over, reached := r.spend(res.usage(), r.cfg)
 	if reached != nil {
 		r.g.Emit(engine.Event{Type: engine.EvBudget, Text: reached.What})

@@ -41,7 +41,7 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 		return nil, err
 	}
 	r.noteRepaired(workerName(n), w.Dir, w.Repaired)
-	if r.remote != "" {
+	if r.link.Remote != "" {
 		w.Name = hostWorker(r.s.Host(), w.Name)
 	}
 	r.slotsMu.Lock()
