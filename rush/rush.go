@@ -1,7 +1,8 @@
 // Package rush runs a feature's task graph with parallel workers, each in
 // a worktree of its own: the scheduler (level by level), the workers'
 // processes, the level merge into staging and the quality gates, the
-// coordination of hosts that share a rush through a remote, and cleanup.
+// coordination of hosts that share a rush through a remote (its fetches
+// and pushes are rush/remote's), and cleanup.
 // Its pure decisions (decide.go) take what they decide on as arguments.
 // Every state change goes through the engine's commands.
 package rush
