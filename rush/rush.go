@@ -16,7 +16,6 @@ import (
 
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
-	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
@@ -112,19 +111,7 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 		return nil, engine.UsageError("rush: bad remote %q", o.Remote)
 	}
 	if o.Remote != "" {
-		remotes.SetArbiter(s, o.Remote, engine.CheckCaughtUp)
-		remotes.SetArbiterWait(s, time.Duration(cfg.Rush.RemoteWait))
-		remotes.SetRepushPins(s, g.ReviewMode() == "")
-		remotes.OnRemoteWait(s.Repo(), func(name string, err error, wait time.Duration) {
-			remote.NoteWaiting(g.Note, name, err, wait)
-		})
-		remotes.OnRemoteLost(s.Repo(), func(remote, ref string, here bool) {
-			if here {
-				g.NoteRecreated(remote, ref)
-			} else {
-				g.Note("remote %s had lost %s; another host re-created it from its state, merged here with this host's", remote, ref)
-			}
-		})
+		remote.Share(g, o.Remote)
 	}
 	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
 		return nil, engine.UsageError("rush --mode container needs workers.image in .zerg/config.toml")

@@ -68,6 +68,26 @@ type Link struct {
 	background sync.WaitGroup
 }
 
+// Share makes remote the arbiter of the transitions of g's store (the
+// rush's own), and has g say when the remote does not answer and when it
+// had lost a ref.
+func Share(g *engine.Engine, remote string) {
+	s := g.Store
+	remotes.SetArbiter(s, remote, engine.CheckCaughtUp)
+	remotes.SetArbiterWait(s, time.Duration(g.Config.Rush.RemoteWait))
+	remotes.SetRepushPins(s, g.ReviewMode() == "")
+	remotes.OnRemoteWait(s.Repo(), func(remote string, err error, wait time.Duration) {
+		noteWaiting(g.Note, remote, err, wait)
+	})
+	remotes.OnRemoteLost(s.Repo(), func(remote, ref string, here bool) {
+		if here {
+			g.NoteRecreated(remote, ref)
+		} else {
+			g.Note("remote %s had lost %s; another host re-created it from its state, merged here with this host's", remote, ref)
+		}
+	})
+}
+
 // Close waits for what the link does in the background, and drops the
 // store of its catch-ups.
 func (l *Link) Close() {
@@ -228,7 +248,7 @@ func (l *Link) try(step func() error) error {
 		if !errors.As(err, &re) || time.Now().Add(wait).After(deadline) {
 			return err
 		}
-		NoteWaiting(l.Note, l.Remote, re.Err, wait)
+		noteWaiting(l.Note, l.Remote, re.Err, wait)
 		select {
 		case <-time.After(wait):
 		case <-l.Stop.Done():
@@ -246,8 +266,8 @@ func (l *Link) wait() time.Duration {
 	return remotes.RemoteWait
 }
 
-// NoteWaiting says that the remote does not answer, once per wait.
-func NoteWaiting(note func(format string, args ...any), remote string, err error, wait time.Duration) {
+// noteWaiting says that the remote does not answer, once per wait.
+func noteWaiting(note func(format string, args ...any), remote string, err error, wait time.Duration) {
 	why := err.Error()
 	var ge *gitcmd.Error
 	if errors.As(err, &ge) {
