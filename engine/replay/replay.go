@@ -130,124 +130,170 @@ func (h *historyChecker) check(feature, tip, stop string) ([]gates.Problem, erro
 // of its parents.
 func (h *historyChecker) checkCommit(c *gitobj.Commit, parents []*gitobj.Commit) ([]gates.Problem, error) {
 	msg := gitstore.ParseMessage(c.Message)
-	rc := gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock,
-		Root: len(parents) == 0, Merge: len(parents) > 1}
-	var parentHash, before plumbing.Hash
-	for i, p := range parents {
-		rc.ParentClock = max(rc.ParentClock, gitstore.ParseMessage(p.Message).Clock)
-		if i == 0 {
-			parentHash, before = p.Hash, p.TreeHash
-			t, err := h.s.ReadTree(p.TreeHash)
-			if err != nil {
-				return nil, err
-			}
-			if isTombstone(t) {
-				// A plan after cleanup --state starts afresh on top of
-				// the deletion, its clock from 1.
-				before, parentHash, rc.Root = plumbing.ZeroHash, plumbing.ZeroHash, true
-			}
-		}
+	cr := &commitReplay{h: h, parents: parents, op: msg.Op,
+		rc: gates.Commit{Hash: c.Hash.String(), Op: msg.Op, Task: msg.Task, Clock: msg.Clock, Root: len(parents) == 0, Merge: len(parents) > 1}}
+	before, err := cr.readParents()
+	if err != nil {
+		return nil, err
 	}
 	after, err := h.s.ReadTree(c.TreeHash)
 	if err != nil {
 		return nil, err
 	}
 	if isTombstone(after) {
-		rc.Deleted = true
-		return gates.Replay(rc), nil
+		cr.rc.Deleted = true
+		return gates.Replay(cr.rc), nil
 	}
 	changes, err := h.s.DiffTrees(before, c.TreeHash)
 	if err != nil {
 		return nil, err
 	}
-	var extra []gates.Problem
-	bad := func(task, format string, args ...any) {
-		extra = append(extra, gates.Problem{Commit: rc.Hash, Task: task, Msg: fmt.Sprintf(format, args...)})
-	}
-	// otherSides reads a path in the parents after the first (merges).
-	otherSides := func(name string) ([]plumbing.Hash, error) {
-		var out []plumbing.Hash
-		for _, p := range parents[1:] {
-			e, err := h.s.EntryAt(p.TreeHash, name)
-			switch {
-			case errors.Is(err, gitobj.ErrNotFound):
-				out = append(out, plumbing.ZeroHash)
-			case err != nil:
-				return nil, err
-			default:
-				out = append(out, e.Hash)
-			}
-		}
-		return out, nil
-	}
 	for _, ch := range changes {
 		switch name := ch.Path; {
 		case name == "clock":
-			if ch.To.IsZero() {
-				bad("", "the clock file was deleted")
-				continue
-			}
-			b, err := h.blob(ch.To)
-			if err != nil {
-				return nil, err
-			}
-			if rc.StoredClock, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err != nil {
-				bad("", "the clock file holds %q", strings.TrimSpace(string(b)))
-			}
+			err = cr.clock(ch)
 		case name == "feature.json":
-			rc.FeatureChanged = true
-			if rc.Merge {
-				others, err := otherSides(name)
-				if err != nil {
-					return nil, err
-				}
-				for _, o := range others {
-					rc.FeatureChanged = rc.FeatureChanged && o != ch.To
-				}
-			}
+			err = cr.feature(ch)
 		case strings.HasPrefix(name, "tasks/"):
-			id := path.Base(name)
-			before, ok, err := h.task(ch.From)
-			if err != nil {
-				return nil, err
-			} else if !ok {
-				bad(id, "the parent's stored state is not valid")
-			}
-			after, ok, err := h.task(ch.To)
-			if err != nil {
-				return nil, err
-			} else if !ok {
-				bad(id, "the stored state is not valid")
-				continue
-			}
-			if rc.Merge {
-				m := gates.MergeStep{ID: id, After: after, Parents: []*state.Task{before}}
-				others, err := otherSides(name)
-				if err != nil {
-					return nil, err
-				}
-				for _, o := range others {
-					t, _, err := h.task(o)
-					if err != nil {
-						return nil, err
-					}
-					m.Parents = append(m.Parents, t)
-				}
-				rc.Merged = append(rc.Merged, m)
-				continue
-			}
-			step := gates.Step{ID: id, Before: before, After: after, Status: h.statusIn(parentHash), Work: map[string]gates.Work{}}
-			for _, q := range gates.WorkNeeded(msg.Op, step.Before, step.After) {
-				w, err := h.workFacts(q, step.After, parentHash)
-				if err != nil {
-					return nil, err
-				}
-				step.Work[q.Commit] = w
-			}
-			rc.Steps = append(rc.Steps, step)
+			err = cr.task(ch)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	return append(gates.Replay(rc), extra...), nil
+	return append(gates.Replay(cr.rc), cr.extra...), nil
+}
+
+// commitReplay gathers the facts of one state commit that gates.Replay
+// judges, and the problems found reading them.
+type commitReplay struct {
+	h       *historyChecker
+	parents []*gitobj.Commit
+	op      state.Op
+	rc      gates.Commit
+	// parentHash is the first parent, zero when the commit starts afresh.
+	parentHash plumbing.Hash
+	extra      []gates.Problem
+}
+
+func (cr *commitReplay) bad(task, format string, args ...any) {
+	cr.extra = append(cr.extra, gates.Problem{Commit: cr.rc.Hash, Task: task, Msg: fmt.Sprintf(format, args...)})
+}
+
+// readParents takes the parents' clocks and returns the tree the commit
+// changes: its first parent's.
+func (cr *commitReplay) readParents() (before plumbing.Hash, err error) {
+	for i, p := range cr.parents {
+		cr.rc.ParentClock = max(cr.rc.ParentClock, gitstore.ParseMessage(p.Message).Clock)
+		if i == 0 {
+			cr.parentHash, before = p.Hash, p.TreeHash
+			t, err := cr.h.s.ReadTree(p.TreeHash)
+			if err != nil {
+				return before, err
+			}
+			if isTombstone(t) {
+				// A plan after cleanup --state starts afresh on top of
+				// the deletion, its clock from 1.
+				before, cr.parentHash, cr.rc.Root = plumbing.ZeroHash, plumbing.ZeroHash, true
+			}
+		}
+	}
+	return before, nil
+}
+
+// otherSides reads a path in the parents after the first (merges).
+func (cr *commitReplay) otherSides(name string) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
+	for _, p := range cr.parents[1:] {
+		e, err := cr.h.s.EntryAt(p.TreeHash, name)
+		switch {
+		case errors.Is(err, gitobj.ErrNotFound):
+			out = append(out, plumbing.ZeroHash)
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, e.Hash)
+		}
+	}
+	return out, nil
+}
+
+func (cr *commitReplay) clock(ch gitstore.Change) error {
+	if ch.To.IsZero() {
+		cr.bad("", "the clock file was deleted")
+		return nil
+	}
+	b, err := cr.h.blob(ch.To)
+	if err != nil {
+		return err
+	}
+	if cr.rc.StoredClock, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err != nil {
+		cr.bad("", "the clock file holds %q", strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// feature notes a change of feature.json; a merge changes it only when it
+// differs from every side.
+func (cr *commitReplay) feature(ch gitstore.Change) error {
+	cr.rc.FeatureChanged = true
+	if !cr.rc.Merge {
+		return nil
+	}
+	others, err := cr.otherSides(ch.Path)
+	if err != nil {
+		return err
+	}
+	for _, o := range others {
+		cr.rc.FeatureChanged = cr.rc.FeatureChanged && o != ch.To
+	}
+	return nil
+}
+
+// task reads a task's change: a merge's step with every side, else a
+// transition with the facts of the work it names.
+func (cr *commitReplay) task(ch gitstore.Change) error {
+	h := cr.h
+	id := path.Base(ch.Path)
+	before, ok, err := h.task(ch.From)
+	if err != nil {
+		return err
+	} else if !ok {
+		cr.bad(id, "the parent's stored state is not valid")
+	}
+	after, ok, err := h.task(ch.To)
+	if err != nil {
+		return err
+	} else if !ok {
+		cr.bad(id, "the stored state is not valid")
+		return nil
+	}
+	if cr.rc.Merge {
+		m := gates.MergeStep{ID: id, After: after, Parents: []*state.Task{before}}
+		others, err := cr.otherSides(ch.Path)
+		if err != nil {
+			return err
+		}
+		for _, o := range others {
+			t, _, err := h.task(o)
+			if err != nil {
+				return err
+			}
+			m.Parents = append(m.Parents, t)
+		}
+		cr.rc.Merged = append(cr.rc.Merged, m)
+		return nil
+	}
+	step := gates.Step{ID: id, Before: before, After: after, Status: h.statusIn(cr.parentHash), Work: map[string]gates.Work{}}
+	for _, q := range gates.WorkNeeded(cr.op, step.Before, step.After) {
+		w, err := h.workFacts(q, step.After, cr.parentHash)
+		if err != nil {
+			return err
+		}
+		step.Work[q.Commit] = w
+	}
+	cr.rc.Steps = append(cr.rc.Steps, step)
+	return nil
 }
 
 // isTombstone reports whether a state tree is a deleted feature's
