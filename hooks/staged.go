@@ -220,87 +220,115 @@ func parseIndex(b []byte) (*stagedIndex, error) {
 	// each cost more than the rest of the parse, and one copy of the whole
 	// file (250 KB at 3,000 files) a tenth of a hook run, in fresh pages.
 	// b is never changed after this (parseIndex's contract).
-	text := unsafe.String(unsafe.SliceData(body), len(body))
-	off := 12
-	prev := ""
+	r := indexReader{body: body, text: unsafe.String(unsafe.SliceData(body), len(body)), version: version, off: 12}
 	for i := 0; i < n; i++ {
-		if off+entryFixed > len(body) {
-			return nil, unsure("index truncated")
-		}
-		e := indexEntry{mode: filemode.FileMode(binary.BigEndian.Uint32(body[off+24:]))}
-		copy(e.hash[:], body[off+40:off+60])
-		flags := binary.BigEndian.Uint16(body[off+60:])
-		e.stage = uint8(flags>>12) & 3
-		p := off + entryFixed
-		if flags&flagExtended != 0 {
-			if version < 3 || p+2 > len(body) {
-				return nil, unsure("extended flags in a version %d index", version)
-			}
-			// Flags this reader does not know may change what an entry
-			// means.
-			ext := binary.BigEndian.Uint16(body[p:])
-			if ext&extReservedFlags != 0 {
-				return nil, unsure("unknown extended index flags")
-			}
-			e.ita = ext&extIntentToAdd != 0
-			p += 2
-		}
-		var name string
-		if version == 4 {
-			strip, k := offsetVarint(body[p:])
-			if k == 0 || strip > uint64(len(prev)) {
-				return nil, unsure("bad path compression")
-			}
-			p += k
-			end := bytes.IndexByte(body[p:], 0)
-			if end < 0 {
-				return nil, unsure("index truncated")
-			}
-			name = prev[:len(prev)-int(strip)] + string(body[p:p+end])
-			off = p + end + 1
-		} else {
-			end := bytes.IndexByte(body[p:], 0)
-			if end < 0 {
-				return nil, unsure("index truncated")
-			}
-			name = text[p : p+end]
-			// The name and its 1 to 8 NULs pad the entry to a multiple
-			// of 8 bytes.
-			off += (p - off + len(name) + 8) &^ 7
-			if off > len(body) {
-				return nil, unsure("index truncated")
-			}
-		}
-		if l := int(flags & flagNameMask); l != len(name) && (l < flagNameMask || len(name) < flagNameMask) {
-			return nil, unsure("entry %q: name length %d", name, l)
-		}
-		e.path = name
-		switch e.mode {
-		case filemode.Regular, filemode.Executable, filemode.Symlink, filemode.Submodule:
-		default:
-			// A sparse index's directory entries among them.
-			return nil, unsure("entry %q: mode %o", name, uint32(e.mode))
+		e, err := r.entry()
+		if err != nil {
+			return nil, err
 		}
 		// The diff groups entries by directory, which holds only for
 		// git's order: by path, then stage.
 		if len(idx.entries) > 0 {
 			last := idx.entries[len(idx.entries)-1]
 			if c := strings.Compare(last.path, e.path); c > 0 || c == 0 && last.stage >= e.stage {
-				return nil, unsure("index out of order at %q", name)
+				return nil, unsure("index out of order at %q", e.path)
 			}
 		}
-		if name == "" || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.Contains(name, "//") {
-			return nil, unsure("entry %q", name)
-		}
 		idx.entries = append(idx.entries, e)
-		prev = name
 	}
+	if err := r.extensions(idx); err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
+// indexReader reads an index file's entries and extensions in order.
+type indexReader struct {
+	body    []byte
+	text    string // body, as a string the names are cut from
+	version uint32
+	off     int
+	prev    string // the last entry's path: version 4 compresses against it
+}
+
+// entry reads the entry at off, and moves off past it.
+func (r *indexReader) entry() (indexEntry, error) {
+	body, off := r.body, r.off
+	if off+entryFixed > len(body) {
+		return indexEntry{}, unsure("index truncated")
+	}
+	e := indexEntry{mode: filemode.FileMode(binary.BigEndian.Uint32(body[off+24:]))}
+	copy(e.hash[:], body[off+40:off+60])
+	flags := binary.BigEndian.Uint16(body[off+60:])
+	e.stage = uint8(flags>>12) & 3
+	p := off + entryFixed
+	if flags&flagExtended != 0 {
+		if r.version < 3 || p+2 > len(body) {
+			return e, unsure("extended flags in a version %d index", r.version)
+		}
+		// Flags this reader does not know may change what an entry
+		// means.
+		ext := binary.BigEndian.Uint16(body[p:])
+		if ext&extReservedFlags != 0 {
+			return e, unsure("unknown extended index flags")
+		}
+		e.ita = ext&extIntentToAdd != 0
+		p += 2
+	}
+	var name string
+	if r.version == 4 {
+		strip, k := offsetVarint(body[p:])
+		if k == 0 || strip > uint64(len(r.prev)) {
+			return e, unsure("bad path compression")
+		}
+		p += k
+		end := bytes.IndexByte(body[p:], 0)
+		if end < 0 {
+			return e, unsure("index truncated")
+		}
+		name = r.prev[:len(r.prev)-int(strip)] + string(body[p:p+end])
+		r.off = p + end + 1
+	} else {
+		end := bytes.IndexByte(body[p:], 0)
+		if end < 0 {
+			return e, unsure("index truncated")
+		}
+		name = r.text[p : p+end]
+		// The name and its 1 to 8 NULs pad the entry to a multiple
+		// of 8 bytes.
+		r.off += (p - off + len(name) + 8) &^ 7
+		if r.off > len(body) {
+			return e, unsure("index truncated")
+		}
+	}
+	if l := int(flags & flagNameMask); l != len(name) && (l < flagNameMask || len(name) < flagNameMask) {
+		return e, unsure("entry %q: name length %d", name, l)
+	}
+	e.path = name
+	switch e.mode {
+	case filemode.Regular, filemode.Executable, filemode.Symlink, filemode.Submodule:
+	default:
+		// A sparse index's directory entries among them.
+		return e, unsure("entry %q: mode %o", name, uint32(e.mode))
+	}
+	if name == "" || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.Contains(name, "//") {
+		return e, unsure("entry %q", name)
+	}
+	r.prev = name
+	return e, nil
+}
+
+// extensions reads the extensions after the entries: the cache tree is
+// kept, the optional ones skipped, any other makes the index one this
+// reader cannot be sure of.
+func (r *indexReader) extensions(idx *stagedIndex) error {
+	body, off := r.body, r.off
 	for off+8 <= len(body) {
 		sig := string(body[off : off+4])
 		size := int(binary.BigEndian.Uint32(body[off+4:]))
 		data := body[off+8:]
 		if size > len(data) {
-			return nil, unsure("extension %q truncated", sig)
+			return unsure("extension %q truncated", sig)
 		}
 		data = data[:size]
 		switch {
@@ -318,14 +346,14 @@ func parseIndex(b []byte) (*stagedIndex, error) {
 		default:
 			// "link" (split index), "sdir" (sparse index) and whatever
 			// comes next that git must understand.
-			return nil, unsure("index extension %q", sig)
+			return unsure("index extension %q", sig)
 		}
 		off += 8 + size
 	}
 	if off != len(body) {
-		return nil, unsure("index has %d stray bytes", len(body)-off)
+		return unsure("index has %d stray bytes", len(body)-off)
 	}
-	return idx, nil
+	return nil
 }
 
 // offsetVarint decodes git's offset varint (the one of OFS_DELTA); k is 0
