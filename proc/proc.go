@@ -201,82 +201,33 @@ func Start(ctx context.Context, s Spec) (*Handle, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	becomeSubreaper()
 
-	// The pipes are ours, not os/exec's: cmd.Wait then returns when the
-	// main process exits, which is when its leftovers are told to end,
-	// instead of when the last holder of the pipe lets go of it.
-	// (exec.Cmd.WaitDelay bounds that wait, but hides the exit itself.)
-	var childEnds, ourEnds []*os.File
-	fail := func(err error) (*Handle, error) {
-		closeFiles(childEnds)
-		closeFiles(ourEnds)
+	st := &streams{tail: &tailBuffer{max: tailMax}, errTail: &tailBuffer{max: tailMax}}
+	if err := st.connect(cmd, s); err != nil {
+		st.close()
 		return nil, err
-	}
-	var stdinW *os.File
-	switch in := s.Stdin.(type) {
-	case nil:
-	case *os.File:
-		cmd.Stdin = in
-	default:
-		r, w, err := os.Pipe()
-		if err != nil {
-			return fail(err)
-		}
-		childEnds, ourEnds = append(childEnds, r), append(ourEnds, w)
-		cmd.Stdin, stdinW = r, w
-	}
-	tail, errTail := &tailBuffer{max: tailMax}, &tailBuffer{max: tailMax}
-	var copiers []*copier
-	var written atomic.Int64 // output read so far, for the watchdog
-	pipe := func(w io.Writer, tails ...*tailBuffer) (*os.File, error) {
-		r, pw, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		childEnds, ourEnds = append(childEnds, pw), append(ourEnds, r)
-		copiers = append(copiers, &copier{r: r, w: w, tails: tails, written: &written, done: make(chan struct{})})
-		return pw, nil
-	}
-	out, err := pipe(s.Stdout, tail)
-	if err != nil {
-		return fail(err)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	if s.Stdout != s.Stderr || s.SplitStderr {
-		tails := []*tailBuffer{tail}
-		if s.SplitStderr {
-			tails = append(tails, errTail)
-		}
-		if cmd.Stderr, err = pipe(s.Stderr, tails...); err != nil {
-			return fail(err)
-		}
 	}
 
 	start := time.Now()
 	// Under commands.mu: until it is known, the new shell would look like
 	// a process a command left.
 	commands.mu.Lock()
-	err = cmd.Start()
+	err := cmd.Start()
 	if err == nil {
 		started(cmd.Process.Pid)
 	}
 	commands.mu.Unlock()
 	if err != nil {
-		return fail(err)
+		st.close()
+		return nil, err
 	}
-	closeFiles(childEnds)
-	for _, c := range copiers {
+	closeFiles(st.childEnds)
+	for _, c := range st.copiers {
 		go c.run()
 	}
-	var stdinDone sync.Once
-	closeStdin := func() {
-		if stdinW != nil {
-			stdinDone.Do(func() { stdinW.Close() })
-		}
-	}
-	if stdinW != nil {
+	if st.stdinW != nil {
 		go func() {
-			io.Copy(stdinW, s.Stdin)
-			closeStdin() // EOF for the command
+			io.Copy(st.stdinW, s.Stdin)
+			st.closeStdin() // EOF for the command
 		}()
 	}
 
@@ -294,27 +245,98 @@ func Start(ctx context.Context, s Spec) (*Handle, error) {
 	if s.Stall > 0 {
 		ch := make(chan struct{})
 		stalled = ch
-		go watch(s, h.pgid, &written, ch, h.done)
+		go watch(s, h.pgid, &st.written, ch, h.done)
 	}
 	go func() {
 		o := h.supervise(ctx, s, exited, stalled)
 		// Before the drain: what left the group may hold the pipes.
 		o.detached = over(mark)
-		closeStdin()
-		drain(copiers)
-		closeFiles(ourEnds)
+		st.closeStdin()
+		drain(st.copiers)
+		closeFiles(st.ourEnds)
 		h.res, h.err = o.result(cmd, time.Since(start))
 		// Read only now that the copiers are done, so that nothing written
 		// before the exit is missing.
-		h.res.Tail, h.res.StderrTail = tail.String(), errTail.String()
+		h.res.Tail, h.res.StderrTail = st.tail.String(), st.errTail.String()
 		if !s.KeepSecrets {
 			secs := secrets(env)
-			h.res.Tail = scrub(h.res.Tail, secs, tail.cut())
-			h.res.StderrTail = scrub(h.res.StderrTail, secs, errTail.cut())
+			h.res.Tail = scrub(h.res.Tail, secs, st.tail.cut())
+			h.res.StderrTail = scrub(h.res.StderrTail, secs, st.errTail.cut())
 		}
 		close(h.done)
 	}()
 	return h, nil
+}
+
+// streams are a command's pipes. They are ours, not os/exec's: cmd.Wait
+// then returns when the main process exits, which is when its leftovers
+// are told to end, instead of when the last holder of the pipe lets go of
+// it. (exec.Cmd.WaitDelay bounds that wait, but hides the exit itself.)
+type streams struct {
+	// childEnds are closed here once the child has them; ourEnds once the
+	// command and what it left are done.
+	childEnds, ourEnds []*os.File
+	stdinW             *os.File // nil unless stdin is copied in
+	stdinDone          sync.Once
+	tail, errTail      *tailBuffer
+	copiers            []*copier
+	written            atomic.Int64 // output read so far, for the watchdog
+}
+
+// close closes every end, for a command that did not start.
+func (st *streams) close() {
+	closeFiles(st.childEnds)
+	closeFiles(st.ourEnds)
+}
+
+func (st *streams) closeStdin() {
+	if st.stdinW != nil {
+		st.stdinDone.Do(func() { st.stdinW.Close() })
+	}
+}
+
+// connect gives cmd its stdin and its output, as s asks: a file as it is,
+// anything else through a pipe of ours.
+func (st *streams) connect(cmd *exec.Cmd, s Spec) error {
+	switch in := s.Stdin.(type) {
+	case nil:
+	case *os.File:
+		cmd.Stdin = in
+	default:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		st.childEnds, st.ourEnds = append(st.childEnds, r), append(st.ourEnds, w)
+		cmd.Stdin, st.stdinW = r, w
+	}
+	out, err := st.pipe(s.Stdout, st.tail)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if s.Stdout != s.Stderr || s.SplitStderr {
+		tails := []*tailBuffer{st.tail}
+		if s.SplitStderr {
+			tails = append(tails, st.errTail)
+		}
+		if cmd.Stderr, err = st.pipe(s.Stderr, tails...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pipe is an output pipe whose reading end a copier empties into w and
+// the tails.
+func (st *streams) pipe(w io.Writer, tails ...*tailBuffer) (*os.File, error) {
+	r, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	st.childEnds, st.ourEnds = append(st.childEnds, pw), append(st.ourEnds, r)
+	st.copiers = append(st.copiers, &copier{r: r, w: w, tails: tails, written: &st.written, done: make(chan struct{})})
+	return pw, nil
 }
 
 // outcome is what the supervisor saw.
