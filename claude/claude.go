@@ -1,11 +1,12 @@
 // Package claude is git-zerg's agent-driven mode for Claude Code: the slash
 // commands and subagent that install-commands writes under .claude/, the
-// merge of git-zerg's hooks into .claude/settings.json, the checks of the
-// PreToolUse hook on Bash commands and the decision of the Stop hook.
+// merge of git-zerg's hooks into .claude/settings.json, the PreToolUse hook
+// on Bash commands (whose checks are package claude/guard's) and the
+// decision of the Stop hook.
 //
-// Its rules (the guard, the Stop decision, the settings merge) touch no git:
-// files in, files out; values in, decisions out. The hooks feed them what
-// the repository says.
+// Its rules (the Stop decision, the settings merge, and the guard's in
+// claude/guard) touch no git: files in, files out; values in, decisions
+// out. The hooks feed them what the repository says.
 package claude
 
 import (

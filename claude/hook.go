@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-zerg/git-zerg/claude/guard"
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitcmd"
@@ -352,7 +353,7 @@ func Pretool(ctx context.Context, in PretoolInput, dir string) string {
 		}
 		return dir
 	}
-	g := Guard{
+	g := guard.Guard{
 		Worker:    os.Getenv("ZERG_WORKER") != "",
 		WorkerDir: func(dir string) bool { return inWorkerWorktree(ctx, at(dir)) },
 		// git alone knows every config file an alias may come from; it is

@@ -1,4 +1,15 @@
-package claude
+// Package guard is the check of git-zerg's Claude Code mode before a Bash
+// command of a session runs (the PreToolUse hook): whether the command may
+// run, and when not, the one line the agent reads why.
+//
+// It is a pure function of the command line and of what a Guard's
+// functions answer: it runs no git and reads no file, no environment and
+// no clock. What only the repository knows (whether a directory is in a
+// worker worktree, a git alias's value, the branch checked out) comes in
+// through those functions, asked only when the decision depends on it:
+// package claude's hook backs them with git and the files of the git
+// directory, a test with tables.
+package guard
 
 import (
 	"path"
