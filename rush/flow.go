@@ -44,36 +44,13 @@ type batch struct {
 // runFlow runs the whole feature by its dependencies. A non-nil stop ends
 // the rush with that error (exit 1); err is a failure of the tool.
 func (r *rush) runFlow() (stop error, err error) {
-	ctx := r.g.Context()
-	if r.link.Remote != "" {
-		if err := r.flowJoin(); err != nil {
-			return nil, err
-		}
-	}
-	tasks, err := r.snapshot(r.s)
-	if err != nil {
-		return nil, err
-	}
-	if schedule.LevelDone(tasks, 0) {
-		return nil, nil
-	}
-	if err := r.stopErr(); err != nil {
-		return err, nil
-	}
-	if anyDone(tasks) {
-		// Merged in an earlier rush, whose gates may have failed: never
-		// build on a staging that did not pass.
-		if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
-			return stop, err
-		}
-	}
-	tip, err := r.mgr.EnsureStaging(ctx, "")
-	if err != nil {
-		return nil, err
+	tasks, tip, run, stop, err := r.flowBegin()
+	if !run {
+		return stop, err
 	}
 	// The merge queue's own store and manager: it runs beside the
 	// scheduler, and a Store is not for concurrent use.
-	ms, err := r.s.Repo().Open(ctx, r.s.Top)
+	ms, err := r.s.Repo().Open(r.g.Context(), r.s.Top)
 	if err != nil {
 		return nil, err
 	}
@@ -82,127 +59,255 @@ func (r *rush) runFlow() (stop error, err error) {
 	if r.link.Remote != "" {
 		r.link.Arbitrate(ms)
 	}
-	mg := r.with(ms)
-	mm := mg.Manager()
+	f := r.newFlow(r.with(ms), tasks, tip)
+	defer func() {
+		if f.merging {
+			<-f.merged // before its store goes
+		}
+	}()
+	for {
+		tasks, err := r.flowLookAround(f)
+		if err != nil {
+			return nil, err
+		}
+		r.flowStartMerge(f, tasks)
+		if f.firstErr == nil && f.halted == nil && f.aborted == nil && len(f.workers.free) > 0 && !r.stopping() {
+			f.firstErr = r.startReady(f.ctx, f.workers, f.results, tasks, f.base, f.paths)
+		}
+		if f.workers.idle() && !f.merging {
+			next, stop, err := r.flowIdle(f, tasks)
+			if next == flowEnds {
+				return stop, err
+			}
+			if next == flowOver {
+				break
+			}
+			continue
+		}
+		r.flowWait(f)
+	}
+	return r.flowFinish(f)
+}
 
-	base := gated{tip: tip, held: doneSet(tasks)}
-	paths := schedule.Remaining(tasks)
-	shown := map[int]bool{} // levels whose table was printed
-	for l := range levelsOf(tasks) {
-		shown[l] = schedule.LevelDone(tasks, l)
-	}
-	mergedIn := map[int]bool{} // levels with work merged by this rush
-	levelOf := make(map[string]int, len(tasks))
-	for _, t := range tasks {
-		levelOf[t.ID()] = t.Level
-	}
+// flow is the flow scheduler's state from one turn of its loop to the
+// next: the gated base workers start from, what the merge queue took,
+// the workers and the merge running, and why nothing more starts.
+type flow struct {
+	ctx context.Context
+	mg  *engine.Engine    // the merge queue's engine, on its own store
+	mm  *worktree.Manager // and its manager
+	// base is the newest staging that passed; the merge queue reads it
+	// through a pointer when a batch starts, so it stays in place here.
+	base     gated
+	paths    map[string]float64
+	shown    map[int]bool // levels whose table was printed
+	mergedIn map[int]bool // levels with work merged by this rush
+	levelOf  map[string]int
 	// What the queue merged, by task: under forge.review merged work stays
 	// verified until its pull request merges, and is not merged again.
-	queued := map[string]string{}
+	queued map[string]string
+	wanted func([]*state.Task, gated) ([]worktree.Pin, bool)
+	merge  func(*engine.Engine, *worktree.Manager, []worktree.Pin) batch
+	idle   func([]*state.Task, gated) bool
+
+	workers *pool
+	results chan slotResult
+	merged  chan batch
+	merging bool
+
+	firstErr, halted, aborted error
+}
+
+// flowBegin is what comes before the loop: the shared rush joined, the
+// feature's state read, and staging made sure of. run is false when the
+// rush ends before its loop, with stop and err: nothing left to run, a
+// stop asked for, gates that fail on what earlier rushes merged, or a
+// failure of the tool.
+func (r *rush) flowBegin() (tasks []*state.Task, tip string, run bool, stop, err error) {
+	ctx := r.g.Context()
+	if r.link.Remote != "" {
+		if err := r.flowJoin(); err != nil {
+			return nil, "", false, nil, err
+		}
+	}
+	tasks, err = r.snapshot(r.s)
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	if schedule.LevelDone(tasks, 0) {
+		return nil, "", false, nil, nil
+	}
+	if err := r.stopErr(); err != nil {
+		return nil, "", false, err, nil
+	}
+	if anyDone(tasks) {
+		// Merged in an earlier rush, whose gates may have failed: never
+		// build on a staging that did not pass.
+		if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
+			return nil, "", false, stop, err
+		}
+	}
+	tip, err = r.mgr.EnsureStaging(ctx, "")
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	return tasks, tip, true, nil, nil
+}
+
+// newFlow sets the loop's state up from the feature's tasks and the
+// staging tip, the merge queue's rules on mg, and says the rush starts.
+func (r *rush) newFlow(mg *engine.Engine, tasks []*state.Task, tip string) *flow {
+	f := &flow{
+		ctx:      r.g.Context(),
+		mg:       mg,
+		mm:       mg.Manager(),
+		base:     gated{tip: tip, held: doneSet(tasks)},
+		paths:    schedule.Remaining(tasks),
+		shown:    map[int]bool{},
+		mergedIn: map[int]bool{},
+		levelOf:  make(map[string]int, len(tasks)),
+		queued:   map[string]string{},
+	}
+	for l := range levelsOf(tasks) {
+		f.shown[l] = schedule.LevelDone(tasks, l)
+	}
+	for _, t := range tasks {
+		f.levelOf[t.ID()] = t.Level
+	}
 	toMerge := func(tasks []*state.Task) []worktree.Pin {
 		var pins []worktree.Pin
 		for _, p := range verifiedPins(tasks) {
-			if queued[p.Task] != p.Commit {
+			if f.queued[p.Task] != p.Commit {
 				pins = append(pins, p)
 			}
 		}
 		return pins
 	}
-	wanted, merge, idle := r.flowQueue(&base, paths, toMerge)
+	f.wanted, f.merge, f.idle = r.flowQueue(&f.base, f.paths, toMerge)
 	if r.link.Remote != "" {
-		r.setEligible(base, tasks)
+		r.setEligible(f.base, tasks)
 	}
 	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Text: fmt.Sprintf("%s in %s, by their dependencies",
-		engine.Plural(len(tasks), "task"), engine.Plural(len(shown), "level"))})
+		engine.Plural(len(tasks), "task"), engine.Plural(len(f.shown), "level"))})
 
-	workers := newPool(r.n)
-	results := make(chan slotResult, r.n)
-	merged := make(chan batch, 1)
-	merging := false
-	defer func() {
-		if merging {
-			<-merged // before its store goes
-		}
-	}()
-	var firstErr, halted, aborted error
-	for {
-		if r.link.Remote != "" && (len(workers.free) > 0 || !merging) {
-			if err := r.flowLook(len(workers.free) > 0); err != nil {
-				return nil, err
-			}
-		}
-		tasks, err = r.snapshot(r.s)
-		if err != nil {
+	f.workers = newPool(r.n)
+	f.results = make(chan slotResult, r.n)
+	f.merged = make(chan batch, 1)
+	return f
+}
+
+// flowLookAround is the start of each turn: the remote looked at (when
+// a worker is free or no merge runs), the state read and said, the
+// levels just settled shown, the backoffs that begin noted, and the rush
+// aborted when a whole level is blocked.
+func (r *rush) flowLookAround(f *flow) ([]*state.Task, error) {
+	if r.link.Remote != "" && (len(f.workers.free) > 0 || !f.merging) {
+		if err := r.flowLook(len(f.workers.free) > 0); err != nil {
 			return nil, err
 		}
-		r.g.Emit(engine.Event{Type: engine.EvProgress, Tasks: tasks})
-		r.showSettled(tasks, shown, mergedIn, base)
-		// A backoff is said as it begins, whatever else runs meanwhile.
-		_, _, backoffs := schedule.LevelWait(tasks, 0, r.policy, r.g.Time(), remote.Poll)
-		r.noteBackoffs(backoffs)
-		if l := schedule.WholeLevelBlocked(tasks); l > 0 && aborted == nil {
-			aborted = engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", l), "")
-		}
-		if !merging && halted == nil && firstErr == nil && !r.stopped.Load() {
-			if pins, due := wanted(tasks, base); due {
-				for _, p := range pins {
-					queued[p.Task] = p.Commit
-				}
-				merging = true
-				go func() { merged <- merge(mg, mm, pins) }()
-			}
-		}
-		if firstErr == nil && halted == nil && aborted == nil && len(workers.free) > 0 && !r.stopping() {
-			firstErr = r.startReady(ctx, workers, results, tasks, base, paths)
-		}
-		if workers.idle() && !merging {
-			switch {
-			case firstErr != nil:
-				return nil, firstErr
-			case r.stopped.Load():
-				return r.stopErr(), nil
-			case halted != nil:
-				return halted, nil
-			case aborted != nil:
-				return aborted, nil
-			}
-			if _, due := wanted(tasks, base); due {
-				continue // verified while the last merge ran: merge it
-			}
-			if idle(tasks, base) {
-				continue
-			}
-			break
-		}
-		select {
-		case res := <-results:
-			if err := workers.put(res); err != nil && firstErr == nil {
-				firstErr = err
-			}
-		case b := <-merged:
-			merging = false
-			switch {
-			case b.err != nil:
-				if firstErr == nil {
-					firstErr = b.err
-				}
-			case b.stop != nil:
-				halted = b.stop
-			default:
-				base = b.gated
-				for _, id := range b.tasks {
-					mergedIn[levelOf[id]] = true
-				}
-			}
-		case <-time.After(200 * time.Millisecond):
-		case <-r.idleHook(len(workers.running), merging):
-		}
 	}
-	tasks, err = r.snapshot(r.s)
+	tasks, err := r.snapshot(r.s)
 	if err != nil {
 		return nil, err
 	}
-	r.showSettled(tasks, shown, mergedIn, base)
+	r.g.Emit(engine.Event{Type: engine.EvProgress, Tasks: tasks})
+	r.showSettled(tasks, f.shown, f.mergedIn, f.base)
+	// A backoff is said as it begins, whatever else runs meanwhile.
+	_, _, backoffs := schedule.LevelWait(tasks, 0, r.policy, r.g.Time(), remote.Poll)
+	r.noteBackoffs(backoffs)
+	if l := schedule.WholeLevelBlocked(tasks); l > 0 && f.aborted == nil {
+		f.aborted = engine.FailedError(fmt.Sprintf("rush aborted: every task of level %d is blocked", l), "")
+	}
+	return tasks, nil
+}
+
+// flowStartMerge starts a batch of the merge queue in the background
+// when none runs, nothing stopped the rush, and the queue wants one.
+func (r *rush) flowStartMerge(f *flow, tasks []*state.Task) {
+	if f.merging || f.halted != nil || f.firstErr != nil || r.stopped.Load() {
+		return
+	}
+	pins, due := f.wanted(tasks, f.base)
+	if !due {
+		return
+	}
+	for _, p := range pins {
+		f.queued[p.Task] = p.Commit
+	}
+	f.merging = true
+	mg, mm, merge, merged := f.mg, f.mm, f.merge, f.merged
+	go func() { merged <- merge(mg, mm, pins) }()
+}
+
+// flowNext is what the loop does once nothing runs.
+type flowNext int
+
+const (
+	flowEnds  flowNext = iota // the rush ends now, with stop and err
+	flowAgain                 // the loop turns again, without waiting
+	flowOver                  // the loop is over: the rush's end
+)
+
+// flowIdle decides, with no worker running and no merge, whether the rush
+// ends on what stopped it, turns again (work verified while the last
+// merge ran, or the queue's reason to wait) or is over.
+func (r *rush) flowIdle(f *flow, tasks []*state.Task) (next flowNext, stop, err error) {
+	switch {
+	case f.firstErr != nil:
+		return flowEnds, nil, f.firstErr
+	case r.stopped.Load():
+		return flowEnds, r.stopErr(), nil
+	case f.halted != nil:
+		return flowEnds, f.halted, nil
+	case f.aborted != nil:
+		return flowEnds, f.aborted, nil
+	}
+	if _, due := f.wanted(tasks, f.base); due {
+		return flowAgain, nil, nil // verified while the last merge ran: merge it
+	}
+	if f.idle(tasks, f.base) {
+		return flowAgain, nil, nil
+	}
+	return flowOver, nil, nil
+}
+
+// flowWait waits for a worker's end, the merge's, a tick or the tests'
+// idle hook, and takes in what ended: a batch that went in moves the
+// gated base on.
+func (r *rush) flowWait(f *flow) {
+	select {
+	case res := <-f.results:
+		if err := f.workers.put(res); err != nil && f.firstErr == nil {
+			f.firstErr = err
+		}
+	case b := <-f.merged:
+		f.merging = false
+		switch {
+		case b.err != nil:
+			if f.firstErr == nil {
+				f.firstErr = b.err
+			}
+		case b.stop != nil:
+			f.halted = b.stop
+		default:
+			f.base = b.gated
+			for _, id := range b.tasks {
+				f.mergedIn[f.levelOf[id]] = true
+			}
+		}
+	case <-time.After(200 * time.Millisecond):
+	case <-r.idleHook(len(f.workers.running), f.merging):
+	}
+}
+
+// flowFinish is the rush's end once its loop is over: the levels settled
+// last shown, and each level that never ran said so with its reason.
+func (r *rush) flowFinish(f *flow) (stop error, err error) {
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	r.showSettled(tasks, f.shown, f.mergedIn, f.base)
 	for l := range levelsOf(tasks) {
 		if why := schedule.Hopeless(tasks, l); why != "" {
 			r.g.Note("level %d: skipped: %s", l, why)
