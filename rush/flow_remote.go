@@ -141,139 +141,179 @@ func (r *rush) remoteIdle(tasks []*state.Task, base gated, pending []worktree.Pi
 // the gated staging the scheduler starts workers from.
 func (r *rush) remoteBatch(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin, from gated) batch {
 	ctx := g.Context()
-	ref := mgr.StagingRef()
-	var b batch
 	for round := 1; ; round++ {
-		local, err := mgr.EnsureStaging(ctx, "")
+		var v batchView
+		var err error
+		if v, pins, err = r.roundView(g, mgr, pins, from, round); err != nil {
+			return batch{err: err}
+		}
+		merged, out, work, err := r.batchSort(g, v, pins)
 		if err != nil {
-			b.err = err
-			return b
-		}
-		tip, held := local, from.held
-		tasks, err := r.snapshot(g.Store)
-		if err != nil {
-			b.err = err
-			return b
-		}
-		if len(pins) == 0 || round > 1 || local != from.tip || !schedule.OwnWork(tasks, pinIDs(pins), r.s.Host().Name) {
-			// The first round of a merge of this host's own work goes on
-			// what this host knows: the lease on the staging push says
-			// whether another host merged since. Otherwise the state
-			// first (another host's work may be merged already: no need
-			// to verify it again here), then the staging, which then
-			// holds every task done in that state.
-			if err := r.link.CatchUp(ctx, g.Store); err != nil {
-				b.err = err
-				return b
-			}
-			if tasks, err = r.snapshot(g.Store); err != nil {
-				b.err = err
-				return b
-			}
-			if round > 1 && g.ReviewMode() == "" {
-				pins = slices.Concat(pins, pinsOf(schedule.JoinLost(pinIDs(pins), tasks)))
-			}
-			if tip, err = r.link.TakeStaging(ctx, g.Store, mgr, local); err != nil {
-				b.err = err
-				return b
-			}
-			held = doneSet(tasks)
-		}
-		byID := make(map[string]*state.Task, len(tasks))
-		for _, t := range tasks {
-			byID[t.ID()] = t
-		}
-		var still []worktree.Pin // pins whose task is verified with that commit still
-		var commits []string
-		for _, p := range pins {
-			if t := byID[p.Task]; t != nil && t.Status == state.Verified && t.Commit == p.Commit {
-				still = append(still, p)
-				commits = append(commits, p.Commit)
-			}
-		}
-		in, err := g.Store.InHistory(ctx, tip, commits)
-		if err != nil {
-			b.err = err
-			return b
-		}
-		var merged, out []worktree.Pin
-		work := map[string]string{}
-		for _, p := range still {
-			if in[p.Commit] {
-				merged = append(merged, p)
-			} else {
-				out = append(out, p)
-				work[gitstore.WorkRef(r.feature, p.Task)] = p.Commit
-			}
+			return batch{err: err}
 		}
 		if len(out) == 0 {
-			if len(merged) > 0 {
-				// Usually recorded already by the host that merged them.
-				if err := g.RecordMerged(merged, pinIDs(merged), tip); err != nil {
-					b.err = err
-					return b
-				}
-			}
-			if b.stop, b.err = runQualityGates(g, mgr, true); b.stop != nil || b.err != nil {
-				return b
-			}
-			b.gated = gated{tip: tip, held: plus(held, pinIDs(merged))}
-			r.setEligible(b.gated, tasks)
-			return b
+			return r.batchHeld(g, mgr, v, merged)
 		}
 		if err := r.link.FetchWork(ctx, g.Store, work); err != nil {
 			if round < 5 {
 				continue // merged and dropped meanwhile: the staging has it now
 			}
+			return batch{err: err}
+		}
+		if b, again := r.batchMerge(g, mgr, v, merged, out, round); !again {
+			return b
+		}
+	}
+}
+
+// batchView is what a round of remoteBatch merges onto: the staging tip,
+// the tasks whose work it holds, and the state read for the round.
+type batchView struct {
+	tip   string
+	held  map[string]bool
+	tasks []*state.Task
+}
+
+// roundView is a round's start: the staging here and the state, or, but
+// for the first round of a merge of this host's own work from the gated
+// staging, the remote's state and staging taken. On a round after the
+// first, the work other hosts lost joins pins (not under forge.review).
+func (r *rush) roundView(g *engine.Engine, mgr *worktree.Manager, pins []worktree.Pin, from gated, round int) (batchView, []worktree.Pin, error) {
+	ctx := g.Context()
+	local, err := mgr.EnsureStaging(ctx, "")
+	if err != nil {
+		return batchView{}, pins, err
+	}
+	v := batchView{tip: local, held: from.held}
+	if v.tasks, err = r.snapshot(g.Store); err != nil {
+		return batchView{}, pins, err
+	}
+	if len(pins) == 0 || round > 1 || local != from.tip || !schedule.OwnWork(v.tasks, pinIDs(pins), r.s.Host().Name) {
+		// The first round of a merge of this host's own work goes on
+		// what this host knows: the lease on the staging push says
+		// whether another host merged since. Otherwise the state
+		// first (another host's work may be merged already: no need
+		// to verify it again here), then the staging, which then
+		// holds every task done in that state.
+		if err := r.link.CatchUp(ctx, g.Store); err != nil {
+			return batchView{}, pins, err
+		}
+		if v.tasks, err = r.snapshot(g.Store); err != nil {
+			return batchView{}, pins, err
+		}
+		if round > 1 && g.ReviewMode() == "" {
+			pins = slices.Concat(pins, pinsOf(schedule.JoinLost(pinIDs(pins), v.tasks)))
+		}
+		if v.tip, err = r.link.TakeStaging(ctx, g.Store, mgr, local); err != nil {
+			return batchView{}, pins, err
+		}
+		v.held = doneSet(v.tasks)
+	}
+	return v, pins, nil
+}
+
+// batchSort sorts the pins whose task is verified with that commit still
+// by whether the staging of v has their work already (merged) or not
+// (out, with work: the refs to fetch it from).
+func (r *rush) batchSort(g *engine.Engine, v batchView, pins []worktree.Pin) (merged, out []worktree.Pin, work map[string]string, err error) {
+	byID := make(map[string]*state.Task, len(v.tasks))
+	for _, t := range v.tasks {
+		byID[t.ID()] = t
+	}
+	var still []worktree.Pin // pins whose task is verified with that commit still
+	var commits []string
+	for _, p := range pins {
+		if t := byID[p.Task]; t != nil && t.Status == state.Verified && t.Commit == p.Commit {
+			still = append(still, p)
+			commits = append(commits, p.Commit)
+		}
+	}
+	in, err := g.Store.InHistory(g.Context(), v.tip, commits)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	work = map[string]string{}
+	for _, p := range still {
+		if in[p.Commit] {
+			merged = append(merged, p)
+		} else {
+			out = append(out, p)
+			work[gitstore.WorkRef(r.feature, p.Task)] = p.Commit
+		}
+	}
+	return merged, out, work, nil
+}
+
+// batchHeld is a batch with nothing left to merge: what the staging has
+// already recorded done, and the staging gated here.
+func (r *rush) batchHeld(g *engine.Engine, mgr *worktree.Manager, v batchView, merged []worktree.Pin) batch {
+	var b batch
+	if len(merged) > 0 {
+		// Usually recorded already by the host that merged them.
+		if err := g.RecordMerged(merged, pinIDs(merged), v.tip); err != nil {
 			b.err = err
 			return b
 		}
-		res, stop, err := mergeOnly(g, mgr, out)
-		if stop != nil || err != nil {
-			b.stop, b.err = stop, err
-			return b
-		}
-		// Gated before it goes out: a staging that did not pass is never
-		// built on, here or elsewhere.
-		if b.stop, b.err = runQualityGates(g, mgr, false); b.err != nil {
-			return b
-		} else if b.stop != nil {
-			return r.remoteSplit(g, mgr, b.stop, merged, out, gated{tip: tip, held: held}, res.Tip, tasks)
-		}
-		all := append(merged, out...)
-		ids := append(pinIDs(merged), append(res.Merged, res.Skipped...)...)
-		if r.beforeDone != nil {
-			r.beforeDone(ids)
-		}
-		lost, err := r.link.PushMerged(g, all, ids, res.Tip, ref, tip)
-		if err != nil {
-			b.err = err
-			return b
-		}
-		if lost {
-			if round >= 20 {
-				b.err = engine.RefusedError("merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.link.Remote, round))
-				return b
-			}
-			g.Note("the staging on %s moved while this host merged %s; merging again on it", r.link.Remote, engine.Plural(len(out), "task"))
-			continue
-		}
-		b.tasks = ids
-		if g.ReviewMode() == "" {
-			held = plus(held, ids)
-		}
-		b.gated = gated{tip: res.Tip, held: held}
-		r.setEligible(b.gated, tasks)
-		// The gate record goes out for the record (it stands in for the
-		// gates only where it was made), with the pins dropped; nobody
-		// waits for that push.
-		extra := map[string]string{}
-		if rec, _ := g.Store.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
-			extra[gitstore.GatesRef(res.Tree)] = rec.String()
-		}
-		r.link.DropPins(all, extra)
+	}
+	if b.stop, b.err = runQualityGates(g, mgr, true); b.stop != nil || b.err != nil {
 		return b
 	}
+	b.gated = gated{tip: v.tip, held: plus(v.held, pinIDs(merged))}
+	r.setEligible(b.gated, v.tasks)
+	return b
+}
+
+// batchMerge merges out onto the staging of v, gates it here (failed
+// gates: the search for the task to blame), and pushes it with merged
+// and out recorded done. again is a push that lost the staging's lease
+// to another host's merge: the round is to run again on the new staging.
+func (r *rush) batchMerge(g *engine.Engine, mgr *worktree.Manager, v batchView, merged, out []worktree.Pin, round int) (b batch, again bool) {
+	res, stop, err := mergeOnly(g, mgr, out)
+	if stop != nil || err != nil {
+		b.stop, b.err = stop, err
+		return b, false
+	}
+	// Gated before it goes out: a staging that did not pass is never
+	// built on, here or elsewhere.
+	if b.stop, b.err = runQualityGates(g, mgr, false); b.err != nil {
+		return b, false
+	} else if b.stop != nil {
+		return r.remoteSplit(g, mgr, b.stop, merged, out, gated{tip: v.tip, held: v.held}, res.Tip, v.tasks), false
+	}
+	all := append(merged, out...)
+	ids := append(pinIDs(merged), append(res.Merged, res.Skipped...)...)
+	if r.beforeDone != nil {
+		r.beforeDone(ids)
+	}
+	lost, err := r.link.PushMerged(g, all, ids, res.Tip, mgr.StagingRef(), v.tip)
+	if err != nil {
+		b.err = err
+		return b, false
+	}
+	if lost {
+		if round >= 20 {
+			b.err = engine.RefusedError("merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.link.Remote, round))
+			return b, false
+		}
+		g.Note("the staging on %s moved while this host merged %s; merging again on it", r.link.Remote, engine.Plural(len(out), "task"))
+		return batch{}, true
+	}
+	b.tasks = ids
+	held := v.held
+	if g.ReviewMode() == "" {
+		held = plus(held, ids)
+	}
+	b.gated = gated{tip: res.Tip, held: held}
+	r.setEligible(b.gated, v.tasks)
+	// The gate record goes out for the record (it stands in for the
+	// gates only where it was made), with the pins dropped; nobody
+	// waits for that push.
+	extra := map[string]string{}
+	if rec, _ := g.Store.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
+		extra[gitstore.GatesRef(res.Tree)] = rec.String()
+	}
+	r.link.DropPins(all, extra)
+	return b, false
 }
 
 // remoteSplit is land's search for the task to blame, on a host of a
