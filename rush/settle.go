@@ -56,45 +56,78 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		return r.brokenAttempt(ctx, s, t, w, fmt.Errorf("worktree %s: git fails in it: %s", w.Dir, gitReason(err)), res, then)
 	}
 	r.putBackInfo(t, res.log)
-	fail := func(reason string, block bool) (*state.Task, error) {
-		if commit != "" && commit != t.Base {
-			r.saveAttempt(ctx, t, commit)
-		}
-		ft, next, err := r.with(s).Fail(engine.Failure{Worker: w.Name, Task: t.ID(), Reason: reason, Block: block, Then: then, Usage: res.usage()})
-		if err != nil {
-			return nil, err
-		}
-		r.g.Emit(engine.Event{Type: engine.EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
-		return next, nil
-	}
-	switch {
-	case res.interrupted:
+	st := &settling{ctx: ctx, s: s, t: t, w: w, res: res, commit: commit, then: then}
+	if res.interrupted {
 		return r.giveBack(s, t, w, commit, res.usage())
+	}
+	if reason, block, failed := r.exitFailure(st); failed {
+		return r.settleFail(st, reason, block)
+	}
+	facts, ended, next, err := r.checkedFacts(st)
+	if ended {
+		return next, err
+	}
+	return r.verifyAndRecord(st, facts)
+}
+
+// settling is a worker's exit being settled: what its transition needs.
+type settling struct {
+	ctx    context.Context
+	s      *gitstore.Store
+	t      *state.Task
+	w      *worktree.Worker
+	res    workResult
+	commit string               // the worktree's HEAD, the worker's edits committed
+	then   *engine.ClaimRequest // the worker's next task, claimed with the transition
+}
+
+// settleFail records the attempt failed (blocked when block is set), its
+// commit saved under the attempt refs first.
+func (r *rush) settleFail(st *settling, reason string, block bool) (*state.Task, error) {
+	t := st.t
+	if st.commit != "" && st.commit != t.Base {
+		r.saveAttempt(st.ctx, t, st.commit)
+	}
+	ft, next, err := r.with(st.s).Fail(engine.Failure{Worker: st.w.Name, Task: t.ID(), Reason: reason, Block: block, Then: st.then, Usage: st.res.usage()})
+	if err != nil {
+		return nil, err
+	}
+	r.g.Emit(engine.Event{Type: engine.EvTransition, Task: t.ID(), Text: string(ft.Status) + ": " + reason, Status: ft.Status, Reason: reason})
+	return next, nil
+}
+
+// exitFailure is what the worker's exit alone says of the attempt: failed
+// says it failed, with its reason and whether the task is blocked. A
+// worker command that cannot run stops the rush, and nothing new is
+// claimed.
+func (r *rush) exitFailure(st *settling) (reason string, block, failed bool) {
+	res, t := st.res, st.t
+	switch {
 	case res.notFound:
 		reason := fmt.Sprintf("worker command not found (exit %d): %s", res.exit, res.why())
 		r.halt.CompareAndSwap(nil, &engine.Error{Kind: engine.Failed, What: "rush stopped: the worker command cannot run",
 			Why: res.why(), Hint: "check workers.command in .zerg/config.toml, then git zerg retry " + t.ID() + " and git zerg rush --resume"})
-		then = nil // the next task would fail the same way
-		return fail(reason, true)
+		st.then = nil // the next task would fail the same way
+		return reason, true, true
 	case res.timedOut:
-		return fail("worker timed out", false)
+		return "worker timed out", false, true
 	case res.stalled:
-		return fail(fmt.Sprintf("no progress for %s: no output and no change in its worktree", time.Duration(r.cfg.Workers.StallTimeout)), false)
+		return fmt.Sprintf("no progress for %s: no output and no change in its worktree", time.Duration(r.cfg.Workers.StallTimeout)), false, true
 	case res.result != nil && res.result.IsError:
 		// What the agent said goes into the shared state: no secrets in it.
 		msg := proc.Scrub(res.result.Message, os.Environ())
 		if msg == "" {
 			msg = res.why()
 		}
-		return fail("the agent reported an error: "+msg, false)
+		return "the agent reported an error: " + msg, false, true
 	case res.exit == 3:
 		reason := "worker says blocked (no reason on its stderr)"
 		if why := res.why(); why != "" {
 			reason = "worker says blocked: " + why
 		}
-		return fail(reason, true)
+		return reason, true, true
 	case res.exit == 4:
-		return fail("escalation: "+res.why(), true)
+		return "escalation: " + res.why(), true, true
 	case res.exit != 0:
 		reason := fmt.Sprintf("worker exited %d", res.exit)
 		if res.tail != "" {
@@ -102,39 +135,59 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 		} else {
 			reason += " (no output on its stderr)"
 		}
-		return fail(reason, false)
+		return reason, false, true
 	}
-	facts, err := r.with(s).WorkFacts(t, commit, gates.Worktree)
+	return "", false, false
+}
+
+// checkedFacts is the facts of the work of a worker that exited 0, held to
+// the done gates' rules. ended is the settle's end here, with next and
+// err: the work refused (a failed attempt, or blocked), or a failure of
+// the tool.
+func (r *rush) checkedFacts(st *settling) (facts gates.DoneFacts, ended bool, next *state.Task, err error) {
+	t, s, w := st.t, st.s, st.w
+	facts, err = r.with(s).WorkFacts(t, st.commit, gates.Worktree)
 	if err != nil {
 		var ce *engine.Error
 		if errors.As(err, &ce) {
-			return fail(ce.Error(), true)
+			next, err = r.settleFail(st, ce.Error(), true)
+			return facts, true, next, err
 		}
-		return nil, err
+		return facts, true, nil, err
 	}
 	facts.Worker, facts.Owner, facts.Now = w.Name, engine.Owner(s.Host(), w.Name), r.g.Time().UTC()
 	tx, err := s.View(r.feature)
 	if err != nil {
-		return nil, err
+		return facts, true, nil, err
 	}
 	if facts.Locks, err = tx.Locks(); err != nil {
-		return nil, err
+		return facts, true, nil, err
 	}
 	if err := gates.DoneWork(facts); err != nil {
 		var ref *gates.Refusal
 		if !errors.As(err, &ref) {
-			return nil, err
+			return facts, true, nil, err
 		}
 		// No commit at all is a failed attempt; work outside the task's
 		// files (or on someone's lock) is refused for good.
 		block := facts.NewCommit || len(t.Spec.Owned()) == 0
-		return fail(strings.Join(ref.Reasons, "; "), block)
+		next, err = r.settleFail(st, strings.Join(ref.Reasons, "; "), block)
+		return facts, true, next, err
 	}
+	return facts, false, nil, nil
+}
+
+// verifyAndRecord runs the task's verification on the work's commit alone
+// and records the outcome: verified, or a failed attempt whose commit is
+// saved. An interrupt that cut the verification short gives the task
+// back; a claim lost meanwhile records nothing.
+func (r *rush) verifyAndRecord(st *settling, facts gates.DoneFacts) (*state.Task, error) {
+	ctx, s, t, w, res := st.ctx, st.s, st.t, st.w, st.res
 	dir, err := r.verifyCheckout(ctx, w, facts.Commit)
 	if err != nil {
 		var ce *worktree.CheckoutError
 		if errors.As(err, &ce) {
-			return fail(ce.Error(), false)
+			return r.settleFail(st, ce.Error(), false)
 		}
 		return nil, err
 	}
@@ -151,7 +204,7 @@ func (r *rush) settle(ctx context.Context, s *gitstore.Store, t *state.Task, w *
 	if to == state.Failed {
 		r.saveAttempt(ctx, t, facts.Commit)
 	}
-	final, next, err := r.with(s).RecordDone(w.Name, facts, to, reason, res.usage(), then)
+	final, next, err := r.with(s).RecordDone(w.Name, facts, to, reason, res.usage(), st.then)
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
