@@ -33,41 +33,93 @@ type Cleaned struct {
 // o.State its refs), then the directories made to hold them once they are
 // empty. Work it kept is an error of kind Refused naming it.
 func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
+	if err := endDeadRush(g); err != nil {
+		return nil, err
+	}
+	mgr := g.Manager()
+	if o.State && !o.Force {
+		if err := refuseUnmerged(g, mgr); err != nil {
+			return nil, err
+		}
+	}
+	workers, err := cleanupWorkers(g, mgr)
+	if err != nil {
+		return nil, err
+	}
+	var kept []string
+	out := &Cleaned{}
+	for _, w := range workers {
+		why, err := removeWorker(g, mgr, w, o.Force, out)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			kept = append(kept, why)
+		}
+	}
+	removeScratch(g, mgr, out)
+	if len(kept) > 0 {
+		return nil, &engine.Error{Kind: engine.Refused, What: "cleanup kept work that is not merged", Why: strings.Join(kept, "; "),
+			Hint: "merge or save it, or run git zerg cleanup --force to discard it"}
+	}
+	if o.State {
+		if err := deleteState(g); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// endDeadRush refuses a cleanup while a rush of the feature runs, and ends
+// what a rush of this host killed outright left behind before anything is
+// removed.
+func endDeadRush(g *engine.Engine) error {
 	feature, s := g.Feature, g.Store
 	if h, alive := rushmarker.Read(s, feature); h != nil {
 		if alive {
-			return nil, engine.RefusedError("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
+			return engine.RefusedError("cleanup refused", fmt.Sprintf("a rush of %s is running (pid %d)", feature, h.PID))
 		}
 		if h.PID > 0 && s.Host().Holds(&state.Worker{Host: h.Host, Instance: h.Instance}) {
 			// A rush killed outright left its workers' groups behind, and
 			// its claims: end those before anything is removed.
 			if err := stopDeadRush(g, h); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	ctx := g.Context()
-	mgr := g.Manager()
-	if o.State && !o.Force {
-		// --state deletes the refs that keep failed attempts and verified
-		// work: refuse while they hold commits staging lacks.
-		args := []string{"rev-list", "--count"}
-		for _, p := range mgr.Saved {
-			args = append(args, "--glob="+p+"*")
-		}
-		if tip, err := s.ReadRef("refs/heads/" + worktree.StagingBranch(feature)); err != nil {
-			return nil, err
-		} else if !tip.IsZero() {
-			args = append(args, "--not", tip.String())
-		}
-		if n, err := engine.Git(s).Line(ctx, args...); err != nil {
-			return nil, err
-		} else if n != "0" {
-			return nil, &engine.Error{Kind: engine.Refused, What: "cleanup --state refused",
-				Why:  fmt.Sprintf("%s commits of failed attempts or unmerged work are kept only under %s and %s", n, mgr.Saved[0], mgr.Saved[1]),
-				Hint: "git zerg cleanup --state --force deletes them; git branch NAME REF keeps one"}
-		}
+	return nil
+}
+
+// refuseUnmerged is cleanup --state's check, before anything is removed,
+// that its deletion loses no commit.
+func refuseUnmerged(g *engine.Engine, mgr *worktree.Manager) error {
+	feature, s := g.Feature, g.Store
+	// --state deletes the refs that keep failed attempts and verified
+	// work: refuse while they hold commits staging lacks.
+	args := []string{"rev-list", "--count"}
+	for _, p := range mgr.Saved {
+		args = append(args, "--glob="+p+"*")
 	}
+	if tip, err := s.ReadRef("refs/heads/" + worktree.StagingBranch(feature)); err != nil {
+		return err
+	} else if !tip.IsZero() {
+		args = append(args, "--not", tip.String())
+	}
+	if n, err := engine.Git(s).Line(g.Context(), args...); err != nil {
+		return err
+	} else if n != "0" {
+		return &engine.Error{Kind: engine.Refused, What: "cleanup --state refused",
+			Why:  fmt.Sprintf("%s commits of failed attempts or unmerged work are kept only under %s and %s", n, mgr.Saved[0], mgr.Saved[1]),
+			Hint: "git zerg cleanup --state --force deletes them; git branch NAME REF keeps one"}
+	}
+	return nil
+}
+
+// cleanupWorkers is the feature's workers to remove: its worktrees, git's
+// records of gone ones pruned first, and the worker branches left without
+// a worktree.
+func cleanupWorkers(g *engine.Engine, mgr *worktree.Manager) ([]worktree.Worker, error) {
+	ctx, feature := g.Context(), g.Feature
 	if err := mgr.Prune(ctx); err != nil {
 		return nil, err
 	}
@@ -76,7 +128,7 @@ func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
 		return nil, err
 	}
 	// Worker branches left without a worktree go too.
-	branches, err := engine.Git(s).Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
+	branches, err := engine.Git(g.Store).Fields(ctx, '\n', "for-each-ref", "--format=%(refname:short)", "refs/heads/zerg/"+feature+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -89,50 +141,62 @@ func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
 			workers = append(workers, worktree.Worker{N: n, Name: workerName(n), Branch: b})
 		}
 	}
-	var kept []string
-	out := &Cleaned{}
-	for _, w := range workers {
-		if w.Dir != "" && !w.Interrupted {
-			// A worktree a worker broke is mended, to be judged like any
-			// other (kept with uncommitted changes unless --force); one that
-			// cannot be is moved aside with everything in it, and its
-			// branch goes on alone.
-			rep, err := mgr.Repair(ctx, w)
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case rep == nil:
-			case rep.Gone:
-				w.Dir = ""
-			case rep.Aside != "":
-				g.Note("worktree %s was broken (%s): moved aside to %s, with everything in it, for you to look at", w.Dir, rep.Problem, rep.Aside)
-				w.Dir = ""
-			default:
-				g.Note("worktree %s was broken (%s): mended", w.Dir, rep.Problem)
-			}
+	return workers, nil
+}
+
+// removeWorker removes a worker's worktree, mended or moved aside first
+// when broken, and its branch, adding them to out. kept says why it keeps
+// them instead: a process runs in the worktree, or it holds work that is
+// not merged (without force).
+func removeWorker(g *engine.Engine, mgr *worktree.Manager, w worktree.Worker, force bool, out *Cleaned) (kept string, err error) {
+	ctx := g.Context()
+	if w.Dir != "" && !w.Interrupted {
+		// A worktree a worker broke is mended, to be judged like any
+		// other (kept with uncommitted changes unless --force); one that
+		// cannot be is moved aside with everything in it, and its
+		// branch goes on alone.
+		rep, err := mgr.Repair(ctx, w)
+		if err != nil {
+			return "", err
 		}
-		if w.Dir != "" {
-			if pid := processIn(w.Dir); pid != "" {
-				kept = append(kept, fmt.Sprintf("%s: process %s runs in it", w.Dir, pid))
-				continue
-			}
+		switch {
+		case rep == nil:
+		case rep.Gone:
+			w.Dir = ""
+		case rep.Aside != "":
+			g.Note("worktree %s was broken (%s): moved aside to %s, with everything in it, for you to look at", w.Dir, rep.Problem, rep.Aside)
+			w.Dir = ""
+		default:
+			g.Note("worktree %s was broken (%s): mended", w.Dir, rep.Problem)
 		}
-		if err := mgr.Remove(ctx, w, o.Force); err != nil {
-			var we *worktree.Error
-			if errors.As(err, &we) {
-				kept = append(kept, we.Error())
-				continue
-			}
-			return nil, err
-		}
-		if w.Dir != "" {
-			out.Worktrees = append(out.Worktrees, w.Dir)
-			g.Note("removed worktree %s", w.Dir)
-		}
-		out.Branches = append(out.Branches, w.Branch)
-		g.Note("deleted branch %s", w.Branch)
 	}
+	if w.Dir != "" {
+		if pid := processIn(w.Dir); pid != "" {
+			return fmt.Sprintf("%s: process %s runs in it", w.Dir, pid), nil
+		}
+	}
+	if err := mgr.Remove(ctx, w, force); err != nil {
+		var we *worktree.Error
+		if errors.As(err, &we) {
+			return we.Error(), nil
+		}
+		return "", err
+	}
+	if w.Dir != "" {
+		out.Worktrees = append(out.Worktrees, w.Dir)
+		g.Note("removed worktree %s", w.Dir)
+	}
+	out.Branches = append(out.Branches, w.Branch)
+	g.Note("deleted branch %s", w.Branch)
+	return "", nil
+}
+
+// removeScratch removes, once the workers are gone, the checkouts git-zerg
+// made for itself and the directories made for the worktrees when they
+// are empty, adding them to out. It fails on nothing: what it cannot
+// remove stays.
+func removeScratch(g *engine.Engine, mgr *worktree.Manager, out *Cleaned) {
+	ctx := g.Context()
 	// The gates' scratch checkout holds nothing of anyone's, nor do the
 	// verification checkouts a killed rush left.
 	if staging, err := mgr.RemoveStaging(ctx); err == nil && staging != "" {
@@ -148,16 +212,6 @@ func Cleanup(g *engine.Engine, o CleanupOptions) (*Cleaned, error) {
 	for _, d := range out.Dirs {
 		g.Note("removed empty directory %s", d)
 	}
-	if len(kept) > 0 {
-		return nil, &engine.Error{Kind: engine.Refused, What: "cleanup kept work that is not merged", Why: strings.Join(kept, "; "),
-			Hint: "merge or save it, or run git zerg cleanup --force to discard it"}
-	}
-	if o.State {
-		if err := deleteState(g); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // removeEmptyRoots removes the feature's root and the directories above it
