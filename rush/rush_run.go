@@ -86,6 +86,29 @@ func (r *rush) run() error {
 		defer stop() // before the wait above
 		r.link.KeepFresh(fresh)
 	}
+	if err := r.prepare(ctx); err != nil {
+		return err
+	}
+	tx, err := s.View(r.feature)
+	if err != nil {
+		return err
+	}
+	meta, err := tx.Meta()
+	if err != nil {
+		return err
+	}
+	if r.flows() {
+		return r.runFlowed(ctx)
+	}
+	return r.runLevels(ctx, len(meta.Levels))
+}
+
+// prepare is what comes before any task runs: the repository's info files
+// kept as the user had them, and staging made, brought to the remote's or
+// to the new commits of the branch it follows, with what a killed rush
+// left in its worktrees rescued onto it.
+func (r *rush) prepare(ctx context.Context) error {
+	s := r.s
 	r.mgr = r.g.Manager()
 	guard, note, err := keepInfo(s, r.marker.Path())
 	if err != nil {
@@ -109,51 +132,50 @@ func (r *rush) run() error {
 	} else if tip, err = r.followBase(ctx, tip); err != nil {
 		return err
 	}
-	if err := r.rescueLeftovers(ctx, tip); err != nil {
-		return err
+	return r.rescueLeftovers(ctx, tip)
+}
+
+// endOnStop is the rush's end on stop: nil when what stopped it is the
+// budget the last task crossed, with nothing left to stop.
+func (r *rush) endOnStop(stop error) error {
+	if r.link.Remote != "" {
+		r.link.Poll(true) // the counts every host reports, as far as the remote answers
 	}
-	tx, err := s.View(r.feature)
-	if err != nil {
-		return err
+	if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
+		// The last task crossed the budget: nothing is left to
+		// stop, and --resume would find nothing to do.
+		r.g.Note("%s (the feature is complete)", r.budget.Load().What)
+		return nil
 	}
-	meta, err := tx.Meta()
-	if err != nil {
-		return err
-	}
-	stopped := func(stop error) error {
-		if r.link.Remote != "" {
-			r.link.Poll(true) // the counts every host reports, as far as the remote answers
+	return stop
+}
+
+// runFlowed is the rush under the flow schedule, to its summary.
+func (r *rush) runFlowed(ctx context.Context) error {
+	if stop, err := r.runFlow(); err != nil || stop != nil {
+		if err != nil {
+			return err
 		}
-		if err := r.summary(); err == nil && r.result.Complete && stop == error(r.budget.Load()) {
-			// The last task crossed the budget: nothing is left to
-			// stop, and --resume would find nothing to do.
-			r.g.Note("%s (the feature is complete)", r.budget.Load().What)
-			return nil
-		}
-		return stop
+		return r.endOnStop(stop)
 	}
-	if r.flows() {
-		if stop, err := r.runFlow(); err != nil || stop != nil {
-			if err != nil {
-				return err
-			}
-			return stopped(stop)
+	if r.link.Remote != "" {
+		if err := r.flowEnd(ctx); err != nil {
+			return err
 		}
-		if r.link.Remote != "" {
-			if err := r.flowEnd(ctx); err != nil {
-				return err
-			}
-		}
-		return r.summary()
 	}
-	for i := range meta.Levels {
+	return r.summary()
+}
+
+// runLevels is the rush level by level, to its summary.
+func (r *rush) runLevels(ctx context.Context, levels int) error {
+	for i := range levels {
 		level := i + 1
 		stop, err := r.runLevel(level)
 		if err != nil {
 			return err
 		}
 		if stop != nil {
-			return stopped(stop)
+			return r.endOnStop(stop)
 		}
 	}
 	if r.link.Remote != "" {
