@@ -253,99 +253,20 @@ func (r *rush) snapshot(s *gitstore.Store) ([]*state.Task, error) {
 // run), then merges and gates. A non-nil stop ends the rush with that
 // error (exit 1); err is a failure of the tool.
 func (r *rush) runLevel(level int) (stop error, err error) {
-	ctx := r.g.Context()
-	synced := r.levelSynced
-	r.levelSynced = false
-	if synced {
-		r.link.JustPolled() // the level's first idle look is this one
-	}
-	if r.link.Remote != "" && !synced {
-		// Every host starts the level from the remote's state and staging.
-		if err := r.link.Poll(true); err != nil {
-			return nil, err
-		}
-		if _, err := r.link.SyncStaging(ctx, r.mgr, ""); err != nil {
-			return nil, err
-		}
-	}
-	tasks, err := r.snapshot(r.s)
-	if err != nil {
-		return nil, err
-	}
-	if schedule.LevelDone(tasks, level) {
-		return nil, nil
-	}
-	if err := r.stopErr(); err != nil {
-		return err, nil
-	}
-	if why := schedule.Hopeless(tasks, level); why != "" {
-		// Nothing of it can run in this rush: one line, not a table of
-		// tasks that never moved.
-		r.g.Note("level %d: skipped: %s", level, why)
-		return nil, nil
-	}
-	if level > 1 {
-		// The levels below were merged, but perhaps their gates failed in
-		// an earlier rush: never build on a staging that did not pass (a
-		// tree that passed costs nothing here).
-		if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
-			return stop, err
-		}
-	}
-	tip, err := r.mgr.EnsureStaging(ctx, "")
-	if err != nil {
-		return nil, err
+	tasks, tip, run, stop, err := r.levelBegin(level)
+	if !run {
+		return stop, err
 	}
 	r.levelStart(level, tasks)
 	workers := newPool(r.n)
 	results := make(chan slotResult)
 	var firstErr error
 	for {
-		// A host with tasks running catches up with each of their
-		// transitions; an idle one looks at the remote now and then,
-		// unless what it holds already says the level is settled (no
-		// other host can undo that): then it merges at once.
-		if workers.idle() && r.link.Remote != "" && !schedule.LevelSettled(tasks, level) {
-			if err := r.link.Poll(false); err != nil {
-				return nil, err
-			}
-			if err := r.g.ExpireStale(); err != nil {
-				return nil, err
-			}
-		}
-		tasks, err = r.snapshot(r.s)
-		if err != nil {
+		if tasks, err = r.levelLook(level, tasks, workers); err != nil {
 			return nil, err
 		}
-		r.g.Emit(engine.Event{Type: engine.EvProgress, Level: level, Tasks: tasks})
-		if firstErr == nil && len(workers.free) > 1 && !r.stopping() && r.link.Remote != "" {
-			// Workers that start together (a level's start) claim in one
-			// transaction: one push to the remote for this host, where one
-			// each would queue behind the other hosts' pushes.
-			claimed, err := r.claimTogether(tasks, level, workers.free, tip)
-			if err != nil {
-				firstErr = err
-			}
-			for _, t := range claimed {
-				slot := workers.take(t.ID())
-				go func(t *state.Task, slot int) {
-					results <- slotResult{slot: slot, task: t.ID(), err: r.runTask(t.ID(), slot, tip, level, t)}
-				}(t, slot)
-			}
-		}
-		if firstErr == nil && len(workers.free) > 0 && !r.stopping() {
-			for _, t := range r.policy.ReadyOrder(tasks, r.g.Time()) {
-				if len(workers.free) == 0 {
-					break
-				}
-				if t.Level != level || workers.runs(t.ID()) {
-					continue
-				}
-				slot := workers.take(t.ID())
-				go func(id string, slot int) {
-					results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
-				}(t.ID(), slot)
-			}
+		if firstErr == nil {
+			firstErr = r.startLevelTasks(level, tasks, workers, results, tip)
 		}
 		if workers.idle() {
 			if firstErr != nil {
@@ -359,13 +280,8 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 			}
 			break
 		}
-		select {
-		case res := <-results:
-			if err := workers.put(res); err != nil && firstErr == nil {
-				firstErr = err
-			}
-		case <-time.After(200 * time.Millisecond):
-		case <-r.idleHook(len(workers.running), false):
+		if err := r.awaitRun(workers, results); err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
 	tasks, err = r.snapshot(r.s)
@@ -376,6 +292,132 @@ func (r *rush) runLevel(level int) (stop error, err error) {
 		return stop, err
 	}
 	return r.stopErr(), nil
+}
+
+// levelBegin is what comes before a level's loop: the remote's state and
+// staging taken (unless the last level's end just did), the feature's
+// state read, the staging the level builds on gated and made sure of.
+// run is false when the level ends before its loop, with stop and err:
+// nothing left to run in it, a stop asked for, nothing of it that can
+// run, gates that fail on what the levels below merged, or a failure of
+// the tool.
+func (r *rush) levelBegin(level int) (tasks []*state.Task, tip string, run bool, stop, err error) {
+	ctx := r.g.Context()
+	synced := r.levelSynced
+	r.levelSynced = false
+	if synced {
+		r.link.JustPolled() // the level's first idle look is this one
+	}
+	if r.link.Remote != "" && !synced {
+		// Every host starts the level from the remote's state and staging.
+		if err := r.link.Poll(true); err != nil {
+			return nil, "", false, nil, err
+		}
+		if _, err := r.link.SyncStaging(ctx, r.mgr, ""); err != nil {
+			return nil, "", false, nil, err
+		}
+	}
+	tasks, err = r.snapshot(r.s)
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	if schedule.LevelDone(tasks, level) {
+		return nil, "", false, nil, nil
+	}
+	if err := r.stopErr(); err != nil {
+		return nil, "", false, err, nil
+	}
+	if why := schedule.Hopeless(tasks, level); why != "" {
+		// Nothing of it can run in this rush: one line, not a table of
+		// tasks that never moved.
+		r.g.Note("level %d: skipped: %s", level, why)
+		return nil, "", false, nil, nil
+	}
+	if level > 1 {
+		// The levels below were merged, but perhaps their gates failed in
+		// an earlier rush: never build on a staging that did not pass (a
+		// tree that passed costs nothing here).
+		if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
+			return nil, "", false, stop, err
+		}
+	}
+	tip, err = r.mgr.EnsureStaging(ctx, "")
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	return tasks, tip, true, nil, nil
+}
+
+// levelLook is the start of each turn of a level's loop: the remote
+// looked at by an idle host (tasks is the state the last turn read), and
+// the state read and said.
+func (r *rush) levelLook(level int, tasks []*state.Task, workers *pool) ([]*state.Task, error) {
+	// A host with tasks running catches up with each of their
+	// transitions; an idle one looks at the remote now and then,
+	// unless what it holds already says the level is settled (no
+	// other host can undo that): then it merges at once.
+	if workers.idle() && r.link.Remote != "" && !schedule.LevelSettled(tasks, level) {
+		if err := r.link.Poll(false); err != nil {
+			return nil, err
+		}
+		if err := r.g.ExpireStale(); err != nil {
+			return nil, err
+		}
+	}
+	tasks, err := r.snapshot(r.s)
+	if err != nil {
+		return nil, err
+	}
+	r.g.Emit(engine.Event{Type: engine.EvProgress, Level: level, Tasks: tasks})
+	return tasks, nil
+}
+
+// startLevelTasks starts the level's ready tasks on the free workers, from
+// tip, unless the rush is stopping. The error is the tool's: no task
+// starts after it but those claimed with it.
+func (r *rush) startLevelTasks(level int, tasks []*state.Task, workers *pool, results chan<- slotResult, tip string) error {
+	if len(workers.free) > 1 && !r.stopping() && r.link.Remote != "" {
+		// Workers that start together (a level's start) claim in one
+		// transaction: one push to the remote for this host, where one
+		// each would queue behind the other hosts' pushes.
+		claimed, err := r.claimTogether(tasks, level, workers.free, tip)
+		for _, t := range claimed {
+			slot := workers.take(t.ID())
+			go func(t *state.Task, slot int) {
+				results <- slotResult{slot: slot, task: t.ID(), err: r.runTask(t.ID(), slot, tip, level, t)}
+			}(t, slot)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(workers.free) > 0 && !r.stopping() {
+		for _, t := range r.policy.ReadyOrder(tasks, r.g.Time()) {
+			if len(workers.free) == 0 {
+				break
+			}
+			if t.Level != level || workers.runs(t.ID()) {
+				continue
+			}
+			slot := workers.take(t.ID())
+			go func(id string, slot int) {
+				results <- slotResult{slot: slot, task: id, err: r.runTask(id, slot, tip, level, nil)}
+			}(t.ID(), slot)
+		}
+	}
+	return nil
+}
+
+// awaitRun waits for a task run's end, a tick or the tests' idle hook;
+// the error is the tool's, from the run that ended.
+func (r *rush) awaitRun(workers *pool, results <-chan slotResult) error {
+	select {
+	case res := <-results:
+		return workers.put(res)
+	case <-time.After(200 * time.Millisecond):
+	case <-r.idleHook(len(workers.running), false):
+	}
+	return nil
 }
 
 // idleHook tells Options.Idle that the scheduler waits for its next event
