@@ -64,23 +64,8 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 	ref := r.mgr.StagingRef()
 	polled, fetched := false, ""
 	for round := 1; ; round++ {
-		// The first round goes on what this host knows: it saw the level
-		// settled, and only this level's merge moves the staging it
-		// started from. Had another host merged first, the lease on the
-		// staging push says so, and the next round asks the remote.
-		var tip string
-		var err error
-		if round == 1 {
-			tip, err = r.mgr.EnsureStaging(ctx, "")
-		} else {
-			if !polled {
-				if err := r.link.Poll(true); err != nil {
-					return nil, err
-				}
-			}
-			tip, err = r.link.SyncStagingFrom(ctx, r.mgr, "", fetched)
-			polled, fetched = false, ""
-		}
+		tip, err := r.levelMergeTip(round, polled, fetched)
+		polled, fetched = false, ""
 		if err != nil {
 			return nil, err
 		}
@@ -88,46 +73,12 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 		if err != nil {
 			return nil, err
 		}
-		var in, out []worktree.Pin
-		work := map[string]string{}
-		var last *state.Task // the level's last verification
-		var verified []*state.Task
-		var commits []string
-		for _, t := range tasks {
-			if t.Level != level || t.Status != state.Verified {
-				continue
-			}
-			if last == nil || lastAt(t).After(lastAt(last)) {
-				last = t
-			}
-			verified = append(verified, t)
-			commits = append(commits, t.Commit)
-		}
-		merged, err := r.s.InHistory(ctx, tip, commits)
+		in, out, work, last, err := r.sortLevel(level, tip, tasks)
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range verified {
-			p := worktree.Pin{Task: t.ID(), Commit: t.Commit}
-			if merged[t.Commit] {
-				in = append(in, p)
-			} else {
-				out = append(out, p)
-				work[gitstore.WorkRef(r.feature, t.ID())] = t.Commit
-			}
-		}
 		if len(out) == 0 {
-			if len(in) > 0 {
-				// Usually already recorded by the host that merged; its
-				// push also dropped the pins.
-				if err := r.g.RecordMerged(in, pinIDs(in), tip); err != nil {
-					return nil, err
-				}
-			}
-			r.levelSynced = round > 1
-			// Another host's gate record does not count here: the gates
-			// run on this machine once per tree.
-			return runQualityGates(r.g, r.mgr, true)
+			return r.levelHeld(in, tip, round)
 		}
 		if round == 1 && last != nil && last.Host != r.s.Host().Name {
 			if ok, staging := r.link.AwaitMerge(level, ref); ok {
@@ -141,38 +92,118 @@ func (r *rush) remoteMerge(level int) (stop error, err error) {
 			}
 			return nil, err
 		}
-		res, stop, err := mergeOnly(r.g, r.mgr, out)
-		if stop != nil || err != nil {
+		if again, stop, err := r.levelPush(level, round, in, out, tip, ref); !again {
 			return stop, err
 		}
-		// Gated before it goes out: a staging that did not pass is never
-		// built on, here or elsewhere.
-		if stop, err := runQualityGates(r.g, r.mgr, false); stop != nil || err != nil {
-			return stop, err
+	}
+}
+
+// levelMergeTip is the staging a round of the level merge goes on. The
+// first round goes on what this host knows; a later one on the remote's
+// staging, the remote's state asked for first unless the round before
+// did (polled, the staging it fetched then).
+func (r *rush) levelMergeTip(round int, polled bool, fetched string) (string, error) {
+	ctx := r.g.Context()
+	// The first round goes on what this host knows: it saw the level
+	// settled, and only this level's merge moves the staging it
+	// started from. Had another host merged first, the lease on the
+	// staging push says so, and the next round asks the remote.
+	if round == 1 {
+		return r.mgr.EnsureStaging(ctx, "")
+	}
+	if !polled {
+		if err := r.link.Poll(true); err != nil {
+			return "", err
 		}
-		all := append(in, out...)
-		lost, err := r.link.PushMerged(r.g, all, pinIDs(all), res.Tip, ref, tip)
-		if err != nil {
-			return nil, err
-		}
-		if lost {
-			if round >= 20 {
-				return nil, engine.RefusedError("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.link.Remote, round))
-			}
-			r.g.Note("level %d: the remote moved while this host merged it; looking again", level)
+	}
+	return r.link.SyncStagingFrom(ctx, r.mgr, "", fetched)
+}
+
+// sortLevel sorts the level's verified work by whether the staging at tip
+// has it already (in) or not (out, with work: the refs to fetch it from).
+// last is the task of the level verified last, nil when none is.
+func (r *rush) sortLevel(level int, tip string, tasks []*state.Task) (in, out []worktree.Pin, work map[string]string, last *state.Task, err error) {
+	work = map[string]string{}
+	var verified []*state.Task
+	var commits []string
+	for _, t := range tasks {
+		if t.Level != level || t.Status != state.Verified {
 			continue
 		}
-		r.levelSynced = true // the remote's staging and state are this host's own
-		// The gate record goes out for the record (it stands in for the
-		// gates only where it was made), with the pins dropped.
-		extra := map[string]string{}
-		if rec, _ := r.s.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
-			extra[gitstore.GatesRef(res.Tree)] = rec.String()
+		if last == nil || lastAt(t).After(lastAt(last)) {
+			last = t
 		}
-		// Nobody waits for this push: it goes on while the next level starts.
-		r.link.DropPins(all, extra)
-		return nil, nil
+		verified = append(verified, t)
+		commits = append(commits, t.Commit)
 	}
+	merged, err := r.s.InHistory(r.g.Context(), tip, commits)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	for _, t := range verified {
+		p := worktree.Pin{Task: t.ID(), Commit: t.Commit}
+		if merged[t.Commit] {
+			in = append(in, p)
+		} else {
+			out = append(out, p)
+			work[gitstore.WorkRef(r.feature, t.ID())] = t.Commit
+		}
+	}
+	return in, out, work, last, nil
+}
+
+// levelHeld is the level merge's end when the staging at tip holds all of
+// the level's work: what it holds recorded done, and the staging gated
+// here.
+func (r *rush) levelHeld(in []worktree.Pin, tip string, round int) (stop error, err error) {
+	if len(in) > 0 {
+		// Usually already recorded by the host that merged; its
+		// push also dropped the pins.
+		if err := r.g.RecordMerged(in, pinIDs(in), tip); err != nil {
+			return nil, err
+		}
+	}
+	r.levelSynced = round > 1
+	// Another host's gate record does not count here: the gates
+	// run on this machine once per tree.
+	return runQualityGates(r.g, r.mgr, true)
+}
+
+// levelPush merges out onto the staging at tip, gates it here, and pushes
+// it with in and out recorded done, leased on tip. again is a push that
+// lost the lease to another host's merge: the round is to run again.
+func (r *rush) levelPush(level, round int, in, out []worktree.Pin, tip, ref string) (again bool, stop, err error) {
+	res, stop, err := mergeOnly(r.g, r.mgr, out)
+	if stop != nil || err != nil {
+		return false, stop, err
+	}
+	// Gated before it goes out: a staging that did not pass is never
+	// built on, here or elsewhere.
+	if stop, err := runQualityGates(r.g, r.mgr, false); stop != nil || err != nil {
+		return false, stop, err
+	}
+	all := append(in, out...)
+	lost, err := r.link.PushMerged(r.g, all, pinIDs(all), res.Tip, ref, tip)
+	if err != nil {
+		return false, nil, err
+	}
+	if lost {
+		if round >= 20 {
+			return false, nil, engine.RefusedError("level merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.link.Remote, round))
+		}
+		r.g.Note("level %d: the remote moved while this host merged it; looking again", level)
+		return true, nil, nil
+	}
+	r.levelSynced = true // the remote's staging and state are this host's own
+	// The gate record goes out for the record (it stands in for the
+	// gates only where it was made), with the pins dropped.
+	extra := map[string]string{}
+	if rec, _ := r.s.ReadRef(gitstore.GatesRef(res.Tree)); !rec.IsZero() {
+		extra[gitstore.GatesRef(res.Tree)] = rec.String()
+	}
+	// Nobody waits for this push: it goes on while the next level starts.
+	r.link.DropPins(all, extra)
+	return false, nil, nil
 }
 
 func pinIDs(pins []worktree.Pin) []string {
