@@ -581,6 +581,47 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	if err != nil {
 		return err
 	}
+	req, t, err := r.firstClaim(s, w, id, tip, level, held)
+	if err != nil || t == nil {
+		return err
+	}
+	// Once a task settles, the worker claims the best ready task of the
+	// level in the same state commit, and goes on with it here.
+	next := req
+	next.Task = ""
+	next.Only = func(t *state.Task) bool { return t.Level == level }
+	for t != nil {
+		r.g.Transition(t.ID(), "claimed by "+w.Name+attemptNote(t.AttemptNumber()))
+		refused, after, err := r.refuseEscape(ctx, s, t, w, &next)
+		if err != nil {
+			return err
+		}
+		if refused {
+			t = after
+			continue // nothing ran: the worktree is still at tip
+		}
+		stopBeat := r.heartbeat(s, w.Name)
+		r.link.Working(1)
+		res, runErr := r.work(ctx, s, t, w)
+		r.link.Working(-1)
+		stopBeat()
+		var then *engine.ClaimRequest
+		then, tip = r.thenClaim(&next, tip)
+		if t, err = r.settleRun(ctx, s, t, w, res, runErr, then); err != nil || t == nil {
+			return err
+		}
+		if w, err = r.slot(ctx, slot, tip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstClaim claims the slot's first task for worker w (held: claimed
+// already, with the workers that start together), and returns the claim
+// asked for. A nil task with no error is a claim lost to another claimer,
+// or a task no longer ready: the scheduler looks again.
+func (r *rush) firstClaim(s *gitstore.Store, w *worktree.Worker, id, tip string, level int, held *state.Task) (engine.ClaimRequest, *state.Task, error) {
 	req := engine.ClaimRequest{Worker: w.Name, Task: id, Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, InWorktree: true}
 	if r.link.Remote != "" {
 		// The other hosts go for the same tasks: the best ready one, picked
@@ -594,6 +635,7 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 		}
 	}
 	t := held
+	var err error
 	if t == nil {
 		t, _, err = r.with(s).Claim(req)
 	}
@@ -607,71 +649,71 @@ func (r *rush) runTask(id string, slot int, tip string, level int, held *state.T
 	if err != nil {
 		var ref *gates.Refusal
 		if errors.As(err, &ref) {
-			return nil // lost to another claimer or no longer ready: the scheduler looks again
+			return req, nil, nil // lost to another claimer or no longer ready: the scheduler looks again
 		}
-		return err
+		return req, nil, err
 	}
-	// Once a task settles, the worker claims the best ready task of the
-	// level in the same state commit, and goes on with it here.
-	next := req
-	next.Task = ""
-	next.Only = func(t *state.Task) bool { return t.Level == level }
-	for t != nil {
-		r.g.Transition(t.ID(), "claimed by "+w.Name+attemptNote(t.AttemptNumber()))
-		// The tree the agent gets is the one to check: a link committed by
-		// an earlier level is in it, and nowhere else yet.
-		if esc, err := engine.OwnedEscape(ctx, engine.Git(s), w.Dir, t.Spec.Owned()); err != nil {
-			return err
-		} else if esc != nil {
-			// Refused for good: another attempt finds the same link.
-			if t, err = r.refuse(s, t, w, "not sent to the worker: "+esc.Error(), &next); err != nil {
-				return err
-			}
-			continue // nothing ran: the worktree is still at tip
-		}
-		stopBeat := r.heartbeat(s, w.Name)
-		r.link.Working(1)
-		res, runErr := r.work(ctx, s, t, w)
-		r.link.Working(-1)
-		stopBeat()
-		then := &next
-		switch {
-		case r.stopping():
-			then = nil
-		case r.flows() && r.link.Remote != "":
-			// Shared, the next claim rides in the same push (a third of
-			// each task's pushes, every one contested by the other
-			// hosts), from the newest gated staging, picked as the
-			// scheduler would.
-			tip = r.newestGated(tip)
-			next.Base = tip
-			next.Only, next.Rank = r.flowClaim(tip)
-		case r.flows():
-			// The flow scheduler picks the next task itself: the best
-			// ready one may be of any level, and it starts from the
-			// newest gated staging, not from this one's start.
-			then = nil
-		}
-		if runErr != nil {
-			// The worker command could not even start where its worktree
-			// was: someone removed it. Any other error is the tool's.
-			bad := r.mgr.Check(ctx, *w)
-			var we *worktree.Error
-			if !errors.As(bad, &we) {
-				return runErr
-			}
-			t, err = r.brokenAttempt(ctx, s, t, w, bad, res, then)
-		} else {
-			t, err = r.settle(ctx, s, t, w, res, then)
-		}
-		if err != nil || t == nil {
-			return err
-		}
-		if w, err = r.slot(ctx, slot, tip); err != nil {
-			return err
-		}
+	return req, t, nil
+}
+
+// refuseEscape refuses the task, before its worker runs, when its owned
+// files reach outside the worktree. refused says so, with after the
+// worker's next task, claimed with the refusal.
+func (r *rush) refuseEscape(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, next *engine.ClaimRequest) (refused bool, after *state.Task, err error) {
+	// The tree the agent gets is the one to check: a link committed by
+	// an earlier level is in it, and nowhere else yet.
+	esc, err := engine.OwnedEscape(ctx, engine.Git(s), w.Dir, t.Spec.Owned())
+	if err != nil {
+		return false, nil, err
 	}
-	return nil
+	if esc == nil {
+		return false, nil, nil
+	}
+	// Refused for good: another attempt finds the same link.
+	after, err = r.refuse(s, t, w, "not sent to the worker: "+esc.Error(), next)
+	return true, after, err
+}
+
+// thenClaim is the claim a worker's transition carries for its next task
+// (nil: none, the scheduler picks it) and the staging tip the worker goes
+// on from.
+func (r *rush) thenClaim(next *engine.ClaimRequest, tip string) (*engine.ClaimRequest, string) {
+	then := next
+	switch {
+	case r.stopping():
+		then = nil
+	case r.flows() && r.link.Remote != "":
+		// Shared, the next claim rides in the same push (a third of
+		// each task's pushes, every one contested by the other
+		// hosts), from the newest gated staging, picked as the
+		// scheduler would.
+		tip = r.newestGated(tip)
+		next.Base = tip
+		next.Only, next.Rank = r.flowClaim(tip)
+	case r.flows():
+		// The flow scheduler picks the next task itself: the best
+		// ready one may be of any level, and it starts from the
+		// newest gated staging, not from this one's start.
+		then = nil
+	}
+	return then, tip
+}
+
+// settleRun settles a worker's run, or the attempt broken when the worker
+// command could not start in its worktree, and returns the worker's next
+// task.
+func (r *rush) settleRun(ctx context.Context, s *gitstore.Store, t *state.Task, w *worktree.Worker, res workResult, runErr error, then *engine.ClaimRequest) (*state.Task, error) {
+	if runErr != nil {
+		// The worker command could not even start where its worktree
+		// was: someone removed it. Any other error is the tool's.
+		bad := r.mgr.Check(ctx, *w)
+		var we *worktree.Error
+		if !errors.As(bad, &we) {
+			return nil, runErr
+		}
+		return r.brokenAttempt(ctx, s, t, w, bad, res, then)
+	}
+	return r.settle(ctx, s, t, w, res, then)
 }
 
 // claimTogether claims, in one transaction, a task of the level for each
