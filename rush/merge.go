@@ -227,50 +227,78 @@ func runQualityGates(g *engine.Engine, mgr *worktree.Manager, quiet bool) (stop 
 			return nil, err
 		}
 		for _, gate := range cfg.Gates {
-			timeout := time.Duration(gate.Timeout)
-			if timeout == 0 {
-				timeout = time.Duration(cfg.Workers.Timeout)
+			line, failed, stop, err := runGate(g, mgr, gate, dir, tip)
+			if stop != nil || err != nil {
+				return stop, err
 			}
-			// A gate runs in a process group of its own, out of reach of a
-			// kill of the rush's: recorded, so that the next rush ends
-			// what a dead one left running in the staging worktree.
-			group, mark := g.Store.Layout().GateGroup(mgr.Feature), proc.NewMark()
-			res, err := proc.Run(g.RunContext(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
-				Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}, Unset: engine.Withheld(gate.PassEnv),
-				Mark: mark, Started: func(pgid int) { recordGroup(group, pgid, mark) }})
-			os.Remove(group)
-			if err != nil {
-				return nil, err
-			}
-			if res.Interrupted {
-				// Nothing is recorded: the tree was not judged.
-				return &engine.Error{Kind: engine.Interrupted, What: "interrupted while gate " + gate.Name + " ran", Why: "no gate result recorded",
-					Hint: "git zerg gates run, or git zerg rush --resume, runs the gates again"}, nil
-			}
-			verdict := "passed"
-			switch {
-			case res.TimedOut:
-				verdict = "timed out"
-			case res.ExitCode != 0:
-				verdict = fmt.Sprintf("failed (exit %d): %s", res.ExitCode, proc.LastLines(res.Tail, 3))
-			}
-			req := ""
-			if !gate.Required {
-				req = " (optional)"
-			}
-			took := res.Duration.Round(time.Millisecond)
-			g.Note("gate %s%s %s in %s", gate.Name, req, verdict, took)
-			results = append(results, fmt.Sprintf("Zerg-Gate: %s%s %s in %s", gate.Name, req, verdict, took))
-			if verdict != "passed" && gate.Required {
+			results = append(results, line)
+			if failed {
 				failedGates = append(failedGates, gate.Name)
 			}
 		}
 	}
+	return recordGates(g, mgr, gateRun{tip: tip, tree: tree, set: set, start: start, results: results, failed: failedGates})
+}
+
+// runGate runs one gate in the staging worktree dir and says its verdict.
+// line is its line in the gate record; failed is a required gate that did
+// not pass. stop is an interrupt: the tree was not judged.
+func runGate(g *engine.Engine, mgr *worktree.Manager, gate config.Gate, dir, tip string) (line string, failed bool, stop, err error) {
+	timeout := time.Duration(gate.Timeout)
+	if timeout == 0 {
+		timeout = time.Duration(g.Config.Workers.Timeout)
+	}
+	// A gate runs in a process group of its own, out of reach of a
+	// kill of the rush's: recorded, so that the next rush ends
+	// what a dead one left running in the staging worktree.
+	group, mark := g.Store.Layout().GateGroup(mgr.Feature), proc.NewMark()
+	res, err := proc.Run(g.RunContext(), proc.Spec{Command: gate.Command, Dir: dir, Timeout: timeout,
+		Env: []string{"ZERG_FEATURE=" + mgr.Feature, "ZERG_STAGING=" + tip}, Unset: engine.Withheld(gate.PassEnv),
+		Mark: mark, Started: func(pgid int) { recordGroup(group, pgid, mark) }})
+	os.Remove(group)
+	if err != nil {
+		return "", false, nil, err
+	}
+	if res.Interrupted {
+		// Nothing is recorded: the tree was not judged.
+		return "", false, &engine.Error{Kind: engine.Interrupted, What: "interrupted while gate " + gate.Name + " ran", Why: "no gate result recorded",
+			Hint: "git zerg gates run, or git zerg rush --resume, runs the gates again"}, nil
+	}
+	verdict := "passed"
+	switch {
+	case res.TimedOut:
+		verdict = "timed out"
+	case res.ExitCode != 0:
+		verdict = fmt.Sprintf("failed (exit %d): %s", res.ExitCode, proc.LastLines(res.Tail, 3))
+	}
+	req := ""
+	if !gate.Required {
+		req = " (optional)"
+	}
+	took := res.Duration.Round(time.Millisecond)
+	g.Note("gate %s%s %s in %s", gate.Name, req, verdict, took)
+	return fmt.Sprintf("Zerg-Gate: %s%s %s in %s", gate.Name, req, verdict, took), verdict != "passed" && gate.Required, nil, nil
+}
+
+// gateRun is one run of the gates on the staging tip, to record.
+type gateRun struct {
+	tip, tree string
+	set       string    // the gate set, as gateSet says it
+	start     time.Time // on the engine's clock
+	results   []string  // each gate's line in the record
+	failed    []string  // the required gates that did not pass
+}
+
+// recordGates records the run's verdict on its tree as a signed gate
+// record, under the ref of a pass or of a failure, the other ref deleted;
+// failed gates stop the rush.
+func recordGates(g *engine.Engine, mgr *worktree.Manager, run gateRun) (stop error, err error) {
+	s, tree, tip, failedGates := g.Store, run.tree, run.tip, run.failed
 	subject := "gates passed on tree " + tree
 	if len(failedGates) > 0 {
 		subject = "gates failed on tree " + tree + ": " + strings.Join(failedGates, ", ")
 	}
-	msg, err := hooks.SignGateRecord(s, tree, subject+"\n\nZerg-Gates: "+set+"\n"+hooks.GateRunLines(mgr.Feature, start, g.Time())+strings.Join(results, "\n"))
+	msg, err := hooks.SignGateRecord(s, tree, subject+"\n\nZerg-Gates: "+run.set+"\n"+hooks.GateRunLines(mgr.Feature, run.start, g.Time())+strings.Join(run.results, "\n"))
 	if err != nil {
 		return nil, err
 	}
