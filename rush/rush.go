@@ -17,6 +17,7 @@ import (
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/prompt"
 	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
@@ -71,54 +72,11 @@ const (
 // the rush ran but did not finish everything, is of kind Failed; the result
 // is there whenever the rush got to its end.
 func Run(g *engine.Engine, o Options) (*Result, error) {
-	switch o.Mode {
-	case ModeSubprocess, ModeContainer:
-	case "", ModeTask:
-		return nil, engine.UsageError("rush: mode %q runs through TaskBatch", o.Mode)
-	default:
-		return nil, engine.UsageError("rush: unknown mode %q (subprocess, container or task)", o.Mode)
+	spent, tmpl, err := checkRun(g, &o)
+	if err != nil {
+		return nil, err
 	}
 	s, feature, cfg := g.Store, g.Feature, g.Config
-	if o.Workers == 0 {
-		o.Workers = cfg.Workers.Count
-	}
-	tasks, err := g.Tasks()
-	if err != nil {
-		return nil, err
-	}
-	if err := engine.EpicHold(s, feature); err != nil {
-		return nil, err
-	}
-	if err := g.TrustedAll("rush refused", tasks); err != nil {
-		return nil, err
-	}
-	var spent state.Usage
-	for _, t := range tasks {
-		u := t.Spent()
-		spent.Add(&u)
-	}
-	if err := budgetReached(cfg, spent); err != nil && !allDone(tasks) {
-		return nil, err
-	}
-	tmpl, err := g.PromptTemplate()
-	if err != nil {
-		return nil, err
-	}
-	if o.Remote == "" {
-		o.Remote = cfg.Rush.Remote
-	}
-	if strings.HasPrefix(o.Remote, "-") {
-		return nil, engine.UsageError("rush: bad remote %q", o.Remote)
-	}
-	if o.Remote != "" {
-		remote.Share(g, o.Remote)
-	}
-	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
-		return nil, engine.UsageError("rush --mode container needs workers.image in .zerg/config.toml")
-	}
-	if err := preflight(g, o.Mode); err != nil {
-		return nil, err
-	}
 	marker, err := engine.AcquireRush(s, feature)
 	if err != nil {
 		return nil, err
@@ -159,6 +117,63 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 		r.releaseOwn()
 	}
 	return r.result, err
+}
+
+// checkRun is what a rush checks before it takes the feature's marker:
+// the mode, the tasks held by an epic, trusted and within the budget, the
+// remote (shared from here on) and what the mode needs. It fills in
+// o's defaults from the configuration, and returns what the tasks spent
+// already and the workers' prompt template.
+func checkRun(g *engine.Engine, o *Options) (state.Usage, *prompt.Template, error) {
+	var spent state.Usage
+	switch o.Mode {
+	case ModeSubprocess, ModeContainer:
+	case "", ModeTask:
+		return spent, nil, engine.UsageError("rush: mode %q runs through TaskBatch", o.Mode)
+	default:
+		return spent, nil, engine.UsageError("rush: unknown mode %q (subprocess, container or task)", o.Mode)
+	}
+	s, feature, cfg := g.Store, g.Feature, g.Config
+	if o.Workers == 0 {
+		o.Workers = cfg.Workers.Count
+	}
+	tasks, err := g.Tasks()
+	if err != nil {
+		return spent, nil, err
+	}
+	if err := engine.EpicHold(s, feature); err != nil {
+		return spent, nil, err
+	}
+	if err := g.TrustedAll("rush refused", tasks); err != nil {
+		return spent, nil, err
+	}
+	for _, t := range tasks {
+		u := t.Spent()
+		spent.Add(&u)
+	}
+	if err := budgetReached(cfg, spent); err != nil && !allDone(tasks) {
+		return spent, nil, err
+	}
+	tmpl, err := g.PromptTemplate()
+	if err != nil {
+		return spent, nil, err
+	}
+	if o.Remote == "" {
+		o.Remote = cfg.Rush.Remote
+	}
+	if strings.HasPrefix(o.Remote, "-") {
+		return spent, nil, engine.UsageError("rush: bad remote %q", o.Remote)
+	}
+	if o.Remote != "" {
+		remote.Share(g, o.Remote)
+	}
+	if o.Mode == ModeContainer && cfg.Workers.Image == "" {
+		return spent, nil, engine.UsageError("rush --mode container needs workers.image in .zerg/config.toml")
+	}
+	if err := preflight(g, o.Mode); err != nil {
+		return spent, nil, err
+	}
+	return spent, tmpl, nil
 }
 
 // allDone tells a complete feature, which a reached budget does not stop:
