@@ -28,7 +28,7 @@ import (
 // lease is another host's merge: the queue takes the remote's staging,
 // finds which of its work is in it already (InHistory: recorded done by
 // that host, or to record here), and merges on it the rest and every task
-// verified meanwhile (schedule.JoinLost). One host merges for all (schedule.MergeDue): the
+// verified meanwhile (schedule.JoinLost). One host merges for all (schedule.MergeQueue): the
 // one with the first name among those seen active; the others merge a
 // host's work only once that host stayed quiet for the grace, so the hosts
 // do not race to move the one staging, and the work of a dead host, the

@@ -14,14 +14,14 @@ import (
 const MergeGrace = 3 * time.Second
 
 // MergeQueue is the merge queue's rule on a host of a shared rush: which
-// verified work this host merges now (see MergeDue). It keeps what the
+// verified work this host merges now (see mergeDue). It keeps what the
 // host saw at its looks at the remote, so one belongs to one rush on one
 // host; it is not safe for concurrent use.
 type MergeQueue struct {
 	self         string
 	grace        time.Duration
-	seen, active map[string]time.Time // MergeDue's
-	signs        map[string]string    // HostSigns as last seen
+	seen, active map[string]time.Time // mergeDue's
+	signs        map[string]string    // hostSigns as last seen
 }
 
 // NewMergeQueue is the queue of host self, whose leases live for ttl.
@@ -45,7 +45,7 @@ const maxFlowGrace = 30 * time.Second
 
 // look notes which hosts changed the state since the last look.
 func (q *MergeQueue) look(tasks []*state.Task, leases map[string]*state.Worker, now time.Time) {
-	for h, sign := range HostSigns(tasks, leases) {
+	for h, sign := range hostSigns(tasks, leases) {
 		old, known := q.signs[h]
 		switch {
 		case !known:
@@ -76,7 +76,7 @@ func (q *MergeQueue) Due(tasks []*state.Task, leases map[string]*state.Worker, i
 			verified = append(verified, t)
 		}
 	}
-	due := MergeDue(verified, q.self, q.seen, q.active, at, q.grace)
+	due := mergeDue(verified, q.self, q.seen, q.active, at, q.grace)
 	return due, len(due) > 0 || Behind(tasks, held)
 }
 

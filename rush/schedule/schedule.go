@@ -252,7 +252,7 @@ func Eligible(tasks []*state.Task, held map[string]bool) func(*state.Task) bool 
 	}
 }
 
-// MergeDue picks what a host of a shared rush merges now among the
+// mergeDue picks what a host of a shared rush merges now among the
 // verified tasks. One host merges for all: the merger, the host with the
 // first name among this one (self) and those it saw change the state
 // within grace. The merger takes every verified task at once; any other
@@ -269,7 +269,7 @@ func Eligible(tasks []*state.Task, held map[string]bool) func(*state.Task) bool 
 // merge takes a few round trips to the remote, and with three hosts most
 // lost to another's and went again (9–18 lost merge pushes per host in the
 // three-host benchmark; 0–3 in all with one merger).
-func MergeDue(verified []*state.Task, self string, seen, active map[string]time.Time, now time.Time, grace time.Duration) []*state.Task {
+func mergeDue(verified []*state.Task, self string, seen, active map[string]time.Time, now time.Time, grace time.Duration) []*state.Task {
 	merger := self
 	for h, at := range active {
 		if h < merger && now.Sub(at) < grace {
@@ -300,9 +300,9 @@ func MergeDue(verified []*state.Task, self string, seen, active map[string]time.
 	return due
 }
 
-// HostSigns is, by host, what the state shows of its doings: it changes
+// hostSigns is, by host, what the state shows of its doings: it changes
 // with each transition of the host's tasks and each renewal of its leases.
-func HostSigns(tasks []*state.Task, leases map[string]*state.Worker) map[string]string {
+func hostSigns(tasks []*state.Task, leases map[string]*state.Worker) map[string]string {
 	events := map[string]int{}
 	for _, t := range tasks {
 		if t.Host != "" {

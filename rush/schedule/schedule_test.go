@@ -358,18 +358,18 @@ func TestMergeDue(t *testing.T) {
 	} {
 		seen := map[string]time.Time{}
 		if c.now.After(at) {
-			MergeDue(verified, c.self, seen, map[string]time.Time{}, at, grace) // first seen at at
+			mergeDue(verified, c.self, seen, map[string]time.Time{}, at, grace) // first seen at at
 		}
-		if got := ids(MergeDue(verified, c.self, seen, c.active, c.now, grace)); got != c.want {
+		if got := ids(mergeDue(verified, c.self, seen, c.active, c.now, grace)); got != c.want {
 			t.Errorf("%s: due %q, want %q", c.name, got, c.want)
 		}
 	}
 
 	seen := map[string]time.Time{}
 	active := map[string]time.Time{"host1": at}
-	MergeDue(verified, "host3", seen, active, at, grace)
+	mergeDue(verified, "host3", seen, active, at, grace)
 	mine.Commit = "a2" // verified again with other work: seen afresh
-	MergeDue(verified, "host3", seen, active, at.Add(time.Second), grace)
+	mergeDue(verified, "host3", seen, active, at.Add(time.Second), grace)
 	if _, ok := seen["A@a1"]; ok {
 		t.Error("the work no longer verified is still remembered")
 	}
@@ -385,14 +385,14 @@ func TestHostSigns(t *testing.T) {
 	b := task("B", 1, state.Verified)
 	b.Host = "h2"
 	leases := map[string]*state.Worker{"w1": {Host: "h1", Expires: time.Unix(100, 0)}}
-	before := HostSigns([]*state.Task{a, b}, leases)
+	before := hostSigns([]*state.Task{a, b}, leases)
 	leases["w1"] = &state.Worker{Host: "h1", Expires: time.Unix(200, 0)} // renewed
-	after := HostSigns([]*state.Task{a, b}, leases)
+	after := hostSigns([]*state.Task{a, b}, leases)
 	if before["h1"] == after["h1"] || before["h2"] != after["h2"] {
 		t.Errorf("a renewal of h1's lease: h1 %q → %q, h2 %q → %q", before["h1"], after["h1"], before["h2"], after["h2"])
 	}
 	b.History = append(b.History, state.Event{})
-	if again := HostSigns([]*state.Task{a, b}, leases); again["h2"] == after["h2"] {
+	if again := hostSigns([]*state.Task{a, b}, leases); again["h2"] == after["h2"] {
 		t.Error("a transition of h2's task leaves its sign as it was")
 	}
 }
