@@ -19,6 +19,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -291,7 +292,7 @@ func (h StopHook) facts(s *gitstore.Store, tx *gitstore.Tx, feature string) (Sto
 		return f, err
 	}
 	policy := engine.PolicyOf(cfg)
-	counts := engine.CountStatuses(tasks)
+	counts := words.Counts(tasks)
 	f.Complete = len(tasks) > 0 && counts[string(state.Done)] == len(tasks)
 	if f.Complete {
 		return f, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -89,7 +90,7 @@ func (g *Engine) failedWhat(t *state.Task) string {
 	if t.Status == state.Blocked {
 		return what + ", now blocked (attempts exhausted)"
 	}
-	return what + fmt.Sprintf(", retry after %s", roundDur(t.NotBefore.Sub(g.Time())))
+	return what + fmt.Sprintf(", retry after %s", words.Duration(t.NotBefore.Sub(g.Time())))
 }
 
 // WorkFacts gathers, from git, what the done gate needs to know about the
@@ -116,7 +117,7 @@ func (g *Engine) WorkFacts(t *state.Task, rev string, mode gates.Mode) (gates.Do
 			return f, err
 		}
 		if !ok {
-			return f, RefusedError("done "+t.ID()+" refused", fmt.Sprintf("commit %s does not descend from the claim's base %s", ShortHash(commit), ShortHash(t.Base)))
+			return f, RefusedError("done "+t.ID()+" refused", fmt.Sprintf("commit %s does not descend from the claim's base %s", words.ShortHash(commit), words.ShortHash(t.Base)))
 		}
 		f.NewCommit = true
 	}
@@ -252,7 +253,7 @@ func (g *Engine) RecordDone(worker string, facts gates.DoneFacts, to state.Statu
 			ev.Usage = usage
 			t.Record(ev)
 			t.Commit, t.Reason = f.Commit, ""
-			msg.Subject = fmt.Sprintf("done %s (%s): %s %s", t.ID(), worker, to, ShortHash(f.Commit))
+			msg.Subject = fmt.Sprintf("done %s (%s): %s %s", t.ID(), worker, to, words.ShortHash(f.Commit))
 			msg.To = string(to)
 			// A verified task keeps its locks until the level merge makes it
 			// done: its files are not free while its work is unmerged.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // EpicHold refuses work on a feature that its epic holds back: one of its
@@ -26,7 +27,7 @@ func EpicHold(s *gitstore.Store, feature string) error {
 		if total > 0 && done == total {
 			continue
 		}
-		why := fmt.Sprintf("%d of %s done", done, Plural(total, "task"))
+		why := fmt.Sprintf("%d of %s done", done, words.Plural(total, "task"))
 		if total < 0 {
 			why = d + " is not planned"
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -95,7 +96,7 @@ func Features(s *gitstore.Store) ([]FeatureSummary, error) {
 		if err != nil {
 			return nil, err
 		}
-		counts := CountStatuses(tasks)
+		counts := words.Counts(tasks)
 		done := counts[string(state.Done)]
 		out = append(out, FeatureSummary{Name: n, Current: n == cur, Tasks: len(tasks), Done: done, Complete: done == len(tasks), Counts: counts})
 	}

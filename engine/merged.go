@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -71,7 +72,7 @@ func (g *Engine) RecordMergedPushing(pins []worktree.Pin, merged []string, tip s
 		if len(ids) == 0 {
 			return nil, nil
 		}
-		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), ShortHash(tip)),
+		return &gitstore.Message{Subject: fmt.Sprintf("merge %s into staging %s", strings.Join(ids, ", "), words.ShortHash(tip)),
 			Op: state.OpMerge, Task: ids[0], From: string(state.Verified), To: string(state.Done)}, nil
 	})
 	if err != nil {
@@ -80,7 +81,7 @@ func (g *Engine) RecordMergedPushing(pins []worktree.Pin, merged []string, tip s
 	// Only what this call recorded: another host may have recorded the
 	// rest.
 	for _, id := range ids {
-		g.Transition(id, "done (merged into staging "+ShortHash(tip)+")")
+		g.Transition(id, "done (merged into staging "+words.ShortHash(tip)+")")
 	}
 	return last != nil && last.Pushed(), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -72,9 +73,9 @@ func (g *Engine) plan(plan *levels.Plan, force, trusted bool) (*PlanResult, erro
 		if err := tx.Init(meta, tasks); err != nil {
 			return nil, err
 		}
-		subject := fmt.Sprintf("plan %s: %s in %s", name, Plural(len(tasks), "task"), Plural(len(plan.Levels), "level"))
+		subject := fmt.Sprintf("plan %s: %s in %s", name, words.Plural(len(tasks), "task"), words.Plural(len(plan.Levels), "level"))
 		if res.Replaced {
-			subject = fmt.Sprintf("plan --force %s: %s in %s", name, Plural(len(tasks), "task"), Plural(len(plan.Levels), "level"))
+			subject = fmt.Sprintf("plan --force %s: %s in %s", name, words.Plural(len(tasks), "task"), words.Plural(len(plan.Levels), "level"))
 		}
 		return &gitstore.Message{Subject: subject, Op: state.OpPlan}, nil
 	})

@@ -7,6 +7,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -41,13 +42,13 @@ func (g *Engine) verifyAgain(t *state.Task, commit string) (ok bool, why string,
 	if t.Host != "" && t.Host != g.Store.Host().Name {
 		where = "verified on " + t.Host
 	}
-	g.Note("%s: %s: running its verification here on %s", t.ID(), where, ShortHash(commit))
+	g.Note("%s: %s: running its verification here on %s", t.ID(), where, words.ShortHash(commit))
 	to, reason, err := g.verifyCommit(t, commit, gates.Worktree)
 	if err != nil {
 		return false, "", err
 	}
 	if to != state.Verified {
-		return false, fmt.Sprintf("%s, and its verification failed when run here on %s: %s", where, ShortHash(commit), strings.TrimSpace(reason)), nil
+		return false, fmt.Sprintf("%s, and its verification failed when run here on %s: %s", where, words.ShortHash(commit), strings.TrimSpace(reason)), nil
 	}
 	trust.RecordVerified(g.Store, g.Feature, t, commit)
 	return true, "", nil

@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -100,17 +101,17 @@ func (sg *stagingGuard) checkFrom(ctx context.Context, known, tip string) error 
 	}
 	switch {
 	case more:
-		return fmt.Errorf("more than %d commits above %s", maxStagingWalk, ShortHash(known))
+		return fmt.Errorf("more than %d commits above %s", maxStagingWalk, words.ShortHash(known))
 	case len(cs) == 0:
-		return fmt.Errorf("it is behind %s: moved back", ShortHash(known))
+		return fmt.Errorf("it is behind %s: moved back", words.ShortHash(known))
 	}
 	for _, c := range cs {
 		if len(c.Parents) != 2 {
-			return fmt.Errorf("commit %s is not a merge of a task's work", ShortHash(c.Hash))
+			return fmt.Errorf("commit %s is not a merge of a task's work", words.ShortHash(c.Hash))
 		}
 		t, ok := work[c.Parents[1]]
 		if !ok {
-			return fmt.Errorf("commit %s merges %s, which is no task's verified work", ShortHash(c.Hash), ShortHash(c.Parents[1]))
+			return fmt.Errorf("commit %s merges %s, which is no task's verified work", words.ShortHash(c.Hash), words.ShortHash(c.Parents[1]))
 		}
 		id := t.ID()
 		tree, clean, err := sg.m.MergeTree(ctx, c.Parents[0], c.Parents[1])
@@ -118,11 +119,11 @@ func (sg *stagingGuard) checkFrom(ctx context.Context, known, tip string) error 
 			return err
 		}
 		if !clean || tree != c.Tree {
-			return fmt.Errorf("commit %s, a merge of %s, holds other files than the merge of %s's work gives", ShortHash(c.Hash), id, id)
+			return fmt.Errorf("commit %s, a merge of %s, holds other files than the merge of %s's work gives", words.ShortHash(c.Hash), id, id)
 		}
 	}
 	if oldest := cs[len(cs)-1]; oldest.Parents[0] != known {
-		return fmt.Errorf("it does not descend from %s", ShortHash(known))
+		return fmt.Errorf("it does not descend from %s", words.ShortHash(known))
 	}
 	// Merged by another host, or by a process whose record is gone: its
 	// verification must have passed here too before anything builds on it.
@@ -149,5 +150,5 @@ func (sg *stagingGuard) Restored(ctx context.Context, found, known string) {
 	if ref, err := g.Store.SaveAttempt(ctx, g.Feature, "staging", found, found); err == nil {
 		kept = ", the moved commit kept as " + ref
 	}
-	g.Note("warning: %s was moved outside git-zerg to %s; put back to %s%s", worktree.StagingBranch(g.Feature), ShortHash(found), ShortHash(known), kept)
+	g.Note("warning: %s was moved outside git-zerg to %s; put back to %s%s", worktree.StagingBranch(g.Feature), words.ShortHash(found), words.ShortHash(known), kept)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/prompt"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -89,7 +90,7 @@ func (g *Engine) Batch(n int) (*TaskBatch, error) {
 	}
 	policy := g.Policy()
 	now := g.Time()
-	counts := CountStatuses(tasks)
+	counts := words.Counts(tasks)
 	out := &TaskBatch{Feature: feature, Workers: n, Counts: counts, Batch: []BatchTask{}}
 	out.Complete = counts[string(state.Done)] == len(tasks)
 	level := 0

@@ -17,6 +17,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore/remotes"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -105,7 +106,7 @@ func Plan(g *engine.Engine, p *levels.EpicPlan, force bool) (*PlanResult, error)
 		}
 		res.Features = append(res.Features, r)
 	}
-	subject := fmt.Sprintf("epic plan %s v%d: %s", ep.Name, ep.Version, engine.Plural(len(ep.Features), "feature"))
+	subject := fmt.Sprintf("epic plan %s v%d: %s", ep.Name, ep.Version, words.Plural(len(ep.Features), "feature"))
 	tip, err := s.SaveEpic(g.Context(), stored, plumbing.ZeroHash, force, subject, state.OpEpicPlan, g.Time().UTC())
 	if err != nil {
 		return nil, err
@@ -128,7 +129,7 @@ func featureComplete(g *engine.Engine, feature string) (bool, []*state.Task, err
 	if err != nil {
 		return false, nil, err
 	}
-	return engine.CountStatuses(tasks)[string(state.Done)] == len(tasks), tasks, nil
+	return words.Counts(tasks)[string(state.Done)] == len(tasks), tasks, nil
 }
 
 // FeatureStatus is how far one feature of an epic got.
@@ -175,7 +176,7 @@ func StatusOf(g *engine.Engine, name string) (*Status, error) {
 			return nil, err
 		}
 		complete[f.Name] = ok
-		fs := FeatureStatus{EpicFeature: f, Level: level[f.Name], Total: len(tasks), Counts: engine.CountStatuses(tasks),
+		fs := FeatureStatus{EpicFeature: f, Level: level[f.Name], Total: len(tasks), Counts: words.Counts(tasks),
 			Review: ep.NeedsReview(f.Name)}
 		fs.Done = fs.Counts[string(state.Done)]
 		if tip, _ := g.Store.ReadRef("refs/heads/" + worktree.StagingBranch(f.Name)); !tip.IsZero() {

@@ -12,6 +12,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/rush"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -239,7 +240,7 @@ func (r *epicRush) start(ready []state.EpicFeature) error {
 		r.mu.Lock()
 		r.running[f.Name], r.share[f.Name] = ch, n
 		r.mu.Unlock()
-		r.g.Note("epic %s: %s starts with %s from %s", r.name, f.Name, engine.Plural(n, "worker"), from)
+		r.g.Note("epic %s: %s starts with %s from %s", r.name, f.Name, words.Plural(n, "worker"), from)
 		go func(f string, sub *engine.Engine, n int) {
 			res, err := rush.Run(sub, rush.Options{Workers: n, Mode: r.o.Mode, Resume: r.o.Resume, Interrupt: ch})
 			r.results <- outcome{f, res, err}
@@ -273,7 +274,7 @@ func (r *epicRush) await() bool {
 		}
 		r.g.Note("epic %s: %s ended: %v", r.name, o.name, o.err)
 	case o.res != nil && o.res.Complete:
-		r.g.Note("epic %s: %s complete, staging %s at %s", r.name, o.name, o.res.Staging, engine.ShortHash(o.res.Tip))
+		r.g.Note("epic %s: %s complete, staging %s at %s", r.name, o.name, o.res.Staging, words.ShortHash(o.res.Tip))
 	}
 	return true
 }
@@ -353,7 +354,7 @@ func startFrom(g *engine.Engine, f state.EpicFeature) (string, error) {
 					Hint: fmt.Sprintf("if nothing of %s is on it yet: git branch -D %s", f.Name, worktree.StagingBranch(f.Name))}
 			}
 		}
-		return worktree.StagingBranch(f.Name) + " (" + engine.ShortHash(cur.String()) + ")", nil
+		return worktree.StagingBranch(f.Name) + " (" + words.ShortHash(cur.String()) + ")", nil
 	}
 	start := tips[0]
 	where := worktree.StagingBranch(labels[0])
@@ -372,5 +373,5 @@ func startFrom(g *engine.Engine, f state.EpicFeature) (string, error) {
 	if _, err := mgr.EnsureStaging(g.Context(), start); err != nil {
 		return "", err
 	}
-	return where + " (" + engine.ShortHash(start) + ")", nil
+	return where + " (" + words.ShortHash(start) + ")", nil
 }

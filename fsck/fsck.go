@@ -21,6 +21,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Report is what fsck found in one feature's history.
@@ -64,7 +65,7 @@ func Verdict(rs []*Report) error {
 		}
 	}
 	if total > 0 {
-		return engine.FailedError("fsck found "+engine.Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
+		return engine.FailedError("fsck found "+words.Plural(total, "problem"), "in feature "+strings.Join(bad, ", "))
 	}
 	return nil
 }
@@ -135,9 +136,9 @@ func checkSeen(ctx context.Context, s *gitstore.Store, feature, tip string) ([]g
 				if err != nil {
 					return nil, err
 				}
-				msg := fmt.Sprintf("state ref moved backwards by hand (was %s)", engine.ShortHash(was))
+				msg := fmt.Sprintf("state ref moved backwards by hand (was %s)", words.ShortHash(was))
 				if !back {
-					msg = fmt.Sprintf("state ref rewritten by hand: it no longer contains %s, the tip the last fsck saw", engine.ShortHash(was))
+					msg = fmt.Sprintf("state ref rewritten by hand: it no longer contains %s, the tip the last fsck saw", words.ShortHash(was))
 				}
 				problems = append(problems, gates.Problem{Commit: tip, Msg: msg})
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/view"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // AcceptReviewText is what plan --accept shows before it asks: each task
@@ -57,7 +58,7 @@ func acceptCounts(rv *trust.Review) string {
 			changed++
 		}
 	}
-	return fmt.Sprintf("%s (%d changed, %d new)", Plural(len(rv.Changed), "task"), changed, len(rv.Changed)-changed)
+	return fmt.Sprintf("%s (%d changed, %d new)", words.Plural(len(rv.Changed), "task"), changed, len(rv.Changed)-changed)
 }
 
 // specText is a task's spec as a reviewer reads it: indented JSON with

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Cleanup is what `cleanup --json` prints.
@@ -26,16 +27,16 @@ func CleanupOf(feature string, c *rush.Cleaned) Cleanup {
 func CleanupText(w io.Writer, feature string, c *rush.Cleaned) {
 	var parts []string
 	if n := len(c.Worktrees); n > 0 {
-		parts = append(parts, Plural(n, "worktree"))
+		parts = append(parts, words.Plural(n, "worktree"))
 	}
 	if n := len(c.Branches); n > 0 {
-		parts = append(parts, Plural(n, "worker branch"))
+		parts = append(parts, words.Plural(n, "worker branch"))
 	}
 	if c.Staging != "" {
 		parts = append(parts, "the gates' staging checkout")
 	}
 	if n := len(c.Dirs); n > 0 {
-		parts = append(parts, Plural(n, "empty directory"))
+		parts = append(parts, words.Plural(n, "empty directory"))
 	}
 	if len(parts) == 0 {
 		fmt.Fprintf(w, "cleaned up %s: nothing to remove\n", feature)

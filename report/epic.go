@@ -11,6 +11,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // EpicPlan is what `epic plan --json` prints.
@@ -38,14 +39,14 @@ func EpicPlanOf(res *epic.PlanResult, plan *levels.EpicPlan, warns []levels.Prob
 // epic's order.
 func EpicPlanText(w io.Writer, res *epic.PlanResult, plan *levels.EpicPlan) {
 	for _, f := range res.Features {
-		fmt.Fprintf(w, "planned %s: %s in %s\n", f.Feature, Plural(f.Tasks, "task"), Plural(len(f.Levels), "level"))
+		fmt.Fprintf(w, "planned %s: %s in %s\n", f.Feature, words.Plural(f.Tasks, "task"), words.Plural(len(f.Levels), "level"))
 	}
 	var lv []string
 	for _, l := range plan.Levels {
 		lv = append(lv, strings.Join(l, ", "))
 	}
 	fmt.Fprintf(w, "planned epic %s v%d: %s in order %s\n", res.Epic.Name, res.Epic.Version,
-		Plural(len(res.Epic.Features), "feature"), strings.Join(lv, " | "))
+		words.Plural(len(res.Epic.Features), "feature"), strings.Join(lv, " | "))
 }
 
 // EpicFeature is a feature of an epic in its status.
@@ -164,7 +165,7 @@ func WriteEpicLog(w io.Writer, log []gitstore.Entry, asJSON bool) error {
 		return WriteJSON(w, out)
 	}
 	for _, l := range log {
-		fmt.Fprintf(w, "%s %s %s\n", ShortHash(l.Hash.String()), l.When.UTC().Format("2006-01-02 15:04:05"), l.Message.Subject)
+		fmt.Fprintf(w, "%s %s %s\n", words.ShortHash(l.Hash.String()), l.When.UTC().Format("2006-01-02 15:04:05"), l.Message.Subject)
 	}
 	return nil
 }
@@ -243,10 +244,10 @@ func EpicRushText(w io.Writer, res *epic.RushResult) {
 			fmt.Fprintf(w, "feature %s: already complete\n", f.Feature)
 		case f.Result != nil && f.Result.Complete:
 			done++
-			fmt.Fprintf(w, "feature %s complete: %s done, staging %s at %s\n", f.Feature, Plural(f.Result.Tasks, "task"),
-				f.Result.Staging, ShortHash(f.Result.Tip))
+			fmt.Fprintf(w, "feature %s complete: %s done, staging %s at %s\n", f.Feature, words.Plural(f.Result.Tasks, "task"),
+				f.Result.Staging, words.ShortHash(f.Result.Tip))
 		case f.Result != nil:
-			fmt.Fprintf(w, "feature %s ended: %s\n", f.Feature, engine.CountsLine(f.Result.Counts))
+			fmt.Fprintf(w, "feature %s ended: %s\n", f.Feature, words.CountsLine(f.Result.Counts))
 		case f.Skipped != "":
 			fmt.Fprintf(w, "feature %s not run: %s\n", f.Feature, f.Skipped)
 		case f.Err != nil:
@@ -254,7 +255,7 @@ func EpicRushText(w io.Writer, res *epic.RushResult) {
 		}
 	}
 	if res.Complete {
-		fmt.Fprintf(w, "rush of epic %s complete: %s done\n", res.Epic, Plural(done, "feature"))
+		fmt.Fprintf(w, "rush of epic %s complete: %s done\n", res.Epic, words.Plural(done, "feature"))
 	} else {
 		fmt.Fprintf(w, "rush of epic %s ended: %d/%d features done\n", res.Epic, done, len(res.Features))
 	}
@@ -296,7 +297,7 @@ func EpicEvents(p *Live) func(engine.Event) {
 		case engine.EvLevelEnd:
 			return
 		case engine.EvLevelMerged:
-			p.Note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, ShortHash(ev.Text))
+			p.Note("%s: level %d merged: staging at %s", ev.Feature, ev.Level, words.ShortHash(ev.Text))
 			return
 		case engine.EvNote, engine.EvLevelStart:
 			if ev.Feature != "" {

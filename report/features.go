@@ -8,6 +8,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/forge/flow"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Feature is a planned feature in `features --json`.
@@ -36,7 +37,7 @@ func WriteFeatures(w io.Writer, fs []engine.FeatureSummary, asJSON bool) error {
 		if f.Current {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Name), f.Done, f.Tasks, engine.CountsLine(f.Counts))
+		fmt.Fprintf(tw, "%s %s\t%d/%d done\t%s\n", mark, printable.String(f.Name), f.Done, f.Tasks, words.CountsLine(f.Counts))
 	}
 	return tw.Flush()
 }

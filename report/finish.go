@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Finish is what `finish --json` prints for one feature (`finish --epic
@@ -39,11 +40,11 @@ func FinishText(w io.Writer, f *rush.Finished) {
 	m := f.Merged
 	switch m.How {
 	case "fast-forward":
-		fmt.Fprintf(w, "finished %s: fast-forward %s to %s\n", f.Feature, printable.String(m.Branch), ShortHash(m.To))
+		fmt.Fprintf(w, "finished %s: fast-forward %s to %s\n", f.Feature, printable.String(m.Branch), words.ShortHash(m.To))
 	case "merge":
-		fmt.Fprintf(w, "finished %s: merged %s into %s, merge commit %s\n", f.Feature, f.Staging, printable.String(m.Branch), ShortHash(m.To))
+		fmt.Fprintf(w, "finished %s: merged %s into %s, merge commit %s\n", f.Feature, f.Staging, printable.String(m.Branch), words.ShortHash(m.To))
 	default:
-		fmt.Fprintf(w, "finished %s: %s already has %s (%s)\n", f.Feature, printable.String(m.Branch), f.Staging, ShortHash(f.Tip))
+		fmt.Fprintf(w, "finished %s: %s already has %s (%s)\n", f.Feature, printable.String(m.Branch), f.Staging, words.ShortHash(f.Tip))
 	}
 	if f.Cleaned != nil {
 		CleanupText(w, f.Feature, f.Cleaned)

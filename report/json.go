@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Files are the paths a task declares.
@@ -288,7 +289,7 @@ type Update struct {
 // on notes.
 func UpdateText(w, notes io.Writer, u Update, stagingTip string) {
 	fmt.Fprintf(w, "updated %s: %s in %s; %d kept, %d changed, %d added, %d removed\n", u.Feature,
-		Plural(u.Tasks, "task"), Plural(len(u.Levels), "level"), len(u.Kept), len(u.Changed), len(u.Added), len(u.Removed))
+		words.Plural(u.Tasks, "task"), words.Plural(len(u.Levels), "level"), len(u.Kept), len(u.Changed), len(u.Added), len(u.Removed))
 	for _, list := range []struct {
 		what string
 		ids  []string
@@ -298,6 +299,6 @@ func UpdateText(w, notes io.Writer, u Update, stagingTip string) {
 		}
 	}
 	if len(u.TakenOut) > 0 {
-		fmt.Fprintf(notes, "taken out of staging: %s (staging at %s; the next rush gates it)\n", strings.Join(u.TakenOut, ", "), ShortHash(stagingTip))
+		fmt.Fprintf(notes, "taken out of staging: %s (staging at %s; the next rush gates it)\n", strings.Join(u.TakenOut, ", "), words.ShortHash(stagingTip))
 	}
 }

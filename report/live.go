@@ -11,6 +11,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Live prints a rush as it goes: a line per transition and a table per
@@ -80,7 +81,7 @@ func (p *Live) update(level int, tasks []*state.Task) {
 			if n := len(t.History); n > 0 {
 				since = t.History[n-1].At
 			}
-			running = append(running, fmt.Sprintf("%s %s", t.ID(), roundDur(now.Sub(since))))
+			running = append(running, fmt.Sprintf("%s %s", t.ID(), words.Duration(now.Sub(since))))
 		}
 	}
 	const width = 20
@@ -122,7 +123,7 @@ func (p *Live) levelTable(level int, tasks []*state.Task) {
 		if t.Level != level {
 			continue
 		}
-		extra := ShortHash(t.Commit)
+		extra := words.ShortHash(t.Commit)
 		if t.Status.Stopped() {
 			extra = printable.String(t.Reason)
 		}
@@ -141,7 +142,7 @@ func (p *Live) Event(ev engine.Event) {
 	case engine.EvLevelEnd:
 		p.levelTable(ev.Level, ev.Tasks)
 	case engine.EvLevelMerged:
-		p.Note("level %d merged: staging at %s", ev.Level, ShortHash(ev.Text))
+		p.Note("level %d merged: staging at %s", ev.Level, words.ShortHash(ev.Text))
 	case engine.EvRushEnd:
 		p.mu.Lock()
 		p.clearLive()

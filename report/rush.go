@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // TaskMode is what `rush --mode task` prints: the batch to launch now.
@@ -43,11 +44,11 @@ func TaskModeOf(b *engine.TaskBatch) TaskMode {
 // next and where its wall time went.
 func RushText(stdout, stderr io.Writer, res *rush.Result) {
 	if res.Complete {
-		fmt.Fprintf(stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, Plural(res.Tasks, "task"),
-			res.Staging, ShortHash(res.Tip))
+		fmt.Fprintf(stdout, "rush %s complete: %s done, staging %s at %s\n", res.Feature, words.Plural(res.Tasks, "task"),
+			res.Staging, words.ShortHash(res.Tip))
 		fmt.Fprintf(stderr, "to finish: git zerg finish (merges %s into your branch and cleans up)\n", res.Staging)
 	} else {
-		fmt.Fprintf(stdout, "rush %s ended: %s\n", res.Feature, engine.CountsLine(res.Counts))
+		fmt.Fprintf(stdout, "rush %s ended: %s\n", res.Feature, words.CountsLine(res.Counts))
 	}
 	fmt.Fprintln(stderr, flowLine(res.Flow.Wall, res.Flow.Critical, res.Flow.Path, res.Flow.Busy, res.Flow.Workers))
 }

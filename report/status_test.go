@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/gitstore/storetest"
 	"github.com/git-zerg/git-zerg/lazy"
@@ -17,6 +16,7 @@ import (
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/state/statetest"
 	"github.com/git-zerg/git-zerg/view"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 func newStore(t *testing.T) *gitstore.Store { return storetest.New(t) }
@@ -85,7 +85,7 @@ func want(t *testing.T, s *gitstore.Store) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts := engine.CountStatuses(tasks)
+	counts := words.Counts(tasks)
 	done := counts[string(state.Done)]
 	doc := Status{Feature: sn.Feature, Complete: done == len(tasks), Progress: progressOf(done, len(tasks)), Counts: counts,
 		Tasks: []Task{}, Levels: levelsOf(sn), Workers: []Worker{}, Locks: []Lock{}}

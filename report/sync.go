@@ -8,6 +8,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/forge/flow"
 	"github.com/git-zerg/git-zerg/printable"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Sync is what `sync --json` prints: the remote, the rounds it took, what
@@ -45,7 +46,7 @@ func SyncText(w io.Writer, res *engine.SyncResult) {
 		}
 		fmt.Fprintln(w, printable.String(line))
 	}
-	fmt.Fprintf(w, "synced with %s: %s pushed\n", res.Remote, Plural(len(res.Pushed), "ref"))
+	fmt.Fprintf(w, "synced with %s: %s pushed\n", res.Remote, words.Plural(len(res.Pushed), "ref"))
 }
 
 // SyncForgeText says each task `sync --forge` moved on stdout, and each
@@ -57,5 +58,5 @@ func SyncForgeText(stdout, stderr io.Writer, res *flow.SyncResult) {
 	for _, s := range res.Skipped {
 		fmt.Fprintln(stderr, "skipped "+printable.String(s))
 	}
-	fmt.Fprintf(stdout, "synced %s with the forge: %s\n", res.Feature, Plural(len(res.Changes), "change"))
+	fmt.Fprintf(stdout, "synced %s with the forge: %s\n", res.Feature, words.Plural(len(res.Changes), "change"))
 }

@@ -7,11 +7,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/view"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // TextOptions shape text status.
@@ -47,7 +47,7 @@ func WriteStatusText(w io.Writer, sn *view.Snapshot, o TextOptions) error {
 		o.Before()
 	}
 	p := progressOf(counts[string(state.Done)], total)
-	fmt.Fprintf(w, "feature %s: %d/%d done (%d%%)  %s\n", sn.Feature, p.Done, p.Total, p.Percent, engine.CountsLine(counts))
+	fmt.Fprintf(w, "feature %s: %d/%d done (%d%%)  %s\n", sn.Feature, p.Done, p.Total, p.Percent, words.CountsLine(counts))
 	if o.AfterHead != nil {
 		o.AfterHead()
 	}
@@ -80,9 +80,9 @@ func WriteStatusText(w io.Writer, sn *view.Snapshot, o TextOptions) error {
 			case sn.HolderDied(l):
 				lease = fmt.Sprintf("its rush (pid %d) died: git zerg rush --resume takes it back", l.PID)
 			case now.Before(l.Expires):
-				lease = "lease " + roundDur(l.Expires.Sub(now)) + " left"
+				lease = "lease " + words.Duration(l.Expires.Sub(now)) + " left"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", printable.String(l.Name), printable.String(l.Task), roundDur(now.Sub(l.Since)), lease)
+			fmt.Fprintf(tw, "  %s\t%s\tfor %s\t%s\n", printable.String(l.Name), printable.String(l.Task), words.Duration(now.Sub(l.Since)), lease)
 		}
 		tw.Flush()
 	}
@@ -105,7 +105,7 @@ func LocksText(w io.Writer, locks []state.Lock, now time.Time) {
 		if l.Task != "" {
 			what = l.Feature + "/" + l.Task
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), roundDur(l.Expires.Sub(now)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\texpires in %s\n", printable.String(l.Path), printable.String(l.Owner), printable.String(what), words.Duration(l.Expires.Sub(now)))
 	}
 	tw.Flush()
 }
@@ -118,7 +118,7 @@ func statusTasksText(w io.Writer, sn *view.Snapshot) error {
 		if lv.Done {
 			mark = "done"
 		}
-		fmt.Fprintf(tw, "\nlevel %d\t%s\t%s\n", lv.Level, mark, engine.CountsLine(lv.Counts))
+		fmt.Fprintf(tw, "\nlevel %d\t%s\t%s\n", lv.Level, mark, words.CountsLine(lv.Counts))
 		for _, id := range lv.Tasks {
 			t, err := sn.StateTask(id)
 			if err != nil {
@@ -144,7 +144,7 @@ func taskLine(tw io.Writer, sn *view.Snapshot, t *state.Task) {
 			extra += " (output: git zerg logs " + t.ID() + ")"
 		}
 	case t.Commit != "":
-		extra = ShortHash(t.Commit)
+		extra = words.ShortHash(t.Commit)
 	}
 	if t.Attempts > 1 {
 		extra += fmt.Sprintf(" (attempt %d)", t.Attempts)
@@ -177,10 +177,10 @@ func statusSummary(w io.Writer, sn *view.Snapshot, p *gates.Policy) error {
 	fmt.Fprintf(w, "(%d tasks, summarised: git zerg status --all lists every one)\n", su.Total)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, lv := range su.Open {
-		fmt.Fprintf(tw, "level %d\topen\t%s\n", lv.Level, engine.CountsLine(lv.Counts))
+		fmt.Fprintf(tw, "level %d\topen\t%s\n", lv.Level, words.CountsLine(lv.Counts))
 	}
 	if su.MoreOpen > 0 {
-		fmt.Fprintf(tw, "%s more\t\t\n", Plural(su.MoreOpen, "open level"))
+		fmt.Fprintf(tw, "%s more\t\t\n", words.Plural(su.MoreOpen, "open level"))
 	}
 	if len(su.DoneLevels) > 0 {
 		fmt.Fprintf(tw, "%s done\t\t\n", levelRange(su.DoneLevels))

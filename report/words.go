@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // levelRange names levels compactly: "levels 1-4, 6", "level 2".
@@ -29,26 +30,6 @@ func levelRange(lv []int) string {
 	return "levels " + strings.Join(parts, ", ")
 }
 
-// roundDur is a duration for people: to the second under a minute, else
-// to the minute.
-func roundDur(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	if d < time.Minute {
-		return d.Round(time.Second).String()
-	}
-	return d.Round(time.Minute).String()
-}
-
-// ShortHash is a commit id cut to 12 characters.
-func ShortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
 // usageLine is "$1.23, 45,600 tokens, 12 turns" for people.
 func usageLine(u *state.Usage) string {
 	var parts []string
@@ -59,23 +40,9 @@ func usageLine(u *state.Usage) string {
 		parts = append(parts, fmt.Sprintf("%d tokens", n))
 	}
 	if u.Turns > 0 {
-		parts = append(parts, Plural(u.Turns, "turn"))
+		parts = append(parts, words.Plural(u.Turns, "turn"))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// Plural is "1 task", "2 tasks" (and "2 branches", "2 directories").
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	switch {
-	case strings.HasSuffix(noun, "ch") || strings.HasSuffix(noun, "sh"):
-		return fmt.Sprintf("%d %ses", n, noun)
-	case strings.HasSuffix(noun, "y") && !strings.HasSuffix(noun, "ey"):
-		return fmt.Sprintf("%d %sies", n, noun[:len(noun)-1])
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // flowLine is a rush's last line on where its time went: the wall time,
@@ -90,7 +57,7 @@ func flowLine(wall, critical time.Duration, path []string, busy float64, workers
 	if chain != "" {
 		line += " (" + chain + ")"
 	}
-	return line + fmt.Sprintf("; %s busy %.0f%% of it", Plural(workers, "worker"), 100*busy)
+	return line + fmt.Sprintf("; %s busy %.0f%% of it", words.Plural(workers, "worker"), 100*busy)
 }
 
 // seconds is d to a tenth of a second under a minute, else to a second.

@@ -7,6 +7,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -47,7 +48,7 @@ func Finish(g *engine.Engine) (*Finished, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := engine.CountStatuses(tasks)[string(state.Done)]
+	done := words.Counts(tasks)[string(state.Done)]
 	if len(tasks) == 0 || done < len(tasks) {
 		return nil, refused(fmt.Sprintf("the feature is not complete: %d of %d tasks done", done, len(tasks)),
 			"git zerg rush runs the rest; git zerg status shows what is left")
@@ -73,7 +74,7 @@ func Finish(g *engine.Engine) (*Finished, error) {
 		return nil, err
 	}
 	if !passedHere(s, tree, gateSet(g.Config.Gates)) {
-		return nil, refused(fmt.Sprintf("the quality gates have not passed here on %s (tree %s)", branch, engine.ShortHash(tree)),
+		return nil, refused(fmt.Sprintf("the quality gates have not passed here on %s (tree %s)", branch, words.ShortHash(tree)),
 			"git zerg gates run runs them on staging")
 	}
 	merged, err := mgr.MergeIntoHead(g.Context(), s.Top, tip, fmt.Sprintf("Merge branch '%s': finish %s", branch, feature))

@@ -10,6 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -188,7 +189,7 @@ func (r *rush) newFlow(mg *engine.Engine, tasks []*state.Task, tip string) *flow
 		r.setEligible(f.base, tasks)
 	}
 	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Text: fmt.Sprintf("%s in %s, by their dependencies",
-		engine.Plural(len(tasks), "task"), engine.Plural(len(f.shown), "level"))})
+		words.Plural(len(tasks), "task"), words.Plural(len(f.shown), "level"))})
 
 	f.workers = newPool(r.n)
 	f.results = make(chan slotResult, r.n)

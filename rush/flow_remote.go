@@ -12,6 +12,7 @@ import (
 	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -295,7 +296,7 @@ func (r *rush) batchMerge(g *engine.Engine, mgr *worktree.Manager, v batchView, 
 			b.err = engine.RefusedError("merge gave up", fmt.Sprintf("the staging on %s kept moving for %d rounds", r.link.Remote, round))
 			return b, false
 		}
-		g.Note("the staging on %s moved while this host merged %s; merging again on it", r.link.Remote, engine.Plural(len(out), "task"))
+		g.Note("the staging on %s moved while this host merged %s; merging again on it", r.link.Remote, words.Plural(len(out), "task"))
 		return batch{}, true
 	}
 	b.tasks = ids

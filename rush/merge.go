@@ -13,6 +13,7 @@ import (
 	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -31,7 +32,7 @@ func Merge(g *engine.Engine, level int) error {
 	if meta, err := tx.Meta(); err != nil {
 		return err
 	} else if level > len(meta.Levels) {
-		return engine.UsageError("merge: feature %s has %s", g.Feature, engine.Plural(len(meta.Levels), "level"))
+		return engine.UsageError("merge: feature %s has %s", g.Feature, words.Plural(len(meta.Levels), "level"))
 	}
 	var pins []worktree.Pin
 	for _, t := range tasks {
@@ -215,7 +216,7 @@ func runQualityGates(g *engine.Engine, mgr *worktree.Manager, quiet bool) (stop 
 	set := gateSet(cfg.Gates)
 	if passedHere(s, tree, set) {
 		if !quiet && len(cfg.Gates) > 0 {
-			g.Note("gates: tree %s already passed", engine.ShortHash(tree))
+			g.Note("gates: tree %s already passed", words.ShortHash(tree))
 		}
 		return nil, nil
 	}
@@ -316,7 +317,7 @@ func recordGates(g *engine.Engine, mgr *worktree.Manager, run gateRun) (stop err
 		if err := s.SetRef(g.Context(), gatesFailedRef(tree), record); err != nil {
 			return nil, err
 		}
-		return engine.FailedError("quality gates failed on staging "+engine.ShortHash(tip), strings.Join(failedGates, ", ")), nil
+		return engine.FailedError("quality gates failed on staging "+words.ShortHash(tip), strings.Join(failedGates, ", ")), nil
 	}
 	if err := s.SetRef(g.Context(), gatesRef(tree), record); err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Options are a rush's settings beyond the configuration.
@@ -88,7 +89,7 @@ func Run(g *engine.Engine, o Options) (*Result, error) {
 	r.spent = spent
 	if n, err := uncommitted(g); err == nil && n > 0 {
 		g.Note("warning: your work tree has %s not committed; the workers start from commits and will not see %s",
-			engine.Plural(n, "change"), map[bool]string{true: "it", false: "them"}[n == 1])
+			words.Plural(n, "change"), map[bool]string{true: "it", false: "them"}[n == 1])
 	}
 	stopCtx, cancel := context.WithCancel(g.Context())
 	defer cancel()

@@ -18,6 +18,7 @@ import (
 	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -223,7 +224,7 @@ func (r *rush) followBase(ctx context.Context, tip string) (string, error) {
 	if err != nil || n == 0 {
 		return next, err
 	}
-	r.g.Note("staging follows %s: took in %s (staging at %s)", branch, engine.Plural(n, "new commit"), engine.ShortHash(next))
+	r.g.Note("staging follows %s: took in %s (staging at %s)", branch, words.Plural(n, "new commit"), words.ShortHash(next))
 	if stop, err := runQualityGates(r.g, r.mgr, true); stop != nil || err != nil {
 		if err == nil {
 			err = stop
@@ -751,8 +752,8 @@ func (r *rush) summary() error {
 	if err != nil {
 		return err
 	}
-	counts := engine.CountStatuses(tasks)
-	end := engine.Event{Type: engine.EvRushEnd, Tasks: tasks, Text: "ended: " + engine.CountsLine(counts)}
+	counts := words.Counts(tasks)
+	end := engine.Event{Type: engine.EvRushEnd, Tasks: tasks, Text: "ended: " + words.CountsLine(counts)}
 	if counts[string(state.Done)] == len(tasks) {
 		end.Text = "complete"
 	}
@@ -781,7 +782,7 @@ func (r *rush) summary() error {
 			stuck = append(stuck, t.ID()+" (needs git zerg approve "+t.ID()+")")
 		}
 	}
-	what := fmt.Sprintf("rush ended with %s", engine.Plural(nblocked, "blocked task"))
+	what := fmt.Sprintf("rush ended with %s", words.Plural(nblocked, "blocked task"))
 	if nblocked == 0 {
 		what = "rush ended with unfinished tasks"
 	}
@@ -801,5 +802,5 @@ func (r *rush) levelStart(level int, tasks []*state.Task) {
 			n++
 		}
 	}
-	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Level: level, Text: fmt.Sprintf("level %d: %s", level, engine.Plural(n, "task"))})
+	r.g.Emit(engine.Event{Type: engine.EvLevelStart, Level: level, Text: fmt.Sprintf("level %d: %s", level, words.Plural(n, "task"))})
 }

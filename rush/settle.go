@@ -14,6 +14,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/proc"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -216,7 +217,7 @@ func (r *rush) verifyAndRecord(st *settling, facts gates.DoneFacts) (*state.Task
 	if to == state.Failed {
 		r.g.Transition(t.ID(), string(final.Status)+": "+reason)
 	} else {
-		r.g.Transition(t.ID(), "verified "+engine.ShortHash(facts.Commit))
+		r.g.Transition(t.ID(), "verified "+words.ShortHash(facts.Commit))
 	}
 	return next, nil
 }

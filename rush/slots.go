@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -178,7 +179,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 			if err != nil {
 				return nil, err
 			}
-			r.g.Note("%s: saved leftovers %s under %s", w.Name, engine.ShortHash(head), ref)
+			r.g.Note("%s: saved leftovers %s under %s", w.Name, words.ShortHash(head), ref)
 		}
 		if err := r.mgr.ResetWorker(ctx, w, tip); err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/git-zerg/git-zerg/config"
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/engine/enginetest"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -72,7 +73,7 @@ func TestStagingGuard(t *testing.T) {
 	evil := enginetest.Run(t, dir, "git", "commit-tree", evilTree, "-p", level1, "-p", workB, "-m", "merge B into staging")
 	put(evil, level1)
 	ensure(level1, "an evil merge")
-	if len(notes) != 1 || !strings.Contains(notes[0], "moved outside git-zerg to "+engine.ShortHash(evil)) {
+	if len(notes) != 1 || !strings.Contains(notes[0], "moved outside git-zerg to "+words.ShortHash(evil)) {
 		t.Errorf("notes: %q", notes)
 	}
 	if kept := enginetest.Run(t, dir, "git", "for-each-ref", "--format=%(objectname)", "refs/zerg/attempts/f/staging/"); !strings.Contains(kept, evil) {

@@ -11,6 +11,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // Read takes a snapshot of the feature tx reads, all but its tasks: status
@@ -128,7 +129,7 @@ func (sn *Snapshot) Store() *gitstore.Store { return sn.s }
 // total: from the index, without reading a task.
 func (sn *Snapshot) Tally() (counts map[string]int, total int, err error) {
 	if sn.full != nil {
-		return engine.CountStatuses(sn.full), len(sn.full), nil
+		return words.Counts(sn.full), len(sn.full), nil
 	}
 	ix, err := sn.Index()
 	if err != nil {

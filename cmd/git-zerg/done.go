@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 type doneOptions struct {
@@ -58,7 +59,7 @@ func runDone(e *env, o *doneOptions) error {
 			return werr
 		}
 	} else if err == nil {
-		fmt.Fprintf(e.stdout, "%s %s %s\n", final.ID(), final.Status, report.ShortHash(final.Commit))
+		fmt.Fprintf(e.stdout, "%s %s %s\n", final.ID(), final.Status, words.ShortHash(final.Commit))
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 func epicCmd(e *env) *cli.Command {
@@ -99,7 +100,7 @@ func runEpicPlan(e *env, file string, force bool) error {
 	}
 	report.ProblemsText(e.stderr, file, errs, warns)
 	if len(errs) > 0 {
-		ce := usageErr("invalid epic %s (%s)", file, report.Plural(len(errs), "error"))
+		ce := usageErr("invalid epic %s (%s)", file, words.Plural(len(errs), "error"))
 		if slices.ContainsFunc(errs, func(p levels.Problem) bool { return p.Meant != "" }) {
 			ce.hint = "fix the keys, or epic plan --force to plan them as they are (not read)"
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 func finishCmd(e *env) *cli.Command {
@@ -53,7 +54,7 @@ func runFinish(e *env, epicName string) error {
 				return werr
 			}
 		} else if err == nil {
-			fmt.Fprintf(e.stdout, "finished epic %s: %s\n", epicName, report.Plural(len(done), "feature"))
+			fmt.Fprintf(e.stdout, "finished epic %s: %s\n", epicName, words.Plural(len(done), "feature"))
 		}
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 func nextCmd(e *env) *cli.Command {
@@ -63,9 +64,9 @@ func runNext(e *env) error {
 			return err
 		}
 		if complete {
-			fmt.Fprintf(e.stderr, "note: feature %s is complete: %s done\n", feature, report.Plural(counts[string(state.Done)], "task"))
+			fmt.Fprintf(e.stderr, "note: feature %s is complete: %s done\n", feature, words.Plural(counts[string(state.Done)], "task"))
 		} else {
-			fmt.Fprintf(e.stderr, "note: no task is ready: %s\n", engine.CountsLine(counts))
+			fmt.Fprintf(e.stderr, "note: no task is ready: %s\n", words.CountsLine(counts))
 		}
 	}
 	if !e.json {

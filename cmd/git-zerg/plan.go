@@ -13,6 +13,7 @@ import (
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
 	"github.com/git-zerg/git-zerg/report"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 type validateOptions struct {
@@ -70,7 +71,7 @@ func runValidate(e *env, o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", engine.GraphName(file), plan.Graph.Feature, report.Plural(len(plan.Graph.Tasks), "task"), report.Plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", engine.GraphName(file), plan.Graph.Feature, words.Plural(len(plan.Graph.Tasks), "task"), words.Plural(len(plan.Levels), "level"))
 	return nil
 }
 
@@ -238,12 +239,12 @@ func (e *env) storePlan(g *engine.Engine, plan *levels.Plan, force, untrusted bo
 	// rush will build: say so, since HEAD is what one would expect.
 	if res.StagingTip != "" {
 		fmt.Fprintf(e.stderr, "note: %s exists (%s): the rush builds on it, not on HEAD; git branch -D %s starts afresh\n",
-			res.Staging, report.ShortHash(res.StagingTip), res.Staging)
+			res.Staging, words.ShortHash(res.StagingTip), res.Staging)
 	}
 	if e.json {
 		return report.WriteJSON(e.stdout, report.Plan{Feature: res.Feature, Tasks: res.Tasks, Levels: plan.Levels, Warnings: report.ProblemsOf(plan.Warnings), Commit: res.Commit})
 	}
-	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", res.Feature, report.Plural(res.Tasks, "task"), report.Plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "planned %s: %s in %s\n", res.Feature, words.Plural(res.Tasks, "task"), words.Plural(len(plan.Levels), "level"))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/view"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 func statusCmd(e *env) *cli.Command {
@@ -68,7 +69,7 @@ func runStatus(e *env, all bool) error {
 		go func() {
 			line := ""
 			if branch, n := engine.StagingBehind(e.ctx, s, sn.Feature); n > 0 {
-				line = fmt.Sprintf("staging: %s behind %s (%s)", report.Plural(n, "commit"), branch, then)
+				line = fmt.Sprintf("staging: %s behind %s (%s)", words.Plural(n, "commit"), branch, then)
 			}
 			behind <- line
 		}()

@@ -10,6 +10,7 @@ import (
 	"github.com/git-zerg/git-zerg/printable"
 	"github.com/git-zerg/git-zerg/report"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // The small transitions: heartbeat, release, fail, retry, approve. Each is a
@@ -144,7 +145,7 @@ func retryCmd(e *env) *cli.Command {
 				return err
 			}
 			for _, id := range res.TakenOut {
-				fmt.Fprintf(e.stderr, "%s: its work taken out of staging (staging at %s; the next rush gates it)\n", id, report.ShortHash(res.StagingTip))
+				fmt.Fprintf(e.stderr, "%s: its work taken out of staging (staging at %s; the next rush gates it)\n", id, words.ShortHash(res.StagingTip))
 			}
 			ts := res.Tasks
 			return report.WriteTransition(e.stdout, ts, e.json)

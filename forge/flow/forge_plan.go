@@ -15,6 +15,7 @@ import (
 	forgeapi "github.com/git-zerg/git-zerg/forge"
 	"github.com/git-zerg/git-zerg/lazy"
 	"github.com/git-zerg/git-zerg/levels"
+	"github.com/git-zerg/git-zerg/words"
 )
 
 // A graph from the forge's open issues (plan --from-issues): each issue is
@@ -310,10 +311,10 @@ func IssuesFeature(name, label, milestone string) (string, error) {
 // warnings under strict: nothing is planned then.
 func IssuesVerdict(name string, probs, warns []IssueProblem, strict bool) error {
 	if len(probs) > 0 {
-		return engine.UsageError("cannot plan %s from issues (%s)", name, engine.Plural(len(probs), "problem"))
+		return engine.UsageError("cannot plan %s from issues (%s)", name, words.Plural(len(probs), "problem"))
 	}
 	if strict && len(warns) > 0 {
-		return engine.UsageError("cannot plan %s from issues (%s under --strict)", name, engine.Plural(len(warns), "warning"))
+		return engine.UsageError("cannot plan %s from issues (%s under --strict)", name, words.Plural(len(warns), "warning"))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/git-zerg/git-zerg/gates"
 	"github.com/git-zerg/git-zerg/gitcmd"
 	"github.com/git-zerg/git-zerg/state"
+	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
@@ -29,7 +30,7 @@ type ShipResult struct {
 // Verdict refuses a ship that left tasks behind, each named in Refused.
 func (r *ShipResult) Verdict() error {
 	if len(r.Refused) > 0 {
-		return engine.RefusedError("ship refused for "+engine.Plural(len(r.Refused), "task"), "each named above")
+		return engine.RefusedError("ship refused for "+words.Plural(len(r.Refused), "task"), "each named above")
 	}
 	return nil
 }
