@@ -142,3 +142,15 @@ func ReadGateRecord(s *gitstore.Store, record plumbing.Hash, tree string) (rec G
 	}
 	return rec, true
 }
+
+// PassedHere reports whether tree has a pass of set made in this
+// repository: a record synced in from elsewhere, or forged, does not
+// count, and the gates run again.
+func PassedHere(s *gitstore.Store, tree, set string) bool {
+	h, _ := s.ReadRef(gitstore.GatesRef(tree))
+	if h.IsZero() {
+		return false
+	}
+	rec, ok := ReadGateRecord(s, h, tree)
+	return ok && rec.Passed && rec.Set == set
+}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/rush/finish"
 	"github.com/git-zerg/git-zerg/words"
 )
 
@@ -19,12 +19,12 @@ type Cleanup struct {
 }
 
 // CleanupOf is the document of what cleanup removed.
-func CleanupOf(feature string, c *rush.Cleaned) Cleanup {
+func CleanupOf(feature string, c *finish.Cleaned) Cleanup {
 	return Cleanup{feature, nonNil(c.Worktrees), nonNil(c.Branches), c.Staging, nonNil(c.Dirs)}
 }
 
 // CleanupText says in one line what cleanup removed.
-func CleanupText(w io.Writer, feature string, c *rush.Cleaned) {
+func CleanupText(w io.Writer, feature string, c *finish.Cleaned) {
 	var parts []string
 	if n := len(c.Worktrees); n > 0 {
 		parts = append(parts, words.Plural(n, "worktree"))

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/git-zerg/git-zerg/printable"
-	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/rush/finish"
 	"github.com/git-zerg/git-zerg/words"
 )
 
@@ -24,7 +24,7 @@ type Finish struct {
 }
 
 // FinishOf is the document of one finished feature.
-func FinishOf(f *rush.Finished) Finish {
+func FinishOf(f *finish.Finished) Finish {
 	out := Finish{Feature: f.Feature, Staging: f.Staging, Tip: f.Tip, Branch: f.Merged.Branch, How: f.Merged.How,
 		From: f.Merged.From, To: f.Merged.To}
 	if f.Cleaned != nil {
@@ -36,7 +36,7 @@ func FinishOf(f *rush.Finished) Finish {
 
 // FinishText says in a line what finish did to the branch, and in another
 // what its cleanup removed.
-func FinishText(w io.Writer, f *rush.Finished) {
+func FinishText(w io.Writer, f *finish.Finished) {
 	m := f.Merged
 	switch m.How {
 	case "fast-forward":

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/rush/remote"
 	"github.com/git-zerg/git-zerg/rush/schedule"
 	"github.com/git-zerg/git-zerg/state"
@@ -467,14 +468,14 @@ func (r *rush) passedBefore(g *engine.Engine, mgr *worktree.Manager, old, tip st
 	if err != nil {
 		return false, err
 	}
-	set := gateSet(g.Config.Gates)
-	if failedRec, _ := s.ReadRef(gatesFailedRef(tree)); !failedRec.IsZero() && !passedHere(s, tree, set) {
+	set := hooks.GateSet(g.Config.Gates)
+	if failedRec, _ := s.ReadRef(gatesFailedRef(tree)); !failedRec.IsZero() && !hooks.PassedHere(s, tree, set) {
 		return false, nil // failed before: staging stays as the merge left it
 	}
 	if err := mgr.UndoMerge(g.Context(), old, tip); err != nil {
 		return false, err
 	}
-	if passedHere(s, tree, set) {
+	if hooks.PassedHere(s, tree, set) {
 		return true, nil
 	}
 	stop, err := runQualityGates(g, mgr, true)

@@ -84,10 +84,10 @@ func killRecordedGroup(path string) {
 	proc.EndGroup(pgid, 0)
 }
 
-// stopDeadRush ends what a dead rush of the feature left running on this
+// StopDeadRush ends what a dead rush of the feature left running on this
 // host and takes its claims back, so that its worktrees can be reused or
 // removed with nothing still writing into them.
-func stopDeadRush(g *engine.Engine, dead *rushmarker.Holder) error {
+func StopDeadRush(g *engine.Engine, dead *rushmarker.Holder) error {
 	l := g.Store.Layout()
 	ents, _ := os.ReadDir(l.RunFeature(g.Feature))
 	for _, e := range ents {
@@ -95,34 +95,4 @@ func stopDeadRush(g *engine.Engine, dead *rushmarker.Holder) error {
 	}
 	killRecordedGroup(l.GateGroup(g.Feature))
 	return takeBack(g, dead)
-}
-
-// processIn names a process whose working directory is dir or below it,
-// "" when none is (or when the system does not say).
-func processIn(dir string) string {
-	dir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return ""
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return ""
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil {
-			continue
-		}
-		if cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
-			if f := proc.StatFields(pid); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
-				continue
-			}
-			return strconv.Itoa(pid)
-		}
-	}
-	return ""
 }

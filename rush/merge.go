@@ -185,20 +185,6 @@ func gatesRef(tree string) string { return gitstore.GatesRef(tree) }
 // the record; it goes when the tree passes.
 func gatesFailedRef(tree string) string { return gitstore.GatesFailedRef(tree) }
 
-func gateSet(gs []config.Gate) string { return hooks.GateSet(gs) }
-
-// passedHere reports whether tree has a pass of set made in this
-// repository: a record synced in from elsewhere, or forged, does not
-// count, and the gates run again.
-func passedHere(s *gitstore.Store, tree, set string) bool {
-	h, _ := s.ReadRef(gatesRef(tree))
-	if h.IsZero() {
-		return false
-	}
-	rec, ok := hooks.ReadGateRecord(s, h, tree)
-	return ok && rec.Passed && rec.Set == set
-}
-
 // runQualityGates runs the configured gates on the staging tip, unless its
 // tree already passed them (ZERG re-ran gates 15–30 times a rush; a tree
 // that passed never needs them again). quiet leaves out the note that it
@@ -213,8 +199,8 @@ func runQualityGates(g *engine.Engine, mgr *worktree.Manager, quiet bool) (stop 
 	if err != nil {
 		return nil, err
 	}
-	set := gateSet(cfg.Gates)
-	if passedHere(s, tree, set) {
+	set := hooks.GateSet(cfg.Gates)
+	if hooks.PassedHere(s, tree, set) {
 		if !quiet && len(cfg.Gates) > 0 {
 			g.Note("gates: tree %s already passed", words.ShortHash(tree))
 		}

@@ -736,7 +736,7 @@ func (r *rush) claimTogether(tasks []*state.Task, level int, free []int, tip str
 	reqs := make([]engine.ClaimRequest, n)
 	for i := range reqs {
 		slot := free[len(free)-1-i]
-		reqs[i] = engine.ClaimRequest{Worker: hostWorker(r.s.Host(), workerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, Only: only, InWorktree: true}
+		reqs[i] = engine.ClaimRequest{Worker: hostWorker(r.s.Host(), WorkerName(slot)), Base: tip, PID: os.Getpid(), Started: r.marker.Self().Started, Only: only, InWorktree: true}
 	}
 	claimed, err := r.g.ClaimAll(reqs)
 	var ref *gates.Refusal

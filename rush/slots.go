@@ -41,7 +41,7 @@ func (r *rush) slot(ctx context.Context, n int, tip string) (*worktree.Worker, e
 	if err != nil && !r.usableSlot(n, w, err) {
 		return nil, err
 	}
-	r.noteRepaired(workerName(n), w.Dir, w.Repaired)
+	r.noteRepaired(WorkerName(n), w.Dir, w.Repaired)
 	if r.link.Remote != "" {
 		w.Name = hostWorker(r.s.Host(), w.Name)
 	}
@@ -97,9 +97,9 @@ func (r *rush) usableSlot(n int, w *worktree.Worker, err error) bool {
 		if r.mgr.Setup != "" {
 			note += "; worktrees.setup did not run there"
 		}
-		r.g.Note("%s: %s", workerName(n), note)
+		r.g.Note("%s: %s", WorkerName(n), note)
 	case errors.As(err, &se):
-		r.g.Note("%s: worktree setup failed: %v", workerName(n), err)
+		r.g.Note("%s: worktree setup failed: %v", WorkerName(n), err)
 	default:
 		return false
 	}
@@ -191,7 +191,7 @@ func (r *rush) rescueSlot(ctx context.Context, slot int, tip string) (*worktree.
 		// Last resort for a branch without a worktree: its commits are in
 		// no worktree to save from, so save the branch tip itself.
 		if h, herr := r.mgr.BranchTip(ctx, slot); herr == nil && h != "" {
-			if _, err := r.s.SaveAttempt(ctx, r.feature, workerName(slot), h[:12], h); err != nil {
+			if _, err := r.s.SaveAttempt(ctx, r.feature, WorkerName(slot), h[:12], h); err != nil {
 				return nil, err
 			}
 			if err := r.mgr.ResetBranch(ctx, slot, tip); err != nil {

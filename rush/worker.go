@@ -21,7 +21,9 @@ import (
 	"github.com/git-zerg/git-zerg/worktree"
 )
 
-func workerName(slot int) string { return fmt.Sprintf("worker-%d", slot) }
+// WorkerName is the name of the worker in slot, as its worktree and branch
+// spell it.
+func WorkerName(slot int) string { return fmt.Sprintf("worker-%d", slot) }
 
 func attemptNote(n int) string {
 	if n > 1 {

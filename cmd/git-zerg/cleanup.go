@@ -7,7 +7,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/report"
-	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/rush/finish"
 )
 
 type cleanupOptions struct {
@@ -42,7 +42,7 @@ func runCleanup(e *env, o *cleanupOptions) error {
 		return err
 	}
 	g.Events = func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.Text) }
-	c, err := rush.Cleanup(g, rush.CleanupOptions{State: o.state, Force: o.force})
+	c, err := finish.Cleanup(g, finish.CleanupOptions{State: o.state, Force: o.force})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/epic"
 	"github.com/git-zerg/git-zerg/report"
-	"github.com/git-zerg/git-zerg/rush"
+	"github.com/git-zerg/git-zerg/rush/finish"
 	"github.com/git-zerg/git-zerg/words"
 )
 
@@ -42,7 +42,7 @@ func runFinish(e *env, epicName string) error {
 		}
 		g.Events = func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.Text) }
 		docs := []report.Finish{}
-		done, err := epic.Finish(g, epicName, func(f *rush.Finished) {
+		done, err := epic.Finish(g, epicName, func(f *finish.Finished) {
 			if e.json {
 				docs = append(docs, report.FinishOf(f))
 			} else {
@@ -63,7 +63,7 @@ func runFinish(e *env, epicName string) error {
 		return err
 	}
 	g.Events = func(ev engine.Event) { fmt.Fprintln(e.stderr, ev.Text) }
-	f, err := rush.Finish(g)
+	f, err := finish.Feature(g)
 	if f != nil {
 		if e.json {
 			if werr := report.WriteJSON(e.stdout, report.FinishOf(f)); werr != nil {

@@ -1,15 +1,18 @@
-package rush
+package finish
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/engine/rushmarker"
 	"github.com/git-zerg/git-zerg/gitstore"
+	"github.com/git-zerg/git-zerg/proc"
+	"github.com/git-zerg/git-zerg/rush"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/worktree"
 )
@@ -82,7 +85,7 @@ func endDeadRush(g *engine.Engine) error {
 		if h.PID > 0 && s.Host().Holds(&state.Worker{Host: h.Host, Instance: h.Instance}) {
 			// A rush killed outright left its workers' groups behind, and
 			// its claims: end those before anything is removed.
-			if err := stopDeadRush(g, h); err != nil {
+			if err := rush.StopDeadRush(g, h); err != nil {
 				return err
 			}
 		}
@@ -138,7 +141,7 @@ func cleanupWorkers(g *engine.Engine, mgr *worktree.Manager) ([]worktree.Worker,
 	}
 	for _, b := range branches {
 		if f, n, ok := worktree.ParseWorkerBranch(b); ok && f == feature && !seen[b] {
-			workers = append(workers, worktree.Worker{N: n, Name: workerName(n), Branch: b})
+			workers = append(workers, worktree.Worker{N: n, Name: rush.WorkerName(n), Branch: b})
 		}
 	}
 	return workers, nil
@@ -298,4 +301,34 @@ func deleteState(g *engine.Engine) error {
 	}
 	g.Note("deleted the state of %s (a tombstone on %s; %d work refs removed)", feature, gitstore.FeatureRef(feature), dropped)
 	return nil
+}
+
+// processIn names a process whose working directory is dir or below it,
+// "" when none is (or when the system does not say).
+func processIn(dir string) string {
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil {
+			continue
+		}
+		if cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
+			if f := proc.StatFields(pid); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+				continue
+			}
+			return strconv.Itoa(pid)
+		}
+	}
+	return ""
 }

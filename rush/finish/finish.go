@@ -1,4 +1,10 @@
-package rush
+// Package finish is what comes after a rush: a complete feature's
+// staging merged into the user's branch once its gates passed here
+// (Feature), and the worktrees, worker branches and files the rush left
+// removed, never work staging lacks (Cleanup). Both act on the state and
+// the worktrees through engine and worktree, and on what a rush left
+// running through rush.
+package finish
 
 import (
 	"errors"
@@ -6,6 +12,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/engine/rushmarker"
+	"github.com/git-zerg/git-zerg/hooks"
 	"github.com/git-zerg/git-zerg/state"
 	"github.com/git-zerg/git-zerg/words"
 	"github.com/git-zerg/git-zerg/worktree"
@@ -18,11 +25,11 @@ type Finished struct {
 	Tip     string // the staging commit merged
 	Merged  *worktree.Merged
 	// Cleaned is the cleanup after the merge; nil when the cleanup kept
-	// something (Finish's error then says what).
+	// something (Feature's error then says what).
 	Cleaned *Cleaned
 }
 
-// Finish merges a complete feature's staging into the branch checked out
+// Feature merges a complete feature's staging into the branch checked out
 // in the user's work tree, then removes its worktrees and worker branches
 // (Cleanup). It refuses (kind Refused), writing nothing, a feature that is
 // not complete, a staging tree the quality gates did not pass here, a
@@ -30,7 +37,7 @@ type Finished struct {
 // merge would touch, a conflict, a detached HEAD). When the merge is done
 // and the cleanup keeps something, the Finished comes back with the
 // cleanup's error.
-func Finish(g *engine.Engine) (*Finished, error) {
+func Feature(g *engine.Engine) (*Finished, error) {
 	s, feature := g.Store, g.Feature
 	refused := func(why, hint string) error {
 		return &engine.Error{Kind: engine.Refused, What: "finish " + feature + " refused", Why: why, Hint: hint}
@@ -73,7 +80,7 @@ func Finish(g *engine.Engine) (*Finished, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !passedHere(s, tree, gateSet(g.Config.Gates)) {
+	if !hooks.PassedHere(s, tree, hooks.GateSet(g.Config.Gates)) {
 		return nil, refused(fmt.Sprintf("the quality gates have not passed here on %s (tree %s)", branch, words.ShortHash(tree)),
 			"git zerg gates run runs them on staging")
 	}
