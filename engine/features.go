@@ -194,3 +194,24 @@ func ShownFeature(named string, open func() (*gitstore.Store, error)) (string, e
 	}
 	return "", err
 }
+
+// CheckFeatureName is the usage error for a name levels.ValidFeatureName
+// refuses; its message already names the name, so it is said once.
+func CheckFeatureName(name string) error {
+	err := levels.ValidFeatureName(name)
+	if err == nil {
+		return nil
+	}
+	return &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: nameProblem(err)}
+}
+
+// nameProblem is why levels refused a feature name, without the name, for
+// a message that names it already. An empty name has nothing to name, so
+// its whole sentence is kept.
+func nameProblem(err error) string {
+	var ne *levels.NameError
+	if errors.As(err, &ne) && ne.Name != "" {
+		return ne.Problem
+	}
+	return err.Error()
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-zerg/git-zerg/cmdline"
 	"github.com/git-zerg/git-zerg/engine"
+	"github.com/git-zerg/git-zerg/engine/graphfile"
 	"github.com/git-zerg/git-zerg/engine/trust"
 	"github.com/git-zerg/git-zerg/gitstore"
 	"github.com/git-zerg/git-zerg/levels"
@@ -53,8 +54,8 @@ func runValidate(e *env, o *validateOptions) error {
 	}
 	// Without a FEATURE argument, as plan has, the graph's name is the
 	// feature's: validate refuses what plan would.
-	plan, errs, warns, err := engine.CheckGraph(e.stdin, file, o.strict, true, false)
-	var ge *engine.GraphError
+	plan, errs, warns, err := graphfile.Check(e.stdin, file, o.strict, true, false)
+	var ge *graphfile.Error
 	if err != nil && !errors.As(err, &ge) {
 		return err
 	}
@@ -67,11 +68,11 @@ func runValidate(e *env, o *validateOptions) error {
 		}
 		return nil
 	}
-	report.ProblemsText(e.stderr, engine.GraphName(file), errs, warns)
+	report.ProblemsText(e.stderr, graphfile.Name(file), errs, warns)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", engine.GraphName(file), plan.Graph.Feature, words.Plural(len(plan.Graph.Tasks), "task"), words.Plural(len(plan.Levels), "level"))
+	fmt.Fprintf(e.stdout, "%s: ok, feature %s, %s in %s\n", graphfile.Name(file), plan.Graph.Feature, words.Plural(len(plan.Graph.Tasks), "task"), words.Plural(len(plan.Levels), "level"))
 	return nil
 }
 
@@ -87,15 +88,15 @@ func (e *env) graphFile(file, feature string) (string, error) {
 	if feature == "" {
 		feature = e.feature
 	}
-	return engine.GraphFile(base, file, feature)
+	return graphfile.Find(base, file, feature)
 }
 
 // loadGraph reads, validates and levels a graph; its problems are printed
 // on stderr, one a line with its place.
 // keepMisspelt (plan --force) plans keys that look misspelt as they are.
 func (e *env) loadGraph(file string, strict, keepMisspelt bool) (*levels.Plan, error) {
-	plan, errs, warns, err := engine.CheckGraph(e.stdin, file, strict, false, keepMisspelt)
-	report.ProblemsText(e.stderr, engine.GraphName(file), errs, warns)
+	plan, errs, warns, err := graphfile.Check(e.stdin, file, strict, false, keepMisspelt)
+	report.ProblemsText(e.stderr, graphfile.Name(file), errs, warns)
 	return plan, err
 }
 
@@ -190,8 +191,8 @@ func runPlan(e *env, o *planOptions) error {
 	// Tasks without the issue the configuration asks for are named, each
 	// with its place, as the graph's own problems are.
 	if missing := engine.RequiredIssues(s, plan); len(missing) > 0 {
-		report.ProblemsText(e.stderr, engine.GraphName(file), missing, nil)
-		return &engine.GraphError{File: engine.GraphName(file), Errs: missing}
+		report.ProblemsText(e.stderr, graphfile.Name(file), missing, nil)
+		return &graphfile.Error{File: graphfile.Name(file), Errs: missing}
 	}
 	name := o.name
 	if name == "" {

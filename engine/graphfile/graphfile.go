@@ -1,4 +1,7 @@
-package engine
+// Package graphfile finds the task graph a command is given, reads it and
+// checks it: every problem with its place, and the one-line error of an
+// invalid graph, a usage error wherever errors are told apart by kind.
+package graphfile
 
 import (
 	"errors"
@@ -9,12 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/git-zerg/git-zerg/engine"
 	"github.com/git-zerg/git-zerg/levels"
 )
 
-// GraphError is an invalid task graph. Its problems are the caller's to
+// Error is an invalid task graph. Its problems are the caller's to
 // show, one a line with their place, before this one-line error.
-type GraphError struct {
+type Error struct {
 	File           string
 	Errs, Warnings []levels.Problem
 	Strict         bool
@@ -23,7 +27,7 @@ type GraphError struct {
 	Misspelt bool
 }
 
-func (g *GraphError) Error() string {
+func (g *Error) Error() string {
 	n := len(g.Errs)
 	what := "errors"
 	if n == 1 {
@@ -36,7 +40,7 @@ func (g *GraphError) Error() string {
 }
 
 // hint is what to do about a graph refused for misspelt keys.
-func (g *GraphError) hint() string {
+func (g *Error) hint() string {
 	if g.Misspelt && !g.Strict {
 		return "fix the keys, or plan --force to plan them as they are (not read)"
 	}
@@ -45,19 +49,19 @@ func (g *GraphError) hint() string {
 
 // As makes an invalid graph a usage error wherever errors are told apart
 // by kind: the graph is the user's input, and nothing was written.
-func (g *GraphError) As(target any) bool {
-	e, ok := target.(**Error)
+func (g *Error) As(target any) bool {
+	e, ok := target.(**engine.Error)
 	if !ok {
 		return false
 	}
-	*e = &Error{Kind: Usage, What: g.Error(), Hint: g.hint()}
+	*e = &engine.Error{Kind: engine.Usage, What: g.Error(), Hint: g.hint()}
 	return true
 }
 
-// GraphFile finds the task graph: the file given, else the feature's
+// Find finds the task graph: the file given, else the feature's
 // .gsd/specs/<feature>/task-graph.json under base, else the only graph
 // under .gsd/specs.
-func GraphFile(base, file, feature string) (string, error) {
+func Find(base, file, feature string) (string, error) {
 	if file != "" {
 		return file, nil
 	}
@@ -69,39 +73,39 @@ func GraphFile(base, file, feature string) (string, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return "", &Error{Kind: Usage, What: "no task graph given", Why: "none under .gsd/specs/*/task-graph.json",
+		return "", &engine.Error{Kind: engine.Usage, What: "no task graph given", Why: "none under .gsd/specs/*/task-graph.json",
 			Hint: "give the file: git zerg validate FILE"}
 	}
-	return "", &Error{Kind: Usage, What: "several task graphs under .gsd/specs", Why: strings.Join(found, ", "),
+	return "", &engine.Error{Kind: engine.Usage, What: "several task graphs under .gsd/specs", Why: strings.Join(found, ", "),
 		Hint: "name one with -f FEATURE or give the file"}
 }
 
-// GraphName is how messages name the graph file; "-" is standard input.
-func GraphName(file string) string {
+// Name is how messages name the graph file; "-" is standard input.
+func Name(file string) string {
 	if file == "-" {
 		return "<stdin>"
 	}
 	return file
 }
 
-// CheckGraph reads a graph file ("-": stdin), validates and levels it. err
-// is an unreadable file, or a *GraphError when errs is not empty (or warns,
+// Check reads a graph file ("-": stdin), validates and levels it. err
+// is an unreadable file, or an *Error when errs is not empty (or warns,
 // when strict). With namesFeature the graph's "feature" must be a usable
 // feature name, since no other name will be given.
-func CheckGraph(stdin io.Reader, file string, strict, namesFeature, keepMisspelt bool) (plan *levels.Plan, errs, warns []levels.Problem, err error) {
+func Check(stdin io.Reader, file string, strict, namesFeature, keepMisspelt bool) (plan *levels.Plan, errs, warns []levels.Problem, err error) {
 	var data []byte
 	if file == "-" {
 		data, err = io.ReadAll(stdin)
 	} else {
 		data, err = os.ReadFile(file)
 	}
-	file = GraphName(file)
+	file = Name(file)
 	if err != nil {
 		why := err.Error()
 		if errors.Is(err, fs.ErrNotExist) {
 			why = "no such file"
 		}
-		return nil, nil, nil, &Error{Kind: Usage, What: "cannot read task graph " + file, Why: why}
+		return nil, nil, nil, &engine.Error{Kind: engine.Usage, What: "cannot read task graph " + file, Why: why}
 	}
 	plan, errs, warns = levels.Check(data)
 	if namesFeature {
@@ -114,7 +118,7 @@ func CheckGraph(stdin io.Reader, file string, strict, namesFeature, keepMisspelt
 		misspelt = n == 0 && len(errs) > 0
 	}
 	if len(errs) > 0 || (strict && len(warns) > 0) {
-		return plan, errs, warns, &GraphError{File: file, Errs: errs, Warnings: warns, Strict: strict, Misspelt: misspelt}
+		return plan, errs, warns, &Error{File: file, Errs: errs, Warnings: warns, Strict: strict, Misspelt: misspelt}
 	}
 	return plan, errs, warns, nil
 }
@@ -136,25 +140,4 @@ func featureNameError(errs, warnings []levels.Problem) ([]levels.Problem, []leve
 	}
 	// Top-level problems come first, as levels orders them.
 	return append(moved, errs...), keep
-}
-
-// CheckFeatureName is the usage error for a name levels.ValidFeatureName
-// refuses; its message already names the name, so it is said once.
-func CheckFeatureName(name string) error {
-	err := levels.ValidFeatureName(name)
-	if err == nil {
-		return nil
-	}
-	return &Error{Kind: Usage, What: fmt.Sprintf("bad feature name %q", name), Why: nameProblem(err)}
-}
-
-// nameProblem is why levels refused a feature name, without the name, for
-// a message that names it already. An empty name has nothing to name, so
-// its whole sentence is kept.
-func nameProblem(err error) string {
-	var ne *levels.NameError
-	if errors.As(err, &ne) && ne.Name != "" {
-		return ne.Problem
-	}
-	return err.Error()
 }
